@@ -1,0 +1,80 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// AtomicFile is an output file written under a temporary name in the target's
+// directory and renamed into place by Commit, so an interrupted or failed write
+// never leaves a file that looks complete.
+type AtomicFile struct {
+	*os.File
+	path string
+	done bool
+}
+
+// CreateAtomic opens a temporary file beside path.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &AtomicFile{File: f, path: path}, nil
+}
+
+// Path is the final path the file will have after Commit.
+func (a *AtomicFile) Path() string { return a.path }
+
+// Commit syncs and closes the temporary file and renames it to the final path.
+func (a *AtomicFile) Commit() error {
+	if a.done {
+		return errors.New("stream: AtomicFile committed or aborted twice")
+	}
+	a.done = true
+	tmp := a.File.Name()
+	err := a.File.Sync()
+	if cerr := a.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, a.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// Abort closes and removes the temporary file; it is a no-op after Commit.
+func (a *AtomicFile) Abort() error {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	a.File.Close()
+	return os.Remove(a.File.Name())
+}
+
+// WriteFileAtomic writes data to path through a temporary file.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}

@@ -1,0 +1,67 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors classify what is wrong with an input; test with errors.Is.
+var (
+	// ErrEmpty: the file holds no data at all.
+	ErrEmpty = errors.New("empty input")
+	// ErrFormat: the format is unknown or cannot be detected.
+	ErrFormat = errors.New("unknown format")
+	// ErrCorrupt: the bytes do not decode (truncated or damaged file, bad compression).
+	ErrCorrupt = errors.New("corrupt or truncated input")
+	// ErrSchema: a column is missing or has the wrong type.
+	ErrSchema = errors.New("wrong schema")
+	// ErrValue: a value is out of range: negative, NaN, non-integer count, term id
+	// outside the vocabulary, header that disagrees with the body.
+	ErrValue = errors.New("invalid value")
+	// ErrOrder: documents are not sorted or not contiguous.
+	ErrOrder = errors.New("documents out of order")
+)
+
+// Error locates a problem in an input file: the path and, when known, the line
+// (text formats, 1-based), row (0-based document or sample index) and column.
+type Error struct {
+	Path   string
+	Line   int64 // 0 when not applicable
+	Row    int64 // -1 when not applicable
+	Column string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ": line %d", e.Line)
+	}
+	if e.Row >= 0 {
+		fmt.Fprintf(&b, ": row %d", e.Row)
+	}
+	if e.Column != "" {
+		fmt.Fprintf(&b, ": column %q", e.Column)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error at a file position. kind is one of the sentinel errors
+// (or nil); the message is formatted from format and args. Use line 0 and row -1
+// when they do not apply.
+func Errorf(path string, line, row int64, column string, kind error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	var err error
+	if kind != nil {
+		err = fmt.Errorf("%s (%w)", msg, kind)
+	} else {
+		err = errors.New(msg)
+	}
+	return &Error{Path: path, Line: line, Row: row, Column: column, Err: err}
+}

@@ -1,0 +1,116 @@
+package stream
+
+import (
+	"runtime"
+)
+
+// Options configure how a file is opened. The zero value detects the format and
+// uses the default column names, batch size and one worker per CPU.
+type Options struct {
+	// Format forces a format by name ("docword", "parquet", "arrow", "arrow-stream",
+	// "text-lines", "text-dir"); empty detects it from the name and the content.
+	Format string
+	// VocabPath names a vocabulary file, one word per line (UCI vocab.*.txt).
+	VocabPath string
+	// Terms is the vocabulary size when the file does not record it (0 = unknown).
+	Terms int
+
+	// Column names for document tables. TermsColumn/CountsColumn: the list
+	// layout (list of term ids + list of counts) or the pairs layout
+	// (TermsColumn holds list<struct<term,count>>). DocColumn/TermColumn/
+	// CountColumn: the long (doc, term, count) layout. TextColumn: raw text.
+	TermsColumn, CountsColumn          string
+	DocColumn, TermColumn, CountColumn string
+	TextColumn                         string
+
+	// Dense tables: ValuesColumn holds fixed_size_list<float> or list<float>;
+	// Columns lists numeric columns instead (empty with no ValuesColumn means
+	// every floating point column). GroupColumn is an optional id column.
+	ValuesColumn string
+	Columns      []string
+	GroupColumn  string
+
+	// Tokenization of raw text (see stream/text): TokenPattern is a regular
+	// expression matching one token (default: runs of letters/digits of length
+	// >= 2); KeepCase disables lower-casing; StopWords is "english" (default),
+	// "none", or the path of a file with one stop word per line. The same settings
+	// must be used to build a vocabulary and to tokenize against it.
+	TokenPattern string
+	KeepCase     bool
+	StopWords    string
+
+	// BatchRows is the number of rows per batch (default 4096).
+	BatchRows int
+	// Workers is the number of decoding goroutines (default GOMAXPROCS).
+	Workers int
+	// Progress, when non-nil, is advanced as rows and bytes are read.
+	Progress *Progress
+}
+
+// Default column names.
+const (
+	DefaultTermsColumn  = "terms"
+	DefaultCountsColumn = "counts"
+	DefaultDocColumn    = "doc"
+	DefaultTermColumn   = "term"
+	DefaultCountColumn  = "count"
+	DefaultTextColumn   = "text"
+	DefaultValuesColumn = "x"
+	DefaultBatchRows    = 4096
+)
+
+// WithDefaults returns o with every unset field given its default.
+func (o Options) WithDefaults() Options {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&o.TermsColumn, DefaultTermsColumn)
+	def(&o.CountsColumn, DefaultCountsColumn)
+	def(&o.DocColumn, DefaultDocColumn)
+	def(&o.TermColumn, DefaultTermColumn)
+	def(&o.CountColumn, DefaultCountColumn)
+	def(&o.TextColumn, DefaultTextColumn)
+	if o.BatchRows <= 0 {
+		o.BatchRows = DefaultBatchRows
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// WriteOptions configure a writer made by Create or CreateDense.
+type WriteOptions struct {
+	// Format forces the output format; empty picks it from the file name.
+	Format string
+	// Terms is the vocabulary size d (docword header, Parquet metadata).
+	Terms int
+	// Vocab, when non-nil, is stored with the data where the format allows it
+	// (Parquet/Arrow metadata) and written beside docword files by the caller.
+	Vocab []string
+	// Layout picks the document layout for columnar formats ("lists" default,
+	// "pairs", "long"); the column names come from Options defaults.
+	Layout string
+	// Compression for columnar formats: "zstd" (default), "snappy", "none".
+	Compression string
+	// RowGroupRows is the number of rows per Parquet row group or Arrow record
+	// batch (default 65536 documents).
+	RowGroupRows int
+}
+
+// DocWriter writes document batches to a file. Nothing is visible at the final
+// path until Close succeeds; Abort (or a failed Close) removes the temporary file.
+type DocWriter interface {
+	Write(b *Docs) error
+	Close() error
+	Abort() error
+}
+
+// DenseWriter writes dense row batches, with the same atomic semantics.
+type DenseWriter interface {
+	Write(b *Dense) error
+	Close() error
+	Abort() error
+}

@@ -1,0 +1,71 @@
+package stream
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Progress counts rows and bytes read by a pass. It is safe for concurrent use
+// and a nil *Progress ignores every call, so readers can advance it freely.
+type Progress struct {
+	rows, bytes, total atomic.Int64
+	start              time.Time
+}
+
+// NewProgress starts a progress counter; total is the expected number of bytes
+// (0 when unknown), used for the ETA.
+func NewProgress(total int64) *Progress {
+	p := &Progress{start: time.Now()}
+	p.total.Store(total)
+	return p
+}
+
+// Add records rows and bytes read.
+func (p *Progress) Add(rows, bytes int64) {
+	if p == nil {
+		return
+	}
+	p.rows.Add(rows)
+	p.bytes.Add(bytes)
+}
+
+// SetTotal sets the number of bytes expected (e.g. passes × file size).
+func (p *Progress) SetTotal(total int64) {
+	if p != nil {
+		p.total.Store(total)
+	}
+}
+
+// Rows is the number of rows read so far.
+func (p *Progress) Rows() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.rows.Load()
+}
+
+// Bytes is the number of bytes read so far.
+func (p *Progress) Bytes() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.bytes.Load()
+}
+
+// String renders one status line: rows, MB, rate and ETA when the total is known.
+func (p *Progress) String() string {
+	if p == nil {
+		return ""
+	}
+	el := time.Since(p.start).Seconds()
+	rows, by, tot := p.rows.Load(), p.bytes.Load(), p.total.Load()
+	mb := float64(by) / 1e6
+	s := fmt.Sprintf("%d rows, %.1f MB, %.1f MB/s", rows, mb, mb/max(el, 1e-9))
+	if tot > 0 && by > 0 {
+		frac := min(float64(by)/float64(tot), 1)
+		eta := time.Duration(el * (1 - frac) / frac * float64(time.Second)).Round(time.Second)
+		s += fmt.Sprintf(", %.0f%%, ETA %s", 100*frac, eta)
+	}
+	return s
+}

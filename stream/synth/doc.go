@@ -1,0 +1,7 @@
+// Package synth generates data with known truth for tests, benchmarks and the
+// `streamfit gen` command: corpora from LDA and single-topic models (and, in other
+// files, samples from the dense models). Generators are stream sources, so data of
+// any size is produced batch by batch in bounded memory, in parallel, and
+// deterministically: block b of a source draws from a PCG stream keyed by the
+// seed and b, so the output does not depend on the number of workers.
+package synth

@@ -1,0 +1,222 @@
+package synth
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+func collect(t testing.TB, src stream.DocSource) *stream.Docs {
+	t.Helper()
+	all, err := stream.Collect(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// The corpus is the same for any number of workers and batch boundaries fall
+// where the configuration says.
+func TestLDADeterministicAcrossWorkers(t *testing.T) {
+	cfg := LDAConfig{Docs: 3000, Vocab: 300, K: 5, DocLen: 30, Seed: 7, BatchRows: 256}
+	var prev *stream.Docs
+	for _, w := range []int{1, 2, 5} {
+		cfg.Workers = w
+		c, err := NewLDA(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := collect(t, c)
+		if all.Len() != 3000 {
+			t.Fatalf("workers=%d: %d docs", w, all.Len())
+		}
+		if err := all.Validate(300); err != nil {
+			t.Fatal(err)
+		}
+		if prev != nil && (!slices.Equal(prev.Offsets, all.Offsets) || !slices.Equal(prev.Terms, all.Terms) || !slices.Equal(prev.Counts, all.Counts)) {
+			t.Fatalf("workers=%d gives a different corpus", w)
+		}
+		prev = all
+	}
+	cfg.Seed = 8
+	c, _ := NewLDA(cfg)
+	if other := collect(t, c); slices.Equal(other.Terms, prev.Terms) {
+		t.Fatal("a different seed gives the same corpus")
+	}
+}
+
+// Empirical word frequencies match the model's expected distribution
+// Σᵢ (αᵢ/α₀) topicᵢ, lengths are at least 3 with the right mean, and truth
+// topics are distributions.
+func TestLDAMatchesModel(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		cfg := LDAConfig{Docs: 20000, Vocab: 50, K: 4, Alpha0: 2, DocLen: 20, Seed: 1, Single: single}
+		c, err := NewLDA(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := c.Truth
+		var asum float64
+		for _, a := range tr.Alpha {
+			asum += a
+		}
+		want := make([]float64, cfg.Vocab)
+		for i, row := range tr.Topics {
+			var s float64
+			for w, p := range row {
+				s += p
+				want[w] += tr.Alpha[i] / asum * p
+			}
+			if math.Abs(s-1) > 1e-9 {
+				t.Fatalf("topic %d sums to %g", i, s)
+			}
+		}
+		all := collect(t, c)
+		got := make([]float64, cfg.Vocab)
+		var tokens float64
+		for i := range all.Len() {
+			n := all.Length(i)
+			if n < 3 {
+				t.Fatalf("document %d has %d tokens", i, n)
+			}
+			terms, counts := all.Doc(i)
+			for j, w := range terms {
+				got[w] += float64(counts[j])
+			}
+			tokens += float64(n)
+		}
+		if mean := tokens / float64(all.Len()); math.Abs(mean-20) > 0.2 {
+			t.Fatalf("mean length %g, want ≈20", mean)
+		}
+		var l1 float64
+		for w := range got {
+			l1 += math.Abs(got[w]/tokens - want[w])
+		}
+		if l1 > 0.02 {
+			t.Fatalf("single=%v: word frequencies off by ℓ1 %g", single, l1)
+		}
+	}
+}
+
+// Under the single-topic model every document's words come from one topic:
+// a document never mixes words that only one topic can emit.
+func TestSingleTopicDocsHaveOneTopic(t *testing.T) {
+	c, err := NewLDA(LDAConfig{Docs: 500, Vocab: 40, K: 3, DocLen: 15, Seed: 3, Single: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make the topics disjoint so the source topic of each word is known.
+	for w := 0; w < 40; w++ {
+		for i := range 3 {
+			c.Truth.Topics[i][w] = 0
+			if w%3 == i {
+				c.Truth.Topics[i][w] = 3.0 / 40
+			}
+		}
+	}
+	for i := range 3 {
+		var s float64
+		for _, p := range c.Truth.Topics[i] {
+			s += p
+		}
+		for w := range c.Truth.Topics[i] {
+			c.Truth.Topics[i][w] /= s
+		}
+		c.words[i].build(c.Truth.Topics[i])
+	}
+	all := collect(t, c)
+	for d := range all.Len() {
+		terms, _ := all.Doc(d)
+		for _, w := range terms {
+			if w%3 != terms[0]%3 {
+				t.Fatalf("document %d mixes topics", d)
+			}
+		}
+	}
+}
+
+func TestTruthRoundTrip(t *testing.T) {
+	c, err := NewLDA(LDAConfig{Docs: 10, Vocab: 20, K: 3, DocLen: 5, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "truth.json")
+	if err := c.Truth.Write(p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadTruth(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.K != 3 || got.D != 20 || got.Topics[2][5] != c.Truth.Topics[2][5] || got.Alpha[1] != c.Truth.Alpha[1] {
+		t.Fatalf("truth changed in the round trip: %+v", got)
+	}
+}
+
+func TestLDABadConfig(t *testing.T) {
+	for _, cfg := range []LDAConfig{
+		{Docs: 10, Vocab: 1, K: 1, DocLen: 5},
+		{Docs: 10, Vocab: 10, K: 0, DocLen: 5},
+		{Docs: -1, Vocab: 10, K: 2, DocLen: 5},
+		{Docs: 10, Vocab: 10, K: 2, DocLen: -5},
+	} {
+		if _, err := NewLDA(cfg); err == nil {
+			t.Errorf("%+v: no error", cfg)
+		}
+	}
+}
+
+// Sampler checks: Poisson mean and variance on both branches, tiny Dirichlet
+// shapes do not underflow.
+func TestSamplers(t *testing.T) {
+	r := newRand(1, 1)
+	for _, mean := range []float64{4, 200} {
+		var s, s2 float64
+		const n = 200000
+		for range n {
+			x := float64(poisson(r, mean))
+			s += x
+			s2 += x * x
+		}
+		m := s / n
+		v := s2/n - m*m
+		if math.Abs(m-mean) > 4*math.Sqrt(mean/n) || math.Abs(v/mean-1) > 0.03 {
+			t.Errorf("poisson(%g): mean %g variance %g", mean, m, v)
+		}
+	}
+	p := make([]float64, 100)
+	dirichlet(r, p, []float64{0.01})
+	var s float64
+	for _, x := range p {
+		if math.IsNaN(x) {
+			t.Fatal("NaN in Dirichlet draw")
+		}
+		s += x
+	}
+	if math.Abs(s-1) > 1e-12 {
+		t.Fatalf("Dirichlet draw sums to %g", s)
+	}
+}
+
+func BenchmarkLDAGenerate(b *testing.B) {
+	c, err := NewLDA(LDAConfig{Docs: 50000, Vocab: 10000, K: 50, DocLen: 200, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tokens int64
+	b.ResetTimer()
+	for b.Loop() {
+		for d, err := range c.Docs(context.Background()) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			tokens += d.Tokens()
+			d.Release()
+		}
+	}
+	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
+}
