@@ -93,10 +93,11 @@ type WriteOptions struct {
 	// Layout picks the document layout for columnar formats ("lists" default,
 	// "pairs", "long"); the column names come from Options defaults.
 	Layout string
-	// Compression for columnar formats: "zstd" (default), "snappy", "none".
+	// Compression for columnar formats: "zstd" (Parquet default), "snappy", "lz4",
+	// "none" (Arrow IPC default: it is read at memory speed).
 	Compression string
 	// RowGroupRows is the number of rows per Parquet row group or Arrow record
-	// batch (default 65536 documents).
+	// batch (default 16384 documents).
 	RowGroupRows int
 }
 

@@ -120,6 +120,7 @@ func TestOrderedBreakReleasesAndStops(t *testing.T) {
 func TestOrderedCancel(t *testing.T) {
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var got error
 	n := 0
 	for _, err := range Ordered(ctx, 2, counting(1_000_000), func(_ context.Context, i int) (int, error) { return i, nil }, nil) {

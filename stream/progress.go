@@ -60,8 +60,12 @@ func (p *Progress) String() string {
 	}
 	el := time.Since(p.start).Seconds()
 	rows, by, tot := p.rows.Load(), p.bytes.Load(), p.total.Load()
-	mb := float64(by) / 1e6
-	s := fmt.Sprintf("%d rows, %.1f MB, %.1f MB/s", rows, mb, mb/max(el, 1e-9))
+	el = max(el, 1e-9)
+	s := fmt.Sprintf("%d rows (%.0f/s)", rows, float64(rows)/el)
+	if by > 0 {
+		mb := float64(by) / 1e6
+		s += fmt.Sprintf(", %.1f MB (%.1f MB/s)", mb, mb/el)
+	}
 	if tot > 0 && by > 0 {
 		frac := min(float64(by)/float64(tot), 1)
 		eta := time.Duration(el * (1 - frac) / frac * float64(time.Second)).Round(time.Second)

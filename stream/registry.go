@@ -146,6 +146,9 @@ func sortedNames() []string {
 // text rather than bag-of-words documents; Open then tokenizes it.
 var ErrIsText = errors.New("input holds raw text")
 
+// ErrNeedVocab is returned by Open for raw text input without Options.VocabPath.
+var ErrNeedVocab = errors.New("raw text input needs a vocabulary")
+
 // Tokenizer turns raw text into bag-of-words documents against the vocabulary in
 // o.VocabPath; stream/text installs it with SetTokenizer.
 type Tokenizer func(src TextSource, o Options) (DocSource, error)
@@ -177,7 +180,7 @@ func Open(path string, o Options) (DocSource, error) {
 		return nil, Errorf(path, 0, -1, "", ErrFormat, "raw text input needs the stream/text package linked in")
 	}
 	if o.VocabPath == "" {
-		return nil, Errorf(path, 0, -1, "", ErrFormat, "raw text input needs a vocabulary: build one with `streamfit vocab` and pass --vocab")
+		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "build one with `streamfit vocab build` and pass --vocab")
 	}
 	ts, err := f.OpenTexts(path, o)
 	if err != nil {

@@ -1,0 +1,31 @@
+package rss
+
+import "testing"
+
+// Touching 64 MB raises the peak by about that much; Reset brings it back.
+func TestPeakFollowsAllocation(t *testing.T) {
+	if err := Reset(); err != nil {
+		t.Skip(err)
+	}
+	p0, err := Peak()
+	if err != nil {
+		t.Skip(err)
+	}
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	p1, _ := Peak()
+	if p1-p0 < 60<<20 {
+		t.Fatalf("peak grew by %d bytes after touching 64 MB", p1-p0)
+	}
+	buf = nil
+	if err := Reset(); err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := Peak()
+	if p2 > p1-32<<20 {
+		t.Fatalf("peak %d not reset (was %d)", p2, p1)
+	}
+	_ = buf
+}

@@ -1,0 +1,219 @@
+package solverbench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/streamfit/streamfit/solver"
+)
+
+// singleTopicTrial draws one exchangeable single-topic corpus ([003] §8,
+// MATH §2.1/§5.3): k topics μ_i uniform on the probability simplex of R^d,
+// weights w_i ∝ 1 + U(0,1), n documents of three words. It returns the true
+// topics (d×k), the whitened empirical tensor T̂ = M̂3(W,W,W) (k×k×k) and
+// B = (Wᵀ)⁺ = U D^{1/2}, so that μ_i ∝ B v_i. M̂2 and M̂3 are the symmetrised
+// empirical pair and triple moments (all orderings of the three words).
+func singleTopicTrial(d, k, n int, rng *rand.Rand) (mu *mat.Dense, tw *solver.Sym3, b *mat.Dense, err error) {
+	mu = mat.NewDense(d, k, nil)
+	cum := make([][]float64, k)
+	for i := 0; i < k; i++ {
+		s := 0.0
+		col := make([]float64, d)
+		for j := range col {
+			col[j] = rng.ExpFloat64()
+			s += col[j]
+		}
+		cum[i] = make([]float64, d)
+		acc := 0.0
+		for j := range col {
+			mu.Set(j, i, col[j]/s)
+			acc += col[j] / s
+			cum[i][j] = acc
+		}
+	}
+	wcum := make([]float64, k)
+	acc := 0.0
+	for i := range wcum {
+		acc += 1 + rng.Float64()
+		wcum[i] = acc
+	}
+	draw := func(c []float64) int {
+		u := rng.Float64() * c[len(c)-1]
+		j := sort.SearchFloat64s(c, u)
+		return min(j, len(c)-1)
+	}
+	m3 := make([]float64, d*d*d)
+	m2 := mat.NewSymDense(d, nil)
+	for doc := 0; doc < n; doc++ {
+		h := draw(wcum)
+		x := [3]int{draw(cum[h]), draw(cum[h]), draw(cum[h])}
+		for _, p := range [6][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+			m3[(x[p[0]]*d+x[p[1]])*d+x[p[2]]]++
+		}
+		for _, p := range [3][2]int{{0, 1}, {0, 2}, {1, 2}} {
+			i, j := x[p[0]], x[p[1]]
+			if i == j {
+				m2.SetSym(i, i, m2.At(i, i)+2)
+			} else {
+				m2.SetSym(i, j, m2.At(i, j)+1)
+			}
+		}
+	}
+	m2.ScaleSym(1/float64(6*n), m2)
+	var eig mat.EigenSym
+	if !eig.Factorize(m2, true) {
+		return nil, nil, nil, fmt.Errorf("eigendecomposition of M2 failed")
+	}
+	vals := eig.Values(nil) // ascending
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	w := mat.NewDense(d, k, nil)
+	b = mat.NewDense(d, k, nil)
+	for c := 0; c < k; c++ {
+		src := d - 1 - c
+		if vals[src] <= 0 {
+			return nil, nil, nil, fmt.Errorf("M2 has only %d positive eigenvalues", c)
+		}
+		for r := 0; r < d; r++ {
+			w.Set(r, c, vecs.At(r, src)/math.Sqrt(vals[src]))
+			b.Set(r, c, vecs.At(r, src)*math.Sqrt(vals[src]))
+		}
+	}
+	// T̂ = M̂3(W,W,W), contracting one mode at a time.
+	scale := 1 / float64(6*n)
+	t1 := make([]float64, d*d*k) // [a][b][γ]
+	for a := 0; a < d; a++ {
+		for bb := 0; bb < d; bb++ {
+			row := m3[(a*d+bb)*d : (a*d+bb+1)*d]
+			for c, v := range row {
+				if v == 0 {
+					continue
+				}
+				for g := 0; g < k; g++ {
+					t1[(a*d+bb)*k+g] += v * scale * w.At(c, g)
+				}
+			}
+		}
+	}
+	t2 := make([]float64, d*k*k) // [a][β][γ]
+	for a := 0; a < d; a++ {
+		for bb := 0; bb < d; bb++ {
+			for be := 0; be < k; be++ {
+				f := w.At(bb, be)
+				for g := 0; g < k; g++ {
+					t2[(a*k+be)*k+g] += f * t1[(a*d+bb)*k+g]
+				}
+			}
+		}
+	}
+	tw = solver.NewSym3(k)
+	for al := 0; al < k; al++ {
+		for be := al; be < k; be++ {
+			for g := be; g < k; g++ {
+				s := 0.0
+				for a := 0; a < d; a++ {
+					s += w.At(a, al) * t2[(a*k+be)*k+g]
+				}
+				tw.Set(al, be, g, s)
+			}
+		}
+	}
+	return mu, tw, b, nil
+}
+
+// TestSingleTopic: [003] §8 single-topic experiment, d = 50, k = 10. The
+// whitened empirical third moment is decomposed by RTPM (TPM), OJD0 and OJD1
+// and the topics recovered as μ_i ∝ B v_i; the error is (1/k)Σ‖μ̂_i − μ_i‖
+// between ℓ2-normalised topic vectors after matching.
+func TestSingleTopic(t *testing.T) {
+	gate(t)
+	ctx := context.Background()
+	d, k, trials := 50, 10, 20
+	methods := []string{"rtpm", "rtpm-stop", "ojd0", "ojd", "als"}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\nd=%d, k=%d, %d trials, 3-word documents; mean normalised topic error (failed solves count √2)\n\n| docs n | %s |\n|---|%s\n",
+		d, k, trials, strings.Join(methods, " | "), strings.Repeat("---|", len(methods)))
+	for _, n := range []int{1000, 10000, 100000, 1000000} {
+		sums := make([]float64, len(methods))
+		for tr := 0; tr < trials; tr++ {
+			rng := rand.New(rand.NewPCG(2003, uint64(tr)))
+			mu, tw, b, err := singleTopicTrial(d, k, n, rng)
+			if err != nil {
+				for m := range sums {
+					sums[m] += math.Sqrt2
+				}
+				continue
+			}
+			for m, name := range methods {
+				f, _ := solver.ByName(name)
+				res, _ := f(ctx, tw, k, solver.Options{Seed: uint64(tr)})
+				var est *mat.Dense
+				if res != nil && res.Factors != nil {
+					var e mat.Dense
+					e.Mul(b, res.Factors)
+					est = &e
+				}
+				sums[m] += meanErr(mu, est)
+			}
+		}
+		fmt.Fprintf(&sb, "| %d |", n)
+		for _, s := range sums {
+			fmt.Fprintf(&sb, " %.4f |", s/float64(trials))
+		}
+		sb.WriteString("\n")
+	}
+	t.Log(sb.String())
+}
+
+// TestStopVsFixed: [004] Alg. 2 (RTPMStop) against Alg. 1 (RTPM with the
+// default L = max(20,k) restarts per component) on orthogonal tensors
+// Σ π_i u_i⊗3 + εR (π_i = 1 + U(0,1), ‖R‖_F = ε): random starts used in
+// total, mean factor error, fallbacks (components where the stopping rule
+// never held) and seconds, averaged over trials.
+func TestStopVsFixed(t *testing.T) {
+	gate(t)
+	ctx := context.Background()
+	trials := 10
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%d trials per row; starts = random starts used for all k components\n\n| d | k | ε | RTPM starts | RTPM err | RTPM s | Stop starts | Stop err | Stop fallbacks | Stop s |\n|---|---|---|---|---|---|---|---|---|---|\n", trials)
+	for _, dk := range [][2]int{{20, 5}, {20, 20}, {40, 40}} {
+		d, k := dk[0], dk[1]
+		for _, eps := range []float64{0.01, 0.1, 0.3, 0.6} {
+			var st [2]struct{ starts, err, fb, sec float64 }
+			for tr := 0; tr < trials; tr++ {
+				rng := rand.New(rand.NewPCG(uint64(d*100+k), uint64(tr)))
+				u := ortho(d, k, rng)
+				w := make([]float64, k)
+				for i := range w {
+					w[i] = 1 + rng.Float64()
+				}
+				T := solver.FromFactors(w, u)
+				T.AddTensor(noise(d, eps, rng))
+				for m, f := range []solver.Func{solver.RTPM, solver.RTPMStop} {
+					t0 := time.Now()
+					res, _ := f(ctx, T, k, solver.Options{Seed: uint64(tr)})
+					st[m].sec += time.Since(t0).Seconds()
+					var est *mat.Dense
+					if res != nil {
+						est = res.Factors
+						st[m].starts += float64(res.Restarts)
+						st[m].fb += float64(res.Fallbacks)
+					}
+					st[m].err += meanErr(u, est)
+				}
+			}
+			q := float64(trials)
+			fmt.Fprintf(&sb, "| %d | %d | %g | %.0f | %.4f | %.3f | %.0f | %.4f | %.1f | %.3f |\n", d, k, eps,
+				st[0].starts/q, st[0].err/q, st[0].sec/q, st[1].starts/q, st[1].err/q, st[1].fb/q, st[1].sec/q)
+		}
+	}
+	t.Log(sb.String())
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+func init() {
+	register("demo", "generate an LDA corpus, fit it and score the fit against the truth", runDemo)
+}
+
+func runDemo(ctx context.Context, args []string) error {
+	fs := newFlags("demo", "", `The whole job on an embedded default: draws an LDA corpus with known topics,
+writes it as Parquet, fits spectral LDA from the file in three passes, and compares
+the fitted topics with the truth. The same as:
+
+  streamfit gen lda --docs 20000 --vocab 2000 --k 10 --out DIR/corpus.parquet --truth DIR/truth.json
+  streamfit fit lda --input DIR/corpus.parquet --k 10 --out DIR/model.json
+  streamfit eval --model DIR/model.json --truth DIR/truth.json`)
+	cfg := synth.LDAConfig{}
+	fs.Int64Var(&cfg.Docs, "docs", 20000, "documents")
+	fs.IntVar(&cfg.Vocab, "vocab", 2000, "vocabulary size")
+	fs.IntVar(&cfg.K, "k", 10, "topics")
+	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	dir := fs.String("dir", "", "keep the corpus, truth and model in this directory (default: a temporary one, removed)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if *dir == "" {
+		tmp, err := os.MkdirTemp("", "streamfit-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		*dir = tmp
+	} else if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	corpus := filepath.Join(*dir, "corpus.parquet")
+
+	t0 := time.Now()
+	c, err := synth.NewLDA(cfg)
+	if err != nil {
+		return err
+	}
+	w, err := stream.Create(corpus, stream.WriteOptions{Terms: cfg.Vocab})
+	if err != nil {
+		return err
+	}
+	if err := copyDocs(ctx, c, w, nil); err != nil {
+		return err
+	}
+	if err := c.Truth.Write(filepath.Join(*dir, "truth.json")); err != nil {
+		return err
+	}
+	fmt.Printf("generated %d documents (vocabulary %d, %d topics) in %.1fs → %s\n", cfg.Docs, cfg.Vocab, cfg.K, time.Since(t0).Seconds(), corpus)
+
+	t1 := time.Now()
+	src, err := stream.Open(corpus, stream.Options{})
+	if err != nil {
+		return err
+	}
+	defer stream.Close(src)
+	m, err := lda.Fit(ctx, src, lda.Config{K: cfg.K, Alpha0: 1, Seed: cfg.Seed})
+	if err != nil {
+		return err
+	}
+	if err := m.Write(filepath.Join(*dir, "model.json")); err != nil {
+		return err
+	}
+	fmt.Printf("fitted spectral LDA in %.1fs: %d passes over %d documents (%d skipped), %s whitening\n",
+		time.Since(t1).Seconds(), m.Fit.Passes, m.Fit.Docs, m.Fit.Skipped, m.Fit.Whitening)
+
+	truth := &models.Model{Model: c.Truth.Model, K: c.Truth.K, D: c.Truth.D, Alpha0: c.Truth.Alpha0, Alpha: c.Truth.Alpha, Topics: c.Truth.Topics}
+	e, err := models.Evaluate(m, truth)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("against the truth: mean ℓ1 %.4f, max ℓ1 %.4f, %d/%d topics found, α error %.4f\n\n", e.MeanL1, e.MaxL1, e.Found, e.TruthK, e.AlphaRelErr)
+	printTopics(m, nil, 8)
+	return nil
+}

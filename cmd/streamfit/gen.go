@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+func init() {
+	register("gen", "generate data with known truth: gen lda|topic", runGen)
+}
+
+func runGen(ctx context.Context, args []string) error {
+	if len(args) == 0 || (args[0] != "lda" && args[0] != "topic") {
+		return usagef("usage: streamfit gen lda|topic --out FILE --truth FILE [flags]")
+	}
+	model := args[0]
+	fs := newFlags("gen "+model, "", "Draws a corpus from an LDA (or single-topic) model and writes it as Parquet, Arrow or UCI docword (by the name of --out), with the model in a JSON truth file.")
+	cfg := synth.LDAConfig{Single: model == "topic"}
+	fs.Int64Var(&cfg.Docs, "docs", 10000, "number of documents")
+	fs.IntVar(&cfg.Vocab, "vocab", 2000, "vocabulary size d")
+	fs.IntVar(&cfg.K, "k", 10, "number of topics")
+	fs.Float64Var(&cfg.Alpha0, "alpha0", 1, "Dirichlet concentration α₀ = Σαᵢ (lda)")
+	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length (Poisson, at least 3)")
+	fs.Float64Var(&cfg.Beta, "beta", 0.1, "symmetric Dirichlet parameter of the topics")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	fs.IntVar(&cfg.Workers, "workers", 0, "generating goroutines (default: one per CPU; the output does not depend on it)")
+	out := fs.String("out", "", "output data file (.parquet, .arrow, .arrows, docword*.txt[.gz|.zst])")
+	truth := fs.String("truth", "", "output truth file (JSON)")
+	rowGroup := fs.Int("row-group", 0, "documents per Parquet row group / Arrow batch (default 16384)")
+	prog := addProgressFlag(fs)
+	if _, err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("--out is required")
+	}
+	c, err := synth.NewLDA(cfg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	w, err := stream.Create(*out, stream.WriteOptions{Terms: cfg.Vocab, RowGroupRows: *rowGroup})
+	if err != nil {
+		return err
+	}
+	p, done := startProgress(*prog, "gen", 0)
+	err = copyDocs(ctx, c, w, p)
+	done()
+	if err != nil {
+		return err
+	}
+	if *truth != "" {
+		if err := c.Truth.Write(*truth); err != nil {
+			os.Remove(*out) // the data without its truth is not what was asked for
+			return err
+		}
+	}
+	return nil
+}
+
+// copyDocs writes every document of src to w, committing w only on success.
+func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *stream.Progress) error {
+	for b, err := range src.Docs(ctx) {
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		p.Add(int64(b.Len()), 0)
+		if err := w.Write(b); err != nil {
+			w.Abort()
+			return err
+		}
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("closing output: %w", err)
+	}
+	return nil
+}

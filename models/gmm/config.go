@@ -1,0 +1,62 @@
+package gmm
+
+import "fmt"
+
+// Config sets up a fit. The zero value plus K is a common-variance fit with
+// the default solver settings.
+type Config struct {
+	// K is the number of components; the method needs 1 ≤ K ≤ d.
+	K int
+	// Differing fits a variance per component (004 Thm 3.3) instead of a common σ².
+	Differing bool
+	// Sigma2, when positive, is a known common noise variance; it skips the
+	// estimate (common-variance fits only).
+	Sigma2 float64
+	// SigmaMin estimates σ² as the smallest eigenvalue of the covariance, as the
+	// paper states, on the exact path. The default averages the d−k+1 smallest
+	// eigenvalues (the same quantity in the population, with far less
+	// finite-sample bias) and is the only choice on the sketched path.
+	SigmaMin bool
+	// ExactDim is the largest d for which the d×d second moment is formed
+	// (default 512); above it a randomized sketch of rank K+Oversample is used.
+	ExactDim int
+	// Oversample and PowerIters tune the sketch (defaults 10 and 2).
+	Oversample, PowerIters int
+	// Restarts (L) and Iters (N) tune the robust tensor power method
+	// (0 selects the solver's defaults).
+	Restarts, Iters int
+	// Seed fixes every random choice; the same seed and data give the same model.
+	Seed uint64
+	// Workers is the number of goroutines per pass (default 1). Results are
+	// identical for a given value, and agree to rounding across values.
+	Workers int
+}
+
+func (c *Config) defaults() {
+	if c.ExactDim == 0 {
+		c.ExactDim = 512
+	}
+	if c.Oversample == 0 {
+		c.Oversample = 10
+	}
+	if c.PowerIters == 0 {
+		c.PowerIters = 2
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+}
+
+func (c *Config) check(d int) error {
+	switch {
+	case c.K < 1:
+		return fmt.Errorf("gmm: k=%d, need at least one component", c.K)
+	case d > 0 && c.K > d:
+		return fmt.Errorf("gmm: k=%d exceeds the dimension d=%d; the moment method needs k ≤ d", c.K, d)
+	case c.Sigma2 < 0:
+		return fmt.Errorf("gmm: sigma2=%g is negative", c.Sigma2)
+	case c.Sigma2 > 0 && c.Differing:
+		return fmt.Errorf("gmm: a known sigma2 applies to the common-variance model only")
+	}
+	return nil
+}

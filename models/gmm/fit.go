@@ -1,0 +1,252 @@
+package gmm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/streamfit/streamfit/sketch"
+	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrSpectrum reports that the corrected second moment has fewer than k
+// positive eigenvalues: k is too large for the data, or the sample too small.
+var ErrSpectrum = errors.New("gmm: M2 = E[xxᵀ] − σ²I has fewer than k positive eigenvalues")
+
+// spectrum is what the second-moment stage hands to the third-moment pass.
+type spectrum struct {
+	n      int64
+	mean   []float64
+	sigma2 float64
+	u      *mat.Dense // d×k top eigenvectors of E[xxᵀ]
+	vals   []float64  // their eigenvalues
+	qc     *mat.Dense // d×(k−1) top eigenvectors of the covariance
+	passes int
+	method string
+}
+
+// Fit learns a k-component spherical Gaussian mixture from src. It makes two
+// passes on the exact path (d ≤ cfg.ExactDim) and 3+PowerIters passes on the
+// sketched path, and keeps O(d·k + k³) numbers (O(d²) when exact).
+func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	start := time.Now()
+	cfg.defaults()
+	d := src.Info().Cols
+	if d <= 0 {
+		return nil, fmt.Errorf("gmm: the source does not report its number of columns")
+	}
+	if err := cfg.check(d); err != nil {
+		return nil, err
+	}
+	sp, err := secondStage(ctx, src, d, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	k := cfg.K
+	// Whitening: W = U (Λ − σ²)^{-1/2}, B = (Wᵀ)⁺ = U (Λ − σ²)^{1/2}.
+	white := make([]float64, k)
+	w := mat.NewDense(d, k, nil)
+	b := mat.NewDense(d, k, nil)
+	for j := range k {
+		white[j] = sp.vals[j] - sp.sigma2
+		if !(white[j] > 0) {
+			return nil, fmt.Errorf("%w (eigenvalue %d is %.3g after removing σ²=%.3g); try a smaller k", ErrSpectrum, j+1, white[j], sp.sigma2)
+		}
+		s := math.Sqrt(white[j])
+		for i := range d {
+			w.Set(i, j, sp.u.At(i, j)/s)
+			b.Set(i, j, sp.u.At(i, j)*s)
+		}
+	}
+	var qc *mat.Dense
+	if cfg.Differing {
+		qc = sp.qc
+	}
+	tm, err := whitenedThird(ctx, src, w, qc, sp.mean, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	if tm.n != sp.n {
+		return nil, fmt.Errorf("gmm: the source changed between passes (%d rows, then %d)", sp.n, tm.n)
+	}
+	nf := float64(tm.n)
+	t := tm.t
+	t.Scale(1 / nf)
+	// M1 = σ²E[x] (common) or E[x‖P⊥(x−m)‖²]/(d−k+1) (004 Thm 3.3, averaged
+	// over an orthonormal basis of the noise subspace).
+	m1 := make([]float64, d)
+	if cfg.Differing {
+		floats.ScaleTo(m1, 1/(nf*float64(d-k+1)), tm.m1)
+	} else {
+		floats.ScaleTo(m1, sp.sigma2, sp.mean)
+	}
+	a := make([]float64, k) // Wᵀ M1
+	for j := range k {
+		for i := range d {
+			a[j] += w.At(i, j) * m1[i]
+		}
+	}
+	// T̃ = E[z^⊗3] − Sym3(WᵀM1, WᵀW), and WᵀW = diag(1/white) (MATH §3.6):
+	// only entries with a repeated index are corrected.
+	for i := range k {
+		for l := range k {
+			c := a[l] / white[i]
+			if i == l {
+				c *= 3
+			}
+			t.Add(i, i, l, -c)
+		}
+	}
+	res, err := solver.RTPM(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("gmm: %w (k=%d may be too large for the data)", err, k)
+	}
+	m := &Model{Model: "gmm", K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([]float64, k)}
+	st := &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
+	coef := mat.NewDense(k, k, nil) // columns wᵢWᵀμᵢ = vᵢ/λᵢ
+	for i, lam := range res.Weights {
+		st.Lambda[i] = lam
+		m.Weights[i] = 1 / (lam * lam)
+		v := res.Factors.ColView(i)
+		mu := mat.NewVecDense(d, nil)
+		mu.MulVec(b, v)
+		mu.ScaleVec(lam, mu)
+		m.Means[i] = mu.RawVector().Data
+		for j := range k {
+			coef.Set(j, i, v.AtVec(j)/lam)
+		}
+	}
+	if cfg.Differing {
+		var s mat.VecDense
+		if err := s.SolveVec(coef, mat.NewVecDense(k, a)); err != nil {
+			return nil, fmt.Errorf("gmm: recovering the variances: %w", err)
+		}
+		for i := range k {
+			m.Variances[i] = s.AtVec(i)
+		}
+	} else {
+		for i := range k {
+			m.Variances[i] = sp.sigma2
+		}
+	}
+	st.WeightSum = floats.Sum(m.Weights)
+	floats.Scale(1/st.WeightSum, m.Weights)
+	st.Seconds = time.Since(start).Seconds()
+	m.Stats = st
+	return m, nil
+}
+
+// secondStage estimates the mean, σ² and the top-k eigenpairs of E[xxᵀ], and
+// the covariance's top k−1 eigenvectors, exactly or through the sketch.
+func secondStage(ctx context.Context, src stream.DenseSource, d int, cfg *Config) (*spectrum, error) {
+	k := cfg.K
+	sp := &spectrum{}
+	var fm *firstMoments
+	var uAll *mat.Dense
+	var vAll []float64
+	if d <= cfg.ExactDim {
+		f, s, err := exactSecond(ctx, src, d, cfg.Workers)
+		if err != nil {
+			return nil, err
+		}
+		if f.n == 0 {
+			return nil, fmt.Errorf("gmm: the source has no rows")
+		}
+		fm = f
+		s.ScaleSym(1/float64(f.n), s)
+		var es mat.EigenSym
+		if !es.Factorize(s, true) {
+			return nil, errors.New("gmm: eigendecomposition of the second moment did not converge")
+		}
+		uAll, vAll = sortedEigen(&es)
+		sp.passes, sp.method = 1, "exact"
+	} else {
+		op := &secondOp{src: src, d: d, workers: cfg.Workers}
+		r := min(d, k+cfg.Oversample)
+		res, err := sketch.TopEigen(ctx, op, r, sketch.Options{Oversample: -1, PowerIters: cfg.PowerIters, Seed: cfg.Seed})
+		if err != nil {
+			return nil, fmt.Errorf("gmm: sketching the second moment: %w", err)
+		}
+		fm = op.first
+		uAll, vAll = res.Vectors, res.Values
+		for i := range vAll {
+			vAll[i] += op.shift // the Rayleigh–Ritz product was shifted
+		}
+		sp.passes, sp.method = op.passes, "sketch"
+	}
+	nf := float64(fm.n)
+	sp.n = fm.n
+	sp.mean = make([]float64, d)
+	floats.ScaleTo(sp.mean, 1/nf, fm.sum)
+	_, r := uAll.Dims()
+	// Covariance restricted to span(U): diag(vals) − (Uᵀm)(Uᵀm)ᵀ. Its top k−1
+	// eigenvectors span the μᵢ − μ̄ (MATH §2.2).
+	um := make([]float64, r)
+	for j := range r {
+		for i := range d {
+			um[j] += uAll.At(i, j) * sp.mean[i]
+		}
+	}
+	c := mat.NewSymDense(r, nil)
+	for i := range r {
+		for j := i; j < r; j++ {
+			v := -um[i] * um[j]
+			if i == j {
+				v += vAll[i]
+			}
+			c.SetSym(i, j, v)
+		}
+	}
+	var ec mat.EigenSym
+	if !ec.Factorize(c, true) {
+		return nil, errors.New("gmm: eigendecomposition of the covariance did not converge")
+	}
+	gc, nu := sortedEigen(&ec)
+	traceCov := fm.sumSq/nf - floats.Dot(sp.mean, sp.mean)
+	switch {
+	case cfg.Sigma2 > 0:
+		sp.sigma2 = cfg.Sigma2
+	case cfg.SigmaMin && r == d:
+		sp.sigma2 = math.Max(nu[d-1], 0)
+	default:
+		// The d−k+1 smallest covariance eigenvalues all equal σ² in the
+		// population; their mean is the trace minus the top k−1.
+		top := floats.Sum(nu[:k-1])
+		sp.sigma2 = math.Max((traceCov-top)/float64(d-k+1), 0)
+	}
+	sp.u = mat.DenseCopyOf(uAll.Slice(0, d, 0, k))
+	sp.vals = vAll[:k]
+	if k > 1 {
+		sp.qc = mat.NewDense(d, k-1, nil)
+		sp.qc.Mul(uAll, gc.Slice(0, r, 0, k-1))
+	}
+	return sp, nil
+}
+
+// sortedEigen returns the eigenvectors and eigenvalues in decreasing order.
+func sortedEigen(es *mat.EigenSym) (*mat.Dense, []float64) {
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	n := len(vals)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return vals[idx[a]] > vals[idx[b]] })
+	out := mat.NewDense(n, n, nil)
+	sv := make([]float64, n)
+	for j, i := range idx {
+		sv[j] = vals[i]
+		for r := range n {
+			out.Set(r, j, vecs.At(r, i))
+		}
+	}
+	return out, sv
+}

@@ -1,0 +1,80 @@
+package gmm
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// Model is a fitted (or true) spherical Gaussian mixture. Its JSON field names
+// are shared with the truth files of the generator (synth.GMMTruth), so a truth
+// file reads as a Model.
+type Model struct {
+	Model string `json:"model"` // "gmm"
+	K     int    `json:"k"`
+	D     int    `json:"d"`
+	// Weights are the mixing weights wᵢ (they sum to 1 up to estimation error).
+	Weights []float64 `json:"weights"`
+	// Means has K rows μᵢ of length D.
+	Means [][]float64 `json:"means"`
+	// Variances are the σᵢ² (all equal for a common-variance fit).
+	Variances []float64 `json:"variances"`
+	// Stats describe the fit; nil for a truth file.
+	Stats *Stats `json:"stats,omitempty"`
+}
+
+// Stats are the fit statistics recorded with a model.
+type Stats struct {
+	Rows      int64  `json:"rows"`
+	Passes    int    `json:"passes"`
+	Method    string `json:"method"` // "exact" or "sketch": how M2 was decomposed
+	Differing bool   `json:"differing"`
+	// Sigma2 is the estimated (or given) σ², the average variance for Differing.
+	Sigma2 float64 `json:"sigma2"`
+	// Whitening are the k eigenvalues of M2 = E[xxᵀ] − σ²I used to whiten.
+	Whitening []float64 `json:"whitening"`
+	// Lambda are the tensor eigenvalues λᵢ = 1/√wᵢ, in extraction order.
+	Lambda []float64 `json:"lambda"`
+	// WeightSum is Σŵᵢ before normalisation, a consistency check (≈ 1).
+	WeightSum float64 `json:"weight_sum"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// Write stores the model as indented JSON, atomically.
+func (m *Model) Write(path string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return stream.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read loads a model (or a GMM truth file) and checks its shape.
+func Read(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: not a gmm model: %w", path, err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func (m *Model) validate() error {
+	if len(m.Weights) != m.K || len(m.Means) != m.K || len(m.Variances) != m.K {
+		return fmt.Errorf("gmm model: k=%d but %d weights, %d means, %d variances", m.K, len(m.Weights), len(m.Means), len(m.Variances))
+	}
+	for i, mu := range m.Means {
+		if len(mu) != m.D {
+			return fmt.Errorf("gmm model: mean %d has %d entries, d=%d", i, len(mu), m.D)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package markov
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/streamfit/streamfit/models"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Metrics are 001 §4's relative spectral-norm errors ‖X̂ − X‖₂/‖X‖₂ after
+// relabelling, and the ℓ1 error of π.
+type Metrics struct {
+	P  float64 `json:"P_rel_err"`
+	T  float64 `json:"T_rel_err,omitempty"`
+	U  float64 `json:"U_rel_err,omitempty"`
+	UT float64 `json:"UT_rel_err,omitempty"`
+	Pi float64 `json:"pi_l1"`
+	R  float64 `json:"r_abs_err"`
+	// Perm maps true hidden state i to fitted state Perm[i] (HMM; identity
+	// for a chain, whose states are observed).
+	Perm []int `json:"perm"`
+}
+
+// Eval compares a fit with the truth. HMM states are matched by the
+// Hungarian assignment on the columns of U.
+func Eval(est, truth *Model) (*Metrics, error) {
+	if err := est.validate(); err != nil {
+		return nil, err
+	}
+	if err := truth.validate(); err != nil {
+		return nil, err
+	}
+	if est.K != truth.K || est.D != truth.D {
+		return nil, fmt.Errorf("markov: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
+	}
+	k := truth.K
+	perm := make([]int, k)
+	for i := range perm {
+		perm[i] = i
+	}
+	m := &Metrics{R: math.Abs(est.R - truth.R)}
+	if truth.U != nil {
+		if est.U == nil || est.UT == nil {
+			return nil, fmt.Errorf("markov: the truth is an HMM but the fit has no U")
+		}
+		cost := make([][]float64, k)
+		for i := range k {
+			cost[i] = make([]float64, k)
+			for j := range k {
+				for l := range truth.D {
+					x := truth.U[i][l] - est.U[j][l]
+					cost[i][j] += x * x
+				}
+			}
+		}
+		var err error
+		if perm, err = models.Assign(cost); err != nil {
+			return nil, err
+		}
+		m.U = relCols(est.U, truth.U, perm)
+		m.UT = relCols(est.UT, truth.UT, perm)
+	}
+	if truth.T != nil && est.T != nil {
+		m.T = relSquare(est.T, truth.T, perm)
+	}
+	m.P = relSquare(est.P, truth.P, perm)
+	for i, j := range perm {
+		m.Pi += math.Abs(est.Pi[j] - truth.Pi[i])
+	}
+	m.Perm = perm
+	return m, nil
+}
+
+// relCols is the relative spectral error of matrices given by their columns.
+func relCols(est, truth [][]float64, perm []int) float64 {
+	d, k := len(truth[0]), len(truth)
+	diff, ref := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
+	for i, j := range perm {
+		for l := range d {
+			ref.Set(l, i, truth[i][l])
+			diff.Set(l, i, est[j][l]-truth[i][l])
+		}
+	}
+	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
+}
+
+// relSquare compares k×k matrices (as rows) after relabelling rows and columns.
+func relSquare(est, truth [][]float64, perm []int) float64 {
+	k := len(truth)
+	diff, ref := mat.NewDense(k, k, nil), mat.NewDense(k, k, nil)
+	for i := range k {
+		for j := range k {
+			ref.Set(i, j, truth[i][j])
+			diff.Set(i, j, est[perm[i]][perm[j]]-truth[i][j])
+		}
+	}
+	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
+}

@@ -1,0 +1,339 @@
+package markov
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// whitening holds W (d×k, WᵀM2W = I) and B = (Wᵀ)⁺.
+type whitening struct {
+	w, b *mat.Dense
+	vals []float64
+}
+
+func whiten(m2 *mat.SymDense, k int, what string) (*whitening, error) {
+	var es mat.EigenSym
+	if !es.Factorize(m2, true) {
+		return nil, fmt.Errorf("markov: eigendecomposition of %s did not converge", what)
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	d := len(vals)
+	idx := make([]int, d)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return vals[idx[a]] > vals[idx[b]] })
+	wh := &whitening{w: mat.NewDense(d, k, nil), b: mat.NewDense(d, k, nil), vals: make([]float64, k)}
+	for j := range k {
+		v := vals[idx[j]]
+		if !(v > 0) {
+			return nil, fmt.Errorf("markov: %s has only %d positive eigenvalues, k=%d (k too large or too few sets)", what, j, k)
+		}
+		wh.vals[j] = v
+		s := math.Sqrt(v)
+		for i := range d {
+			u := vecs.At(i, idx[j])
+			wh.w.Set(i, j, u/s)
+			wh.b.Set(i, j, u*s)
+		}
+	}
+	return wh, nil
+}
+
+func tvec(w *mat.Dense, x []float64) []float64 {
+	_, k := w.Dims()
+	var out mat.VecDense
+	out.MulVec(w.T(), mat.NewVecDense(len(x), x))
+	r := make([]float64, k)
+	copy(r, out.RawVector().Data)
+	return r
+}
+
+// setTensor forms the whitened 001 M3 (Thm 1) / M3' (Thm 3) from the set
+// triples: (α0+2)(α0+1)/2·C3 − (α0+1)α0/2·Sym3(V1, C2) + α0²V1^⊗3.
+func setTensor(c3 *solver.Sym3, wh *whitening, ps *pairStats, a0 float64) *solver.Sym3 {
+	_, k := wh.w.Dims()
+	t := solver.NewSym3(k)
+	t.AddTensor(c3)
+	t.Scale((a0 + 2) * (a0 + 1) / 2)
+	v := tvec(wh.w, ps.v1)
+	var c2w mat.Dense
+	c2w.Product(wh.w.T(), ps.c2, wh.w)
+	addSym(t, v, c2w.RawMatrix().Data, -(a0+1)*a0/2)
+	addCube(t, v, a0*a0)
+	t.Invalidate()
+	return t
+}
+
+// components decomposes a whitened tensor: columns λᵢBvᵢ and weights λᵢ⁻²,
+// sorted by decreasing weight (001 matches the two decompositions and the
+// state labels by this order).
+func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *Config) (cols [][]float64, wts, lam []float64, err error) {
+	res, err := solver.RTPM(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("markov: %w", err)
+	}
+	d, _ := wh.b.Dims()
+	order := make([]int, k)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return res.Weights[order[a]] < res.Weights[order[b]] })
+	for _, i := range order {
+		l := res.Weights[i]
+		var c mat.VecDense
+		c.MulVec(wh.b, res.Factors.ColView(i))
+		c.ScaleVec(l, &c)
+		col := make([]float64, d)
+		copy(col, c.RawVector().Data)
+		cols = append(cols, col)
+		wts = append(wts, 1/(l*l))
+		lam = append(lam, l)
+	}
+	return cols, wts, lam, nil
+}
+
+// FitHMM learns an HMM with K hidden states and spherical noise from
+// snapshot sets (001 Alg. 1): two passes over src.
+func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	start := time.Now()
+	cfg.defaults()
+	d := src.Info().Cols
+	k := cfg.K
+	if err := check(d, k, &cfg); err != nil {
+		return nil, err
+	}
+	ps, err := pairPass(ctx, src, d, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	// σ²: the d−k+1 smallest eigenvalues of Cov(x) are σ² in the population;
+	// average them (001 takes the smallest, which is biased low).
+	cov := mat.NewSymDense(d, nil)
+	cov.SymRankOne(ps.v2, -1, mat.NewVecDense(d, ps.v1))
+	sigma2 := cfg.Sigma2
+	if sigma2 <= 0 {
+		var es mat.EigenSym
+		if !es.Factorize(cov, false) {
+			return nil, errors.New("markov: eigendecomposition of the covariance did not converge")
+		}
+		ev := es.Values(nil) // ascending
+		sigma2 = math.Max(floats.Sum(ev[:d-k+1])/float64(d-k+1), 0)
+	}
+	m2 := mat.NewSymDense(d, nil)
+	m2.CopySym(ps.v2)
+	for i := range d {
+		m2.SetSym(i, i, m2.At(i, i)-sigma2)
+	}
+	whU, err := whiten(m2, k, "M2 = V2 − σ²I")
+	if err != nil {
+		return nil, err
+	}
+	whUT, err := whiten(setM2(ps, cfg.Alpha0), k, "M2' = (α0+1)C2 − α0V1V1ᵀ")
+	if err != nil {
+		return nil, err
+	}
+	ts, err := triplePass(ctx, src, d, whUT.w, whU.w, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	if ts.rows != ps.rows {
+		return nil, fmt.Errorf("markov: the source changed between passes (%d rows, then %d)", ps.rows, ts.rows)
+	}
+	// Point tensor: V3 − Sym3(σ²V1, I), whitened (MATH §3.6).
+	tU := ts.v3
+	var wtw mat.Dense
+	wtw.Mul(whU.w.T(), whU.w)
+	addSym(tU, tvec(whU.w, ps.v1), wtw.RawMatrix().Data, -sigma2)
+	tU.Invalidate()
+	u, pi, lamU, err := components(ctx, tU, whU, k, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	ut, _, lamUT, err := components(ctx, setTensor(ts.c3, whUT, ps, cfg.Alpha0), whUT, k, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	models.ProjectSimplex(pi)
+	m := &Model{Model: "hmm-snapshot", K: k, D: d, Alpha0: cfg.Alpha0, Pi: pi, U: u, UT: ut, Sigma2: sigma2,
+		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Lambda: lamUT, LambdaU: lamU}}
+	uM, utM := colsMatrix(u), colsMatrix(ut)
+	pOf := func(r float64) (*mat.Dense, error) {
+		// P(r) = (rU + (1−r)UT)⁺ UT (least squares; 001 Alg. 1 step 7).
+		var a mat.Dense
+		a.Scale(r, uM)
+		var b mat.Dense
+		b.Scale(1-r, utM)
+		a.Add(&a, &b)
+		var p mat.Dense
+		if err := p.Solve(&a, utM); err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+	if err := finishP(m, pOf, &cfg); err != nil {
+		return nil, err
+	}
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// FitChain learns a Markov chain over d observed states from snapshot sets
+// of one-hot rows (001 Thm 1–2): two passes over src.
+func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	start := time.Now()
+	cfg.defaults()
+	d := src.Info().Cols
+	if err := check(d, d, &cfg); err != nil {
+		return nil, err
+	}
+	ps, err := pairPass(ctx, src, d, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	wh, err := whiten(setM2(ps, cfg.Alpha0), d, "M2 = (α0+1)C2 − α0ππᵀ")
+	if err != nil {
+		return nil, err
+	}
+	ts, err := triplePass(ctx, src, d, wh.w, nil, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	cols, wts, lam, err := components(ctx, setTensor(ts.c3, wh, ps, cfg.Alpha0), wh, d, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Topics and words share labels: the j-th largest weight is the state
+	// with the j-th largest mean frequency (001 §3.1 step 4).
+	states := make([]int, d)
+	for i := range states {
+		states[i] = i
+	}
+	sort.SliceStable(states, func(a, b int) bool { return ps.v1[states[a]] > ps.v1[states[b]] })
+	_ = wts
+	tm := mat.NewDense(d, d, nil)
+	// E[x] = π exactly (Thm 1), a far better estimate than λ⁻².
+	pi := append([]float64(nil), ps.v1...)
+	for c, s := range states {
+		for i := range d {
+			tm.Set(i, s, cols[c][i])
+		}
+	}
+	models.ProjectSimplex(pi)
+	m := &Model{Model: "markov", K: d, D: d, Alpha0: cfg.Alpha0, Pi: pi, T: rowsOf(tm),
+		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Lambda: lam}}
+	pOf := func(r float64) (*mat.Dense, error) {
+		// P(r) = (rI + (1−r)T)⁻¹T.
+		var a mat.Dense
+		a.Scale(1-r, tm)
+		for i := range d {
+			a.Set(i, i, a.At(i, i)+r)
+		}
+		var p mat.Dense
+		if err := p.Solve(&a, tm); err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+	if err := finishP(m, pOf, &cfg); err != nil {
+		return nil, err
+	}
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+func check(d, k int, cfg *Config) error {
+	switch {
+	case d <= 0:
+		return errors.New("markov: the source does not report its number of columns")
+	case k < 1:
+		return fmt.Errorf("markov: k=%d, need at least one state", k)
+	case k > d:
+		return fmt.Errorf("markov: k=%d exceeds the dimension d=%d; the method needs k ≤ d", k, d)
+	case cfg.Alpha0 < 0:
+		return fmt.Errorf("markov: alpha0=%g must be positive", cfg.Alpha0)
+	case cfg.R < 0 || cfg.R > 1:
+		return fmt.Errorf("markov: r=%g must be in (0, 1] (0 to scan for it)", cfg.R)
+	}
+	return nil
+}
+
+// setM2 is (α0+1)C2 − α0V1V1ᵀ.
+func setM2(ps *pairStats, a0 float64) *mat.SymDense {
+	d := len(ps.v1)
+	m := mat.NewSymDense(d, nil)
+	m.ScaleSym(a0+1, ps.c2)
+	m.SymRankOne(m, -a0, mat.NewVecDense(d, ps.v1))
+	return m
+}
+
+// finishP sets m.P (projected onto column-stochastic matrices) and m.R, from
+// the given r or from the scan.
+func finishP(m *Model, pOf func(r float64) (*mat.Dense, error), cfg *Config) error {
+	r := cfg.R
+	if r == 0 {
+		scan, rr, err := scanR(pOf, cfg.ScanStep)
+		if err != nil {
+			return err
+		}
+		m.Scan, r = scan, rr
+		m.Stats.RScanned = true
+	}
+	p, err := pOf(r)
+	if err != nil {
+		return fmt.Errorf("markov: P(r=%g): %w", r, err)
+	}
+	projectColumns(p)
+	m.R, m.P = r, rowsOf(p)
+	return nil
+}
+
+// projectColumns projects every column of p onto the simplex and returns
+// the Frobenius distance moved.
+func projectColumns(p *mat.Dense) float64 {
+	rows, cols := p.Dims()
+	col := make([]float64, rows)
+	var dist float64
+	for j := range cols {
+		mat.Col(col, j, p)
+		old := append([]float64(nil), col...)
+		models.ProjectSimplex(col)
+		for i := range rows {
+			dist += (col[i] - old[i]) * (col[i] - old[i])
+			p.Set(i, j, col[i])
+		}
+	}
+	return math.Sqrt(dist)
+}
+
+func colsMatrix(cols [][]float64) *mat.Dense {
+	d, k := len(cols[0]), len(cols)
+	m := mat.NewDense(d, k, nil)
+	for j, c := range cols {
+		for i, v := range c {
+			m.Set(i, j, v)
+		}
+	}
+	return m
+}
+
+func rowsOf(m *mat.Dense) [][]float64 {
+	r, _ := m.Dims()
+	out := make([][]float64, r)
+	for i := range r {
+		out[i] = append([]float64(nil), m.RawRowView(i)...)
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package markov
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// Model is a fitted (or true) chain learned from snapshots. Matrices are
+// stored as rows: P[i][j] = Pr(next state i | state j) (column-stochastic P,
+// as in 001), T likewise, and U[i], UT[i] are the columns Uᵢ and (UT)ᵢ of the
+// observation matrices. The JSON names are those of the generator's truth
+// files (synth.SnapshotTruth), so a truth file reads as a Model.
+type Model struct {
+	Model  string      `json:"model"` // "markov" or "hmm-snapshot"
+	K      int         `json:"k"`
+	D      int         `json:"d"`
+	Alpha0 float64     `json:"alpha0"`
+	R      float64     `json:"r"`
+	Pi     []float64   `json:"pi"`
+	P      [][]float64 `json:"P"`
+	T      [][]float64 `json:"T,omitempty"`
+	U      [][]float64 `json:"U,omitempty"`
+	UT     [][]float64 `json:"UT,omitempty"`
+	Sigma2 float64     `json:"sigma2,omitempty"`
+	// Scan is the projection-distance curve of the r heuristic, when r was
+	// not given.
+	Scan  []ScanPoint `json:"r_scan,omitempty"`
+	Stats *Stats      `json:"stats,omitempty"`
+}
+
+// ScanPoint is one r of the scan and ‖P(r) − Π(P(r))‖_F.
+type ScanPoint struct {
+	R    float64 `json:"r"`
+	Dist float64 `json:"dist"`
+}
+
+// Stats describe a fit.
+type Stats struct {
+	Rows    int64     `json:"rows"`
+	Sets    int64     `json:"sets"`
+	Passes  int       `json:"passes"`
+	Seconds float64   `json:"seconds"`
+	Lambda  []float64 `json:"lambda"`             // tensor eigenvalues of the set moments
+	LambdaU []float64 `json:"lambda_u,omitempty"` // of the point moments (HMM)
+	// RScanned reports that r came from the scan.
+	RScanned bool `json:"r_scanned"`
+}
+
+// Write stores the model as indented JSON, atomically.
+func (m *Model) Write(path string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return stream.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read loads a model or truth file.
+func Read(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: not a markov model: %w", path, err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func (m *Model) validate() error {
+	if len(m.Pi) != m.K || len(m.P) != m.K {
+		return fmt.Errorf("markov model: k=%d but %d pi and %d rows of P", m.K, len(m.Pi), len(m.P))
+	}
+	if m.U != nil && (len(m.U) != m.K || len(m.U[0]) != m.D) {
+		return fmt.Errorf("markov model: U must have k=%d columns of length d=%d", m.K, m.D)
+	}
+	return nil
+}

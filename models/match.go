@@ -1,0 +1,85 @@
+package models
+
+import (
+	"fmt"
+	"math"
+)
+
+// Assign solves the assignment problem for an n×m cost matrix with n ≤ m:
+// it returns, for each row i, a distinct column match[i] minimising
+// Σ cost[i][match[i]]. It is the Hungarian algorithm with row and column
+// potentials (shortest augmenting paths), O(n²m).
+func Assign(cost [][]float64) ([]int, error) {
+	n := len(cost)
+	if n == 0 {
+		return nil, nil
+	}
+	m := len(cost[0])
+	if n > m {
+		return nil, fmt.Errorf("models: Assign needs rows ≤ columns, got %d×%d", n, m)
+	}
+	for i, row := range cost {
+		if len(row) != m {
+			return nil, fmt.Errorf("models: Assign: row %d has %d entries, want %d", i, len(row), m)
+		}
+		for _, c := range row {
+			if math.IsNaN(c) || math.IsInf(c, 0) {
+				return nil, fmt.Errorf("models: Assign: cost row %d is not finite", i)
+			}
+		}
+	}
+	// 1-based arrays; column 0 is the virtual start of each augmenting path.
+	u := make([]float64, n+1) // row potentials
+	v := make([]float64, m+1) // column potentials
+	p := make([]int, m+1)     // p[j]: row matched to column j (0 = none)
+	way := make([]int, m+1)   // previous column on the shortest path
+	minv := make([]float64, m+1)
+	used := make([]bool, m+1)
+	for i := 1; i <= n; i++ {
+		p[0] = i
+		j0 := 0
+		for j := range minv {
+			minv[j] = math.Inf(1)
+			used[j] = false
+		}
+		for {
+			used[j0] = true
+			i0, delta, j1 := p[j0], math.Inf(1), 0
+			for j := 1; j <= m; j++ {
+				if used[j] {
+					continue
+				}
+				if cur := cost[i0-1][j-1] - u[i0] - v[j]; cur < minv[j] {
+					minv[j], way[j] = cur, j0
+				}
+				if minv[j] < delta {
+					delta, j1 = minv[j], j
+				}
+			}
+			for j := 0; j <= m; j++ {
+				if used[j] {
+					u[p[j]] += delta
+					v[j] -= delta
+				} else {
+					minv[j] -= delta
+				}
+			}
+			j0 = j1
+			if p[j0] == 0 {
+				break
+			}
+		}
+		for j0 != 0 {
+			j1 := way[j0]
+			p[j0] = p[j1]
+			j0 = j1
+		}
+	}
+	match := make([]int, n)
+	for j := 1; j <= m; j++ {
+		if p[j] != 0 {
+			match[p[j]-1] = j - 1
+		}
+	}
+	return match, nil
+}

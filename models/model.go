@@ -1,0 +1,130 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// Model is a fitted topic model as written to model.json. Its field names match
+// those of a generated corpus's truth file, so a truth file reads as a Model.
+type Model struct {
+	// Model names the model: "lda" or "topic" (single topic per document).
+	Model string `json:"model"`
+	K     int    `json:"k"`
+	D     int    `json:"d"`
+	// Alpha0 is the Dirichlet concentration α₀ the fit assumed (0 for "topic").
+	Alpha0 float64 `json:"alpha0"`
+	// Alpha holds the Dirichlet parameters (LDA) or topic weights (single topic),
+	// one per topic, in the order of Topics.
+	Alpha []float64 `json:"alpha"`
+	// Topics has K rows of length D, each a distribution over the vocabulary.
+	Topics [][]float64 `json:"topics"`
+	// Vocab holds the words when the source knew them (length D).
+	Vocab []string `json:"vocab,omitempty"`
+	// Fit describes how the model was fitted (absent in truth files).
+	Fit *FitStats `json:"fit,omitempty"`
+}
+
+// FitStats records what a fit saw and did.
+type FitStats struct {
+	Docs    int64   `json:"docs"`
+	Skipped int64   `json:"skipped"`
+	Tokens  int64   `json:"tokens"`
+	Passes  int     `json:"passes"`
+	Seconds float64 `json:"seconds"`
+	Workers int     `json:"workers"`
+	Seed    uint64  `json:"seed"`
+	// Whitening is "exact" (dense eigendecomposition) or "randomized".
+	Whitening string `json:"whitening"`
+	// M2Eigenvalues are the top-k eigenvalues of the (corrected) second moment
+	// used to whiten, largest first; their spread is the conditioning of the fit.
+	M2Eigenvalues []float64 `json:"m2_eigenvalues"`
+	// WhitenedM2Eigenvalues are the eigenvalues of WᵀM̂2W re-estimated in the
+	// third-moment pass; all near 1 when the whitening is accurate.
+	WhitenedM2Eigenvalues []float64 `json:"whitened_m2_eigenvalues,omitempty"`
+	// ProjectionL1 is, per topic, the ℓ1 mass moved by projecting the raw
+	// estimate onto the simplex (large values flag a poorly estimated topic).
+	ProjectionL1 []float64   `json:"projection_l1,omitempty"`
+	Solver       SolverStats `json:"solver"`
+}
+
+// SolverStats are the tensor decomposition's diagnostics.
+type SolverStats struct {
+	Name     string `json:"name"`
+	Restarts int    `json:"restarts"`
+	Iters    int    `json:"iters"`
+	// Eigenvalues are the tensor eigenvalues λ of the topics, in topic order.
+	Eigenvalues []float64 `json:"eigenvalues"`
+	// Residual is ‖T − Σλv⊗3‖_F/‖T‖_F, when known.
+	Residual    *float64 `json:"residual,omitempty"`
+	EigResidual float64  `json:"eig_residual"`
+	Converged   bool     `json:"converged"`
+}
+
+// Validate checks the model's shape: K topics of length D summing to 1 within
+// 1e-6, K weights, and a vocabulary of D words when present.
+func (m *Model) Validate() error {
+	if m.K < 1 || m.D < 1 {
+		return fmt.Errorf("k=%d and d=%d must be positive", m.K, m.D)
+	}
+	if len(m.Topics) != m.K || len(m.Alpha) != m.K {
+		return fmt.Errorf("k=%d but %d topics and %d alphas", m.K, len(m.Topics), len(m.Alpha))
+	}
+	for i, row := range m.Topics {
+		if len(row) != m.D {
+			return fmt.Errorf("topic %d has %d entries, d=%d", i, len(row), m.D)
+		}
+		s := 0.0
+		for _, x := range row {
+			if x < 0 || math.IsNaN(x) {
+				return fmt.Errorf("topic %d has an entry %g outside [0,1]", i, x)
+			}
+			s += x
+		}
+		if math.Abs(s-1) > 1e-6 {
+			return fmt.Errorf("topic %d sums to %g, not 1", i, s)
+		}
+	}
+	if m.Vocab != nil && len(m.Vocab) != m.D {
+		return fmt.Errorf("vocabulary has %d words, d=%d", len(m.Vocab), m.D)
+	}
+	return nil
+}
+
+// Write validates m and stores it as JSON at path through a temporary file, so
+// an interrupted write never leaves a file that looks complete.
+func (m *Model) Write(path string) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("%s: refusing to write an invalid model: %w", path, err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return stream.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read loads and validates a model (or truth) file.
+func Read(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s: not a model file: offset %d: %w", path, se.Offset, err)
+		}
+		return nil, fmt.Errorf("%s: not a model file: %w", path, err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}

@@ -1,0 +1,158 @@
+package columnar
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// docSource is a stream.DocSource over a Parquet or Arrow document table.
+type docSource struct {
+	t    *table
+	ds   docSchema
+	o    stream.Options
+	info stream.Info
+
+	// decoders are reused across pieces and passes (one per busy worker).
+	decoders sync.Pool
+}
+
+// openDocs opens path as documents. A table holding only raw text returns an
+// error wrapping stream.ErrIsText so that stream.Open tokenizes it instead.
+func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
+	o = o.WithDefaults()
+	t, err := openTable(path, k)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := detectDocs(path, t.schema, o)
+	if err != nil {
+		return nil, err
+	}
+	if ds.layout == LayoutText {
+		return nil, stream.Errorf(path, 0, -1, ds.cols[0], stream.ErrIsText, "column %q holds raw text", ds.cols[0])
+	}
+	s := &docSource{t: t, ds: ds, o: o, info: stream.Info{
+		Path: path, Format: k.String(), Layout: ds.layout, Rows: -1, NNZ: -1,
+		Bytes: t.size, Schema: t.schema.String(),
+	}}
+	if err := vocabInfo(path, t.schema, o, &s.info); err != nil {
+		return nil, err
+	}
+	if ds.layout != LayoutLong {
+		s.info.Rows = t.rows
+	}
+	if t.meta != nil && (ds.layout == LayoutLists || ds.layout == LayoutPairs) {
+		if tp, cp, ok := planLeaves(t.meta, ds); ok {
+			t.plan = &[2]leafPlan{tp, cp}
+		}
+	}
+	if s.info.Terms == 0 && t.meta != nil {
+		s.info.Terms = termsFromStats(t.meta, ds)
+	}
+	terms, rows := s.info.Terms, o.BatchRows
+	tc, cc := ds.cols[0], ds.cols[0]
+	switch ds.layout {
+	case LayoutLists:
+		cc = ds.cols[1]
+	case LayoutLong:
+		tc, cc = ds.cols[1], ds.cols[2]
+	}
+	s.decoders.New = func() any { return newDocDecoder(path, terms, rows, tc, cc) }
+	return s, nil
+}
+
+// termsFromStats returns 1 + the largest term id recorded in the Parquet
+// column statistics, or 0 when some row group has none.
+func termsFromStats(md *metadata.FileMetaData, ds docSchema) int {
+	col := -1
+	for i := range md.Schema.NumColumns() {
+		p := md.Schema.Column(i).ColumnPath()
+		switch {
+		case ds.layout == LayoutLists && p[0] == ds.cols[0],
+			ds.layout == LayoutPairs && p[0] == ds.cols[0] && p[len(p)-1] == ds.term,
+			ds.layout == LayoutLong && len(p) == 1 && p[0] == ds.cols[1]:
+			col = i
+		}
+	}
+	if col < 0 || md.NumRowGroups() == 0 {
+		return 0
+	}
+	var hi int64 = -1
+	for rg := range md.NumRowGroups() {
+		cc, err := md.RowGroup(rg).ColumnChunk(col)
+		if err != nil {
+			return 0
+		}
+		if ok, err := cc.StatsSet(); !ok || err != nil {
+			return 0
+		}
+		st, err := cc.Statistics()
+		if err != nil || !st.HasMinMax() {
+			if cc.NumValues() == 0 || (st != nil && st.NullCount() == cc.NumValues()) {
+				continue // only empty documents in this row group
+			}
+			return 0
+		}
+		switch s := st.(type) {
+		case *metadata.Int32Statistics:
+			hi = max(hi, int64(s.Max()))
+		case *metadata.Int64Statistics:
+			hi = max(hi, s.Max())
+		default:
+			return 0
+		}
+	}
+	if hi < 0 || hi >= 1<<31-1 {
+		return 0
+	}
+	return int(hi + 1)
+}
+
+// Info describes the table.
+func (s *docSource) Info() stream.Info { return s.info }
+
+// Docs runs one pass over the documents.
+func (s *docSource) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	if s.ds.layout == LayoutLong {
+		return s.long(ctx)
+	}
+	return func(yield func(*stream.Docs, error) bool) {
+		decode := func(l loaded) (docsPart, error) {
+			d := s.decoders.Get().(*docDecoder)
+			defer s.decoders.Put(d)
+			return d.decodeDocs(s.ds, l)
+		}
+		var base int64
+		for part, err := range pass(ctx, s.t, s.o, s.ds.cols, decode, docsPart.release) {
+			if err != nil {
+				yield(nil, shift(err, base))
+				return
+			}
+			for i, b := range part.batches {
+				b.Start += base
+				s.o.Progress.Add(int64(b.Len()), 0)
+				if !yield(b, nil) {
+					docsPart{batches: part.batches[i+1:]}.release()
+					return
+				}
+			}
+			base += part.rows
+		}
+	}
+}
+
+// shift moves the row of a decoding error, counted within its piece, to the
+// source's document numbering.
+func shift(err error, base int64) error {
+	var se *stream.Error
+	if errors.As(err, &se) && se.Row >= 0 {
+		se.Row += base
+	}
+	return err
+}

@@ -1,0 +1,287 @@
+package columnar
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// maxStamp bounds the duplicate-detection table when the vocabulary size is
+// unknown (64 MB per worker); larger term ids then need Options.Terms.
+const maxStamp = 1 << 24
+
+// docDecoder turns list-shaped columns into CSR batches, checking every value.
+// It is used by one goroutine at a time; its scratch memory is reused.
+type docDecoder struct {
+	path            string
+	terms           int // vocabulary size d; 0 when unknown
+	batchRows       int
+	termCol, cntCol string
+
+	// stamp[t] == gen when term t was seen in the current document.
+	stamp []uint32
+	gen   uint32
+
+	tscratch, cscratch []int32
+	o64a, o64b         []int64
+}
+
+func newDocDecoder(path string, terms, batchRows int, termCol, cntCol string) *docDecoder {
+	return &docDecoder{path: path, terms: terms, batchRows: batchRows, termCol: termCol, cntCol: cntCol,
+		stamp: make([]uint32, terms)}
+}
+
+func (d *docDecoder) errorf(row int64, col string, kind error, format string, args ...any) error {
+	return stream.Errorf(d.path, 0, row, col, kind, format, args...)
+}
+
+// nextDoc starts a new document in the duplicate table.
+func (d *docDecoder) nextDoc() uint32 {
+	d.gen++
+	if d.gen == 0 {
+		clear(d.stamp)
+		d.gen = 1
+	}
+	return d.gen
+}
+
+// checkTerm handles a term id outside the stamp table: an error when it is
+// negative or beyond a known vocabulary, else the table grows.
+func (d *docDecoder) checkTerm(row int64, t int32) error {
+	switch {
+	case t < 0:
+		return d.errorf(row, d.termCol, stream.ErrValue, "negative term id %d", t)
+	case d.terms > 0:
+		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d outside the vocabulary [0,%d)", t, d.terms)
+	case int(t) >= maxStamp:
+		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d is too large to check without a vocabulary size (pass the vocabulary or --terms)", t)
+	}
+	n := max(int(t)+1, 2*len(d.stamp), 1024)
+	d.stamp = append(d.stamp, make([]uint32, min(n, maxStamp)-len(d.stamp))...)
+	return nil
+}
+
+// appendDoc checks one document's entries and appends it to b.
+func (d *docDecoder) appendDoc(b *stream.Docs, row int64, t, c []int32) error {
+	g := d.nextDoc()
+	for j, x := range t {
+		if uint32(x) >= uint32(len(d.stamp)) {
+			if err := d.checkTerm(row, x); err != nil {
+				return err
+			}
+		}
+		st := d.stamp
+		if st[x] == g {
+			return d.errorf(row, d.termCol, stream.ErrValue, "term %d appears twice in the document", x)
+		}
+		st[x] = g
+		if c[j] < 0 {
+			return d.errorf(row, d.cntCol, stream.ErrValue, "negative count %d for term %d", c[j], x)
+		}
+	}
+	b.Terms = append(b.Terms, t...)
+	b.Counts = append(b.Counts, c...)
+	b.EndDoc()
+	return nil
+}
+
+// csr appends rows [0, n) of a list-shaped chunk whose document i holds
+// terms[toff[i]:toff[i+1]] and counts[coff[i]:coff[i+1]]; null lists (tnull,
+// cnull report them, nil when none) are empty documents. row0 is the row of
+// the chunk's first document within the piece; out collects full batches.
+func csr[O int32 | int64](d *docDecoder, out *[]*stream.Docs, row0 int64, n int, toff, coff []O, tnull, cnull func(int) bool, terms, counts []int32) error {
+	if len(toff) != n+1 || len(coff) != n+1 {
+		return d.errorf(row0, d.termCol, stream.ErrCorrupt, "list offsets do not match the row count")
+	}
+	b := (*out)[len(*out)-1]
+	for i := range n {
+		if b.Len() >= d.batchRows {
+			b = stream.NewDocs(b.Start + int64(b.Len()))
+			*out = append(*out, b)
+		}
+		row := row0 + int64(i)
+		tn := tnull != nil && tnull(i)
+		cn := cnull != nil && cnull(i)
+		lo, hi := toff[i], toff[i+1]
+		clo, chi := coff[i], coff[i+1]
+		if tn {
+			lo = hi
+		}
+		if cn {
+			clo = chi
+		}
+		if hi-lo != chi-clo {
+			return d.errorf(row, d.cntCol, stream.ErrValue, "%d term ids but %d counts", hi-lo, chi-clo)
+		}
+		if lo < 0 || lo > hi || int64(hi) > int64(len(terms)) || clo < 0 || int64(chi) > int64(len(counts)) {
+			return d.errorf(row, d.termCol, stream.ErrCorrupt, "list offsets out of bounds")
+		}
+		if err := d.appendDoc(b, row, terms[lo:hi], counts[clo:chi]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowOf finds the row whose list range holds value index at.
+func rowOf[O int32 | int64](off []O, at int) int64 {
+	return int64(sort.Search(len(off)-1, func(i int) bool { return int64(off[i+1]) > int64(at) }))
+}
+
+func rowAt(o32 []int32, o64 []int64, at int) int64 {
+	if o32 != nil {
+		return rowOf(o32, at)
+	}
+	return rowOf(o64, at)
+}
+
+func nullFunc(a arrow.Array) func(int) bool {
+	if a.NullN() == 0 {
+		return nil
+	}
+	return a.IsNull
+}
+
+// listsChunk decodes one record of the lists layout.
+func (d *docDecoder) listsChunk(out *[]*stream.Docs, row0 int64, ta, ca arrow.Array) error {
+	t32, t64, tv := offsets(ta)
+	c32, c64, cv := offsets(ca)
+	if tv == nil || cv == nil {
+		return d.errorf(-1, d.termCol, stream.ErrSchema, "columns are not lists")
+	}
+	if i := firstNull(tv); i >= 0 {
+		return d.errorf(row0+rowAt(t32, t64, i), d.termCol, stream.ErrValue, "null term id")
+	}
+	if i := firstNull(cv); i >= 0 {
+		return d.errorf(row0+rowAt(c32, c64, i), d.cntCol, stream.ErrValue, "null count")
+	}
+	var bad *badValue
+	var terms, counts []int32
+	badAt := func(col string, off32 []int32, off64 []int64) error {
+		return d.errorf(row0+rowAt(off32, off64, bad.at), col, stream.ErrValue, "%s", bad.msg)
+	}
+	if terms, d.tscratch, bad = ints(tv, d.tscratch); bad != nil {
+		return badAt(d.termCol, t32, t64)
+	}
+	if counts, d.cscratch, bad = ints(cv, d.cscratch); bad != nil {
+		return badAt(d.cntCol, c32, c64)
+	}
+	n := ta.Len()
+	if t32 != nil && c32 != nil {
+		return csr(d, out, row0, n, t32, c32, nullFunc(ta), nullFunc(ca), terms, counts)
+	}
+	if t64 == nil {
+		d.o64a = to64(t32, d.o64a)
+		t64 = d.o64a
+	}
+	if c64 == nil {
+		d.o64b = to64(c32, d.o64b)
+		c64 = d.o64b
+	}
+	return csr(d, out, row0, n, t64, c64, nullFunc(ta), nullFunc(ca), terms, counts)
+}
+
+// pairsChunk decodes one record of the pairs layout.
+func (d *docDecoder) pairsChunk(out *[]*stream.Docs, row0 int64, la arrow.Array, termName, countName string) error {
+	o32, o64, v := offsets(la)
+	st, ok := v.(*array.Struct)
+	if !ok {
+		return d.errorf(-1, d.termCol, stream.ErrSchema, "column is not a list of structs")
+	}
+	at := func(i int) int64 { return row0 + rowAt(o32, o64, i) }
+	stt := st.DataType().(*arrow.StructType)
+	ti, _ := stt.FieldIdx(termName)
+	ci, _ := stt.FieldIdx(countName)
+	for _, a := range []arrow.Array{st, st.Field(ti), st.Field(ci)} {
+		if i := firstNull(a); i >= 0 {
+			return d.errorf(at(i), d.termCol, stream.ErrValue, "null (term, count) entry")
+		}
+	}
+	var bad *badValue
+	var terms, counts []int32
+	if terms, d.tscratch, bad = ints(st.Field(ti), d.tscratch); bad != nil {
+		return d.errorf(at(bad.at), d.termCol, stream.ErrValue, "%s: %s", termName, bad.msg)
+	}
+	if counts, d.cscratch, bad = ints(st.Field(ci), d.cscratch); bad != nil {
+		return d.errorf(at(bad.at), d.termCol, stream.ErrValue, "%s: %s", countName, bad.msg)
+	}
+	nf := nullFunc(la)
+	if o32 != nil {
+		return csr(d, out, row0, la.Len(), o32, o32, nf, nil, terms, counts)
+	}
+	return csr(d, out, row0, la.Len(), o64, o64, nf, nil, terms, counts)
+}
+
+// rawChunk decodes a row group read from the Parquet levels.
+func (d *docDecoder) rawChunk(out *[]*stream.Docs, t, c *rawList) error {
+	if t.bad != nil {
+		return d.errorf(rowOf(t.off, t.bad.at), d.termCol, stream.ErrValue, "%s", t.bad.msg)
+	}
+	if c.bad != nil {
+		return d.errorf(rowOf(c.off, c.bad.at), d.cntCol, stream.ErrValue, "%s", c.bad.msg)
+	}
+	return csr(d, out, 0, len(t.off)-1, t.off, c.off, nil, nil, t.vals, c.vals)
+}
+
+// docsPart is the decoded documents of one piece, with Start relative to it.
+type docsPart struct {
+	batches []*stream.Docs
+	rows    int64
+}
+
+func (p docsPart) release() {
+	for _, b := range p.batches {
+		b.Release()
+	}
+}
+
+// decodeDocs decodes a piece of the lists or pairs layout.
+func (d *docDecoder) decodeDocs(ds docSchema, l loaded) (docsPart, error) {
+	part := docsPart{batches: []*stream.Docs{stream.NewDocs(0)}}
+	if l.lists != nil {
+		if err := d.rawChunk(&part.batches, &l.lists[0], &l.lists[1]); err != nil {
+			part.release()
+			return docsPart{}, err
+		}
+		part.rows = int64(len(l.lists[0].off) - 1)
+	}
+	for _, rec := range l.recs {
+		var err error
+		switch ds.layout {
+		case LayoutLists:
+			ta, ca := column(rec, ds.cols[0]), column(rec, ds.cols[1])
+			if ta == nil || ca == nil {
+				err = d.errorf(-1, "", stream.ErrSchema, "record batch lacks columns %q", ds.cols)
+				break
+			}
+			err = d.listsChunk(&part.batches, part.rows, ta, ca)
+		case LayoutPairs:
+			la := column(rec, ds.cols[0])
+			if la == nil {
+				err = d.errorf(-1, "", stream.ErrSchema, "record batch lacks column %q", ds.cols[0])
+				break
+			}
+			err = d.pairsChunk(&part.batches, part.rows, la, ds.term, ds.count)
+		default:
+			err = fmt.Errorf("columnar: layout %s is not decoded by decodeDocs", ds.layout)
+		}
+		if err != nil {
+			part.release()
+			return docsPart{}, err
+		}
+		part.rows += rec.NumRows()
+	}
+	part.batches = slices.DeleteFunc(part.batches, func(b *stream.Docs) bool {
+		if b.Len() == 0 {
+			b.Release()
+			return true
+		}
+		return false
+	})
+	return part, nil
+}

@@ -1,0 +1,164 @@
+package columnar
+
+import (
+	"context"
+	"iter"
+	"math"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// nullTerm marks a long-layout row with a null term: the row names a document
+// without adding an entry (how writers store empty documents).
+const nullTerm = math.MinInt32
+
+// longPart is one piece of a long table, normalised to flat slices. Rows from
+// bad on are cut off; bad says what was wrong with the first of them.
+type longPart struct {
+	doc         []int64
+	term, count []int32
+	rows        int64
+	bad         *badValue
+	badCol      string
+	badDoc      int64
+	badDocKnown bool
+}
+
+// decodeLong normalises a piece in a worker; the documents are assembled in
+// order by the consumer, since a document may span pieces.
+func decodeLong(ds docSchema, l loaded) (longPart, error) {
+	var p longPart
+	for _, rec := range l.recs {
+		da, ta, ca := column(rec, ds.cols[0]), column(rec, ds.cols[1]), column(rec, ds.cols[2])
+		n := int(rec.NumRows())
+		fail := func(at int, col, msg string, docs []int64) {
+			p.bad, p.badCol = &badValue{int(p.rows) + at, msg}, col
+			if docs != nil {
+				p.badDoc, p.badDocKnown = docs[at], true
+			}
+		}
+		if i := firstNull(da); i >= 0 {
+			fail(i, ds.cols[0], "null doc id", nil)
+			n = i
+		}
+		docs, _ := int64s(da, nil)
+		terms, _, bad := ints(ta, nil)
+		if bad != nil && bad.at < n {
+			fail(bad.at, ds.cols[1], bad.msg, docs)
+			n = bad.at
+		}
+		counts, _, bad := ints(ca, nil)
+		if bad != nil && bad.at < n && !ta.IsNull(bad.at) {
+			fail(bad.at, ds.cols[2], bad.msg, docs)
+			n = bad.at
+		}
+		if ta.NullN() > 0 || ca.NullN() > 0 {
+			terms = append([]int32(nil), terms[:n]...)
+			for i := range n {
+				if ta.IsNull(i) {
+					terms[i] = nullTerm
+				} else if ca.IsNull(i) {
+					fail(i, ds.cols[2], "null count", docs)
+					n = i
+					break
+				}
+			}
+		}
+		p.doc = append(p.doc, docs[:n]...)
+		p.term = append(p.term, terms[:n]...)
+		p.count = append(p.count, counts[:n]...)
+		if p.bad != nil {
+			return p, nil
+		}
+		p.rows += int64(n)
+	}
+	return p, nil
+}
+
+// long runs a pass over a long table, stitching documents across pieces.
+func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(yield func(*stream.Docs, error) bool) {
+		d := s.decoders.Get().(*docDecoder)
+		defer s.decoders.Put(d)
+		tc, cc := s.ds.cols[1], s.ds.cols[2]
+		var (
+			b        = stream.NewDocs(0)
+			docIdx   = int64(-1) // index of the open document
+			cur      int64       // its id
+			g        uint32
+			tableRow int64
+		)
+		fail := func(err error) {
+			b.Release()
+			yield(nil, err)
+		}
+		decode := func(l loaded) (longPart, error) { return decodeLong(s.ds, l) }
+		for p, err := range pass(ctx, s.t, s.o, s.ds.cols, decode, nil) {
+			if err != nil {
+				fail(err)
+				return
+			}
+			for j, id := range p.doc {
+				if docIdx < 0 || id != cur {
+					if docIdx >= 0 {
+						if id < cur {
+							fail(stream.Errorf(s.t.path, 0, docIdx+1, s.ds.cols[0], stream.ErrOrder,
+								"table row %d has doc id %d after %d: rows must be sorted by doc id and a document's rows contiguous", tableRow+int64(j), id, cur))
+							return
+						}
+						b.EndDoc()
+						if b.Len() >= s.o.BatchRows {
+							s.o.Progress.Add(int64(b.Len()), 0)
+							if !yield(b, nil) {
+								return
+							}
+							b = stream.NewDocs(docIdx + 1)
+						}
+					}
+					docIdx++
+					cur = id
+					g = d.nextDoc()
+				}
+				t, c := p.term[j], p.count[j]
+				if t == nullTerm {
+					continue
+				}
+				if uint32(t) >= uint32(len(d.stamp)) {
+					if err := d.checkTerm(docIdx, t); err != nil {
+						fail(err)
+						return
+					}
+				}
+				if d.stamp[t] == g {
+					fail(stream.Errorf(s.t.path, 0, docIdx, tc, stream.ErrValue, "table row %d: term %d appears twice in document %d", tableRow+int64(j), t, id))
+					return
+				}
+				d.stamp[t] = g
+				if c < 0 {
+					fail(stream.Errorf(s.t.path, 0, docIdx, cc, stream.ErrValue, "table row %d: negative count %d", tableRow+int64(j), c))
+					return
+				}
+				b.Terms = append(b.Terms, t)
+				b.Counts = append(b.Counts, c)
+			}
+			if p.bad != nil {
+				row := docIdx
+				if !p.badDocKnown || docIdx < 0 || p.badDoc != cur {
+					row++
+				}
+				fail(stream.Errorf(s.t.path, 0, row, p.badCol, stream.ErrValue, "table row %d: %s", tableRow+int64(p.bad.at), p.bad.msg))
+				return
+			}
+			tableRow += p.rows
+		}
+		if docIdx >= 0 {
+			b.EndDoc()
+		}
+		if b.Len() == 0 {
+			b.Release()
+			return
+		}
+		s.o.Progress.Add(int64(b.Len()), 0)
+		yield(b, nil)
+	}
+}

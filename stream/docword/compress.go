@@ -1,0 +1,93 @@
+package docword
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// decompressor wraps r in the decoder its first bytes call for. Detection is by
+// magic number, not by suffix, so a renamed file still reads. close releases the
+// decoder (a zstd decoder holds memory until closed).
+func decompressor(r io.Reader) (dec io.Reader, close func(), err error) {
+	br := newPeekReader(r)
+	head := br.peek(4)
+	switch stream.Compression(head) {
+	case "gzip":
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, func() { z.Close() }, nil
+	case "zstd":
+		// One goroutine: decompression runs on the splitter while the parse
+		// workers use the other cores.
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, z.Close, nil
+	}
+	return br, func() {}, nil
+}
+
+// peekReader lets the first few bytes be inspected and then read again.
+type peekReader struct {
+	r   io.Reader
+	buf []byte
+}
+
+func newPeekReader(r io.Reader) *peekReader { return &peekReader{r: r} }
+
+func (p *peekReader) peek(n int) []byte {
+	for len(p.buf) < n {
+		tmp := make([]byte, n-len(p.buf))
+		m, err := p.r.Read(tmp)
+		p.buf = append(p.buf, tmp[:m]...)
+		if err != nil {
+			break
+		}
+	}
+	return p.buf
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	if len(p.buf) > 0 {
+		n := copy(b, p.buf)
+		p.buf = p.buf[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
+}
+
+// decompressHead decodes as much of a compressed file's first bytes as it can,
+// up to limit bytes, for content sniffing; it returns nil if nothing decodes.
+func decompressHead(head []byte, limit int) []byte {
+	if stream.Compression(head) == "" {
+		return head
+	}
+	dec, closeDec, err := decompressor(bytes.NewReader(head))
+	if err != nil {
+		return nil
+	}
+	defer closeDec()
+	out := make([]byte, limit)
+	n, _ := io.ReadFull(dec, out)
+	return out[:n]
+}
+
+// countingReader counts the (compressed) bytes read from a file, for progress.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}

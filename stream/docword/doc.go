@@ -1,0 +1,14 @@
+// Package docword reads and writes the UCI bag-of-words format
+// (https://archive.ics.uci.edu/dataset/164/bag+of+words): a docword file holds
+// three header lines D (documents), W (vocabulary size) and NNZ (entries),
+// then NNZ lines "docID wordID count" with 1-based ids, plain or compressed
+// with gzip or zstd; an optional vocab file names the W words, one per line.
+//
+// The package owns the "docword" format of the stream registry: importing it
+// (for its side effect) lets stream.Open and stream.Create handle such files.
+// Reading is parallel: one goroutine decompresses and cuts the file into large
+// chunks at line boundaries, workers parse the chunks, and the results are
+// stitched in order into batches of documents, so a document cut between two
+// chunks comes out whole. Row i of the source is document id i+1; ids the file
+// skips are empty documents.
+package docword

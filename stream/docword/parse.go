@@ -1,0 +1,303 @@
+package docword
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// chunk is a run of whole lines cut from the decompressed file.
+type chunk struct {
+	buf  *[]byte // pooled backing array, returned after stitching
+	data []byte
+	line int64 // 1-based line number of data's first line
+}
+
+// part is a parsed chunk: its lines grouped into runs of one document id, in
+// file order, with the entries of run r at terms/counts[offs[r]:offs[r+1]].
+type part struct {
+	ch     chunk
+	docs   []int64
+	offs   []int
+	terms  []int32
+	counts []int32
+	lines  int64    // entry lines parsed before err
+	err    *lineErr // first problem in the chunk, nil if none
+}
+
+// lineErr is a problem on one line. Order problems need to know where the
+// document appeared before, which only the stitcher can find out, so they
+// carry the document ids instead of a finished message.
+type lineErr struct {
+	line      int64
+	kind      error
+	msg       string
+	order     bool
+	doc, prev int64
+}
+
+var partPool = sync.Pool{New: func() any { return new(part) }}
+
+func (p *part) reset(ch chunk) {
+	p.ch = ch
+	p.docs, p.offs = p.docs[:0], p.offs[:0]
+	p.terms, p.counts = p.terms[:0], p.counts[:0]
+	p.lines, p.err = 0, nil
+}
+
+// stampMax bounds the per-worker table used to spot repeated terms; terms
+// beyond it (only in huge vocabularies) go through a map.
+const stampMax = 1 << 22
+
+// scratch finds repeated terms within one document: stamp[t] == gen marks term
+// t as seen in the current run, so moving to the next run costs one increment.
+type scratch struct {
+	stamp []uint32
+	gen   uint32
+	big   map[int32]struct{}
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{gen: 1} }}
+
+func (s *scratch) nextRun() {
+	s.gen++
+	if s.gen == 0 {
+		clear(s.stamp)
+		s.gen = 1
+	}
+	if len(s.big) > 0 {
+		clear(s.big)
+	}
+}
+
+// seen marks t and reports whether it was already marked in this run. limit
+// is min(W, stampMax) for the file being read.
+func (s *scratch) seen(t int32, limit int) bool {
+	if int(t) < len(s.stamp) {
+		if s.stamp[t] == s.gen {
+			return true
+		}
+		s.stamp[t] = s.gen
+		return false
+	}
+	if int(t) < limit {
+		n := min(max(2*len(s.stamp), int(t)+1, 1024), limit)
+		s.stamp = append(s.stamp, make([]uint32, n-len(s.stamp))...)
+		s.stamp[t] = s.gen
+		return false
+	}
+	if s.big == nil {
+		s.big = map[int32]struct{}{}
+	}
+	if _, ok := s.big[t]; ok {
+		return true
+	}
+	s.big[t] = struct{}{}
+	return false
+}
+
+// parse decodes one chunk. It never fails as a whole: the first bad line ends
+// the chunk and is recorded in part.err, so that the stitcher reports problems
+// in file order after the lines before them.
+func (s *Source) parse(ctx context.Context, ch chunk) (*part, error) {
+	p := partPool.Get().(*part)
+	p.reset(ch)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	D, W := s.h.D, s.h.W
+	limit := int(min(W, stampMax))
+	data := ch.data
+	line := ch.line - 1
+	cur := int64(-1)
+	stamp, gen := sc.stamp, sc.gen
+	for i := 0; i < len(data); {
+		line++
+		// Fast path: "d w c\n" with single spaces, the form writers produce.
+		d, j := digits(data, i)
+		k := j + 1
+		w, j2 := digits(data, k)
+		k2 := j2 + 1
+		c, j3 := digits(data, k2)
+		next := j3 + 1
+		if j == i || j-i > 18 || j >= len(data) || data[j] != ' ' ||
+			j2 == k || j2-k > 18 || j2 >= len(data) || data[j2] != ' ' ||
+			j3 == k2 || j3-k2 > 18 || j3 >= len(data) || data[j3] != '\n' {
+			// Anything else (blanks, \r, no final newline, bad fields).
+			ln := data[i:]
+			next = len(data)
+			if nl := bytes.IndexByte(ln, '\n'); nl >= 0 {
+				ln, next = ln[:nl], i+nl+1
+			}
+			var ok bool
+			if d, w, c, ok = parseEntry(ln); !ok {
+				p.err = diagnose(ln, line)
+				break
+			}
+		}
+		i = next
+		if d == 0 || d > D {
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("document id %d is outside 1..%d given by the header (line 1)", d, D)}
+			break
+		}
+		if w == 0 || w > W {
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("word id %d is outside the vocabulary 1..%d given by the header (line 2)", w, W)}
+			break
+		}
+		if c > math.MaxInt32 {
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("count %d is larger than %d", c, math.MaxInt32)}
+			break
+		}
+		if d != cur {
+			if d < cur {
+				p.err = &lineErr{line: line, kind: stream.ErrOrder, order: true, doc: d, prev: cur}
+				break
+			}
+			p.docs = append(p.docs, d)
+			p.offs = append(p.offs, len(p.terms))
+			cur = d
+			sc.gen = gen
+			sc.nextRun()
+			gen = sc.gen
+		}
+		p.lines++
+		if c == 0 {
+			continue // an empty entry says nothing; the document still exists
+		}
+		t := int32(w - 1)
+		var dup bool
+		if int(t) < len(stamp) {
+			dup = stamp[t] == gen
+			stamp[t] = gen
+		} else {
+			dup = sc.seen(t, limit)
+			stamp = sc.stamp
+		}
+		if dup {
+			p.lines--
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("word %d appears twice in document %d", w, d)}
+			break
+		}
+		p.terms = append(p.terms, t)
+		p.counts = append(p.counts, int32(c))
+	}
+	sc.gen = gen
+	p.offs = append(p.offs, len(p.terms))
+	return p, nil
+}
+
+// digits parses the decimal digits at data[i:], returning their value and the
+// index of the first non-digit. Callers bound the number of digits (at most 18
+// cannot overflow).
+func digits(data []byte, i int) (int64, int) {
+	var v int64
+	for ; i < len(data); i++ {
+		x := data[i] - '0'
+		if x > 9 {
+			break
+		}
+		v = v*10 + int64(x)
+	}
+	return v, i
+}
+
+// parseEntry parses "docID wordID count" with blanks between and around the
+// fields (a trailing \r included). It is the hot loop of a pass; anything
+// unusual fails here and is explained by diagnose.
+func parseEntry(b []byte) (d, w, c int64, ok bool) {
+	i := skipBlanks(b, 0)
+	if d, i, ok = parseUint(b, i); !ok || i >= len(b) || !isBlank(b[i]) {
+		return 0, 0, 0, false
+	}
+	i = skipBlanks(b, i+1)
+	if w, i, ok = parseUint(b, i); !ok || i >= len(b) || !isBlank(b[i]) {
+		return 0, 0, 0, false
+	}
+	i = skipBlanks(b, i+1)
+	if c, i, ok = parseUint(b, i); !ok {
+		return 0, 0, 0, false
+	}
+	return d, w, c, skipBlanks(b, i) == len(b)
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+func skipBlanks(b []byte, i int) int {
+	for i < len(b) && isBlank(b[i]) {
+		i++
+	}
+	return i
+}
+
+// parseUint parses the decimal digits at b[i:], returning the value and the
+// index after them; ok is false when there are no digits or the value does
+// not fit in an int64.
+func parseUint(b []byte, i int) (v int64, j int, ok bool) {
+	j = i
+	for j < len(b) {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + int64(c)
+		j++
+	}
+	switch n := j - i; {
+	case n == 0:
+		return 0, j, false
+	case n > 18: // may have overflowed: redo it carefully
+		v = 0
+		for _, c := range b[i:j] {
+			if v > (math.MaxInt64-int64(c-'0'))/10 {
+				return 0, j, false
+			}
+			v = v*10 + int64(c-'0')
+		}
+	}
+	return v, j, true
+}
+
+// diagnose explains why parseEntry rejected a line.
+func diagnose(ln []byte, line int64) *lineErr {
+	bad := func(format string, args ...any) *lineErr {
+		return &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf(format, args...)}
+	}
+	f := strings.Fields(string(ln))
+	if len(f) != 3 {
+		return bad("expected 3 fields \"docID wordID count\", found %d in %q", len(f), trimLine(ln))
+	}
+	for k, name := range []string{"document id", "word id", "count"} {
+		v := f[k]
+		if _, j, ok := parseUint([]byte(v), 0); ok && j == len(v) {
+			continue
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil || isRange(err) {
+			switch {
+			case math.IsNaN(x):
+				return bad("%s is NaN", name)
+			case x < 0:
+				return bad("%s %s is negative", name, v)
+			case isRange(err) || math.IsInf(x, 0):
+				return bad("%s %s is out of range", name, v)
+			case x > math.MaxInt64:
+				return bad("%s %s overflows a 64-bit integer", name, v)
+			}
+			return bad("%s %s is not an integer", name, v)
+		}
+		if strings.HasPrefix(v, "-") {
+			return bad("%s %q is negative", name, v)
+		}
+		return bad("%s %q is not a non-negative integer", name, trimLine([]byte(v)))
+	}
+	return bad("malformed line %q", trimLine(ln))
+}
+
+func isRange(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}

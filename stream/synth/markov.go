@@ -1,0 +1,270 @@
+package synth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"math/rand/v2"
+
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/mat"
+)
+
+// SnapshotConfig describes unordered snapshot sets of a Markov chain or HMM
+// (001 §3, §4): per set, π⁽⁰⁾ ~ Dirichlet(α₀π); per point, s ~ π⁽⁰⁾,
+// t ~ Geometric(r) on {1,2,…}, h = state after t steps of P from s, and the
+// row is e_h (chain) or U_h + σ·N(0, I) (HMM). Each row carries its set id.
+type SnapshotConfig struct {
+	Sets   int64 // N, the number of sets
+	PerSet int   // n, points per set (at least 3)
+	K      int   // number of (hidden) states
+	// M is the observation dimension of the HMM; 0 generates the chain itself
+	// (one-hot rows of width K).
+	M      int
+	Sigma2 float64 // HMM noise variance (default 2, as in 001 §4)
+	Alpha0 float64 // default 1
+	R      float64 // default 0.3
+	// P, when non-nil, is the column-stochastic K×K transition matrix as rows
+	// (P[i][j] = Pr(i | j)); otherwise one with exactly one zero entry,
+	// ergodic, full rank and well separated stationary probabilities is drawn.
+	P [][]float64
+	// Stay is the weight β of the identity in a drawn P = βI + (1−β)Q
+	// (default 0.7). A fast-mixing P makes T = E[Pᵗ] nearly rank one and the
+	// model unlearnable from snapshots at any practical N.
+	Stay      float64
+	Seed      uint64
+	BatchRows int
+	Workers   int
+}
+
+// SnapshotTruth is the model behind generated snapshots, with the JSON names
+// of models/markov's Model.
+type SnapshotTruth struct {
+	Model  string         `json:"model"` // "markov" or "hmm-snapshot"
+	K      int            `json:"k"`
+	D      int            `json:"d"`
+	Alpha0 float64        `json:"alpha0"`
+	R      float64        `json:"r"`
+	Pi     []float64      `json:"pi"`
+	P      [][]float64    `json:"P"`
+	T      [][]float64    `json:"T"`
+	U      [][]float64    `json:"U,omitempty"`
+	UT     [][]float64    `json:"UT,omitempty"`
+	Sigma2 float64        `json:"sigma2,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Write stores the truth as indented JSON, atomically.
+func (t *SnapshotTruth) Write(path string) error { return writeJSON(path, t) }
+
+// Snapshots is a generated snapshot table: a stream.DenseSource with set ids.
+type Snapshots struct {
+	Truth SnapshotTruth
+	gen   denseGen
+	next  []alias // next[j]: distribution of the state after j
+}
+
+// NewSnapshots draws (or takes) the chain and returns the table source.
+func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
+	if cfg.Sigma2 == 0 {
+		cfg.Sigma2 = 2
+	}
+	if cfg.Alpha0 == 0 {
+		cfg.Alpha0 = 1
+	}
+	if cfg.R == 0 {
+		cfg.R = 0.3
+	}
+	if cfg.Stay == 0 {
+		cfg.Stay = 0.7
+	}
+	switch {
+	case cfg.Sets < 0 || cfg.PerSet < 3:
+		return nil, fmt.Errorf("synth: need sets ≥ 0 and at least 3 points per set (sets=%d, per-set=%d)", cfg.Sets, cfg.PerSet)
+	case cfg.K < 2:
+		return nil, fmt.Errorf("synth: need at least 2 states, got %d", cfg.K)
+	case cfg.M != 0 && cfg.M < cfg.K:
+		return nil, fmt.Errorf("synth: m=%d < k=%d", cfg.M, cfg.K)
+	case !(cfg.R > 0 && cfg.R <= 1) || cfg.Alpha0 < 0 || cfg.Sigma2 < 0:
+		return nil, fmt.Errorf("synth: r=%g must be in (0,1], alpha0=%g and sigma2=%g positive", cfg.R, cfg.Alpha0, cfg.Sigma2)
+	}
+	k := cfg.K
+	r := newRand(cfg.Seed, 0)
+	p := cfg.P
+	if p == nil {
+		p = drawChain(r, k, cfg.Stay)
+	} else if len(p) != k {
+		return nil, errors.New("synth: P must be K×K")
+	}
+	pm := mat.NewDense(k, k, nil)
+	for i := range k {
+		for j := range k {
+			pm.Set(i, j, p[i][j])
+		}
+	}
+	pi := stationary(pm)
+	// T = rP(I − (1−r)P)⁻¹.
+	var a mat.Dense
+	a.Scale(-(1 - cfg.R), pm)
+	for i := range k {
+		a.Set(i, i, a.At(i, i)+1)
+	}
+	var inv, tm mat.Dense
+	if err := inv.Inverse(&a); err != nil {
+		return nil, err
+	}
+	tm.Mul(pm, &inv)
+	tm.Scale(cfg.R, &tm)
+	t := SnapshotTruth{Model: "markov", K: k, D: k, Alpha0: cfg.Alpha0, R: cfg.R, Pi: pi, P: p, T: matRows(&tm)}
+	var u *mat.Dense
+	if cfg.M > 0 {
+		t.Model, t.D, t.Sigma2 = "hmm-snapshot", cfg.M, cfg.Sigma2
+		cols := gaussianColumns(r, k, cfg.M, 1) // unit columns, as in 001 §4
+		t.U = cols
+		u = mat.NewDense(cfg.M, k, nil)
+		for j, c := range cols {
+			u.SetCol(j, c)
+		}
+		var ut mat.Dense
+		ut.Mul(u, &tm)
+		t.UT = make([][]float64, k)
+		for j := range k {
+			t.UT[j] = mat.Col(nil, j, &ut)
+		}
+	}
+	t.Params = map[string]any{"sets": cfg.Sets, "per_set": cfg.PerSet, "seed": cfg.Seed}
+	s := &Snapshots{Truth: t, next: make([]alias, k)}
+	for j := range k {
+		s.next[j].build(mat.Col(nil, j, pm))
+	}
+	alpha := make([]float64, k)
+	for i := range k {
+		alpha[i] = cfg.Alpha0 * pi[i]
+	}
+	sd := math.Sqrt(cfg.Sigma2)
+	logq := math.Log1p(-cfg.R)
+	s.gen = denseGen{layout: t.Model, items: cfg.Sets, rowsPer: cfg.PerSet, cols: t.D, seed: cfg.Seed, grouped: true}
+	s.gen.setup(cfg.BatchRows, cfg.Workers)
+	s.gen.fill = func(r *rand.Rand, lo, hi int64, out *stream.Dense) {
+		p0 := make([]float64, k)
+		var start alias
+		for set := lo; set < hi; set++ {
+			dirichlet(r, p0, alpha)
+			start.build(p0)
+			for range cfg.PerSet {
+				h := start.draw(r)
+				steps := 1
+				if cfg.R < 1 {
+					steps += int(math.Log(1-r.Float64()) / logq)
+				}
+				for range steps {
+					h = s.next[h].draw(r)
+				}
+				if u == nil {
+					for j := range k {
+						out.Data = append(out.Data, b2f(int(h) == j))
+					}
+				} else {
+					for i := range cfg.M {
+						out.Data = append(out.Data, u.At(i, int(h))+sd*r.NormFloat64())
+					}
+				}
+				out.Group = append(out.Group, set)
+				out.Rows++
+			}
+		}
+	}
+	return s, nil
+}
+
+// Info describes the table.
+func (s *Snapshots) Info() stream.Info { return s.gen.info() }
+
+// Rows generates one pass over the table.
+func (s *Snapshots) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return s.gen.rows(ctx) }
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// drawChain draws a column-stochastic k×k P = βI + (1−β)Q, Q with random
+// columns, with exactly one zero entry (P[1][0]), ergodic (P² > 0), well
+// conditioned, and with stationary probabilities at least 0.15/k apart (001
+// matches states by sorting them). The weight on I keeps the chain from
+// mixing within the few steps Geometric(r) allows: a fast-mixing P makes
+// T = E[Pᵗ] nearly rank one, and nothing is learnable from snapshots.
+func drawChain(r *rand.Rand, k int, stay float64) [][]float64 {
+	for {
+		pm := mat.NewDense(k, k, nil)
+		for j := range k {
+			col := make([]float64, k)
+			var s float64
+			for i := range col {
+				col[i] = 0.05 + r.Float64()
+				if j == 0 && i == 1 {
+					col[i] = 0 // the one zero entry
+				}
+				if i == j {
+					col[i] = 0
+				}
+				s += col[i]
+			}
+			for i, v := range col {
+				p := (1 - stay) * v / s
+				if i == j {
+					p += stay
+				}
+				pm.Set(i, j, p)
+			}
+		}
+		var p2 mat.Dense
+		p2.Mul(pm, pm)
+		if mat.Min(&p2) <= 0 || mat.Cond(pm, 2) > 20 {
+			continue
+		}
+		pi := stationary(pm)
+		ok := true
+		for i := range pi {
+			for j := range i {
+				if math.Abs(pi[i]-pi[j]) < 0.15/float64(k) {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return matRows(pm)
+		}
+	}
+}
+
+// stationary returns π with Pπ = π, Σπ = 1 (by powering P, which is ergodic).
+func stationary(p *mat.Dense) []float64 {
+	var q mat.Dense
+	q.CloneFrom(p)
+	for range 60 {
+		q.Mul(&q, &q)
+	}
+	pi := mat.Col(nil, 0, &q)
+	var s float64
+	for _, v := range pi {
+		s += v
+	}
+	for i := range pi {
+		pi[i] /= s
+	}
+	return pi
+}
+
+func matRows(m *mat.Dense) [][]float64 {
+	r, _ := m.Dims()
+	out := make([][]float64, r)
+	for i := range r {
+		out[i] = append([]float64(nil), m.RawRowView(i)...)
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package text
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+func TestDir(t *testing.T) {
+	root := t.TempDir()
+	files := map[string][]byte{
+		"b.txt":        []byte("second file\nstill second"),
+		"a.txt":        []byte("first"),
+		"sub/c.txt.gz": compress(t, "gzip", []byte("gzipped")),
+		"sub/d.zst":    compress(t, "zstd", []byte("zstd\xff")),
+		"sub/deeper/e": nil,
+		"z.txt":        []byte("last"),
+		".hidden":      []byte("skipped"),
+		".git/HEAD":    []byte("skipped"),
+		"sub/.swp":     []byte("skipped"),
+	}
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		writeFile(t, p, data)
+	}
+	want := []string{"first", "second file\nstill second", "gzipped", "zstd\uFFFD", "", "last"}
+	for _, rows := range []int{1, 4, 100} {
+		src, err := stream.OpenText(root, stream.Options{BatchRows: rows, Workers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info := src.Info(); info.Format != "text-dir" || info.Rows != int64(len(want)) {
+			t.Fatalf("info %+v", info)
+		}
+		for pass := 0; pass < 2; pass++ {
+			got, err := collectTexts(t, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%d rows per batch: %q", rows, got)
+			}
+		}
+	}
+}
+
+func TestDirErrors(t *testing.T) {
+	root := t.TempDir()
+	if _, err := OpenDir(root, stream.Options{}); !errors.Is(err, stream.ErrEmpty) || !strings.Contains(err.Error(), root) {
+		t.Fatalf("empty directory: %v", err)
+	}
+	missing := filepath.Join(root, "missing")
+	if _, err := OpenDir(missing, stream.Options{}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("missing directory: %v", err)
+	}
+	file := filepath.Join(root, "f.txt")
+	writeFile(t, file, []byte("x"))
+	if _, err := OpenDir(file, stream.Options{}); !errors.Is(err, stream.ErrFormat) {
+		t.Fatalf("file as directory: %v", err)
+	}
+
+	dangling := filepath.Join(root, "dangling.txt")
+	if err := os.Symlink(filepath.Join(root, "nowhere"), dangling); err == nil {
+		if _, err := OpenDir(root, stream.Options{}); err == nil || !strings.Contains(err.Error(), dangling) {
+			t.Fatalf("dangling link: %v", err)
+		}
+		os.Remove(dangling)
+	}
+
+	locked := filepath.Join(root, "locked")
+	os.Mkdir(locked, 0o755)
+	writeFile(t, filepath.Join(locked, "x.txt"), []byte("x"))
+	os.Chmod(locked, 0)
+	defer os.Chmod(locked, 0o755)
+	if _, err := os.ReadDir(locked); err == nil {
+		t.Skip("running with privileges that ignore permissions")
+	}
+	if _, err := OpenDir(root, stream.Options{}); err == nil || !strings.Contains(err.Error(), locked) {
+		t.Fatalf("unreadable directory: %v", err)
+	}
+}
+
+func TestDirCorruptFile(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), []byte("fine"))
+	data := compress(t, "gzip", []byte(strings.Repeat("text ", 1000)))
+	bad := filepath.Join(root, "b.txt.gz")
+	writeFile(t, bad, data[:len(data)/2])
+	src, err := OpenDir(root, stream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := collectTexts(t, src); !errors.Is(err, stream.ErrCorrupt) || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "row 1") {
+		t.Fatalf("truncated gzip file: %v", err)
+	}
+}

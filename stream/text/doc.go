@@ -1,0 +1,18 @@
+// Package text owns streamfit's raw text input: the tokenizer (lower-casing, a
+// token pattern, stop words), the "text-lines" source (one document per line of
+// a plain, gzip or zstd file) and the "text-dir" source (one document per file
+// of a directory tree), the vocabulary builder, and the bag-of-words source that
+// turns any stream.TextSource into a stream.DocSource against a vocabulary file.
+//
+// Importing the package registers both formats with stream.Register and installs
+// the bag-of-words conversion with stream.SetTokenizer, so stream.Open reads raw
+// text (including a Parquet or Arrow text column) like any other document file:
+//
+//	import _ "github.com/streamfit/streamfit/stream/text"
+//
+//	src, err := stream.Open("corpus.txt.zst", stream.Options{VocabPath: "vocab.txt"})
+//
+// A vocabulary is built once with Build and written with Vocabulary.Write; later
+// runs reuse the file. The tokenizer settings in stream.Options (TokenPattern,
+// KeepCase, StopWords) must be the same for both.
+package text

@@ -1,0 +1,189 @@
+package text
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+func init() {
+	stream.Register(stream.Format{
+		Name:      "text-lines",
+		Match:     matchLines,
+		OpenTexts: OpenLines,
+	})
+}
+
+// matchLines claims .txt, .lines and .text files (optionally .gz or .zst) by
+// name only: any file could be text, so text is the fallback, never a content
+// match. UCI "docword.*.txt" files belong to the docword format.
+func matchLines(path string, head []byte) int {
+	if head == nil {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return 0
+		}
+	}
+	base := strings.ToLower(filepath.Base(path))
+	if strings.Contains(base, "docword") {
+		return 0
+	}
+	name, _ := stream.TrimCompression(base)
+	switch filepath.Ext(name) {
+	case ".txt", ".lines", ".text":
+		return 1
+	}
+	return 0
+}
+
+// Lines is a TextSource over a file holding one document per line, plain, gzip
+// or zstd compressed (told apart by their magic bytes). Lines end with "\n" or
+// "\r\n"; a blank line is an empty document, so document i is always line i+1.
+// Invalid UTF-8 is replaced by U+FFFD. Lines may be up to MaxDocBytes long.
+type Lines struct {
+	path string
+	size int64
+	o    stream.Options
+}
+
+// OpenLines opens path as a text-lines source; each pass yields batches of at
+// most o.BatchRows documents (fewer when they are long). An empty file is an
+// error wrapping stream.ErrEmpty.
+func OpenLines(path string, o stream.Options) (stream.TextSource, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "is a directory (use format text-dir)")
+	}
+	if st.Size() == 0 {
+		return nil, stream.Errorf(path, 0, -1, "", stream.ErrEmpty, "file is empty")
+	}
+	return &Lines{path: path, size: st.Size(), o: o.WithDefaults()}, nil
+}
+
+// Info describes the file; the number of documents is unknown before a pass.
+func (l *Lines) Info() stream.Info {
+	return stream.Info{Path: l.path, Format: "text-lines", Layout: "text", Rows: -1, NNZ: -1, Bytes: l.size}
+}
+
+// Texts reads the file once. Reading and decompression run on one goroutine
+// ahead of the consumer; UTF-8 repair runs on o.Workers goroutines.
+func (l *Lines) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] {
+	repair := func(_ context.Context, b *stream.Texts) (*stream.Texts, error) {
+		for i, s := range b.Text {
+			b.Text[i] = valid(s)
+		}
+		return b, nil
+	}
+	return stream.Ordered(ctx, l.o.Workers, l.split, repair, nil)
+}
+
+func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error {
+	r, err := openReader(l.path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var (
+		line     int64 // lines read so far
+		reported int64 // bytes already passed to Progress
+		arena    []byte
+		ends     []int
+		capacity = 64 << 10 // the arena size to start a batch with
+	)
+	flush := func() bool {
+		if len(ends) == 0 {
+			return true
+		}
+		// The arena is never reused, so its strings can share its memory: one
+		// allocation per batch instead of one per line.
+		all := unsafe.String(unsafe.SliceData(arena), len(arena))
+		b := &stream.Texts{Start: line - int64(len(ends)), Text: make([]string, len(ends))}
+		lo := 0
+		for i, hi := range ends {
+			b.Text[i] = all[lo:hi]
+			lo = hi
+		}
+		l.o.Progress.Add(int64(len(ends)), r.n.n-reported)
+		reported = r.n.n
+		// Size the next arena like this one, so a pass of similar batches
+		// neither regrows nor over-allocates.
+		capacity = min(len(arena)+len(arena)/8+4096, batchBytes+batchBytes/8)
+		arena, ends = nil, nil
+		return emit(b)
+	}
+	for {
+		if line%1024 == 0 && ctx.Err() != nil {
+			return nil // Ordered reports the cancellation
+		}
+		if arena == nil {
+			arena = make([]byte, 0, capacity)
+			ends = make([]int, 0, l.o.BatchRows)
+		}
+		start := len(arena)
+		var err error
+		arena, err = readLine(r.Reader, arena)
+		if err == io.EOF && len(arena) == start {
+			break
+		}
+		if err != nil && err != io.EOF {
+			if errors.Is(err, errLong) {
+				return stream.Errorf(l.path, line+1, line, "", stream.ErrValue, "line longer than %d MB", MaxDocBytes>>20)
+			}
+			return stream.Errorf(l.path, line+1, -1, "", stream.ErrCorrupt, "%v", err)
+		}
+		line++
+		ends = append(ends, len(arena))
+		if len(ends) >= l.o.BatchRows || len(arena) >= batchBytes {
+			if !flush() {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if line == 0 {
+		return stream.Errorf(l.path, 0, -1, "", stream.ErrEmpty, "no lines after decompression")
+	}
+	flush()
+	return nil
+}
+
+var errLong = errors.New("line too long")
+
+// readLine appends the next line of r to dst without its "\n" or "\r\n". It
+// returns io.EOF with the last line when that line has no newline, and io.EOF
+// with nothing appended at the end of the input.
+func readLine(r *bufio.Reader, dst []byte) ([]byte, error) {
+	start := len(dst)
+	for {
+		chunk, err := r.ReadSlice('\n')
+		dst = append(dst, chunk...)
+		if len(dst)-start > MaxDocBytes {
+			return dst, errLong
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == nil {
+			dst = dst[:len(dst)-1]
+		}
+		if (err == nil || err == io.EOF) && len(dst) > start && dst[len(dst)-1] == '\r' {
+			dst = dst[:len(dst)-1]
+		}
+		if err == io.ErrUnexpectedEOF {
+			err = errors.New("unexpected end of compressed data (truncated file?)")
+		}
+		return dst, err
+	}
+}
