@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/models/markov"
+	"github.com/streamfit/streamfit/models/multiview"
 )
 
 func init() {
@@ -57,43 +61,23 @@ relative spectral-norm errors after relabelling and the ℓ1 error of distributi
 		text = fmt.Sprintf("topics:    %d fitted, %d true\nmean ℓ1:   %.4f\nmax ℓ1:    %.4f\nfound:     %d/%d (ℓ1 < %.1f)\nα error:   %.4f (relative)\n",
 			e.K, e.TruthK, e.MeanL1, e.MaxL1, e.Found, e.TruthK, models.FoundL1, e.AlphaRelErr)
 	case "gmm":
-		fit, err := gmm.Read(*modelPath)
-		if err != nil {
-			return err
-		}
-		truth, err := gmm.Read(*truthPath)
-		if err != nil {
-			return err
-		}
-		e, err := gmm.Eval(fit, truth)
-		if err != nil {
-			return err
-		}
-		res = e
-		text = fmt.Sprintf("means:     %.4f (relative spectral-norm error)\nweights:   %.4f (ℓ1)\nvariances: %.4f (max relative error)\n", e.Means, e.Weights, e.Variances)
+		res, err = evalDense(*modelPath, *truthPath, gmm.Read, gmm.Eval)
 	case "markov", "hmm-snapshot":
-		fit, err := markov.Read(*modelPath)
-		if err != nil {
-			return err
-		}
-		truth, err := markov.Read(*truthPath)
-		if err != nil {
-			return err
-		}
-		e, err := markov.Eval(fit, truth)
-		if err != nil {
-			return err
-		}
-		res = e
-		text = fmt.Sprintf("P:         %.4f (relative spectral-norm error)\n", e.P)
-		if kind == "markov" {
-			text += fmt.Sprintf("T:         %.4f\n", e.T)
-		} else {
-			text += fmt.Sprintf("U:         %.4f\nUT:        %.4f\n", e.U, e.UT)
-		}
-		text += fmt.Sprintf("π:         %.4f (ℓ1)\nr:         %.4g fitted, %.4g true\n", e.Pi, fit.R, truth.R)
+		res, err = evalDense(*modelPath, *truthPath, markov.Read, markov.Eval)
+	case "ica":
+		res, err = evalDense(*modelPath, *truthPath, ica.Read, ica.Eval)
+	case "hmm":
+		res, err = evalDense(*modelPath, *truthPath, hmm.Read, hmm.Eval)
+	case "multiview":
+		res, err = evalDense(*modelPath, *truthPath, multiview.Read, multiview.Eval)
 	default:
 		return fmt.Errorf("%s: unknown model %q", *modelPath, kind)
+	}
+	if err != nil {
+		return err
+	}
+	if text == "" {
+		text = metricsText(res)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -120,4 +104,41 @@ func modelKind(path string) (string, error) {
 		return "", fmt.Errorf("%s: no \"model\" field; not a streamfit model or truth file", path)
 	}
 	return head.Model, nil
+}
+
+// evalDense reads a fitted model and its truth with read and compares them
+// with eval (each dense model package provides both).
+func evalDense[M, E any](modelPath, truthPath string, read func(string) (M, error), eval func(M, M) (E, error)) (any, error) {
+	fit, err := read(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	truth, err := read(truthPath)
+	if err != nil {
+		return nil, err
+	}
+	return eval(fit, truth)
+}
+
+// metricsText prints a metrics struct one field a line, by its JSON names
+// (which say what each error is: rel_err, l1, ...).
+func metricsText(res any) string {
+	b, _ := json.Marshal(res)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out string
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case float64:
+			out += fmt.Sprintf("%-22s %.4g\n", k+":", v)
+		case []any:
+			out += fmt.Sprintf("%-22s %v\n", k+":", v)
+		}
+	}
+	return out
 }

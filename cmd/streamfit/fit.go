@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/models/markov"
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -25,6 +29,9 @@ var fitModels = []struct{ name, about string }{
 	{"gmm", "spherical Gaussian mixture on dense samples (common or differing variances)"},
 	{"markov", "Markov chain from unordered snapshots: one-hot rows grouped into sets by --group-column"},
 	{"hmm-snapshot", "HMM from unordered snapshots: observation rows grouped into sets by --group-column"},
+	{"ica", "independent component analysis by the fourth cumulant on dense samples"},
+	{"hmm", "hidden Markov model from sequences: one row per time step, sequence id in --group-column"},
+	{"multiview", "multi-view mixture: three views given as column groups (--views) or an equal split"},
 }
 
 func runFit(ctx context.Context, args []string) error {
@@ -58,6 +65,10 @@ func runFit(ctx context.Context, args []string) error {
 	implicitOp := fs.Bool("implicit", false, "lda/topic: decompose the implicit operator over whitened rows held in memory instead of the k×k×k tensor")
 	differing := fs.Bool("differing", false, "gmm: a variance per component")
 	sigma2 := fs.Float64("sigma2", 0, "gmm: known common variance; hmm-snapshot: observation noise variance (0: estimate/default)")
+	windows := fs.Bool("windows", false, "hmm: use every window of three steps, not only the first three of each sequence")
+	discrete := fs.Bool("discrete", false, "hmm: observations are one-hot symbols (project O's columns onto the simplex)")
+	views := fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split)`)
+	randomViews := fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views (mixtures of product distributions)")
 	r := fs.Float64("r", 0, "markov/hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args[1:])
@@ -137,6 +148,36 @@ func runFit(ctx context.Context, args []string) error {
 		}
 		write = func() error { return m.Write(*out) }
 		summary = fmt.Sprintf("%d states, r=%.3g, from %d sets (%d rows), %d passes", m.K, m.R, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
+	case "ica", "hmm", "multiview":
+		if model == "hmm" && o.GroupColumn == "" {
+			return usagef("--group-column is required: it names the sequence id of each row")
+		}
+		src, err := stream.OpenDense(*input, *o)
+		if err != nil {
+			return err
+		}
+		defer stream.Close(src)
+		var m interface{ Write(string) error }
+		switch model {
+		case "ica":
+			m, err = ica.Fit(ctx, src, ica.Config{K: *k, ExactDim: *exactDim, Oversample: *oversample, PowerIters: *powerIters,
+				Solver: *solverName, Restarts: *restarts, Iters: *iters, Seed: *seed, Workers: o.Workers})
+		case "hmm":
+			m, err = hmm.Fit(ctx, src, hmm.Config{K: *k, Windows: *windows, Discrete: *discrete, Solver: *solverName,
+				Restarts: *restarts, Iters: *iters, Seed: *seed})
+		case "multiview":
+			var vs [][]int
+			if vs, err = parseViews(*views); err != nil {
+				return err
+			}
+			m, err = multiview.Fit(ctx, src, multiview.Config{K: *k, Views: vs, RandomViews: *randomViews, Solver: *solverName,
+				Restarts: *restarts, Iters: *iters, Seed: *seed, Workers: o.Workers})
+		}
+		if err != nil {
+			return err
+		}
+		write = func() error { return m.Write(*out) }
+		summary = fmt.Sprintf("k=%d", *k)
 	}
 	if err := write(); err != nil {
 		return err
@@ -144,4 +185,27 @@ func runFit(ctx context.Context, args []string) error {
 	done()
 	fmt.Fprintf(os.Stderr, "fit %s: %s in %.1fs → %s\n", model, summary, time.Since(start).Seconds(), *out)
 	return nil
+}
+
+// parseViews reads "0,1,2;3,4;5,6" into three column groups ("" = default).
+func parseViews(s string) ([][]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var views [][]int
+	for _, g := range strings.Split(s, ";") {
+		var cols []int
+		for _, c := range strings.Split(g, ",") {
+			j, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || j < 0 {
+				return nil, usagef("--views: %q is not a column index", c)
+			}
+			cols = append(cols, j)
+		}
+		views = append(views, cols)
+	}
+	if len(views) != 3 {
+		return nil, usagef("--views: want three groups separated by ';', got %d", len(views))
+	}
+	return views, nil
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+// writeDocword writes documents lo..hi−1 of docs as a docword file.
+func writeDocword(t *testing.T, path string, docs *stream.Docs, d, lo, hi int) {
+	t.Helper()
+	w, err := stream.Create(path, stream.WriteOptions{Terms: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := stream.NewDocs(0)
+	for i := lo; i < hi; i++ {
+		b.AppendDoc(docs.Doc(i))
+	}
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStatsMergeCommands runs stats (phase 1 per shard), merge, stats (phase
+// 2 per shard), merge and the fit from statistics through the command entry
+// points, and compares the model with lda.Fit on the union of the shards.
+func TestStatsMergeCommands(t *testing.T) {
+	var out bytes.Buffer
+	statsOut = &out
+	defer func() { statsOut = os.Stderr }()
+	ctx := context.Background()
+	const d, k = 150, 4
+	c, err := synth.NewLDA(synth.LDAConfig{Docs: 3000, Vocab: d, K: k, Alpha0: 1, DocLen: 60, Seed: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := stream.Collect(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	n := docs.Len()
+	writeDocword(t, p("docword.a.txt"), docs, d, 0, n/3)
+	writeDocword(t, p("docword.b.txt"), docs, d, n/3, 2*n/3)
+	writeDocword(t, p("docword.c.txt"), docs, d, 2*n/3, n)
+	writeDocword(t, p("docword.all.txt"), docs, d, 0, n)
+
+	var stderr bytes.Buffer
+	cmd := func(want int, args ...string) string {
+		t.Helper()
+		stderr.Reset()
+		if got := run(ctx, args, &stderr); got != want {
+			t.Fatalf("streamfit %s: exit %d, want %d: %s", strings.Join(args, " "), got, want, stderr.String())
+		}
+		return stderr.String()
+	}
+	common := []string{"--k", "4", "--alpha0", "1", "--seed", "3", "--workers", "2", "--progress", "off"}
+	// Shard A is one file, shard B two files.
+	cmd(0, append([]string{"stats", "--phase", "1", "--out", p("a1.stats"), p("docword.a.txt")}, common...)...)
+	cmd(0, append([]string{"stats", "--phase", "1", "--out", p("b1.stats"), p("docword.b.txt"), p("docword.c.txt")}, common...)...)
+	cmd(0, "merge", "--out", p("all1.stats"), p("a1.stats"), p("b1.stats"))
+	cmd(0, append([]string{"stats", "--phase", "2", "--basis", p("all1.stats"), "--out", p("a2.stats"), p("docword.a.txt")}, common...)...)
+	cmd(0, append([]string{"stats", "--phase", "2", "--basis", p("all1.stats"), "--out", p("b2.stats"), p("docword.b.txt"), p("docword.c.txt")}, common...)...)
+	cmd(0, "merge", "--out", p("all2.stats"), p("a2.stats"), p("b2.stats"))
+
+	m, err := fitFromStats(ctx, p("all2.stats"), lda.Config{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := stream.Open(p("docword.all.txt"), stream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close(src)
+	ref, err := lda.Fit(ctx, src, lda.Config{K: k, Alpha0: 1, Seed: 3, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Fit.Docs != ref.Fit.Docs {
+		t.Errorf("fit from statistics saw %d documents, Fit %d", m.Fit.Docs, ref.Fit.Docs)
+	}
+	// Sums in a different order (three files, two shards): see
+	// lda.TestStatsMergeEqualsUnion for the tolerance.
+	for i := range k {
+		for j := range d {
+			if diff := math.Abs(m.Topics[i][j] - ref.Topics[i][j]); diff > 1e-9 {
+				t.Fatalf("topic %d word %d: %g from statistics, %g from Fit", i, j, m.Topics[i][j], ref.Topics[i][j])
+			}
+		}
+	}
+
+	// Refusals: incompatible merges name the field; damaged files are refused.
+	msg := cmd(1, "merge", "--out", p("bad.stats"), p("a1.stats"), p("a2.stats"))
+	if !strings.Contains(msg, "phase is 2 in "+p("a2.stats")+" but 1 in "+p("a1.stats")) {
+		t.Errorf("merge of phases 1 and 2: %q", msg)
+	}
+	cmd(0, append([]string{"stats", "--phase", "1", "--out", p("a1k5.stats"), p("docword.a.txt")}, append(common, "--k", "5")...)...)
+	if msg := cmd(1, "merge", "--out", p("bad.stats"), p("a1.stats"), p("a1k5.stats")); !strings.Contains(msg, "k is 5 in") {
+		t.Errorf("merge of k=4 and k=5: %q", msg)
+	}
+	data, _ := os.ReadFile(p("a1.stats"))
+	os.WriteFile(p("cut.stats"), data[:len(data)/2], 0o644)
+	if msg := cmd(1, "merge", "--out", p("bad.stats"), p("cut.stats")); !strings.Contains(msg, "truncated") {
+		t.Errorf("merge of a truncated file: %q", msg)
+	}
+	if _, err := os.Stat(p("bad.stats")); !os.IsNotExist(err) {
+		t.Errorf("a failed merge left %s", p("bad.stats"))
+	}
+	cmd(2, "stats", "--phase", "2", p("docword.a.txt"))
+	// Nightly drift check: the basis the merged phase 1 gives now against
+	// the one stored in the running phase-2 statistics (the same here).
+	out.Reset()
+	cmd(0, append([]string{"stats", "--phase", "2", "--basis", p("all1.stats"), "--previous", p("all2.stats"), "--out", p("c2.stats"), p("docword.c.txt")}, common...)...)
+	if !strings.Contains(out.String(), "reusing the basis") {
+		t.Errorf("drift check: %q", out.String())
+	}
+	t.Log(strings.TrimSpace(out.String()))
+	cmd(0, "merge", "--out", p("all2b.stats"), p("all2.stats"), p("c2.stats"))
+	if _, err := fitFromStats(ctx, p("all1.stats"), lda.Config{}); err == nil || !strings.Contains(err.Error(), "phase-2") {
+		t.Errorf("fit from phase-1 statistics: %v", err)
+	}
+}

@@ -1,0 +1,16 @@
+// Package hmm learns a hidden Markov model — observation matrix O, transition
+// matrix T and initial distribution π — from sequences, by the three views
+// around the second hidden state (004 Prop 3.4; MATH §2.7).
+//
+// Rows are time steps with the sequence id in stream.Dense.Group; the rows of
+// one sequence must be contiguous and in time order, and every sequence needs
+// at least three steps. Observations are one row of real values (one-hot for
+// discrete symbols). With h = y₂ the views x₁, x₂, x₃ are conditionally
+// independent, E[x₂|h=j] = Oeⱼ, E[x₃|h=j] = OTeⱼ and Pr[h=j] = (Tπ)ⱼ.
+// multiview.Decompose, symmetrising towards view 3, yields OT and w = Tπ in one
+// order and O = E[x₂x₃ᵀ]((OT)ᵀ)⁺diag(w)⁻¹ in the same order, so no matching is
+// needed; then T = O⁺(OT) and π = T⁻¹w, projected onto the simplex.
+//
+// Two passes, each reading the rows in order; memory is O(d² + k³) plus three
+// rows of carry, independent of the number of rows or sequences.
+package hmm

@@ -1,0 +1,136 @@
+package hmm
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is a fitted (or true) HMM. Its JSON names are those of
+// synth.HMMSeqTruth, so a truth file reads as a Model.
+type Model struct {
+	Model string `json:"model"` // "hmm"
+	K     int    `json:"k"`
+	D     int    `json:"d"`
+	// O has K rows: row j is E[x | y = j].
+	O [][]float64 `json:"O"`
+	// T[i][j] = Pr(y_{t+1} = i | y_t = j).
+	T [][]float64 `json:"T"`
+	// Pi is the distribution of y₁ (of the window starts with Config.Windows).
+	Pi    []float64 `json:"pi"`
+	Stats *Stats    `json:"stats,omitempty"`
+}
+
+// Stats describe a fit.
+type Stats struct {
+	Rows      int64     `json:"rows"`
+	Sequences int64     `json:"sequences"`
+	Triples   int64     `json:"triples"`
+	Passes    int       `json:"passes"`
+	Solver    string    `json:"solver"`
+	Whitening []float64 `json:"whitening"`
+	Lambda    []float64 `json:"lambda"`
+	// W is Tπ, the distribution of the second state, from the tensor eigenvalues.
+	W []float64 `json:"w"`
+	// Projected is the total ℓ1 distance moved by the simplex projections.
+	Projected float64 `json:"projected_l1"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// Write stores the model as indented JSON, atomically.
+func (m *Model) Write(path string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return stream.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read loads a model or an HMM truth file and checks its shape.
+func Read(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: not an hmm model: %w", path, err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func (m *Model) validate() error {
+	if len(m.O) != m.K || len(m.T) != m.K || len(m.Pi) != m.K {
+		return fmt.Errorf("hmm model: k=%d but O has %d rows, T %d, pi %d entries", m.K, len(m.O), len(m.T), len(m.Pi))
+	}
+	for j := range m.K {
+		if len(m.O[j]) != m.D || len(m.T[j]) != m.K {
+			return fmt.Errorf("hmm model: row %d of O has %d entries (d=%d), of T %d (k=%d)", j, len(m.O[j]), m.D, len(m.T[j]), m.K)
+		}
+	}
+	return nil
+}
+
+// Metrics compare a fitted HMM with the truth after relabelling the states to
+// the closest observation columns.
+type Metrics struct {
+	// O and T are relative spectral-norm errors ‖Â − A‖₂/‖A‖₂ after relabelling.
+	O float64 `json:"O_rel_err"`
+	T float64 `json:"T_rel_err"`
+	// Pi is the ℓ1 distance of the initial distributions.
+	Pi   float64 `json:"pi_l1"`
+	Perm []int   `json:"perm"`
+}
+
+// Eval compares est with truth.
+func Eval(est, truth *Model) (*Metrics, error) {
+	if err := est.validate(); err != nil {
+		return nil, err
+	}
+	if err := truth.validate(); err != nil {
+		return nil, err
+	}
+	if est.K != truth.K || est.D != truth.D {
+		return nil, fmt.Errorf("hmm: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
+	}
+	k, d := truth.K, truth.D
+	cost := make([][]float64, k)
+	for i := range k {
+		cost[i] = make([]float64, k)
+		for j := range k {
+			for l := range d {
+				x := truth.O[i][l] - est.O[j][l]
+				cost[i][j] += x * x
+			}
+		}
+	}
+	perm, err := models.Assign(cost)
+	if err != nil {
+		return nil, err
+	}
+	do, ro := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
+	dt, rt := mat.NewDense(k, k, nil), mat.NewDense(k, k, nil)
+	m := &Metrics{Perm: perm}
+	for i, pi := range perm {
+		for l := range d {
+			do.Set(l, i, est.O[pi][l]-truth.O[i][l])
+			ro.Set(l, i, truth.O[i][l])
+		}
+		for j, pj := range perm {
+			dt.Set(i, j, est.T[pi][pj]-truth.T[i][j])
+			rt.Set(i, j, truth.T[i][j])
+		}
+		m.Pi += math.Abs(est.Pi[pi] - truth.Pi[i])
+	}
+	m.O = mat.Norm(do, 2) / mat.Norm(ro, 2)
+	m.T = mat.Norm(dt, 2) / mat.Norm(rt, 2)
+	return m, nil
+}

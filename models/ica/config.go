@@ -1,0 +1,55 @@
+package ica
+
+import "fmt"
+
+// Config sets up a fit. The zero value plus K is a valid configuration.
+type Config struct {
+	// K is the number of sources; the method needs 1 ≤ K ≤ d.
+	K int
+	// ExactDim is the largest d for which the d×d covariance is formed
+	// (default 512); above it a randomized sketch of rank K+Oversample is used.
+	ExactDim int
+	// Oversample and PowerIters tune the sketch (defaults 10 and 2).
+	Oversample, PowerIters int
+	// Solver names the symmetric third-order solver (solver.ByName; default "rtpm").
+	Solver string
+	// Restarts and Iters tune the solver (0 selects its defaults).
+	Restarts, Iters int
+	// Refine caps the fourth-order polishing steps (default 50; negative: none).
+	Refine int
+	// Seed fixes every random choice (the contraction vector and the solver).
+	Seed uint64
+	// Workers is the number of goroutines per pass (default 1).
+	Workers int
+}
+
+func (c *Config) defaults() {
+	if c.ExactDim == 0 {
+		c.ExactDim = 512
+	}
+	if c.Oversample == 0 {
+		c.Oversample = 10
+	}
+	if c.PowerIters == 0 {
+		c.PowerIters = 2
+	}
+	if c.Solver == "" {
+		c.Solver = "rtpm"
+	}
+	if c.Refine == 0 {
+		c.Refine = 50
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+}
+
+func (c *Config) check(d int) error {
+	switch {
+	case c.K < 1:
+		return fmt.Errorf("ica: k=%d, need at least one source", c.K)
+	case c.K > d:
+		return fmt.Errorf("ica: k=%d exceeds the dimension d=%d; the moment method needs k ≤ d", c.K, d)
+	}
+	return nil
+}

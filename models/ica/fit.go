@@ -1,0 +1,503 @@
+package ica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/streamfit/streamfit/sketch"
+	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrSpectrum reports that the covariance less the noise variance has fewer
+// than k positive eigenvalues: k is too large for the data.
+var ErrSpectrum = errors.New("ica: covariance has fewer than k eigenvalues above the noise level")
+
+// Fit learns k independent components from src in two passes (3+PowerIters on
+// the sketched path); see the package comment for the method.
+func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	start := time.Now()
+	cfg.defaults()
+	d := src.Info().Cols
+	if d <= 0 {
+		return nil, fmt.Errorf("ica: the source does not report its number of columns")
+	}
+	if err := cfg.check(d); err != nil {
+		return nil, err
+	}
+	solve, err := solver.ByName(cfg.Solver)
+	if err != nil {
+		return nil, fmt.Errorf("ica: %w", err)
+	}
+	k := cfg.K
+	sp, err := spectrum(ctx, src, d, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := mat.NewDense(d, k, nil)
+	b := mat.NewDense(d, k, nil)
+	white := make([]float64, k)
+	for j := range k {
+		white[j] = sp.vals[j] - sp.sigma2
+		if !(white[j] > 0) {
+			return nil, fmt.Errorf("%w (eigenvalue %d is %.3g, noise %.3g); try a smaller k", ErrSpectrum, j+1, sp.vals[j], sp.sigma2)
+		}
+		s := math.Sqrt(white[j])
+		for i := range d {
+			w.Set(i, j, sp.u.At(i, j)/s)
+			b.Set(i, j, sp.u.At(i, j)*s)
+		}
+	}
+	cum, n, err := fourth(ctx, src, w, sp.mean, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	if n != sp.n {
+		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", sp.n, n)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x696361))
+	v := make([]float64, k)
+	var vn float64
+	for i := range v {
+		v[i] = rng.NormFloat64()
+		vn += v[i] * v[i]
+	}
+	for i := range v {
+		v[i] /= math.Sqrt(vn)
+	}
+	t := contract(cum, v)
+	res, err := solve(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
+	}
+	theta := mat.DenseCopyOf(res.Factors)
+	iters := 0
+	if cfg.Refine > 0 {
+		iters = refine(cum, theta, cfg.Refine)
+	}
+	m := &Model{Model: "ica", K: k, D: d, Mixing: make([][]float64, k), Kurtosis: make([]float64, k), Mean: sp.mean}
+	for i := range k {
+		th := mat.VecDenseCopyOf(theta.ColView(i))
+		m.Kurtosis[i] = quartic(cum, th.RawVector().Data)
+		a := mat.NewVecDense(d, nil)
+		a.MulVec(b, th)
+		col := a.RawVector().Data
+		// Fix the sign: the entry of largest magnitude is positive.
+		big := 0
+		for j := range col {
+			if math.Abs(col[j]) > math.Abs(col[big]) {
+				big = j
+			}
+		}
+		if col[big] < 0 {
+			for j := range col {
+				col[j] = -col[j]
+			}
+		}
+		m.Mixing[i] = col
+	}
+	m.Stats = &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2,
+		Whitening: white, Lambda: res.Weights, RefineIters: iters, Seconds: time.Since(start).Seconds()}
+	return m, nil
+}
+
+// checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,
+// naming the row.
+func checkBatch(path string, b *stream.Dense, d int) error {
+	if b.Cols != d {
+		return stream.Errorf(path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, expected d=%d", b.Cols, d)
+	}
+	for i, v := range b.Data[:b.Rows*b.Cols] {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return stream.Errorf(path, 0, b.Start+int64(i/d), "", stream.ErrValue, "value %v in column %d", v, i%d)
+		}
+	}
+	return nil
+}
+
+func batchMatrix(b *stream.Dense) blas64.General {
+	return blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Cols, Data: b.Data[:b.Rows*b.Cols]}
+}
+
+type spec struct {
+	n      int64
+	mean   []float64
+	u      *mat.Dense // d×k
+	vals   []float64  // k covariance eigenvalues, decreasing
+	sigma2 float64
+	passes int
+	method string
+}
+
+type first struct {
+	n     int64
+	sum   []float64
+	sumSq float64
+	s     *mat.SymDense // Σxxᵀ (exact path only)
+}
+
+// spectrum finds the mean, the top-k covariance eigenpairs and the noise level.
+func spectrum(ctx context.Context, src stream.DenseSource, d int, cfg *Config) (*spec, error) {
+	exact := d <= cfg.ExactDim
+	f, err := firstPass(ctx, src, d, cfg.Workers, exact)
+	if err != nil {
+		return nil, err
+	}
+	if f.n < 2 {
+		return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", f.n)
+	}
+	k := cfg.K
+	nf := float64(f.n)
+	sp := &spec{n: f.n, mean: make([]float64, d), passes: 1}
+	for i, v := range f.sum {
+		sp.mean[i] = v / nf
+	}
+	var trace float64 = f.sumSq/nf - dot(sp.mean, sp.mean)
+	if exact {
+		c := mat.NewSymDense(d, nil)
+		for i := range d {
+			for j := i; j < d; j++ {
+				c.SetSym(i, j, f.s.At(i, j)/nf-sp.mean[i]*sp.mean[j])
+			}
+		}
+		res, err := sketch.TopEigen(ctx, sketch.Dense{A: c}, d, sketch.Options{ExactDim: d})
+		if err != nil {
+			return nil, fmt.Errorf("ica: covariance: %w", err)
+		}
+		sp.u = mat.DenseCopyOf(res.Vectors.Slice(0, d, 0, k))
+		sp.vals = res.Values[:k]
+		sp.method = "exact"
+	} else {
+		op := &covOp{src: src, d: d, workers: cfg.Workers, mean: sp.mean}
+		res, err := sketch.TopEigen(ctx, op, k, sketch.Options{Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed})
+		if err != nil {
+			return nil, fmt.Errorf("ica: sketching the covariance: %w", err)
+		}
+		sp.u, sp.vals = res.Vectors, res.Values
+		sp.passes += res.Products
+		sp.method = "sketch"
+	}
+	if k < d {
+		var top float64
+		for _, v := range sp.vals {
+			top += v
+		}
+		sp.sigma2 = math.Max(0, (trace-top)/float64(d-k))
+	}
+	return sp, nil
+}
+
+func firstPass(ctx context.Context, src stream.DenseSource, d, workers int, second bool) (*first, error) {
+	path := src.Info().Path
+	fs := make([]first, workers)
+	for w := range fs {
+		fs[w].sum = make([]float64, d)
+		if second {
+			fs[w].s = mat.NewSymDense(d, nil)
+		}
+	}
+	err := stream.Each(ctx, src.Rows, workers, func(w int, b *stream.Dense) error {
+		if err := checkBatch(path, b, d); err != nil {
+			return err
+		}
+		if b.Rows == 0 {
+			return nil
+		}
+		f := &fs[w]
+		f.n += int64(b.Rows)
+		for i := range b.Rows {
+			for j, v := range b.Row(i) {
+				f.sum[j] += v
+				f.sumSq += v * v
+			}
+		}
+		if second {
+			blas64.Syrk(blas.Trans, 1, batchMatrix(b), 1, f.s.RawSymmetric())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for w := 1; w < workers; w++ {
+		fs[0].n += fs[w].n
+		fs[0].sumSq += fs[w].sumSq
+		for j, v := range fs[w].sum {
+			fs[0].sum[j] += v
+		}
+		if second {
+			fs[0].s.AddSym(fs[0].s, fs[w].s)
+		}
+	}
+	return &fs[0], nil
+}
+
+// covOp is the covariance as a sketch.Operator; each product is one pass.
+type covOp struct {
+	src     stream.DenseSource
+	d       int
+	workers int
+	mean    []float64
+}
+
+func (o *covOp) Dim() int { return o.d }
+
+// MulBlock sets dst = (1/n) Σ x(xᵀω) − m(mᵀω).
+func (o *covOp) MulBlock(ctx context.Context, dst, omega *mat.Dense) error {
+	path := o.src.Info().Path
+	_, c := omega.Dims()
+	acc := make([]*mat.Dense, o.workers)
+	tmp := make([][]float64, o.workers)
+	ns := make([]int64, o.workers)
+	for w := range acc {
+		acc[w] = mat.NewDense(o.d, c, nil)
+	}
+	om := omega.RawMatrix()
+	err := stream.Each(ctx, o.src.Rows, o.workers, func(w int, b *stream.Dense) error {
+		if err := checkBatch(path, b, o.d); err != nil {
+			return err
+		}
+		if b.Rows == 0 {
+			return nil
+		}
+		ns[w] += int64(b.Rows)
+		if cap(tmp[w]) < b.Rows*c {
+			tmp[w] = make([]float64, b.Rows*c)
+		}
+		xo := blas64.General{Rows: b.Rows, Cols: c, Stride: c, Data: tmp[w][:b.Rows*c]}
+		x := batchMatrix(b)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, om, 0, xo)
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x, xo, 1, acc[w].RawMatrix())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var n int64
+	for w := range acc {
+		n += ns[w]
+		if w > 0 {
+			acc[0].Add(acc[0], acc[w])
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("ica: the source has no rows")
+	}
+	dst.Scale(1/float64(n), acc[0])
+	mv := mat.NewVecDense(o.d, o.mean)
+	var mo mat.VecDense
+	mo.MulVec(omega.T(), mv)
+	var outer mat.Dense
+	outer.Outer(1, mv, &mo)
+	dst.Sub(dst, &outer)
+	return nil
+}
+
+// cumulant is the whitened fourth cumulant as a k²×k² matrix
+// K[(a,b),(c,d)] = E[z_a z_b z_c z_d] − S_ab S_cd − S_ac S_bd − S_ad S_bc.
+type cumulant struct {
+	k int
+	m *mat.Dense
+}
+
+// fourth streams z = Wᵀ(x−m) into Σzzᵀ and Σ(z⊗z)(z⊗z)ᵀ (pass 2).
+func fourth(ctx context.Context, src stream.DenseSource, w *mat.Dense, mean []float64, workers int) (*cumulant, int64, error) {
+	path := src.Info().Path
+	d, k := w.Dims()
+	mw := make([]float64, k) // mᵀW
+	for j := range k {
+		for i := range d {
+			mw[j] += mean[i] * w.At(i, j)
+		}
+	}
+	type acc struct {
+		n     int64
+		s2    *mat.SymDense
+		q     *mat.SymDense
+		z, z2 []float64
+	}
+	accs := make([]acc, workers)
+	for i := range accs {
+		accs[i].s2 = mat.NewSymDense(k, nil)
+		accs[i].q = mat.NewSymDense(k*k, nil)
+	}
+	wr := w.RawMatrix()
+	err := stream.Each(ctx, src.Rows, workers, func(wk int, b *stream.Dense) error {
+		if err := checkBatch(path, b, d); err != nil {
+			return err
+		}
+		if b.Rows == 0 {
+			return nil
+		}
+		a := &accs[wk]
+		a.n += int64(b.Rows)
+		r := b.Rows
+		if cap(a.z) < r*k {
+			a.z = make([]float64, r*k)
+			a.z2 = make([]float64, r*k*k)
+		}
+		z := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.z[:r*k]}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, batchMatrix(b), wr, 0, z)
+		z2 := blas64.General{Rows: r, Cols: k * k, Stride: k * k, Data: a.z2[:r*k*k]}
+		for i := range r {
+			zi := z.Data[i*k : (i+1)*k]
+			for j := range k {
+				zi[j] -= mw[j]
+			}
+			row := z2.Data[i*k*k : (i+1)*k*k]
+			for p, u := range zi {
+				for q, v := range zi {
+					row[p*k+q] = u * v
+				}
+			}
+		}
+		blas64.Syrk(blas.Trans, 1, z, 1, a.s2.RawSymmetric())
+		blas64.Syrk(blas.Trans, 1, z2, 1, a.q.RawSymmetric())
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := 1; i < workers; i++ {
+		accs[0].n += accs[i].n
+		accs[0].s2.AddSym(accs[0].s2, accs[i].s2)
+		accs[0].q.AddSym(accs[0].q, accs[i].q)
+	}
+	n := accs[0].n
+	if n == 0 {
+		return nil, 0, fmt.Errorf("ica: the source has no rows")
+	}
+	nf := float64(n)
+	s := accs[0].s2
+	q := accs[0].q
+	km := mat.NewDense(k*k, k*k, nil)
+	for a := range k {
+		for bb := range k {
+			for c := range k {
+				for dd := range k {
+					v := q.At(a*k+bb, c*k+dd)/nf - (s.At(a, bb)*s.At(c, dd)+s.At(a, c)*s.At(bb, dd)+s.At(a, dd)*s.At(bb, c))/(nf*nf)
+					km.Set(a*k+bb, c*k+dd, v)
+				}
+			}
+		}
+	}
+	return &cumulant{k: k, m: km}, n, nil
+}
+
+// contract returns the symmetric third-order tensor K(I,I,I,v).
+func contract(c *cumulant, v []float64) *solver.Sym3 {
+	k := c.k
+	t := solver.NewSym3(k)
+	for i := range k {
+		for j := i; j < k; j++ {
+			for l := j; l < k; l++ {
+				var s float64
+				for dd, vd := range v {
+					s += c.m.At(i*k+j, l*k+dd) * vd
+				}
+				t.Set(i, j, l, s)
+			}
+		}
+	}
+	return t
+}
+
+// apply4 sets g = K(I,θ,θ,θ).
+func apply4(c *cumulant, g, theta []float64) {
+	k := c.k
+	tt := make([]float64, k*k)
+	for p, u := range theta {
+		for q, v := range theta {
+			tt[p*k+q] = u * v
+		}
+	}
+	y := make([]float64, k*k)
+	mat.NewVecDense(k*k, y).MulVec(c.m, mat.NewVecDense(k*k, tt))
+	for a := range k {
+		var s float64
+		for b, tb := range theta {
+			s += y[a*k+b] * tb
+		}
+		g[a] = s
+	}
+}
+
+// quartic returns K(θ,θ,θ,θ).
+func quartic(c *cumulant, theta []float64) float64 {
+	g := make([]float64, c.k)
+	apply4(c, g, theta)
+	return dot(g, theta)
+}
+
+// refine polishes the columns of theta (orthonormal, k×k) by symmetric
+// fourth-order power steps θᵢ ← sign(κᵢ)K(I,θᵢ,θᵢ,θᵢ), Θ ← Θ(ΘᵀΘ)^{-1/2},
+// until the columns stop moving; it returns the number of steps.
+func refine(c *cumulant, theta *mat.Dense, maxIter int) int {
+	k := c.k
+	g := make([]float64, k)
+	next := mat.NewDense(k, k, nil)
+	for it := 1; it <= maxIter; it++ {
+		for i := range k {
+			th := mat.Col(nil, i, theta)
+			apply4(c, g, th)
+			if dot(g, th) < 0 {
+				for j := range g {
+					g[j] = -g[j]
+				}
+			}
+			next.SetCol(i, g)
+		}
+		if !symOrth(next) {
+			return it
+		}
+		var change float64
+		for i := range k {
+			change = math.Max(change, 1-math.Abs(mat.Dot(next.ColView(i), theta.ColView(i))))
+		}
+		theta.Copy(next)
+		if change < 1e-13 {
+			return it
+		}
+	}
+	return maxIter
+}
+
+// symOrth replaces m by m(mᵀm)^{-1/2}; false if mᵀm is singular.
+func symOrth(m *mat.Dense) bool {
+	k, _ := m.Dims()
+	var g mat.SymDense
+	g.SymOuterK(1, m.T())
+	var es mat.EigenSym
+	if !es.Factorize(&g, true) {
+		return false
+	}
+	vals := es.Values(nil)
+	var v mat.Dense
+	es.VectorsTo(&v)
+	for _, x := range vals {
+		if !(x > 1e-300) {
+			return false
+		}
+	}
+	inv := mat.NewDense(k, k, nil)
+	for i := range k {
+		for j := range k {
+			var s float64
+			for l := range k {
+				s += v.At(i, l) * v.At(j, l) / math.Sqrt(vals[l])
+			}
+			inv.Set(i, j, s)
+		}
+	}
+	var out mat.Dense
+	out.Mul(m, inv)
+	m.Copy(&out)
+	return true
+}

@@ -1,0 +1,116 @@
+package ica
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+func truthModel(t synth.ICATruth) *Model {
+	return &Model{Model: t.Model, K: t.K, D: t.D, Mixing: t.Mixing, Kurtosis: t.Kurtosis}
+}
+
+// Fourth-moment estimates have standard errors of order √(E h⁸/n): about
+// 0.02–0.05 for n = 50000 Laplace/uniform sources, which whitening by a
+// random (condition ≈ 3–5) mixing matrix inflates a little; the tolerances
+// are a few of those.
+func TestFitRecovers(t *testing.T) {
+	cases := []struct {
+		name string
+		gen  synth.ICAConfig
+		cfg  Config
+		tol  float64
+	}{
+		{"square", synth.ICAConfig{Rows: 50000, D: 4, K: 4, Seed: 1}, Config{K: 4, Seed: 2}, 0.05},
+		{"noisy", synth.ICAConfig{Rows: 60000, D: 10, K: 4, Sigma: 0.3, Seed: 3}, Config{K: 4, Seed: 2, Workers: 2}, 0.05},
+		{"sketch", synth.ICAConfig{Rows: 40000, D: 80, K: 3, Sigma: 0.1, Seed: 5}, Config{K: 3, ExactDim: 20, Seed: 2, Workers: 2}, 0.05},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src, err := synth.NewICA(c.gen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Fit(context.Background(), src, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := Eval(m, truthModel(src.Truth))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("mixing %.4f maxsin %.4f kurtosis %.3f (fit %.2f) passes %d %s refine %d", ev.Mixing, ev.MaxSine, ev.Kurtosis, m.Kurtosis, m.Stats.Passes, m.Stats.Method, m.Stats.RefineIters)
+			if ev.Mixing > c.tol || ev.Kurtosis > 0.5 {
+				t.Errorf("mixing error %.4f (want ≤ %g), kurtosis error %.3f (want ≤ 0.5)", ev.Mixing, c.tol, ev.Kurtosis)
+			}
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	src, err := synth.NewICA(synth.ICAConfig{Rows: 5000, D: 5, K: 3, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Fit(context.Background(), src, Config{K: 3, Seed: 4, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Fit(context.Background(), src, Config{K: 3, Seed: 4, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Mixing {
+		for j := range a.Mixing[i] {
+			if a.Mixing[i][j] != b.Mixing[i][j] {
+				t.Fatalf("two fits differ at (%d,%d): %v vs %v", i, j, a.Mixing[i][j], b.Mixing[i][j])
+			}
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	good := &stream.Dense{Rows: 3, Cols: 2, Data: []float64{1, 2, 3, 4, 5, 6}}
+	nan := &stream.Dense{Rows: 3, Cols: 2, Data: []float64{1, 2, 3, math.NaN(), 5, 6}}
+	inf := &stream.Dense{Rows: 3, Cols: 2, Data: []float64{1, 2, 3, 4, math.Inf(1), 6}}
+	cases := []struct {
+		name string
+		src  stream.DenseSource
+		cfg  Config
+		want string
+		is   error
+	}{
+		{"nan", &stream.MemoryDense{All: nan}, Config{K: 1}, "row 1", stream.ErrValue},
+		{"inf", &stream.MemoryDense{All: inf}, Config{K: 1}, "row 2", stream.ErrValue},
+		{"k>d", &stream.MemoryDense{All: good}, Config{K: 3}, "exceeds the dimension", nil},
+		{"k=0", &stream.MemoryDense{All: good}, Config{K: 0}, "at least one", nil},
+		{"width", &wrongWidth{}, Config{K: 1}, "expected d=2", stream.ErrValue},
+		{"solver", &stream.MemoryDense{All: good}, Config{K: 1, Solver: "nope"}, "nope", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Fit(context.Background(), c.src, c.cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Fatalf("%v is not %v", err, c.is)
+			}
+		})
+	}
+}
+
+// wrongWidth claims 2 columns but yields rows of 3.
+type wrongWidth struct{}
+
+func (wrongWidth) Info() stream.Info { return stream.Info{Format: "memory", Cols: 2, Rows: 2} }
+func (w wrongWidth) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	all := &stream.Dense{Rows: 2, Cols: 3, Data: []float64{1, 2, 3, 4, 5, 6}}
+	return (&stream.MemoryDense{All: all}).Rows(ctx)
+}

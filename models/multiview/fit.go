@@ -1,0 +1,187 @@
+package multiview
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Config sets up a fit. The zero value plus K splits the columns into three
+// equal views.
+type Config struct {
+	// K is the number of classes; it must not exceed any view's width.
+	K int
+	// Views lists the column indices of views 1, 2 and 3 (disjoint). Nil splits
+	// the d columns into three consecutive groups of ⌊d/3⌋ (the last takes the rest).
+	Views [][]int
+	// RandomViews, with Views nil, assigns the columns to three views at random
+	// (seeded by Seed): 004 Prop 3.2 for mixtures of product distributions, whose
+	// coordinates are conditionally independent given the class.
+	RandomViews bool
+	// Solver names the symmetric solver (solver.ByName; default "rtpm").
+	Solver string
+	// Restarts and Iters tune the solver (0 selects its defaults).
+	Restarts, Iters int
+	// Seed fixes every random choice.
+	Seed uint64
+	// Workers is the number of goroutines per pass (default 1).
+	Workers int
+}
+
+// EqualViews splits d columns into three consecutive groups.
+func EqualViews(d int) [][]int {
+	s := d / 3
+	out := make([][]int, 3)
+	for t := range 3 {
+		hi := (t + 1) * s
+		if t == 2 {
+			hi = d
+		}
+		for j := t * s; j < hi; j++ {
+			out[t] = append(out[t], j)
+		}
+	}
+	return out
+}
+
+// RandomViews splits d ≥ 3 columns into three views of sizes as equal as
+// possible by a seeded random permutation (004 Prop 3.2); each view's columns
+// are in increasing order.
+func RandomViews(d int, seed uint64) [][]int {
+	perm := rand.New(rand.NewPCG(seed, 0x6d76)).Perm(d)
+	out := make([][]int, 3)
+	for i, c := range perm {
+		out[i%3] = append(out[i%3], c)
+	}
+	for _, v := range out {
+		slices.Sort(v)
+	}
+	return out
+}
+
+func checkViews(views [][]int, d int) error {
+	if len(views) != 3 {
+		return fmt.Errorf("multiview: %d views given, need 3", len(views))
+	}
+	seen := make([]bool, d)
+	for t, v := range views {
+		if len(v) == 0 {
+			return fmt.Errorf("multiview: view %d is empty", t+1)
+		}
+		for _, c := range v {
+			if c < 0 || c >= d {
+				return fmt.Errorf("multiview: view %d names column %d, the rows have %d", t+1, c, d)
+			}
+			if seen[c] {
+				return fmt.Errorf("multiview: column %d is in two views", c)
+			}
+			seen[c] = true
+		}
+	}
+	return nil
+}
+
+// Fit learns a k-class three-view mixture from src in two passes.
+func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	start := time.Now()
+	d := src.Info().Cols
+	if d <= 0 {
+		return nil, fmt.Errorf("multiview: the source does not report its number of columns")
+	}
+	views := cfg.Views
+	if views == nil {
+		if d < 3 {
+			return nil, fmt.Errorf("multiview: d=%d columns cannot make three views", d)
+		}
+		if cfg.RandomViews {
+			views = RandomViews(d, cfg.Seed)
+		} else {
+			views = EqualViews(d)
+		}
+	}
+	if err := checkViews(views, d); err != nil {
+		return nil, err
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	dims := [3]int{len(views[0]), len(views[1]), len(views[2])}
+	path := src.Info().Path
+	scratch := make([][3][]float64, cfg.Workers)
+	pass := func(ctx context.Context, workers int, fn func(int, blas64.General, blas64.General, blas64.General) error) error {
+		return stream.Each(ctx, src.Rows, workers, func(w int, b *stream.Dense) error {
+			if err := checkBatch(path, b, d); err != nil {
+				return err
+			}
+			if b.Rows == 0 {
+				return nil
+			}
+			var xs [3]blas64.General
+			for t := range 3 {
+				dt := dims[t]
+				if cap(scratch[w][t]) < b.Rows*dt {
+					scratch[w][t] = make([]float64, b.Rows*dt)
+				}
+				buf := scratch[w][t][:b.Rows*dt]
+				for i := range b.Rows {
+					row := b.Row(i)
+					for j, c := range views[t] {
+						buf[i*dt+j] = row[c]
+					}
+				}
+				xs[t] = blas64.General{Rows: b.Rows, Cols: dt, Stride: dt, Data: buf}
+			}
+			return fn(w, xs[0], xs[1], xs[2])
+		})
+	}
+	dec, err := Decompose(ctx, pass, dims, Options{K: cfg.K, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: cfg.Workers})
+	if err != nil {
+		return nil, err
+	}
+	k := cfg.K
+	m := &Model{Model: "multiview", K: k, D: d, Views: views, Weights: dec.Weights, Means: make([][][]float64, 3)}
+	for t := range 3 {
+		m.Means[t] = rowsOf(dec.Means[t])
+	}
+	solverName := cfg.Solver
+	if solverName == "" {
+		solverName = "rtpm"
+	}
+	st := &Stats{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
+	floats.Scale(1/st.WeightSum, m.Weights)
+	st.Seconds = time.Since(start).Seconds()
+	m.Stats = st
+	return m, nil
+}
+
+// rowsOf returns the columns of a as slices.
+func rowsOf(a *mat.Dense) [][]float64 {
+	_, c := a.Dims()
+	out := make([][]float64, c)
+	for i := range c {
+		out[i] = mat.Col(nil, i, a)
+	}
+	return out
+}
+
+// checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,
+// naming the row.
+func checkBatch(path string, b *stream.Dense, d int) error {
+	if b.Cols != d {
+		return stream.Errorf(path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, expected d=%d", b.Cols, d)
+	}
+	for i, v := range b.Data[:b.Rows*b.Cols] {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return stream.Errorf(path, 0, b.Start+int64(i/d), "", stream.ErrValue, "value %v in column %d", v, i%d)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package multiview
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is a fitted (or true) three-view mixture. Its JSON names are those of
+// synth.MultiViewTruth, so a truth file reads as a Model.
+type Model struct {
+	Model string `json:"model"` // "multiview"
+	K     int    `json:"k"`
+	D     int    `json:"d"`
+	// Views are the column indices of views 1, 2 and 3.
+	Views   [][]int   `json:"views"`
+	Weights []float64 `json:"weights"`
+	// Means[t] has K rows, the conditional means of view t (length len(Views[t])).
+	Means [][][]float64 `json:"means"`
+	Stats *Stats        `json:"stats,omitempty"`
+}
+
+// Stats describe a fit.
+type Stats struct {
+	Rows      int64     `json:"rows"`
+	Passes    int       `json:"passes"`
+	Solver    string    `json:"solver"`
+	Whitening []float64 `json:"whitening"`
+	Lambda    []float64 `json:"lambda"`
+	// WeightSum is Σŵᵢ before normalisation (≈ 1).
+	WeightSum float64 `json:"weight_sum"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// Write stores the model as indented JSON, atomically.
+func (m *Model) Write(path string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return stream.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read loads a model or a multi-view truth file and checks its shape.
+func Read(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: not a multiview model: %w", path, err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func (m *Model) validate() error {
+	if len(m.Views) != 3 || len(m.Means) != 3 || len(m.Weights) != m.K {
+		return fmt.Errorf("multiview model: need 3 views and 3 mean blocks and k=%d weights (have %d, %d, %d)", m.K, len(m.Views), len(m.Means), len(m.Weights))
+	}
+	for t := range 3 {
+		if len(m.Means[t]) != m.K {
+			return fmt.Errorf("multiview model: view %d has %d means, k=%d", t+1, len(m.Means[t]), m.K)
+		}
+		for i, mu := range m.Means[t] {
+			if len(mu) != len(m.Views[t]) {
+				return fmt.Errorf("multiview model: view %d mean %d has %d entries, the view has %d columns", t+1, i, len(mu), len(m.Views[t]))
+			}
+		}
+	}
+	return nil
+}
+
+// Metrics compare a fitted mixture with the truth after relabelling (Hungarian
+// on the squared distance of the concatenated means).
+type Metrics struct {
+	// Means[t] is ‖M̂₍ₜ₎ − M₍ₜ₎‖₂/‖M₍ₜ₎‖₂ for view t (spectral norm).
+	Means []float64 `json:"means_rel_err"`
+	// Weights is the ℓ1 distance of the weights.
+	Weights float64 `json:"weights_l1"`
+	Perm    []int   `json:"perm"`
+}
+
+// Eval compares est with truth.
+func Eval(est, truth *Model) (*Metrics, error) {
+	if err := est.validate(); err != nil {
+		return nil, err
+	}
+	if err := truth.validate(); err != nil {
+		return nil, err
+	}
+	if est.K != truth.K {
+		return nil, fmt.Errorf("multiview: fitted k=%d but the truth has k=%d", est.K, truth.K)
+	}
+	for t := range 3 {
+		if len(est.Views[t]) != len(truth.Views[t]) {
+			return nil, fmt.Errorf("multiview: view %d has %d columns in the fit, %d in the truth", t+1, len(est.Views[t]), len(truth.Views[t]))
+		}
+	}
+	k := truth.K
+	cost := make([][]float64, k)
+	for i := range k {
+		cost[i] = make([]float64, k)
+		for j := range k {
+			for t := range 3 {
+				for l, v := range truth.Means[t][i] {
+					x := v - est.Means[t][j][l]
+					cost[i][j] += x * x
+				}
+			}
+		}
+	}
+	perm, err := models.Assign(cost)
+	if err != nil {
+		return nil, err
+	}
+	m := &Metrics{Perm: perm, Means: make([]float64, 3)}
+	for t := range 3 {
+		d := len(truth.Views[t])
+		diff := mat.NewDense(d, k, nil)
+		ref := mat.NewDense(d, k, nil)
+		for i, j := range perm {
+			for l := range d {
+				diff.Set(l, i, est.Means[t][j][l]-truth.Means[t][i][l])
+				ref.Set(l, i, truth.Means[t][i][l])
+			}
+		}
+		m.Means[t] = mat.Norm(diff, 2) / mat.Norm(ref, 2)
+	}
+	for i, j := range perm {
+		m.Weights += math.Abs(est.Weights[j] - truth.Weights[i])
+	}
+	return m, nil
+}
