@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -35,13 +36,22 @@ type AltOptions struct {
 	// Clip, when positive, is η₀ of Proc. 5: each factor update moves at most
 	// η₀√k/d. 0 disables clipping (the exact update (12)).
 	Clip float64
+	// SVDInit replaces the random a⁽⁰⁾, b⁽⁰⁾ of every start by [002]
+	// Procedure 3 (MATH §4.6): θ ~ N(0, I), and a⁽⁰⁾, b⁽⁰⁾ the top left and
+	// right singular vectors of T(I,I,θ); c⁽⁰⁾ still comes from update (11).
+	// Meant for k ≤ βd; T(I,I,θ) is formed from d2 contractions per start, so
+	// implicit and sample tensors work. SVD starts begin near a component
+	// (fewer iterations) but favour the components with large w_i, so the
+	// smallest ones need more starts than with random initialisation.
+	// Default false (random starts).
+	SVDInit bool
 }
 
 // Alt runs the alternating asymmetric rank-1 power updates of [002] Alg. 1
 // (MATH §4.6) on t: opt.Restarts random starts (default 10·r) run as one
-// block, a and b uniform on the sphere and c = T(a,b,I)/‖·‖; each iteration
-// applies the simultaneous update (11) to the whole block (three Contract
-// calls) until every start moves less than opt.Tol (default 1e-8 in squared
+// block, a and b uniform on the sphere (or [002] Proc. 3 when ao.SVDInit) and
+// c = T(a,b,I)/‖·‖; each iteration applies the simultaneous update (11) to
+// the whole block (three Contract calls) until every start moves less than opt.Tol (default 1e-8 in squared
 // change) or opt.Iters (default 100) is reached. Procedure 2 then keeps r
 // centres, largest |T(a,b,c)| first, each polished by opt.Iters more
 // iterations, dropping starts that found an already kept component. Weights
@@ -71,8 +81,14 @@ func Alt(ctx context.Context, t Asym, r int, opt Options, ao AltOptions) (*CP, e
 	a := mat.NewDense(d1, L, nil)
 	b := mat.NewDense(d2, L, nil)
 	c := mat.NewDense(d3, L, nil)
-	randomUnit(a, rng)
-	randomUnit(b, rng)
+	if ao.SVDInit {
+		if err := svdInit(ctx, t, a, b, rng); err != nil {
+			return nil, err
+		}
+	} else {
+		randomUnit(a, rng)
+		randomUnit(b, rng)
+	}
 	if err := t.Contract(ctx, 2, c, a, b); err != nil {
 		return nil, err
 	}
@@ -160,6 +176,67 @@ func Alt(ctx context.Context, t Asym, r int, opt Options, ao AltOptions) (*CP, e
 		return cp, fmt.Errorf("alt: %w: found %d distinct components of %d with %d starts; use more restarts", ErrNoConvergence, m, r, L)
 	}
 	return cp, nil
+}
+
+// svdBlockCols bounds the columns of one Contract call in svdInit.
+const svdBlockCols = 4096
+
+// svdInit fills the columns of a and b by [002] Procedure 3: for each start,
+// draw θ ~ N(0, I_{d3}), form M = T(I,I,θ) column by column (column j is
+// T(I, e_j, θ), one mode-0 contraction) and take its top singular pair. When
+// M is zero (θ orthogonal to every c_i) the start falls back to random unit
+// vectors.
+func svdInit(ctx context.Context, t Asym, a, b *mat.Dense, rng *rand.Rand) error {
+	d1, d2, d3 := t.Dims()
+	_, L := a.Dims()
+	per := max(1, svdBlockCols/d2) // starts per Contract call
+	for s0 := 0; s0 < L; s0 += per {
+		s1 := min(L, s0+per)
+		m := s1 - s0
+		x := mat.NewDense(d2, m*d2, nil)
+		y := mat.NewDense(d3, m*d2, nil)
+		for s := 0; s < m; s++ {
+			theta := make([]float64, d3)
+			for i := range theta {
+				theta[i] = rng.NormFloat64()
+			}
+			for j := 0; j < d2; j++ {
+				x.Set(j, s*d2+j, 1)
+				for i, v := range theta {
+					y.Set(i, s*d2+j, v)
+				}
+			}
+		}
+		out := mat.NewDense(d1, m*d2, nil)
+		if err := t.Contract(ctx, 0, out, x, y); err != nil {
+			return err
+		}
+		var svd mat.SVD
+		for s := 0; s < m; s++ {
+			mt := out.Slice(0, d1, s*d2, (s+1)*d2)
+			if !svd.Factorize(mt, mat.SVDThin) || svd.Values(nil)[0] == 0 {
+				for i := 0; i < d1; i++ {
+					a.Set(i, s0+s, rng.NormFloat64())
+				}
+				for i := 0; i < d2; i++ {
+					b.Set(i, s0+s, rng.NormFloat64())
+				}
+				continue
+			}
+			var u, v mat.Dense
+			svd.UTo(&u)
+			svd.VTo(&v)
+			for i := 0; i < d1; i++ {
+				a.Set(i, s0+s, u.At(i, 0))
+			}
+			for i := 0; i < d2; i++ {
+				b.Set(i, s0+s, v.At(i, 0))
+			}
+		}
+	}
+	normalizeCols(a, nil)
+	normalizeCols(b, nil)
+	return nil
 }
 
 // altPhase applies update (11) to every column until each moved less than

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -70,10 +71,34 @@ func runFit(ctx context.Context, args []string) error {
 	views := fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split)`)
 	randomViews := fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views (mixtures of product distributions)")
 	r := fs.Float64("r", 0, "markov/hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
+	fromStats := fs.String("from-stats", "", "lda/topic: fit from merged phase-2 statistics (`streamfit stats`/`merge`) instead of reading --input")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if *fromStats != "" {
+		if model != "lda" && model != "topic" {
+			return usagef("--from-stats works for lda and topic")
+		}
+		// k, α₀ and seed come from the statistics unless given explicitly.
+		cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: *solverName, Refine: *refine,
+			Restarts: *restarts, Iters: *iters, Implicit: *implicitOp}
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "k":
+				cfg.K = *k
+			case "alpha0":
+				cfg.Alpha0 = *alpha0
+			case "seed":
+				cfg.Seed = *seed
+			}
+		})
+		m, err := fitFromStats(ctx, *fromStats, cfg)
+		if err != nil {
+			return err
+		}
+		return m.Write(*out)
 	}
 	if *input == "" && len(pos) == 1 {
 		*input = pos[0]

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/streamfit/streamfit/implicit"
+)
+
+func init() {
+	register("merge", "add shard statistics of the same fit phase into one file", runMerge)
+}
+
+func runMerge(ctx context.Context, args []string) error {
+	fs := newFlags("merge", "A.stats B.stats ...", `Adds the statistics of shards (from `+"`streamfit stats`"+`, or earlier merges) and
+writes the sum atomically. Statistics of different models, phases, k, α₀,
+vocabularies, seeds or bases are refused, naming the field that differs.`)
+	out := fs.String("out", "all.stats", "output statistics file")
+	inputs, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(inputs) == 0 {
+		return usagef("at least one statistics file is required")
+	}
+	var total *implicit.Stats
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := implicit.ReadStats(in)
+		if err != nil {
+			return err
+		}
+		if total == nil {
+			total = st
+			continue
+		}
+		if err := total.Merge(st); err != nil {
+			var ie *implicit.IncompatibleError
+			if errors.As(err, &ie) {
+				return fmt.Errorf("%w: cannot merge %s: %s is %v in %s but %v in %s", implicit.ErrIncompatible, in, ie.Field, ie.B, in, ie.A, mergedName(inputs, in))
+			}
+			return fmt.Errorf("cannot merge %s: %w", in, err)
+		}
+	}
+	if err := implicit.WriteStats(*out, total); err != nil {
+		return err
+	}
+	h := total.Header
+	fmt.Fprintf(statsOut, "merge: %d files, phase %d of %s (d=%d, k=%d, %d shards) → %s\n", len(inputs), h.Phase, h.Model, h.D, h.K, h.Shards, *out)
+	return nil
+}
+
+// mergedName names the statistics merged before file in: the first file,
+// or the merge of the files before it.
+func mergedName(inputs []string, in string) string {
+	i := slices.Index(inputs, in)
+	if i <= 1 {
+		return inputs[0]
+	}
+	return fmt.Sprintf("the merge of %s..%s", inputs[0], inputs[i-1])
+}
