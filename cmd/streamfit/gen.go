@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -81,106 +80,6 @@ func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("closing output: %w", err)
-	}
-	return nil
-}
-
-// truthWriter is what the dense generators' truth values have in common.
-type truthWriter interface{ Write(path string) error }
-
-// runGenDense writes a dense sample table (Parquet or Arrow) from a GMM or a
-// snapshot model, with its truth file.
-func runGenDense(ctx context.Context, model string, args []string) error {
-	fs := newFlags("gen "+model, "", "Draws a dense sample table and writes it as Parquet or Arrow (by the name of --out: column x = fixed_size_list<float64>, plus an int64 group column for snapshots), with the model in a JSON truth file.")
-	out := fs.String("out", "", "output table (.parquet, .arrow, .arrows)")
-	truth := fs.String("truth", "", "output truth file (JSON)")
-	seed := fs.Uint64("seed", 1, "random seed")
-	k := fs.Int("k", 5, "components, sources or states")
-	rows := fs.Int64("rows", 100000, "gmm/ica/multiview: number of samples")
-	d := fs.Int("d", 20, "gmm/ica: dimension; hmm: observation dimension")
-	sigma2 := fs.Float64("sigma2", 0, "noise variance (gmm default 1, snapshots default 2)")
-	differing := fs.Bool("differing", false, "gmm: a variance per component")
-	sets := fs.Int64("sets", 1000, "snapshots: number of sets N")
-	perSet := fs.Int("per-set", 1000, "snapshots: points per set n")
-	m := fs.Int("m", 0, "snapshots: observation dimension of the HMM (0: the chain itself, one-hot rows)")
-	alpha0 := fs.Float64("alpha0", 1, "snapshots: α₀")
-	r := fs.Float64("r", 0.3, "snapshots: snapshot rate r")
-	seqs := fs.Int64("seqs", 20000, "hmm: number of sequences")
-	length := fs.Int("len", 10, "hmm: steps per sequence")
-	discrete := fs.Bool("discrete", false, "hmm: one-hot observation symbols instead of Gaussian vectors")
-	dims := fs.String("dims", "4,4,4", "multiview: widths of the three views")
-	prog := addProgressFlag(fs)
-	if pos, err := parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
-	}
-	if *out == "" {
-		return usagef("--out is required")
-	}
-	var src stream.DenseSource
-	var tr truthWriter
-	switch model {
-	case "gmm":
-		g, err := synth.NewGMM(synth.GMMConfig{Rows: *rows, D: *d, K: *k, Sigma2: *sigma2, Differing: *differing, Seed: *seed, Workers: runtime.GOMAXPROCS(0)})
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		src, tr = g, &g.Truth
-	case "snapshots":
-		g, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: *sets, PerSet: *perSet, K: *k, M: *m, Sigma2: *sigma2, Alpha0: *alpha0, R: *r, Seed: *seed, Workers: runtime.GOMAXPROCS(0)})
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		src, tr = g, &g.Truth
-	case "ica":
-		g, err := synth.NewICA(synth.ICAConfig{Rows: *rows, D: *d, K: *k, Seed: *seed})
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		src, tr = g, &g.Truth
-	case "hmm":
-		g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: *seqs, Len: *length, K: *k, D: *d, Discrete: *discrete, Sigma2: *sigma2, Seed: *seed})
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		src, tr = g, &g.Truth
-	case "multiview":
-		var dd [3]int
-		if _, err := fmt.Sscanf(*dims, "%d,%d,%d", &dd[0], &dd[1], &dd[2]); err != nil {
-			return usagef("--dims: want three widths like 4,5,6")
-		}
-		g, err := synth.NewMultiView(synth.MultiViewConfig{Rows: *rows, Dims: dd, K: *k, Sigma2: *sigma2, Seed: *seed})
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		src, tr = g, &g.Truth
-	}
-	w, err := stream.CreateDense(*out, stream.WriteOptions{})
-	if err != nil {
-		return err
-	}
-	p, done := startProgress(*prog, "gen", 0)
-	defer done()
-	for b, err := range src.Rows(ctx) {
-		if err == nil {
-			p.Add(int64(b.Rows), 0)
-			err = w.Write(b)
-		}
-		if err != nil {
-			w.Abort()
-			return err
-		}
-		b.Release()
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	if *truth != "" {
-		if err := tr.Write(*truth); err != nil {
-			os.Remove(*out)
-			return err
-		}
 	}
 	return nil
 }

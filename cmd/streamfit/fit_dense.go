@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
+	"github.com/streamfit/streamfit/models/markov"
+	"github.com/streamfit/streamfit/models/multiview"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// fitDense fits one of the models on dense samples; it returns the function
+// that writes the model and a one-line summary for stderr.
+func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options) (write func() error, summary string, err error) {
+	switch model {
+	case "gmm":
+		src, err := stream.OpenDense(*f.input, *o)
+		if err != nil {
+			return nil, "", err
+		}
+		defer stream.Close(src)
+		m, err := gmm.Fit(ctx, src, gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
+			Oversample: *f.oversample, PowerIters: *f.powerIters, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
+		if err != nil {
+			return nil, "", err
+		}
+		write = func() error { return m.Write(*f.out) }
+		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes", m.K, m.D, m.Stats.Rows, m.Stats.Passes)
+	case "markov", "hmm-snapshot":
+		if o.GroupColumn == "" {
+			return nil, "", usagef("--group-column is required: it names the set id of each row")
+		}
+		src, err := stream.OpenDense(*f.input, *o)
+		if err != nil {
+			return nil, "", err
+		}
+		defer stream.Close(src)
+		cfg := markov.Config{K: *f.k, Alpha0: *f.alpha0, R: *f.r, Sigma2: *f.sigma2, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+		fit := markov.FitChain
+		if model == "hmm-snapshot" {
+			fit = markov.FitHMM
+		}
+		m, err := fit(ctx, src, cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		write = func() error { return m.Write(*f.out) }
+		summary = fmt.Sprintf("%d states, r=%.3g, from %d sets (%d rows), %d passes", m.K, m.R, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
+	case "ica", "hmm", "multiview":
+		if model == "hmm" && o.GroupColumn == "" {
+			return nil, "", usagef("--group-column is required: it names the sequence id of each row")
+		}
+		src, err := stream.OpenDense(*f.input, *o)
+		if err != nil {
+			return nil, "", err
+		}
+		defer stream.Close(src)
+		var m interface{ Write(string) error }
+		switch model {
+		case "ica":
+			m, err = ica.Fit(ctx, src, ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
+				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
+		case "hmm":
+			m, err = hmm.Fit(ctx, src, hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed})
+		case "multiview":
+			var vs [][]int
+			if vs, err = parseViews(*f.views); err != nil {
+				return nil, "", err
+			}
+			m, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		write = func() error { return m.Write(*f.out) }
+		summary = fmt.Sprintf("k=%d", *f.k)
+	default:
+		return nil, "", usagef("unknown model %q", model)
+	}
+	return write, summary, nil
+}
+
+// parseViews reads "0,1,2;3,4;5,6" into three column groups ("" = default).
+func parseViews(s string) ([][]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var views [][]int
+	for _, g := range strings.Split(s, ";") {
+		var cols []int
+		for _, c := range strings.Split(g, ",") {
+			j, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || j < 0 {
+				return nil, usagef("--views: %q is not a column index", c)
+			}
+			cols = append(cols, j)
+		}
+		views = append(views, cols)
+	}
+	if len(views) != 3 {
+		return nil, usagef("--views: want three groups separated by ';', got %d", len(views))
+	}
+	return views, nil
+}
