@@ -2,7 +2,7 @@ package stream
 
 import (
 	"errors"
-	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -24,9 +24,34 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, err
+		return nil, hideTemp("create", path, err)
 	}
 	return &AtomicFile{File: f, path: path}, nil
+}
+
+// hideTemp names the final path in an error about the temporary file, whose
+// name means nothing to the user.
+func hideTemp(op, path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+// CheckWritable reports whether a file can be created at path, by creating
+// and removing a temporary file beside it: a long command checks its outputs
+// before it starts rather than failing at the end.
+func CheckWritable(path string) error {
+	f, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	return f.Abort()
 }
 
 // Path is the final path the file will have after Commit.
@@ -51,7 +76,7 @@ func (a *AtomicFile) Commit() error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", a.path, err)
+		return hideTemp("write", a.path, err)
 	}
 	return nil
 }

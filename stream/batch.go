@@ -19,8 +19,12 @@ type Docs struct {
 	Terms   []int32
 	Counts  []int32
 
-	pool *sync.Pool
+	pool putter
 }
+
+// putter takes released batches back: the shared sync.Pool, or a pass's
+// FreeList.
+type putter interface{ Put(any) }
 
 var docsPool = sync.Pool{New: func() any { return &Docs{Offsets: []int{0}} }}
 
@@ -41,7 +45,8 @@ func (b *Docs) Reset(start int64) {
 	b.Counts = b.Counts[:0]
 }
 
-// Release hands the batch back to its pool. Batches not made by NewDocs ignore it.
+// Release hands the batch back to its pool (or free list). Batches not made by
+// NewDocs or a FreeList ignore it.
 func (b *Docs) Release() {
 	if b == nil || b.pool == nil {
 		return
@@ -156,7 +161,7 @@ type Dense struct {
 	// Group is nil when the source has no id column, else one id per row.
 	Group []int64
 
-	pool *sync.Pool
+	pool putter
 }
 
 var densePool = sync.Pool{New: func() any { return &Dense{} }}
@@ -195,4 +200,40 @@ func (b *Dense) AppendRow(x []float64) {
 	}
 	b.Data = append(b.Data, x...)
 	b.Rows++
+}
+
+// FreeList recycles the document batches of one pass. Unlike the shared pool
+// behind NewDocs, which the collector empties every cycle, it keeps released
+// batches for the pass's lifetime: a pass then reuses a fixed set of batches,
+// so its live heap, and with it the collector's heap goal and the peak RSS,
+// stays the same however long the pass runs. It is dropped with the pass.
+// Safe for concurrent use.
+type FreeList struct {
+	mu   sync.Mutex
+	free []*Docs
+}
+
+// Get returns an empty batch starting at document start; Release hands it
+// back to l.
+func (l *FreeList) Get(start int64) *Docs {
+	l.mu.Lock()
+	var b *Docs
+	if n := len(l.free); n > 0 {
+		b, l.free[n-1] = l.free[n-1], nil
+		l.free = l.free[:n-1]
+	}
+	l.mu.Unlock()
+	if b == nil {
+		b = &Docs{}
+	}
+	b.pool = l
+	b.Reset(start)
+	return b
+}
+
+// Put takes back a batch released by its holder.
+func (l *FreeList) Put(x any) {
+	l.mu.Lock()
+	l.free = append(l.free, x.(*Docs))
+	l.mu.Unlock()
 }

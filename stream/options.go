@@ -39,8 +39,15 @@ type Options struct {
 	KeepCase     bool
 	StopWords    string
 
-	// BatchRows is the number of rows per batch (default 4096).
-	BatchRows int
+	// BatchRows is the most rows per batch (default 4096). Dense batches are
+	// also kept under BatchBytes (default 2 MB), so wide rows come in fewer
+	// per batch.
+	BatchRows  int
+	BatchBytes int
+	// InflightBytes bounds the decoded data a pass holds ahead of the
+	// consumer (default DefaultInflightBytes), whatever the size of the
+	// file's row groups or record batches.
+	InflightBytes int64
 	// Workers is the number of decoding goroutines (default GOMAXPROCS).
 	Workers int
 	// Progress, when non-nil, is advanced as rows and bytes are read.
@@ -57,6 +64,7 @@ const (
 	DefaultTextColumn   = "text"
 	DefaultValuesColumn = "x"
 	DefaultBatchRows    = 4096
+	DefaultBatchBytes   = 2 << 20
 )
 
 // WithDefaults returns o with every unset field given its default.
@@ -74,6 +82,12 @@ func (o Options) WithDefaults() Options {
 	def(&o.TextColumn, DefaultTextColumn)
 	if o.BatchRows <= 0 {
 		o.BatchRows = DefaultBatchRows
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
+	if o.InflightBytes <= 0 {
+		o.InflightBytes = DefaultInflightBytes
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -96,9 +110,18 @@ type WriteOptions struct {
 	// Compression for columnar formats: "zstd" (Parquet default), "snappy", "lz4",
 	// "none" (Arrow IPC default: it is read at memory speed).
 	Compression string
-	// RowGroupRows is the number of rows per Parquet row group or Arrow record
-	// batch (default 16384 documents).
+	// RowGroupRows, when set, is the number of rows per Parquet row group or
+	// Arrow record batch. By default a row group or batch is closed when its
+	// decoded data reaches RowGroupBytes.
 	RowGroupRows int
+	// RowGroupBytes bounds the decoded size of a row group (default 64 MB) or
+	// an Arrow record batch (default 4 MB). Readers decode row groups in
+	// pieces, so this sets the writer's memory and the unit of parallel
+	// reading, not the reader's memory.
+	RowGroupBytes int64
+	// Progress, when non-nil, is advanced by the bytes written to the file
+	// (docword: before compression).
+	Progress *Progress
 }
 
 // DocWriter writes document batches to a file. Nothing is visible at the final

@@ -9,8 +9,8 @@ import (
 // Progress counts rows and bytes read by a pass. It is safe for concurrent use
 // and a nil *Progress ignores every call, so readers can advance it freely.
 type Progress struct {
-	rows, bytes, total atomic.Int64
-	start              time.Time
+	rows, bytes, total, totalRows atomic.Int64
+	start                         time.Time
 }
 
 // NewProgress starts a progress counter; total is the expected number of bytes
@@ -37,6 +37,14 @@ func (p *Progress) SetTotal(total int64) {
 	}
 }
 
+// SetTotalRows sets the number of rows expected, when known (a generator's
+// document count); the ETA then follows rows instead of bytes.
+func (p *Progress) SetTotalRows(total int64) {
+	if p != nil {
+		p.totalRows.Store(total)
+	}
+}
+
 // Rows is the number of rows read so far.
 func (p *Progress) Rows() int64 {
 	if p == nil {
@@ -53,7 +61,8 @@ func (p *Progress) Bytes() int64 {
 	return p.bytes.Load()
 }
 
-// String renders one status line: rows, MB, rate and ETA when the total is known.
+// String renders one status line: rows, MB, rates, and the fraction done and
+// ETA when a total (of rows, else of bytes) is known.
 func (p *Progress) String() string {
 	if p == nil {
 		return ""
@@ -66,8 +75,14 @@ func (p *Progress) String() string {
 		mb := float64(by) / 1e6
 		s += fmt.Sprintf(", %.1f MB (%.1f MB/s)", mb, mb/el)
 	}
-	if tot > 0 && by > 0 {
-		frac := min(float64(by)/float64(tot), 1)
+	var frac float64
+	switch tr := p.totalRows.Load(); {
+	case tr > 0:
+		frac = float64(rows) / float64(tr)
+	case tot > 0:
+		frac = float64(by) / float64(tot)
+	}
+	if frac = min(frac, 1); frac > 0 {
 		eta := time.Duration(el * (1 - frac) / frac * float64(time.Second)).Round(time.Second)
 		s += fmt.Sprintf(", %.0f%%, ETA %s", 100*frac, eta)
 	}

@@ -14,7 +14,8 @@ import (
 
 // Format is a file format the data layer can read or write. Format packages
 // (stream/docword, stream/columnar, stream/text) register themselves in init;
-// import them (or stream/formats, which imports all) to make them available.
+// import them, usually for their side effect only (import _ "..."), to make
+// them available.
 type Format struct {
 	// Name is the value of Options.Format that selects this format.
 	Name string

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,22 @@ func TestAtomicFile(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("temporary files left: %v", ents)
+	}
+
+	// Errors name the final path, never the temporary one; CheckWritable
+	// finds an unwritable place before anything is written and leaves
+	// nothing behind.
+	missing := filepath.Join(dir, "no", "such", "dir", "out.json")
+	for _, err := range []error{CheckWritable(missing), WriteFileAtomic(missing, nil)} {
+		if err == nil || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), ".tmp") || !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("error %v; want one naming %s", err, missing)
+		}
+	}
+	if err := CheckWritable(p); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("CheckWritable left files: %v", ents)
 	}
 }
 

@@ -42,12 +42,17 @@ func ReadVocab(path string) ([]string, error) {
 	return words, nil
 }
 
-// WriteVocab writes words one per line, atomically.
-func WriteVocab(path string, words []string) error {
+// FormatVocab lays words out as a vocabulary file: one per line.
+func FormatVocab(words []string) []byte {
 	var b bytes.Buffer
 	for _, w := range words {
 		b.WriteString(w)
 		b.WriteByte('\n')
 	}
-	return WriteFileAtomic(path, b.Bytes())
+	return b.Bytes()
+}
+
+// WriteVocab writes words one per line, atomically.
+func WriteVocab(path string, words []string) error {
+	return WriteFileAtomic(path, FormatVocab(words))
 }

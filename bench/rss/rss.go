@@ -12,6 +12,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // ErrUnsupported is returned where /proc is not available.
@@ -59,4 +62,48 @@ func field(name string) (int64, error) {
 		return kb << 10, nil
 	}
 	return 0, ErrUnsupported
+}
+
+// SampleAnon samples Anon every interval on a goroutine until the returned
+// function is called, which returns the largest value seen (0 where /proc is
+// missing). Unlike Peak it leaves out pages mapped from files, such as a
+// memory-mapped Arrow input, which the kernel may drop at any time.
+func SampleAnon(interval time.Duration) (stop func() int64) {
+	var peak atomic.Int64
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	sample := func() {
+		if a, err := Anon(); err == nil && a > peak.Load() {
+			peak.Store(a)
+		}
+	}
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			sample()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-exited
+		sample()
+		return peak.Load()
+	}
+}
+
+// CPU returns the user plus system CPU time the process has used: on a
+// shared machine, work per CPU-second is steadier than work per wall second.
+func CPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,6 +1,9 @@
 package rss
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Touching 64 MB raises the peak by about that much; Reset brings it back.
 func TestPeakFollowsAllocation(t *testing.T) {
@@ -28,4 +31,28 @@ func TestPeakFollowsAllocation(t *testing.T) {
 		t.Fatalf("peak %d not reset (was %d)", p2, p1)
 	}
 	_ = buf
+}
+
+// The anonymous-memory sampler sees a 64 MB allocation held while it runs,
+// and CPU time advances with work done.
+func TestSampleAnonAndCPU(t *testing.T) {
+	if _, err := Anon(); err != nil {
+		t.Skip(err)
+	}
+	c0 := CPU()
+	stop := SampleAnon(time.Millisecond)
+	base, _ := Anon()
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	time.Sleep(5 * time.Millisecond)
+	peak := stop()
+	if peak-base < 60<<20 {
+		t.Fatalf("sampled peak %d, %d above the start after touching 64 MB", peak, peak-base)
+	}
+	if CPU() <= c0 {
+		t.Fatal("CPU time did not advance")
+	}
+	_ = buf[len(buf)-1]
 }

@@ -42,17 +42,14 @@ func benchDocs() int64 {
 }
 
 // corpusDir generates (once) the corpus of n documents in every format and
-// returns its directory.
-func corpusDir(n int64) (string, error) { return corpusDirGroups(n, 0) }
-
-// corpusDirGroups is corpusDir with rowGroup documents per Parquet row group or
-// Arrow batch (0: the writers' default).
-func corpusDirGroups(n int64, rowGroup int) (string, error) {
+// returns its directory. The files are written as `streamfit gen lda` writes
+// them: default writer options (row groups and record batches by size).
+func corpusDir(n int64) (string, error) {
 	base := os.Getenv("STREAMFIT_BENCH_DIR")
 	if base == "" {
 		base = os.TempDir()
 	}
-	dir := filepath.Join(base, fmt.Sprintf("streamfit-bench-%d-%d-%d-%d-g%d", n, benchVocab, benchK, benchDocLen, rowGroup))
+	dir := filepath.Join(base, fmt.Sprintf("streamfit-bench-%d-%d-%d-%d", n, benchVocab, benchK, benchDocLen))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -61,19 +58,19 @@ func corpusDirGroups(n int64, rowGroup int) (string, error) {
 		if _, err := os.Stat(path); err == nil {
 			continue
 		}
-		if err := generate(path, n, rowGroup); err != nil {
+		if err := generate(path, n); err != nil {
 			return "", err
 		}
 	}
 	return dir, nil
 }
 
-func generate(path string, n int64, rowGroup int) error {
+func generate(path string, n int64) error {
 	c, err := synth.NewLDA(synth.LDAConfig{Docs: n, Vocab: benchVocab, K: benchK, DocLen: benchDocLen, Seed: 1})
 	if err != nil {
 		return err
 	}
-	w, err := stream.Create(path, stream.WriteOptions{Terms: benchVocab, RowGroupRows: rowGroup})
+	w, err := stream.Create(path, stream.WriteOptions{Terms: benchVocab})
 	if err != nil {
 		return err
 	}

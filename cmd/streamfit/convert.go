@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/text"
 )
 
 func init() {
@@ -14,16 +15,19 @@ func init() {
 
 func runConvert(ctx context.Context, args []string) error {
 	fs := newFlags("convert", "IN OUT", `Copies IN to OUT in the format named by OUT's extension: .parquet (zstd), .arrow
-(IPC file), .arrows (IPC stream), docword*.txt[.gz|.zst] (UCI bag of words).
+(IPC file), .arrows (IPC stream), docword*.txt[.gz|.zst] (UCI bag of words; the
+vocabulary, when known, goes to vocab.*.txt beside it). A docword input reads
+the vocab.*.txt beside it unless --vocab names one.
 Raw text (a text column, a directory of files, one document per line) becomes bag
 of words: against --vocab if given, else a vocabulary is built first (one more
 pass, same options as `+"`streamfit vocab build`"+`) and written to OUT.vocab.
+Nothing is written unless the whole conversion succeeds.
 Dense sample tables convert between Parquet and Arrow with --dense.`)
 	o := addInputFlags(fs)
 	dense := fs.Bool("dense", false, "convert dense samples instead of documents")
 	layout := fs.String("layout", "lists", "document layout of columnar output: lists, pairs or long")
-	compression := fs.String("compression", "zstd", "compression of Parquet/Arrow output: zstd, snappy, none")
-	rowGroup := fs.Int("row-group", 0, "rows per Parquet row group / Arrow batch (default 16384)")
+	compression := fs.String("compression", "", "compression of columnar output: Parquet zstd (default), snappy, gzip, lz4, brotli or none; Arrow none (default), zstd or lz4. Docword output is compressed by its name (.gz, .zst)")
+	rowGroup := fs.Int("row-group", 0, "rows per Parquet row group / Arrow batch (default: by size, 64 MB of decoded data per row group, 4 MB per Arrow batch)")
 	bo := addBuildFlags(fs)
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args)
@@ -38,6 +42,13 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 		return err
 	}
 	wo := stream.WriteOptions{Layout: *layout, Compression: *compression, RowGroupRows: *rowGroup}
+	// The output's format and place are checked before any pass.
+	if _, err := stream.DetectName(out, ""); err != nil {
+		return err
+	}
+	if err := stream.CheckWritable(out); err != nil {
+		return err
+	}
 	p, done := startProgress(*prog, "convert", fileSize(in))
 	defer done()
 	o.Progress = p
@@ -65,19 +76,17 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 		return w.Close()
 	}
 	src, err := stream.Open(in, *o)
+	var vocab *stream.AtomicFile // OUT.vocab, committed with OUT
 	if errors.Is(err, stream.ErrNeedVocab) {
-		// Raw text without a vocabulary: build one first.
-		vpath := out + ".vocab"
-		if _, err := buildVocab(ctx, in, *o, *bo, vpath, p); err != nil {
-			return err
-		}
-		o.VocabPath = vpath
-		src, err = stream.Open(in, *o)
+		src, vocab, err = textToBag(ctx, in, out+".vocab", *o, *bo)
 	}
 	if err != nil {
 		return err
 	}
 	defer stream.Close(src)
+	if vocab != nil {
+		defer vocab.Abort() // a no-op once committed
+	}
 	info := src.Info()
 	wo.Terms, wo.Vocab = info.Terms, info.Vocab
 	if wo.Terms == 0 {
@@ -87,5 +96,40 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 	if err != nil {
 		return err
 	}
-	return copyDocs(ctx, src, w, nil)
+	if err := copyDocs(ctx, src, w, nil); err != nil {
+		return err
+	}
+	if vocab != nil {
+		return vocab.Commit()
+	}
+	return nil
+}
+
+// textToBag builds a vocabulary from raw text in memory and returns the text
+// as bag of words against it, with the vocabulary written to a temporary
+// file that the caller commits to vpath once the output is complete.
+func textToBag(ctx context.Context, in, vpath string, o stream.Options, b text.BuildOptions) (stream.DocSource, *stream.AtomicFile, error) {
+	v, err := buildVocabWords(ctx, in, o, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	vf, err := stream.CreateAtomic(vpath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := v.WriteTo(vf); err != nil {
+		vf.Abort()
+		return nil, nil, err
+	}
+	tok, err := text.NewTokenizer(o)
+	if err != nil {
+		vf.Abort()
+		return nil, nil, usageError{err.Error()}
+	}
+	ts, err := stream.OpenText(in, o)
+	if err != nil {
+		vf.Abort()
+		return nil, nil, err
+	}
+	return text.NewBag(ts, tok, v.Words, o.WithDefaults().Workers), vf, nil
 }

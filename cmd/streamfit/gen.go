@@ -33,7 +33,7 @@ func runGen(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Workers, "workers", 0, "generating goroutines (default: one per CPU; the output does not depend on it)")
 	out := fs.String("out", "", "output data file (.parquet, .arrow, .arrows, docword*.txt[.gz|.zst])")
 	truth := fs.String("truth", "", "output truth file (JSON)")
-	rowGroup := fs.Int("row-group", 0, "documents per Parquet row group / Arrow batch (default 16384)")
+	rowGroup := fs.Int("row-group", 0, "documents per Parquet row group / Arrow batch (default: by size, 64 MB of decoded data per row group, 4 MB per Arrow batch)")
 	prog := addProgressFlag(fs)
 	if _, err := parse(fs, args[1:]); err != nil {
 		return err
@@ -45,11 +45,19 @@ func runGen(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	w, err := stream.Create(*out, stream.WriteOptions{Terms: cfg.Vocab, RowGroupRows: *rowGroup})
-	if err != nil {
-		return err
+	// Find an unwritable truth path before the corpus is generated.
+	if *truth != "" {
+		if err := stream.CheckWritable(*truth); err != nil {
+			return err
+		}
 	}
 	p, done := startProgress(*prog, "gen", 0)
+	p.SetTotalRows(cfg.Docs)
+	w, err := stream.Create(*out, stream.WriteOptions{Terms: cfg.Vocab, RowGroupRows: *rowGroup, Progress: p})
+	if err != nil {
+		done()
+		return err
+	}
 	err = copyDocs(ctx, c, w, p)
 	done()
 	if err != nil {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/text"
 )
 
 func init() {
@@ -20,7 +23,7 @@ func init() {
 // inspection is what inspect reports (its --json output).
 type inspection struct {
 	stream.Info
-	Kind    string       `json:"kind"` // "documents" or "dense"
+	Kind    string       `json:"kind"` // "documents", "text" (raw text without a vocabulary) or "dense"
 	Tokens  int64        `json:"tokens,omitempty"`
 	Empty   int64        `json:"empty_docs,omitempty"`
 	Short   int64        `json:"short_docs,omitempty"` // fewer than 3 tokens: skipped by fits
@@ -34,6 +37,99 @@ type inspection struct {
 type quants struct {
 	Min, P10, P50, P90, P99, Max int64
 	Mean                         float64
+	// Approx is set when a quantile fell among lengths of 2^16 tokens or
+	// more, which are binned with 1/16-octave resolution: such a quantile is
+	// the lower edge of its bin (at most 4.4% below the true value). Min and
+	// Max are always exact.
+	Approx bool `json:",omitempty"`
+}
+
+// exactLengths is the document length below which the histogram counts each
+// length exactly (512 KB of counters).
+const exactLengths = 1 << 16
+
+// lengthHist counts document lengths in bounded memory, whatever the lengths:
+// one counter per length below exactLengths, then 16 bins per octave.
+type lengthHist struct {
+	exact    []int64
+	log      map[int]int64 // bin index → count, for lengths ≥ exactLengths
+	n        int64
+	min, max int64
+}
+
+// logBin is the bin of a length ≥ exactLengths: 16 bins per power of two.
+func logBin(x int64) int { return int(math.Floor(16 * math.Log2(float64(x)))) }
+
+// binLow is the smallest length in bin b.
+func binLow(b int) int64 { return int64(math.Ceil(math.Exp2(float64(b) / 16))) }
+
+func (h *lengthHist) add(x int64) {
+	if h.n == 0 || x < h.min {
+		h.min = x
+	}
+	h.max = max(h.max, x)
+	h.n++
+	if x < exactLengths {
+		if int64(len(h.exact)) <= x {
+			h.exact = slices.Grow(h.exact, int(x)+1-len(h.exact))[:x+1]
+		}
+		h.exact[x]++
+		return
+	}
+	if h.log == nil {
+		h.log = map[int]int64{}
+	}
+	h.log[logBin(x)]++
+}
+
+// merge adds o's counts to h.
+func (h *lengthHist) merge(o *lengthHist) {
+	if o.n == 0 {
+		return
+	}
+	if h.n == 0 || o.min < h.min {
+		h.min = o.min
+	}
+	h.max, h.n = max(h.max, o.max), h.n+o.n
+	if len(h.exact) < len(o.exact) {
+		h.exact = append(h.exact, make([]int64, len(o.exact)-len(h.exact))...)
+	}
+	for i, c := range o.exact {
+		h.exact[i] += c
+	}
+	for b, c := range o.log {
+		if h.log == nil {
+			h.log = map[int]int64{}
+		}
+		h.log[b] += c
+	}
+}
+
+// quantiles summarises the histogram; tokens is the sum of the lengths.
+func (h *lengthHist) quantiles(tokens int64) *quants {
+	if h.n == 0 {
+		return nil
+	}
+	q := &quants{Mean: float64(tokens) / float64(h.n), Min: h.min, Max: h.max}
+	bins := slices.Sorted(maps.Keys(h.log))
+	at := func(f float64) int64 {
+		target := max(int64(math.Ceil(f*float64(h.n))), 1)
+		var cum int64
+		for x, c := range h.exact {
+			if cum += c; cum >= target {
+				return int64(x)
+			}
+		}
+		for _, b := range bins {
+			if cum += h.log[b]; cum >= target {
+				q.Approx = true
+				return max(binLow(b), exactLengths)
+			}
+		}
+		return h.max
+	}
+	q.P10, q.P50, q.P90, q.P99 = at(0.1), at(0.5), at(0.9), at(0.99)
+	return q
 }
 
 type colSummary struct {
@@ -60,17 +156,20 @@ func runInspect(ctx context.Context, args []string) error {
 		p, done := startProgress(*prog, "inspect", fileSize(path))
 		o.Progress = p
 		src, oerr := stream.Open(path, *o)
-		if oerr == nil {
+		switch {
+		case oerr == nil:
 			in, err = inspectDocs(ctx, src)
-			done()
 			stream.Close(src)
-			if err != nil {
-				return err
-			}
-		} else if done(); errors.Is(oerr, stream.ErrSchema) {
+		case errors.Is(oerr, stream.ErrNeedVocab):
+			in, err = inspectText(ctx, path, *o)
+		case errors.Is(oerr, stream.ErrSchema):
 			*dense = true // a table without document columns may hold samples
-		} else {
-			return oerr
+		default:
+			err = oerr
+		}
+		done()
+		if err != nil {
+			return err
 		}
 	}
 	if *dense {
@@ -96,9 +195,7 @@ func runInspect(ctx context.Context, args []string) error {
 
 func inspectDocs(ctx context.Context, src stream.DocSource) (*inspection, error) {
 	in := &inspection{Info: src.Info(), Kind: "documents", MaxTerm: -1}
-	// Exact quantiles from a histogram of lengths: memory grows with the longest
-	// document, never with the number of documents.
-	var hist []int64
+	var hist lengthHist
 	in.Rows, in.NNZ = 0, 0
 	for b, err := range src.Docs(ctx) {
 		if err != nil {
@@ -106,10 +203,7 @@ func inspectDocs(ctx context.Context, src stream.DocSource) (*inspection, error)
 		}
 		for i := range b.Len() {
 			n := b.Length(i)
-			if int64(len(hist)) <= n {
-				hist = slices.Grow(hist, int(n)+1-len(hist))[:n+1]
-			}
-			hist[n]++
+			hist.add(n)
 			in.Tokens += n
 			switch {
 			case n == 0:
@@ -129,22 +223,65 @@ func inspectDocs(ctx context.Context, src stream.DocSource) (*inspection, error)
 	if in.Terms == 0 {
 		in.Terms = int(in.MaxTerm + 1)
 	}
-	if in.Rows > 0 {
-		q := &quants{Mean: float64(in.Tokens) / float64(in.Rows)}
-		at := func(f float64) int64 {
-			target := int64(math.Ceil(f * float64(in.Rows)))
-			var cum int64
-			for n, c := range hist {
-				if cum += c; cum >= max(target, 1) {
-					return int64(n)
+	in.Lengths = hist.quantiles(in.Tokens)
+	return in, nil
+}
+
+// inspectText tokenizes raw text without a vocabulary: documents, tokens and
+// length quantiles, but no vocabulary size or nnz, which need one.
+func inspectText(ctx context.Context, path string, o stream.Options) (*inspection, error) {
+	src, err := stream.OpenText(path, o)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close(src)
+	tok, err := text.NewTokenizer(o)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	o = o.WithDefaults()
+	in := &inspection{Info: src.Info(), Kind: "text", MaxTerm: -1}
+	in.Rows, in.NNZ = 0, -1
+	hists := make([]lengthHist, o.Workers)
+	tokens := make([]int64, o.Workers)
+	bufs := make([][]string, o.Workers)
+	err = stream.Each(ctx, textBatches(src), o.Workers, func(w int, b textBatch) error {
+		for _, doc := range b.Text {
+			bufs[w] = tok.Tokens(bufs[w][:0], doc)
+			n := int64(len(bufs[w]))
+			hists[w].add(n)
+			tokens[w] += n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var hist lengthHist
+	for w := range hists {
+		hist.merge(&hists[w])
+		in.Tokens += tokens[w]
+	}
+	in.Rows = hist.n
+	in.Lengths = hist.quantiles(in.Tokens)
+	return in, nil
+}
+
+// textBatch adapts a batch of raw text to stream.Each.
+type textBatch struct{ *stream.Texts }
+
+func (textBatch) Release() {}
+
+func textBatches(src stream.TextSource) func(context.Context) iter.Seq2[textBatch, error] {
+	return func(ctx context.Context) iter.Seq2[textBatch, error] {
+		return func(yield func(textBatch, error) bool) {
+			for b, err := range src.Texts(ctx) {
+				if !yield(textBatch{b}, err) {
+					return
 				}
 			}
-			return int64(len(hist) - 1)
 		}
-		q.Min, q.P10, q.P50, q.P90, q.P99, q.Max = at(0), at(0.1), at(0.5), at(0.9), at(0.99), int64(len(hist)-1)
-		in.Lengths = q
 	}
-	return in, nil
 }
 
 func inspectDense(ctx context.Context, src stream.DenseSource) (*inspection, error) {
@@ -217,16 +354,26 @@ func printInspection(in *inspection) {
 		fmt.Printf("time:      %.2fs\n", in.Seconds)
 		return
 	}
-	fmt.Printf("vocabulary: %d", in.Terms)
-	if in.Vocab == nil {
-		fmt.Print(" (no word list)")
+	if in.Kind == "text" {
+		fmt.Printf("vocabulary: unknown: raw text, tokenized with the default settings (or the given flags)\n")
+		fmt.Printf("           for the vocabulary size and nnz: streamfit vocab build --out VOCAB %s; then inspect with --vocab VOCAB\n", in.Path)
+		fmt.Printf("tokens:    %d\n", in.Tokens)
+	} else {
+		fmt.Printf("vocabulary: %d", in.Terms)
+		if in.Vocab == nil {
+			fmt.Print(" (no word list)")
+		}
+		fmt.Printf("\nnnz:       %d\ntokens:    %d\n", in.NNZ, in.Tokens)
 	}
-	fmt.Printf("\nnnz:       %d\ntokens:    %d\n", in.NNZ, in.Tokens)
 	if in.Short > 0 {
 		fmt.Printf("short:     %d documents with fewer than 3 tokens (%d empty)\n", in.Short, in.Empty)
 	}
 	if q := in.Lengths; q != nil {
-		fmt.Printf("doc length: min %d, p10 %d, median %d, p90 %d, p99 %d, max %d, mean %.1f\n", q.Min, q.P10, q.P50, q.P90, q.P99, q.Max, q.Mean)
+		fmt.Printf("doc length: min %d, p10 %d, median %d, p90 %d, p99 %d, max %d, mean %.1f", q.Min, q.P10, q.P50, q.P90, q.P99, q.Max, q.Mean)
+		if q.Approx {
+			fmt.Print(" (quantiles above 65535 tokens within 4.4%)")
+		}
+		fmt.Println()
 	}
 	fmt.Printf("time:      %.2fs\n", in.Seconds)
 }

@@ -74,7 +74,19 @@ with --vocab and the same tokenization flags.`)
 
 // buildVocab makes a vocabulary from the raw text at path and writes it to out.
 func buildVocab(ctx context.Context, path string, o stream.Options, b text.BuildOptions, out string, p *stream.Progress) (*text.Vocabulary, error) {
+	if err := stream.CheckWritable(out); err != nil {
+		return nil, err
+	}
 	o.Progress = p
+	v, err := buildVocabWords(ctx, path, o, b)
+	if err != nil {
+		return nil, err
+	}
+	return v, v.Write(out)
+}
+
+// buildVocabWords makes a vocabulary from the raw text at path, in memory.
+func buildVocabWords(ctx context.Context, path string, o stream.Options, b text.BuildOptions) (*text.Vocabulary, error) {
 	src, err := stream.OpenText(path, o)
 	if err != nil {
 		return nil, err
@@ -87,5 +99,5 @@ func buildVocab(ctx context.Context, path string, o stream.Options, b text.Build
 	if len(v.Words) == 0 {
 		return nil, fmt.Errorf("%s: no word passes the vocabulary filters (lower --min-count or raise --max-df)", path)
 	}
-	return v, v.Write(out)
+	return v, nil
 }

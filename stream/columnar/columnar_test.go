@@ -227,26 +227,28 @@ func writeRecord(t *testing.T, path string, rec arrow.RecordBatch) {
 	switch filepath.Ext(path) {
 	case ".parquet":
 		w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeClose(t, w, err, rec)
 	default:
 		w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeClose(t, w, err, rec)
+	}
+}
+
+// writeClose writes x with the writer just made (w, err) and closes it,
+// failing the test on any error.
+func writeClose[T any, W interface {
+	Write(T) error
+	Close() error
+}](t testing.TB, w W, err error, x T) {
+	t.Helper()
+	if err == nil {
+		err = w.Write(x)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"os"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/streamfit/streamfit/stream"
 )
@@ -117,6 +119,64 @@ type denseSource struct {
 	ds   denseSchema
 	o    stream.Options
 	info stream.Info
+	// rows is the most rows per batch: Options.BatchRows, fewer when that
+	// many rows would take more than Options.BatchBytes.
+	rows int
+}
+
+// batchRows is the number of rows of width values that fit the batch limits.
+func batchRows(o stream.Options, width int) int {
+	return max(1, min(o.BatchRows, o.BatchBytes/(8*max(width, 1))))
+}
+
+// listWidth estimates the values per row of a list<float> column from the
+// Parquet column statistics or the first record batch, for sizing batches
+// before a pass; 0 when unknown.
+func listWidth(t *table, col string) int {
+	switch t.kind {
+	case kindParquet:
+		w := 0
+		for i := range t.meta.Schema.NumColumns() {
+			if t.meta.Schema.Column(i).ColumnPath()[0] != col {
+				continue
+			}
+			for rg := range t.meta.NumRowGroups() {
+				md := t.meta.RowGroup(rg)
+				cc, err := md.ColumnChunk(i)
+				if err == nil && md.NumRows() > 0 {
+					w = max(w, int((cc.NumValues()+md.NumRows()-1)/md.NumRows()))
+				}
+			}
+		}
+		return w
+	case kindArrow:
+		f, err := os.Open(t.path)
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		w := 0
+		guard(func() error {
+			r, err := ipc.NewFileReader(f)
+			if err != nil || r.NumRecords() == 0 {
+				return err
+			}
+			defer r.Close()
+			rec, err := r.RecordBatchAt(0)
+			if err != nil {
+				return err
+			}
+			defer rec.Release()
+			if a := column(rec, col); a != nil && rec.NumRows() > 0 {
+				if _, _, v := offsets(a); v != nil {
+					w = int((int64(v.Len()) + rec.NumRows() - 1) / rec.NumRows())
+				}
+			}
+			return nil
+		})
+		return w
+	}
+	return 0
 }
 
 func openDense(path string, k kind, o stream.Options) (stream.DenseSource, error) {
@@ -129,9 +189,13 @@ func openDense(path string, k kind, o stream.Options) (stream.DenseSource, error
 	if err != nil {
 		return nil, err
 	}
-	return &denseSource{t: t, ds: ds, o: o, info: stream.Info{
+	width := ds.ncols
+	if ds.layout == LayoutList {
+		width = listWidth(t, ds.values)
+	}
+	return &denseSource{t: t, ds: ds, o: o, rows: batchRows(o, width), info: stream.Info{
 		Path: path, Format: k.String(), Layout: ds.layout, Rows: t.rows, NNZ: -1,
-		Bytes: t.size, Cols: ds.ncols, Schema: t.schema.String(),
+		Bytes: t.size, Cols: ds.ncols, Schema: schemaString(t.schema),
 	}}, nil
 }
 
@@ -141,6 +205,15 @@ func (s *denseSource) Info() stream.Info { return s.info }
 type densePart struct {
 	batches []*stream.Dense
 	rows    int64
+}
+
+// size is the memory the part's batches hold.
+func (p densePart) size() int64 {
+	var n int64
+	for _, b := range p.batches {
+		n += int64(8*len(b.Data) + 8*len(b.Group))
+	}
+	return n
 }
 
 func (p densePart) release() {
@@ -155,7 +228,7 @@ func (s *denseSource) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] 
 		decode := func(l loaded) (densePart, error) { return s.decode(l) }
 		var base int64
 		cols := s.ds.ncols
-		for p, err := range pass(ctx, s.t, s.o, s.ds.read(), decode, densePart.release) {
+		for p, err := range pass(ctx, s.t, s.o, s.ds.read(), s.rows, nil, decode, densePart.size, densePart.release) {
 			if err != nil {
 				yield(nil, shift(err, base))
 				return
@@ -312,10 +385,10 @@ func (s *denseSource) decode(l loaded) (densePart, error) {
 				return p, err
 			}
 			row := p.rows + int64(i)
-			if cur == nil || cur.Rows >= s.o.BatchRows {
+			if cur == nil || cur.Rows >= s.rows {
 				cur = stream.NewDense(row, len(x))
 				if s.ds.group != "" {
-					cur.Group = make([]int64, 0, s.o.BatchRows)
+					cur.Group = make([]int64, 0, min(s.rows, n-i))
 				}
 				p.batches = append(p.batches, cur)
 			}

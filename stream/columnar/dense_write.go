@@ -25,16 +25,12 @@ type denseWriter struct {
 	cols   int
 	group  bool
 	buf    stream.Dense
-	rg     int
+	rg     int // rows per row group
 	failed error
 }
 
 func createDense(path string, k kind, o stream.WriteOptions) (stream.DenseWriter, error) {
-	rg := o.RowGroupRows
-	if rg <= 0 {
-		rg = DefaultRowGroupRows
-	}
-	return &denseWriter{path: path, kind: k, o: o, rg: rg, cols: -1}, nil
+	return &denseWriter{path: path, kind: k, o: o, cols: -1}, nil
 }
 
 func (w *denseWriter) start(cols int, group bool) error {
@@ -51,6 +47,11 @@ func (w *denseWriter) start(cols int, group bool) error {
 	}
 	w.s, w.cols, w.group = s, cols, group
 	w.buf.Cols = cols
+	// Rows per row group: the given number, or as many as fit the byte limit.
+	rows, bytes := groupLimits(w.kind, w.o)
+	if w.rg = rows; rows == 0 {
+		w.rg = int(max(1, bytes/int64(8*max(cols, 1)+8)))
+	}
 	return nil
 }
 

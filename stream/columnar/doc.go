@@ -1,7 +1,8 @@
 // Package columnar reads and writes streamfit's columnar formats: Parquet
 // ("parquet"), Arrow IPC files ("arrow") and Arrow IPC streams ("arrow-stream").
 // It registers the three formats with package stream in init, so importing it
-// (usually through stream/formats) is all a caller needs.
+// for its side effect (import _ "github.com/streamfit/streamfit/stream/columnar")
+// is all a caller needs.
 //
 // Document tables come in four layouts, detected from the schema:
 //
@@ -14,11 +15,22 @@
 // Dense tables hold a fixed_size_list<float> or list<float> column, or a set of
 // numeric columns, with an optional integer id column.
 //
-// Parquet row groups and Arrow IPC record batches are decoded by Options.Workers
-// goroutines through stream.Ordered, so at most about 2×workers of them are in
-// memory at once; batches come out in file order. The hot loops work on the raw
-// value and offset slices of the typed Arrow arrays, never per element through
-// an interface.
+// Parquet row groups and Arrow IPC record batches are decoded by
+// Options.Workers goroutines, each in runs of at most Options.BatchRows rows
+// (dense rows: also at most Options.BatchBytes), and delivered in file order
+// through stream.OrderedBudget: decoded data waiting for the consumer is
+// bounded by Options.InflightBytes, not by the size of the writer's row groups.
+// Parquet column chunks are read page by page; the lists and pairs layouts
+// are decoded from the repetition and definition levels (parquet_lists.go),
+// the others through pqarrow's record reader. IPC files are memory-mapped;
+// an IPC stream is read a record batch at a time, so a stream's memory does
+// include its largest record batch. The hot loops work on the raw value and
+// offset slices of the typed Arrow arrays, never per element through an
+// interface.
+//
+// Writers close a row group (record batch) at WriteOptions.RowGroupRows rows
+// or, by default, at DefaultRowGroupBytes (DefaultIPCBatchBytes) of decoded
+// data.
 //
 // The vocabulary size and words travel in the schema metadata (keys
 // "streamfit.terms" and "streamfit.vocab"). Without them and without

@@ -39,7 +39,7 @@ func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
 	}
 	s := &docSource{t: t, ds: ds, o: o, info: stream.Info{
 		Path: path, Format: k.String(), Layout: ds.layout, Rows: -1, NNZ: -1,
-		Bytes: t.size, Schema: t.schema.String(),
+		Bytes: t.size, Schema: schemaString(t.schema),
 	}}
 	if err := vocabInfo(path, t.schema, o, &s.info); err != nil {
 		return nil, err
@@ -129,7 +129,8 @@ func (s *docSource) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			return d.decodeDocs(s.ds, l)
 		}
 		var base int64
-		for part, err := range pass(ctx, s.t, s.o, s.ds.cols, decode, docsPart.release) {
+		free := new(stream.FreeList)
+		for part, err := range pass(ctx, s.t, s.o, s.ds.cols, s.o.BatchRows, free, decode, docsPart.size, docsPart.release) {
 			if err != nil {
 				yield(nil, shift(err, base))
 				return

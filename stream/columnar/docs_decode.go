@@ -29,7 +29,12 @@ type docDecoder struct {
 
 	tscratch, cscratch []int32
 	o64a, o64b         []int64
+
+	// free is the free list of the pass being decoded (nil: the shared pool).
+	free *stream.FreeList
 }
+
+func (d *docDecoder) newDocs(start int64) *stream.Docs { return newDocs(d.free, start) }
 
 func newDocDecoder(path string, terms, batchRows int, termCol, cntCol string) *docDecoder {
 	return &docDecoder{path: path, terms: terms, batchRows: batchRows, termCol: termCol, cntCol: cntCol,
@@ -66,8 +71,9 @@ func (d *docDecoder) checkTerm(row int64, t int32) error {
 	return nil
 }
 
-// appendDoc checks one document's entries and appends it to b.
-func (d *docDecoder) appendDoc(b *stream.Docs, row int64, t, c []int32) error {
+// checkDoc checks one document's entries: term ids in range and distinct,
+// counts non-negative.
+func (d *docDecoder) checkDoc(row int64, t, c []int32) error {
 	g := d.nextDoc()
 	for j, x := range t {
 		if uint32(x) >= uint32(len(d.stamp)) {
@@ -84,10 +90,55 @@ func (d *docDecoder) appendDoc(b *stream.Docs, row int64, t, c []int32) error {
 			return d.errorf(row, d.cntCol, stream.ErrValue, "negative count %d for term %d", c[j], x)
 		}
 	}
+	return nil
+}
+
+// appendDoc checks one document's entries and appends it to b.
+func (d *docDecoder) appendDoc(b *stream.Docs, row int64, t, c []int32) error {
+	if err := d.checkDoc(row, t, c); err != nil {
+		return err
+	}
 	b.Terms = append(b.Terms, t...)
 	b.Counts = append(b.Counts, c...)
 	b.EndDoc()
 	return nil
+}
+
+// checkLevels checks a run read from the Parquet levels (loaded.docs) and
+// reports its first problem in row order.
+func (d *docDecoder) checkLevels(l loaded) error {
+	b := l.docs
+	limit := int64(b.Len())
+	var first error
+	at := func(row int64, err error) {
+		if row < limit {
+			limit, first = row, err
+		}
+	}
+	if len(l.coff) != len(b.Offsets) {
+		n := int64(min(len(l.coff), len(b.Offsets)) - 1)
+		at(n, d.errorf(n, d.cntCol, stream.ErrCorrupt, "columns %q and %q hold different numbers of rows", d.termCol, d.cntCol))
+	}
+	for i := 1; i < min(len(l.coff), len(b.Offsets)); i++ {
+		if b.Offsets[i] != l.coff[i] {
+			row := int64(i - 1)
+			at(row, d.errorf(row, d.cntCol, stream.ErrValue, "%d term ids but %d counts", b.Offsets[i]-b.Offsets[i-1], l.coff[i]-l.coff[i-1]))
+			break
+		}
+	}
+	if e := l.tbad; e != nil {
+		at(int64(e.row), d.errorf(int64(e.row), d.termCol, stream.ErrValue, "%s", e.msg))
+	}
+	if e := l.cbad; e != nil {
+		at(int64(e.row), d.errorf(int64(e.row), d.cntCol, stream.ErrValue, "%s", e.msg))
+	}
+	for i := range int(limit) {
+		t, c := b.Doc(i)
+		if err := d.checkDoc(int64(i), t, c); err != nil {
+			return err
+		}
+	}
+	return first
 }
 
 // csr appends rows [0, n) of a list-shaped chunk whose document i holds
@@ -101,7 +152,7 @@ func csr[O int32 | int64](d *docDecoder, out *[]*stream.Docs, row0 int64, n int,
 	b := (*out)[len(*out)-1]
 	for i := range n {
 		if b.Len() >= d.batchRows {
-			b = stream.NewDocs(b.Start + int64(b.Len()))
+			b = d.newDocs(b.Start + int64(b.Len()))
 			*out = append(*out, b)
 		}
 		row := row0 + int64(i)
@@ -129,7 +180,7 @@ func csr[O int32 | int64](d *docDecoder, out *[]*stream.Docs, row0 int64, n int,
 }
 
 // rowOf finds the row whose list range holds value index at.
-func rowOf[O int32 | int64](off []O, at int) int64 {
+func rowOf[O int | int32 | int64](off []O, at int) int64 {
 	return int64(sort.Search(len(off)-1, func(i int) bool { return int64(off[i+1]) > int64(at) }))
 }
 
@@ -217,21 +268,24 @@ func (d *docDecoder) pairsChunk(out *[]*stream.Docs, row0 int64, la arrow.Array,
 	return csr(d, out, row0, la.Len(), o64, o64, nf, nil, terms, counts)
 }
 
-// rawChunk decodes a row group read from the Parquet levels.
-func (d *docDecoder) rawChunk(out *[]*stream.Docs, t, c *rawList) error {
-	if t.bad != nil {
-		return d.errorf(rowOf(t.off, t.bad.at), d.termCol, stream.ErrValue, "%s", t.bad.msg)
-	}
-	if c.bad != nil {
-		return d.errorf(rowOf(c.off, c.bad.at), d.cntCol, stream.ErrValue, "%s", c.bad.msg)
-	}
-	return csr(d, out, 0, len(t.off)-1, t.off, c.off, nil, nil, t.vals, c.vals)
-}
-
 // docsPart is the decoded documents of one piece, with Start relative to it.
 type docsPart struct {
 	batches []*stream.Docs
 	rows    int64
+}
+
+// size is the memory the part's batches hold.
+func (p docsPart) size() int64 {
+	var n int64
+	for _, b := range p.batches {
+		n += docsBytes(b)
+	}
+	return n
+}
+
+// docsBytes is the memory of a batch's entries and offsets.
+func docsBytes(b *stream.Docs) int64 {
+	return int64(8*len(b.Terms) + 8*len(b.Offsets))
 }
 
 func (p docsPart) release() {
@@ -242,14 +296,15 @@ func (p docsPart) release() {
 
 // decodeDocs decodes a piece of the lists or pairs layout.
 func (d *docDecoder) decodeDocs(ds docSchema, l loaded) (docsPart, error) {
-	part := docsPart{batches: []*stream.Docs{stream.NewDocs(0)}}
-	if l.lists != nil {
-		if err := d.rawChunk(&part.batches, &l.lists[0], &l.lists[1]); err != nil {
-			part.release()
+	if l.docs != nil {
+		if err := d.checkLevels(l); err != nil {
+			l.docs.Release()
 			return docsPart{}, err
 		}
-		part.rows = int64(len(l.lists[0].off) - 1)
+		return docsPart{batches: []*stream.Docs{l.docs}, rows: int64(l.docs.Len())}, nil
 	}
+	d.free = l.free
+	part := docsPart{batches: []*stream.Docs{d.newDocs(0)}}
 	for _, rec := range l.recs {
 		var err error
 		switch ds.layout {

@@ -5,6 +5,9 @@ import (
 	"iter"
 	"math"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -24,6 +27,12 @@ type longPart struct {
 	badDocKnown bool
 }
 
+// longRunRows is the number of table rows (entries) decoded as one run.
+const longRunRows = 1 << 16
+
+// size is the memory the part holds.
+func (p longPart) size() int64 { return int64(16 * len(p.doc)) }
+
 // decodeLong normalises a piece in a worker; the documents are assembled in
 // order by the consumer, since a document may span pieces.
 func decodeLong(ds docSchema, l loaded) (longPart, error) {
@@ -42,13 +51,25 @@ func decodeLong(ds docSchema, l loaded) (longPart, error) {
 			n = i
 		}
 		docs, _ := int64s(da, nil)
-		terms, _, bad := ints(ta, nil)
-		if bad != nil && bad.at < n {
-			fail(bad.at, ds.cols[1], bad.msg, docs)
-			n = bad.at
+		// On a bad value ints returns nil and the values converted before it
+		// in its scratch, which is all that is kept.
+		terms, tconv, bad := ints(ta, nil)
+		if bad != nil {
+			terms = tconv[:bad.at]
+			if bad.at < n {
+				fail(bad.at, ds.cols[1], bad.msg, docs)
+				n = bad.at
+			}
 		}
-		counts, _, bad := ints(ca, nil)
-		if bad != nil && bad.at < n && !ta.IsNull(bad.at) {
+		counts, cconv, bad := ints(ca, nil)
+		if bad != nil && bad.at < n && ta.IsNull(bad.at) {
+			// A row with a null term only names an empty document; what its
+			// count holds does not matter.
+			counts, bad = intsExcept(ca, ta.IsNull)
+		} else if bad != nil {
+			counts = cconv[:bad.at]
+		}
+		if bad != nil && bad.at < n {
 			fail(bad.at, ds.cols[2], bad.msg, docs)
 			n = bad.at
 		}
@@ -75,6 +96,28 @@ func decodeLong(ds docSchema, l loaded) (longPart, error) {
 	return p, nil
 }
 
+// intsExcept is ints for an array whose values at rows where skip holds are
+// not looked at (they read as 0); it returns the values up to the first bad
+// one.
+func intsExcept(a arrow.Array, skip func(int) bool) ([]int32, *badValue) {
+	var out []int32
+	for lo := 0; ; {
+		s := array.NewSlice(a, int64(lo), int64(a.Len()))
+		v, conv, bad := ints(s, nil)
+		s.Release()
+		if bad == nil {
+			return append(out, v...), nil
+		}
+		out = append(out, conv[:bad.at]...)
+		at := lo + bad.at
+		if !skip(at) {
+			return out, &badValue{at, bad.msg}
+		}
+		out = append(out, 0)
+		lo = at + 1
+	}
+}
+
 // long runs a pass over a long table, stitching documents across pieces.
 func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(yield func(*stream.Docs, error) bool) {
@@ -82,7 +125,8 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		defer s.decoders.Put(d)
 		tc, cc := s.ds.cols[1], s.ds.cols[2]
 		var (
-			b        = stream.NewDocs(0)
+			free     = new(stream.FreeList)
+			b        = free.Get(0)
 			docIdx   = int64(-1) // index of the open document
 			cur      int64       // its id
 			g        uint32
@@ -93,7 +137,7 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			yield(nil, err)
 		}
 		decode := func(l loaded) (longPart, error) { return decodeLong(s.ds, l) }
-		for p, err := range pass(ctx, s.t, s.o, s.ds.cols, decode, nil) {
+		for p, err := range pass(ctx, s.t, s.o, s.ds.cols, longRunRows, nil, decode, longPart.size, nil) {
 			if err != nil {
 				fail(err)
 				return
@@ -112,7 +156,7 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 							if !yield(b, nil) {
 								return
 							}
-							b = stream.NewDocs(docIdx + 1)
+							b = free.Get(docIdx + 1)
 						}
 					}
 					docIdx++

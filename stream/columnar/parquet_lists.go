@@ -2,7 +2,7 @@ package columnar
 
 import (
 	"fmt"
-	"slices"
+	"math"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -13,23 +13,19 @@ import (
 // The lists and pairs layouts are read from Parquet straight from the
 // repetition and definition levels of their leaf columns, without building
 // Arrow list arrays: pqarrow's nested reader spent ~100 ns per entry (profiled:
-// delimitRecords and buffer growth), the levels cost a few.
+// delimitRecords and buffer growth), the levels cost a few. A leaf is read a
+// batch of rows at a time (leafCursor), so memory does not depend on the size
+// of the writer's row groups.
 
-// rawList is one list leaf of a row group: row i holds vals[off[i]:off[i+1]].
-type rawList struct {
-	off  []int32
-	vals []int32
-	// bad is the first rejected entry (a null or a count that is not a whole
-	// non-negative number), at its index in vals.
-	bad *badValue
-}
-
-// leafPlan says how to read one list leaf: its column index and the
-// definition level at which a row's list has an entry.
+// leafPlan says how to read one list leaf: its column index, the definition
+// level at which a row's list has an entry, and whether the integers are
+// unsigned (UINT_32/UINT_64 logical types, whose large values would otherwise
+// read as negative).
 type leafPlan struct {
 	col      int
 	entryDef int16
 	maxDef   int16
+	unsigned bool
 }
 
 // planLeaves finds the leaves of a lists or pairs layout that the level reader
@@ -53,7 +49,7 @@ func planLeaves(md *metadata.FileMetaData, ds docSchema) (terms, counts leafPlan
 			default:
 				return found, false
 			}
-			found = leafPlan{col: i, maxDef: c.MaxDefinitionLevel(), entryDef: repeatedDef(c)}
+			found = leafPlan{col: i, maxDef: c.MaxDefinitionLevel(), entryDef: repeatedDef(c), unsigned: isUnsigned(c)}
 		}
 		return found, n == 1
 	}
@@ -67,6 +63,18 @@ func planLeaves(md *metadata.FileMetaData, ds docSchema) (terms, counts leafPlan
 		counts, ok2 = find(ds.cols[0], ds.count)
 	}
 	return terms, counts, ok1 && ok2
+}
+
+// isUnsigned reports an unsigned integer logical or converted type.
+func isUnsigned(c *schema.Column) bool {
+	if it, ok := c.LogicalType().(*schema.IntLogicalType); ok {
+		return !it.IsSigned()
+	}
+	switch c.ConvertedType() {
+	case schema.ConvertedTypes.Uint8, schema.ConvertedTypes.Uint16, schema.ConvertedTypes.Uint32, schema.ConvertedTypes.Uint64:
+		return true
+	}
+	return false
 }
 
 // repeatedDef is the definition level of the repeated ancestor of a leaf: a
@@ -92,97 +100,177 @@ func repeatedDef(c *schema.Column) int16 {
 // levelBatch is the number of levels read per call.
 const levelBatch = 1 << 16
 
-// listScratch holds the level buffers of one reader.
-type listScratch struct {
+// leafScratch holds the buffers of one leafCursor: levels and values read
+// from the column but not yet handed out, and conversion space.
+type leafScratch struct {
 	def, rep []int16
+	vals     []int32
 	i64      []int64
 	f64      []float64
 	f32      []float32
 }
 
-// readList reads one list leaf of a row group of rows rows.
-func readList(rg *file.RowGroupReader, lp leafPlan, rows int64, sc *listScratch, into rawList) (rawList, error) {
+// leafCursor reads one list leaf of a row group a batch of rows at a time.
+type leafCursor struct {
+	cr file.ColumnChunkReader
+	lp leafPlan
+	sc *leafScratch
+	// def/rep[pos:n] are levels read but not consumed, vals[vpos:nv] their values.
+	pos, n, vpos, nv int
+	// badAt is the index in vals of a value the conversion rejected, or -1.
+	badAt  int
+	badMsg string
+	open   bool  // a row has started and not ended
+	rows   int64 // rows completed so far
+}
+
+// badEntry is the first rejected entry of a batch: the row (within the batch)
+// holding it and what is wrong.
+type badEntry struct {
+	row int
+	msg string
+}
+
+func newLeafCursor(rg *file.RowGroupReader, lp leafPlan, sc *leafScratch) (*leafCursor, error) {
 	cr, err := rg.Column(lp.col)
 	if err != nil {
-		return into, err
+		return nil, err
 	}
 	if sc.def == nil {
-		sc.def, sc.rep = make([]int16, levelBatch), make([]int16, levelBatch)
+		sc.def, sc.rep, sc.vals = make([]int16, levelBatch), make([]int16, levelBatch), make([]int32, levelBatch)
 	}
-	out := rawList{off: into.off[:0], vals: into.vals[:0]}
-	out.off = append(out.off, 0)
-	started := false
-	for cr.HasNext() {
-		start := len(out.vals)
-		out.vals = slices.Grow(out.vals, levelBatch)
-		dst := out.vals[start : start+levelBatch]
-		var total int64
-		var nv int
-		switch r := cr.(type) {
-		case *file.Int32ColumnChunkReader:
-			total, nv, err = r.ReadBatch(levelBatch, dst, sc.def, sc.rep)
-		case *file.Int64ColumnChunkReader:
-			sc.i64 = grow(sc.i64, levelBatch)
-			total, nv, err = r.ReadBatch(levelBatch, sc.i64, sc.def, sc.rep)
-			for j, x := range sc.i64[:nv] {
-				if x > 1<<31-1 || x < -1<<31 {
-					if out.bad == nil {
-						out.bad = &badValue{start + j, fmt.Sprintf("value %d does not fit in 32 bits", x)}
-					}
+	return &leafCursor{cr: cr, lp: lp, sc: sc, badAt: -1}, nil
+}
+
+// fill reads the next levels and values; n == 0 afterwards means the column
+// chunk is exhausted.
+func (c *leafCursor) fill() error {
+	c.pos, c.n, c.vpos, c.nv, c.badAt = 0, 0, 0, 0, -1
+	if !c.cr.HasNext() {
+		return c.cr.Err()
+	}
+	sc := c.sc
+	var (
+		total int64
+		nv    int
+		err   error
+	)
+	bad := func(j int, msg string) {
+		if c.badAt < 0 {
+			c.badAt, c.badMsg = j, msg
+		}
+	}
+	switch r := c.cr.(type) {
+	case *file.Int32ColumnChunkReader:
+		total, nv, err = r.ReadBatch(levelBatch, sc.vals, sc.def, sc.rep)
+		if c.lp.unsigned {
+			for j, x := range sc.vals[:nv] {
+				if x < 0 {
+					bad(j, fmt.Sprintf("value %d does not fit in 32 bits", uint32(x)))
+					break
 				}
-				dst[j] = int32(x)
 			}
-		case *file.Float64ColumnChunkReader:
-			sc.f64 = grow(sc.f64, levelBatch)
-			total, nv, err = r.ReadBatch(levelBatch, sc.f64, sc.def, sc.rep)
-			if _, _, b := floats(sc.f64[:nv], dst); b != nil && out.bad == nil {
-				out.bad = &badValue{start + b.at, b.msg}
-			}
-		case *file.Float32ColumnChunkReader:
-			sc.f32 = grow(sc.f32, levelBatch)
-			total, nv, err = r.ReadBatch(levelBatch, sc.f32, sc.def, sc.rep)
-			if _, _, b := floats(sc.f32[:nv], dst); b != nil && out.bad == nil {
-				out.bad = &badValue{start + b.at, b.msg}
-			}
-		default:
-			return out, fmt.Errorf("column %d: unsupported physical type", lp.col)
 		}
-		if err != nil {
-			return out, err
-		}
-		if total == 0 {
-			break
-		}
-		// Walk the levels: repetition 0 starts a row; a definition level at or
-		// above entryDef is an entry, which must be fully defined.
-		k := start
-		for j, d := range sc.def[:total] {
-			if sc.rep[j] == 0 {
-				if started {
-					out.off = append(out.off, int32(k))
+	case *file.Int64ColumnChunkReader:
+		sc.i64 = grow(sc.i64, levelBatch)
+		total, nv, err = r.ReadBatch(levelBatch, sc.i64, sc.def, sc.rep)
+		for j, x := range sc.i64[:nv] {
+			if x > math.MaxInt32 || x < math.MinInt32 || (c.lp.unsigned && x < 0) {
+				if c.lp.unsigned {
+					bad(j, fmt.Sprintf("value %d does not fit in 32 bits", uint64(x)))
+				} else {
+					bad(j, fmt.Sprintf("value %d does not fit in 32 bits", x))
 				}
-				started = true
 			}
-			if d >= lp.entryDef {
-				if d < lp.maxDef {
-					if out.bad == nil {
-						out.bad = &badValue{k, "null entry"}
-					}
-					continue
+			sc.vals[j] = int32(x)
+		}
+	case *file.Float64ColumnChunkReader:
+		sc.f64 = grow(sc.f64, levelBatch)
+		total, nv, err = r.ReadBatch(levelBatch, sc.f64, sc.def, sc.rep)
+		if _, _, b := floats(sc.f64[:nv], sc.vals); b != nil {
+			bad(b.at, b.msg)
+		}
+	case *file.Float32ColumnChunkReader:
+		sc.f32 = grow(sc.f32, levelBatch)
+		total, nv, err = r.ReadBatch(levelBatch, sc.f32, sc.def, sc.rep)
+		if _, _, b := floats(sc.f32[:nv], sc.vals); b != nil {
+			bad(b.at, b.msg)
+		}
+	default:
+		return fmt.Errorf("column %d: unsupported physical type", c.lp.col)
+	}
+	if err != nil {
+		return err
+	}
+	c.n, c.nv = int(total), nv
+	return nil
+}
+
+// next appends up to want whole rows to off/out: row i's values are
+// out[off[i]:off[i+1]], and off must hold the start of the first row. It
+// returns the number of rows read (fewer than want only at the end of the
+// column chunk) and the first entry that was null or did not convert.
+func (c *leafCursor) next(want int, off *[]int, out *[]int32) (int, *badEntry, error) {
+	got := 0
+	first := len(*off) - 1 // row index of the batch's first row in off
+	var bad *badEntry
+	entryDef, maxDef := c.lp.entryDef, c.lp.maxDef
+	for got < want {
+		if c.pos == c.n {
+			if c.vpos != c.nv {
+				return got, bad, fmt.Errorf("column %d: levels describe %d values, page holds %d", c.lp.col, c.vpos, c.nv)
+			}
+			if err := c.fill(); err != nil {
+				return got, bad, err
+			}
+			if c.n == 0 {
+				if c.open {
+					*off = append(*off, len(*out))
+					got++
+					c.rows++
+					c.open = false
 				}
-				k++
+				break
 			}
 		}
-		if k-start != nv {
-			return out, fmt.Errorf("column %d: levels describe %d values, page holds %d", lp.col, k-start, nv)
+		// Repetition 0 starts a row; a definition level at or above entryDef
+		// is an entry, which must be fully defined to have a value.
+		def, rep := c.sc.def[c.pos:c.n], c.sc.rep[c.pos:c.n]
+		rep = rep[:len(def)]
+		base, k, j := len(*out), 0, 0
+		open := c.open
+		for ; j < len(def); j++ {
+			if rep[j] == 0 && open {
+				*off = append(*off, base+k)
+				got++
+				c.rows++
+				if got == want {
+					open = false
+					break
+				}
+			}
+			open = true
+			if d := def[j]; d >= entryDef {
+				if d == maxDef {
+					k++
+				} else if bad == nil {
+					bad = &badEntry{len(*off) - 1 - first, "null entry"}
+				}
+			}
 		}
-		out.vals = out.vals[:k]
+		c.open = open
+		if k > c.nv-c.vpos {
+			return got, bad, fmt.Errorf("column %d: levels describe more values than the page holds", c.lp.col)
+		}
+		if c.badAt >= c.vpos && c.badAt < c.vpos+k && bad == nil {
+			// The rejected value lands at out[base+badAt-vpos]; find its row.
+			at := base + c.badAt - c.vpos
+			bad = &badEntry{int(rowOf((*off)[first:], at)), c.badMsg}
+		}
+		*out = append(*out, c.sc.vals[c.vpos:c.vpos+k]...)
+		c.vpos += k
+		c.pos += j
 	}
-	if started {
-		out.off = append(out.off, int32(len(out.vals)))
-	}
-	if int64(len(out.off)-1) != rows {
-		return out, fmt.Errorf("column %d: %d rows, row group says %d", lp.col, len(out.off)-1, rows)
-	}
-	return out, nil
+	// Every level consumed belongs to a row closed above, so bad.row < got.
+	return got, bad, nil
 }

@@ -1,6 +1,7 @@
 package columnar
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -77,6 +78,28 @@ func columnList(sc *arrow.Schema) string {
 		parts[i] = f.Name + " " + f.Type.String()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// schemaString describes a schema on one line: its columns and its
+// metadata keys, with long values (the vocabulary) elided.
+func schemaString(sc *arrow.Schema) string {
+	s := columnList(sc)
+	md := sc.Metadata()
+	if md.Len() == 0 {
+		return s
+	}
+	parts := make([]string, md.Len())
+	for i, k := range md.Keys() {
+		v := md.Values()[i]
+		switch {
+		case k == MetaVocab:
+			v = fmt.Sprintf("<%d words>", strings.Count(v, "\n")+1)
+		case len(v) > 40:
+			v = fmt.Sprintf("<%d bytes>", len(v))
+		}
+		parts[i] = k + "=" + v
+	}
+	return s + "; metadata: " + strings.Join(parts, ", ")
 }
 
 func schemaErr(path, col string, sc *arrow.Schema, format string, args ...any) error {

@@ -2,7 +2,6 @@ package columnar
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,11 +13,32 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-// DefaultRowGroupRows is the number of rows per Parquet row group or Arrow
-// record batch when WriteOptions.RowGroupRows is unset: about 1.3M entries
-// (~10 MB decoded) for typical documents, so the 2×workers groups a pass keeps
-// in flight stay well under the 200 MB budget of a default pass.
-const DefaultRowGroupRows = 16384
+// Default decoded sizes of a Parquet row group and an Arrow IPC record batch
+// when WriteOptions sets neither RowGroupRows nor RowGroupBytes. A row group
+// is the unit of parallel reading; it is decoded in pieces, so its size does
+// not set a reader's memory, only the writer's (one row group is buffered).
+// IPC streams are read a record batch at a time, so their batches are kept
+// smaller.
+const (
+	DefaultRowGroupBytes = 64 << 20
+	DefaultIPCBatchBytes = 4 << 20
+)
+
+// groupLimits returns the rows (0: no row limit) and decoded bytes at which a
+// writer in container k closes a row group or record batch.
+func groupLimits(k kind, o stream.WriteOptions) (rows int, bytes int64) {
+	bytes = o.RowGroupBytes
+	switch {
+	case bytes > 0:
+	case o.RowGroupRows > 0:
+		bytes = 1 << 62 // rows alone decide
+	case k == kindParquet:
+		bytes = DefaultRowGroupBytes
+	default:
+		bytes = DefaultIPCBatchBytes
+	}
+	return max(o.RowGroupRows, 0), bytes
+}
 
 // sink writes records to a temporary file in one of the three containers and
 // renames it into place on close.
@@ -32,18 +52,14 @@ type sink struct {
 	}
 }
 
-// writeOnly hides the temporary file's Close from the container writers, which
-// close their sink: the file must stay open for Commit's sync and rename.
-type writeOnly struct{ w io.Writer }
-
-func (w writeOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
-
 func newSink(path string, k kind, sc *arrow.Schema, o stream.WriteOptions) (*sink, error) {
 	af, err := stream.CreateAtomic(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &sink{af: af, kind: k}
+	// The container writers close what they write to; ProgressWriter hides
+	// the temporary file's Close, which must stay open for Commit.
 	c := strings.ToLower(o.Compression)
 	switch k {
 	case kindParquet:
@@ -58,7 +74,7 @@ func newSink(path string, k kind, sc *arrow.Schema, o stream.WriteOptions) (*sin
 		}
 		props := parquet.NewWriterProperties(parquet.WithCompression(codec),
 			parquet.WithMaxRowGroupLength(1<<40), parquet.WithStats(true))
-		s.pq, err = pqarrow.NewFileWriter(sc, writeOnly{af}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		s.pq, err = pqarrow.NewFileWriter(sc, stream.ProgressWriter{W: af, P: o.Progress}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	default:
 		// Arrow IPC is uncompressed unless asked: its point is decoding at memory speed.
 		opts := []ipc.Option{ipc.WithSchema(sc)}
@@ -75,9 +91,9 @@ func newSink(path string, k kind, sc *arrow.Schema, o stream.WriteOptions) (*sin
 			break
 		}
 		if k == kindArrow {
-			s.ipc, err = ipc.NewFileWriter(writeOnly{af}, opts...)
+			s.ipc, err = ipc.NewFileWriter(stream.ProgressWriter{W: af, P: o.Progress}, opts...)
 		} else {
-			s.ipc = ipc.NewWriter(writeOnly{af}, opts...)
+			s.ipc = ipc.NewWriter(stream.ProgressWriter{W: af, P: o.Progress}, opts...)
 		}
 	}
 	if err != nil {

@@ -33,7 +33,7 @@ func openTexts(path string, k kind, o stream.Options) (stream.TextSource, error)
 	if id := f.Type.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
 		return nil, schemaErr(path, o.TextColumn, t.schema, "column %q has type %s, want string", o.TextColumn, f.Type)
 	}
-	info := stream.Info{Path: path, Format: k.String(), Layout: LayoutText, Rows: t.rows, NNZ: -1, Bytes: t.size, Schema: t.schema.String()}
+	info := stream.Info{Path: path, Format: k.String(), Layout: LayoutText, Rows: t.rows, NNZ: -1, Bytes: t.size, Schema: schemaString(t.schema)}
 	if err := vocabInfo(path, t.schema, o, &info); err != nil {
 		return nil, err
 	}
@@ -46,6 +46,17 @@ func (s *textSource) Info() stream.Info { return s.info }
 type textPart struct {
 	batches []*stream.Texts
 	rows    int64
+}
+
+// size is the memory the part's strings hold.
+func (p textPart) size() int64 {
+	var n int64
+	for _, b := range p.batches {
+		for _, t := range b.Text {
+			n += int64(len(t)) + 16
+		}
+	}
+	return n
 }
 
 // Texts runs one pass over the text column; null values are empty documents.
@@ -78,7 +89,7 @@ func (s *textSource) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] 
 			return p, nil
 		}
 		var base int64
-		for p, err := range pass(ctx, s.t, s.o, []string{s.col}, decode, nil) {
+		for p, err := range pass(ctx, s.t, s.o, []string{s.col}, s.o.BatchRows, nil, decode, textPart.size, nil) {
 			if err != nil {
 				yield(nil, shift(err, base))
 				return

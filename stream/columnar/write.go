@@ -49,7 +49,8 @@ type docWriter struct {
 	s      *sink
 	schema *arrow.Schema
 	layout string
-	rg     int
+	rows   int          // rows per row group, 0 for no limit
+	bytes  int64        // decoded bytes per row group
 	buf    *stream.Docs // documents not yet written; buf.Start is the first's index
 	off32  []int32
 	failed error
@@ -69,11 +70,8 @@ func createDocs(path string, k kind, o stream.WriteOptions) (stream.DocWriter, e
 	if layout == "" {
 		layout = LayoutLists
 	}
-	rg := o.RowGroupRows
-	if rg <= 0 {
-		rg = DefaultRowGroupRows
-	}
-	return &docWriter{s: s, schema: sc, layout: layout, rg: rg, buf: &stream.Docs{Offsets: []int{0}}}, nil
+	rows, bytes := groupLimits(k, o)
+	return &docWriter{s: s, schema: sc, layout: layout, rows: rows, bytes: bytes, buf: &stream.Docs{Offsets: []int{0}}}, nil
 }
 
 // Write appends a batch of documents; whole row groups go to the file as
@@ -84,7 +82,7 @@ func (w *docWriter) Write(b *stream.Docs) error {
 	}
 	for i := range b.Len() {
 		w.buf.AppendDoc(b.Doc(i))
-		if w.buf.Len() >= w.rg {
+		if w.buf.Len() == w.rows || docsBytes(w.buf) >= w.bytes {
 			if err := w.flush(); err != nil {
 				w.failed = err
 				return err

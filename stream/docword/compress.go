@@ -26,7 +26,7 @@ func decompressor(r io.Reader) (dec io.Reader, close func(), err error) {
 	case "zstd":
 		// One goroutine: decompression runs on the splitter while the parse
 		// workers use the other cores.
-		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -78,16 +78,4 @@ func decompressHead(head []byte, limit int) []byte {
 	out := make([]byte, limit)
 	n, _ := io.ReadFull(dec, out)
 	return out[:n]
-}
-
-// countingReader counts the (compressed) bytes read from a file, for progress.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }

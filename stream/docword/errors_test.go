@@ -52,6 +52,7 @@ func TestBadInput(t *testing.T) {
 		{"word zero", "1\n3\n1\n1 0 1\n", stream.ErrValue, 4, ""},
 		{"letters", "1\n3\n2\n1 1 1\n1 2 x\n", stream.ErrValue, 5, ""},
 		{"fraction", "1\n3\n1\n1 2 1.5\n", stream.ErrValue, 4, "not an integer"},
+		{"exponent", "1\n3\n1\n1 2 1e3\n", stream.ErrValue, 4, "count 1e3 is a number but not written as an integer: use digits only (1000)"},
 		{"NaN", "1\n3\n1\n1 2 NaN\n", stream.ErrValue, 4, "NaN"},
 		{"negative count", "1\n3\n1\n1 2 -3\n", stream.ErrValue, 4, "negative"},
 		{"overflow", "1\n3\n1\n1 2 99999999999999999999999\n", stream.ErrValue, 4, ""},

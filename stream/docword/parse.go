@@ -3,6 +3,7 @@ package docword
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -16,7 +17,8 @@ import (
 type chunk struct {
 	buf  *[]byte // pooled backing array, returned after stitching
 	data []byte
-	line int64 // 1-based line number of data's first line
+	line int64    // 1-based line number of data's first line
+	m    *mapping // set when data is a slice of the mapped file instead
 }
 
 // part is a parsed chunk: its lines grouped into runs of one document id, in
@@ -41,8 +43,6 @@ type lineErr struct {
 	order     bool
 	doc, prev int64
 }
-
-var partPool = sync.Pool{New: func() any { return new(part) }}
 
 func (p *part) reset(ch chunk) {
 	p.ch = ch
@@ -105,9 +105,10 @@ func (s *scratch) seen(t int32, limit int) bool {
 // parse decodes one chunk. It never fails as a whole: the first bad line ends
 // the chunk and is recorded in part.err, so that the stitcher reports problems
 // in file order after the lines before them.
-func (s *Source) parse(ctx context.Context, ch chunk) (*part, error) {
-	p := partPool.Get().(*part)
+func (s *Source) parse(ctx context.Context, ch chunk, pl *passPools) (*part, error) {
+	p := pl.getPart()
 	p.reset(ch)
+
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	D, W := s.h.D, s.h.W
@@ -116,10 +117,28 @@ func (s *Source) parse(ctx context.Context, ch chunk) (*part, error) {
 	line := ch.line - 1
 	cur := int64(-1)
 	stamp, gen := sc.stamp, sc.gen
+	// The previous line's "docID " bytes (up to 8, little-endian in prefix):
+	// consecutive lines mostly share the document, and comparing a word is
+	// cheaper than parsing its digits again.
+	var prefix, prefixMask uint64
+	var prefixLen int
+	var prefixDoc int64
 	for i := 0; i < len(data); {
 		line++
 		// Fast path: "d w c\n" with single spaces, the form writers produce.
-		d, j := digits(data, i)
+		var d int64
+		var j int
+		if prefixLen > 0 && i+8 <= len(data) && binary.LittleEndian.Uint64(data[i:])&prefixMask == prefix {
+			d, j = prefixDoc, i+prefixLen-1
+		} else {
+			d, j = digits(data, i)
+			if n := j - i; n > 0 && n < 8 && i+8 <= len(data) && data[j] == ' ' {
+				prefixLen = n + 1
+				prefixMask = uint64(1)<<(8*prefixLen) - 1
+				prefix = binary.LittleEndian.Uint64(data[i:]) & prefixMask
+				prefixDoc = d
+			}
+		}
 		k := j + 1
 		w, j2 := digits(data, k)
 		k2 := j2 + 1
@@ -286,6 +305,9 @@ func diagnose(ln []byte, line int64) *lineErr {
 				return bad("%s %s is out of range", name, v)
 			case x > math.MaxInt64:
 				return bad("%s %s overflows a 64-bit integer", name, v)
+			}
+			if x == math.Trunc(x) {
+				return bad("%s %s is a number but not written as an integer: use digits only (%s)", name, v, strconv.FormatFloat(x, 'f', -1, 64))
 			}
 			return bad("%s %s is not an integer", name, v)
 		}

@@ -22,11 +22,13 @@ type Source struct {
 
 // defaultChunk is the size of the pieces a pass is cut into: large enough that
 // handing one to a worker costs nothing next to parsing it, small enough that
-// 2×workers of them in flight stay a few MB.
-const defaultChunk = 2 << 20
+// 2×workers of them in flight stay a few MB (and the pass's peak RSS low).
+const defaultChunk = 1 << 20
 
 // Open reads the header of a docword file (and the vocabulary named by
 // o.VocabPath, whose length must equal W) and returns a source over it.
+// Without o.VocabPath, a vocabulary file at VocabPath(path), such as
+// vocab.nips.txt beside docword.nips.txt, is read if it exists.
 func Open(path string, o stream.Options) (*Source, error) {
 	o = o.WithDefaults()
 	h, err := readHeader(path)
@@ -39,17 +41,34 @@ func Open(path string, o stream.Options) (*Source, error) {
 	}
 	s := &Source{path: path, opts: o, h: h, chunk: defaultChunk}
 	s.info = stream.Info{Path: path, Format: "docword", Terms: int(h.W), Rows: h.D, NNZ: h.NNZ, Bytes: st.Size()}
-	if o.VocabPath != "" {
-		words, err := stream.ReadVocab(o.VocabPath)
+	vpath := o.VocabPath
+	if vpath == "" {
+		// The UCI convention: vocab.X.txt beside docword.X.txt (what Writer
+		// writes), picked up when no vocabulary is named.
+		if v := VocabPath(path); fileExists(v) {
+			vpath = v
+		}
+	}
+	if vpath != "" {
+		words, err := stream.ReadVocab(vpath)
 		if err != nil {
 			return nil, err
 		}
 		if int64(len(words)) != h.W {
-			return nil, stream.Errorf(path, 2, -1, "", stream.ErrValue, "header says W=%d words but the vocabulary %s has %d", h.W, o.VocabPath, len(words))
+			hint := ""
+			if o.VocabPath == "" {
+				hint = " (found beside the file; pass --vocab to name another)"
+			}
+			return nil, stream.Errorf(path, 2, -1, "", stream.ErrValue, "header says W=%d words but the vocabulary %s has %d%s", h.W, vpath, len(words), hint)
 		}
 		s.info.Vocab = words
 	}
 	return s, nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // Info describes the file from its header: Rows is D, Terms is W, NNZ is the
@@ -60,15 +79,28 @@ func (s *Source) Info() stream.Info { return s.info }
 // of about Options.BatchRows documents.
 func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(yield func(*stream.Docs, error) bool) {
-		st := &stitcher{s: s, ctx: ctx, yield: yield, cur: stream.NewDocs(0)}
-		for p, err := range stream.Ordered(ctx, s.opts.Workers, s.split, s.parse, s.release) {
+		pl := new(passPools)
+		split := func(ctx context.Context, emit func(chunk) bool) error { return s.split(ctx, emit, pl) }
+		parse := func(ctx context.Context, ch chunk) (*part, error) { return s.parse(ctx, ch, pl) }
+		release := func(p *part) { s.release(p, pl) }
+		m, err := s.mapPlain()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if m != nil {
+			defer m.unmap() // after Ordered has released every chunk
+			split = m.split
+		}
+		st := &stitcher{s: s, ctx: ctx, yield: yield, cur: pl.docs.Get(0), docs: &pl.docs}
+		for p, err := range stream.Ordered(ctx, s.opts.Workers, split, parse, release) {
 			if err != nil {
 				st.cur.Release()
 				yield(nil, err)
 				return
 			}
 			err := st.add(p)
-			s.release(p)
+			release(p)
 			if err != nil {
 				st.cur.Release()
 				if !errors.Is(err, errStopped) {
@@ -87,10 +119,13 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 }
 
 // release hands a parsed chunk's memory back.
-func (s *Source) release(p *part) {
-	putBuf(p.ch.buf)
+func (s *Source) release(p *part, pl *passPools) {
+	if p.ch.m != nil {
+		p.ch.m.drop(p.ch.data)
+	}
+	pl.putBuf(p.ch.buf)
 	p.ch = chunk{}
-	partPool.Put(p)
+	pl.putPart(p)
 }
 
 // errStopped says the consumer broke out of the loop.

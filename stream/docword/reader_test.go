@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,26 @@ func TestVocab(t *testing.T) {
 	checkErr(t, err, stream.ErrValue, "docword.v.txt.gz", 2)
 	if got := VocabPath("/d/out.docword.zst"); got != "/d/out.docword.vocab" {
 		t.Fatalf("VocabPath = %q", got)
+	}
+
+	// Without VocabPath the UCI vocab.v.txt beside docword.v.txt.gz is read;
+	// one of the wrong length is an error naming it.
+	src, err = stream.Open(path, stream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := src.Info(); !slices.Equal(info.Vocab, words) {
+		t.Fatalf("vocabulary beside the file not picked up: %+v", info)
+	}
+	writeFile(t, dir, "vocab.v.txt", "apple\npear\n")
+	_, err = Open(path, stream.Options{})
+	checkErr(t, err, stream.ErrValue, "docword.v.txt.gz", 2)
+	if !strings.Contains(err.Error(), "vocab.v.txt") {
+		t.Fatalf("error does not name the vocabulary: %v", err)
+	}
+	os.Remove(vpath)
+	if src, err := Open(path, stream.Options{}); err != nil || src.Info().Vocab != nil {
+		t.Fatalf("without a vocabulary file: %v, %v", err, src.Info().Vocab)
 	}
 }
 

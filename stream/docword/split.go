@@ -14,37 +14,69 @@ import (
 // bytes, so anything longer is a broken file, not data.
 const maxLine = 1 << 20
 
-var bufPool sync.Pool
+// passPools recycles the memory of one pass: chunk buffers, parsed parts and
+// document batches. Unlike sync.Pool, which the collector empties every
+// cycle, they keep what was released until the pass ends, so a pass reuses a
+// fixed set of buffers: its live heap, the collector's heap goal and so its
+// peak RSS do not drift up with the length of the file.
+type passPools struct {
+	mu    sync.Mutex
+	bufs  []*[]byte
+	parts []*part
+	docs  stream.FreeList
+}
 
-// getBuf returns a pooled buffer of length n.
-func getBuf(n int) *[]byte {
-	if v := bufPool.Get(); v != nil {
-		b := v.(*[]byte)
-		if cap(*b) >= n {
+// getBuf returns a buffer of length n.
+func (pl *passPools) getBuf(n int) *[]byte {
+	pl.mu.Lock()
+	for i := len(pl.bufs) - 1; i >= 0; i-- {
+		if b := pl.bufs[i]; cap(*b) >= n {
+			pl.bufs = append(pl.bufs[:i], pl.bufs[i+1:]...)
+			pl.mu.Unlock()
 			*b = (*b)[:n]
 			return b
 		}
 	}
+	pl.mu.Unlock()
 	b := make([]byte, n)
 	return &b
 }
 
-func putBuf(b *[]byte) {
+func (pl *passPools) putBuf(b *[]byte) {
 	if b != nil {
-		bufPool.Put(b)
+		pl.mu.Lock()
+		pl.bufs = append(pl.bufs, b)
+		pl.mu.Unlock()
 	}
+}
+
+func (pl *passPools) getPart() *part {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if n := len(pl.parts); n > 0 {
+		p := pl.parts[n-1]
+		pl.parts = pl.parts[:n-1]
+		return p
+	}
+	return new(part)
+}
+
+func (pl *passPools) putPart(p *part) {
+	pl.mu.Lock()
+	pl.parts = append(pl.parts, p)
+	pl.mu.Unlock()
 }
 
 // split reads the file sequentially (decompressing it here, on one goroutine),
 // skips the header and emits chunks of whole lines. Each chunk's buffer is
 // owned by the pipeline until the stitcher releases the parsed part.
-func (s *Source) split(ctx context.Context, emit func(chunk) bool) error {
+func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools) error {
 	f, err := os.Open(s.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	cr := &countingReader{r: f}
+	cr := &stream.CountingReader{R: f}
 	dec, closeDec, err := decompressor(cr)
 	if err != nil {
 		return stream.Errorf(s.path, 1, -1, "", stream.ErrCorrupt, "cannot decompress: %v", err)
@@ -54,18 +86,18 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool) error {
 	var reported int64
 	line := int64(1)
 	skip := headerLines
-	bp := getBuf(s.chunk)
+	bp := pl.getBuf(s.chunk)
 	n := 0 // bytes held in *bp
 	for {
 		if ctx.Err() != nil {
-			putBuf(bp)
+			pl.putBuf(bp)
 			return nil // the pipeline reports the cancellation
 		}
 		buf := *bp
 		m, eof, rerr := fill(dec, buf[n:])
 		n += m
-		prog.Add(0, cr.n-reported)
-		reported = cr.n
+		prog.Add(0, cr.N-reported)
+		reported = cr.N
 		data := buf[:n]
 		for skip > 0 {
 			nl := bytes.IndexByte(data, '\n')
@@ -77,12 +109,12 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool) error {
 			line++
 		}
 		if rerr != nil {
-			putBuf(bp)
+			pl.putBuf(bp)
 			at := line + int64(bytes.Count(data, []byte{'\n'}))
 			return stream.Errorf(s.path, at, -1, "", stream.ErrCorrupt, "decompressing: %v", rerr)
 		}
 		if skip > 0 && eof {
-			putBuf(bp)
+			pl.putBuf(bp)
 			return stream.Errorf(s.path, line, -1, "", stream.ErrCorrupt, "the header is gone: the file changed since it was opened")
 		}
 		cut := len(data)
@@ -92,17 +124,17 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool) error {
 		if cut == 0 && !eof {
 			// No complete line: keep reading into a bigger buffer.
 			if len(data) > maxLine {
-				putBuf(bp)
+				pl.putBuf(bp)
 				return stream.Errorf(s.path, line, -1, "", stream.ErrValue, "line is longer than %d bytes", maxLine)
 			}
-			nb := getBuf(2 * len(buf))
+			nb := pl.getBuf(2 * len(buf))
 			n = copy(*nb, data)
-			putBuf(bp)
+			pl.putBuf(bp)
 			bp = nb
 			continue
 		}
 		rest := data[cut:]
-		nb := getBuf(max(s.chunk, 2*len(rest)))
+		nb := pl.getBuf(max(s.chunk, 2*len(rest)))
 		kept := copy(*nb, rest)
 		if cut > 0 {
 			lines := int64(bytes.Count(data[:cut], []byte{'\n'}))
@@ -110,16 +142,16 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool) error {
 				lines++ // last line of the file, without a newline
 			}
 			if !emit(chunk{buf: bp, data: data[:cut], line: line}) {
-				putBuf(bp)
-				putBuf(nb)
+				pl.putBuf(bp)
+				pl.putBuf(nb)
 				return nil
 			}
 			line += lines
 		} else {
-			putBuf(bp)
+			pl.putBuf(bp)
 		}
 		if eof {
-			putBuf(nb)
+			pl.putBuf(nb)
 			return nil
 		}
 		bp, n = nb, kept

@@ -18,9 +18,10 @@ type stitcher struct {
 	ctx   context.Context
 	yield func(*stream.Docs, error) bool
 	cur   *stream.Docs
-	last  int64 // id of the latest document started, 0 before the first
-	open  bool  // document last is still being built in cur
-	lines int64 // entry lines so far
+	docs  *stream.FreeList // the pass's batches
+	last  int64            // id of the latest document started, 0 before the first
+	open  bool             // document last is still being built in cur
+	lines int64            // entry lines so far
 	tmp   []int32
 }
 
@@ -48,7 +49,11 @@ func (st *stitcher) flush() error {
 	}
 	b := st.cur
 	st.s.opts.Progress.Add(int64(b.Len()), 0)
-	st.cur = stream.NewDocs(b.Start + int64(b.Len()))
+	st.cur = st.docs.Get(b.Start + int64(b.Len()))
+	// Room for a batch a quarter larger than this one: reused batches then
+	// rarely grow again as the pass goes on.
+	n := b.NNZ() + b.NNZ()/4
+	st.cur.Terms, st.cur.Counts = slices.Grow(st.cur.Terms, n), slices.Grow(st.cur.Counts, n)
 	if !st.yield(b, nil) {
 		return errStopped
 	}

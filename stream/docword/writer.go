@@ -41,9 +41,13 @@ func Create(path string, o stream.WriteOptions) (*Writer, error) {
 	}
 	body, err := os.CreateTemp(dir, "."+base+".body-*")
 	if err != nil {
+		// Name the output, not the temporary body file.
+		if pe, ok := err.(*os.PathError); ok {
+			err = &os.PathError{Op: "create", Path: path, Err: pe.Err}
+		}
 		return nil, err
 	}
-	return &Writer{path: path, o: o, body: body, bw: bufio.NewWriterSize(body, 1<<20), maxTerm: -1}, nil
+	return &Writer{path: path, o: o, body: body, bw: bufio.NewWriterSize(stream.ProgressWriter{W: body, P: o.Progress}, 1<<20), maxTerm: -1}, nil
 }
 
 // VocabPath is where the vocabulary of a docword file goes: the UCI naming

@@ -27,6 +27,13 @@ type denseGen struct {
 	grouped  bool
 	// fill appends the rows of items lo..hi-1 to out (and their ids when grouped).
 	fill func(r *rand.Rand, lo, hi int64, out *stream.Dense)
+	// part, when set, appends n rows of item id: the item's own draws (a
+	// set's proportions) come from item, which starts afresh for every part,
+	// the rows' from rows. With it an item larger than a batch is cut into
+	// batches of batchRows rows, so no batch, and no pass, holds a whole item.
+	part func(item, rows *rand.Rand, id int64, n int, out *stream.Dense)
+	// chunk is the number of rows per part (0: whole items).
+	chunk int
 }
 
 // setup fills in the defaults: batchRows rows per batch, rounded to whole items.
@@ -35,6 +42,9 @@ func (g *denseGen) setup(batchRows, workers int) {
 		batchRows = stream.DefaultBatchRows
 	}
 	g.perBlock = max(1, batchRows/max(1, g.rowsPer))
+	if g.part != nil && g.rowsPer > batchRows {
+		g.chunk = batchRows
+	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -46,6 +56,9 @@ func (g *denseGen) info() stream.Info {
 }
 
 func (g *denseGen) rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	if g.chunk > 0 {
+		return g.parts(ctx)
+	}
 	step := int64(g.perBlock)
 	blocks := (g.items + step - 1) / step
 	split := func(ctx context.Context, emit func(int64) bool) error {
@@ -61,6 +74,26 @@ func (g *denseGen) rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
 			out.Group = make([]int64, 0, int(hi-lo)*g.rowsPer)
 		}
 		g.fill(newRand(g.seed, uint64(b)+1), lo, hi, out)
+		return out, nil
+	}
+	return stream.Ordered(ctx, g.workers, split, gen, (*stream.Dense).Release)
+}
+
+// parts generates the table in batches of chunk rows, each part of one item.
+func (g *denseGen) parts(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	per := int64((g.rowsPer + g.chunk - 1) / g.chunk)
+	split := func(ctx context.Context, emit func(int64) bool) error {
+		for b := int64(0); b < g.items*per && emit(b); b++ {
+		}
+		return nil
+	}
+	gen := func(ctx context.Context, b int64) (*stream.Dense, error) {
+		id, c := b/per, int(b%per)
+		lo := c * g.chunk
+		n := min(g.chunk, g.rowsPer-lo)
+		out := stream.NewDense(id*int64(g.rowsPer)+int64(lo), g.cols)
+		out.Group = make([]int64, 0, n)
+		g.part(newRand(g.seed^0x7061727473, uint64(id)), newRand(g.seed, uint64(b)+1), id, n, out)
 		return out, nil
 	}
 	return stream.Ordered(ctx, g.workers, split, gen, (*stream.Dense).Release)

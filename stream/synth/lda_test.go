@@ -139,6 +139,69 @@ func TestSingleTopicDocsHaveOneTopic(t *testing.T) {
 	}
 }
 
+// α sums to α₀ and is exactly the seed's U(0.5, 1.5) draws scaled (the
+// single-topic weights sum to 1); document lengths follow Poisson(DocLen)
+// raised to at least 3.
+func TestLDAAlphaAndLengths(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		cfg := LDAConfig{Docs: 20000, Vocab: 30, K: 7, Alpha0: 3.5, DocLen: 2, Seed: 5, Single: single}
+		c, err := NewLDA(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newRand(cfg.Seed, 0)
+		u := make([]float64, cfg.K)
+		var su, sa float64
+		for i := range u {
+			u[i] = 0.5 + r.Float64()
+			su += u[i]
+			sa += c.Truth.Alpha[i]
+		}
+		total := cfg.Alpha0
+		if single {
+			total = 1
+		}
+		if math.Abs(sa-total) > 1e-12 {
+			t.Fatalf("single=%v: α sums to %g, want %g", single, sa, total)
+		}
+		lo, hi := math.Inf(1), 0.0
+		for i, a := range c.Truth.Alpha {
+			if u[i] < 0.5 || u[i] >= 1.5 || math.Abs(a-u[i]*total/su) > 1e-15 {
+				t.Fatalf("α[%d] = %g is not the draw %g scaled by %g/%g", i, a, u[i], total, su)
+			}
+			lo, hi = min(lo, a), max(hi, a)
+		}
+		if hi/lo > 3 {
+			t.Fatalf("α spans a ratio of %g, more than U(0.5,1.5) allows", hi/lo)
+		}
+
+		// Length frequencies against max(Poisson(2), 3): P(3) = P(X ≤ 3).
+		all := collect(t, c)
+		freq := map[int64]float64{}
+		for i := range all.Len() {
+			n := all.Length(i)
+			if n < 3 {
+				t.Fatalf("document %d has %d tokens", i, n)
+			}
+			freq[n] += 1 / float64(all.Len())
+		}
+		pois := func(k int) float64 {
+			p := math.Exp(-cfg.DocLen)
+			for j := 1; j <= k; j++ {
+				p *= cfg.DocLen / float64(j)
+			}
+			return p
+		}
+		want := map[int64]float64{3: pois(0) + pois(1) + pois(2) + pois(3), 4: pois(4), 5: pois(5)}
+		for n, p := range want {
+			// Four standard errors of a frequency from 20000 documents.
+			if se := math.Sqrt(p * (1 - p) / float64(all.Len())); math.Abs(freq[n]-p) > 4*se {
+				t.Errorf("single=%v: P(length %d) = %.4f, want %.4f ± %.4f", single, n, freq[n], p, 4*se)
+			}
+		}
+	}
+}
+
 func TestTruthRoundTrip(t *testing.T) {
 	c, err := NewLDA(LDAConfig{Docs: 10, Vocab: 20, K: 3, DocLen: 5, Seed: 2})
 	if err != nil {

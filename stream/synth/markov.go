@@ -2,7 +2,6 @@ package synth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -33,7 +32,13 @@ type SnapshotConfig struct {
 	// Stay is the weight β of the identity in a drawn P = βI + (1−β)Q
 	// (default 0.7). A fast-mixing P makes T = E[Pᵗ] nearly rank one and the
 	// model unlearnable from snapshots at any practical N.
-	Stay      float64
+	Stay float64
+	// Family names how a P is drawn when P is nil: "stay" (the default,
+	// βI + (1−β)Q above) or "flip", whose states 0 and 1 swap most of the
+	// time, giving P an eigenvalue near −0.6 and rI + (1−r)T a singular point
+	// (a pole of the r scan, 001 Thm 2) at r = λ/(λ−1) ≈ 0.11 for λ the
+	// negative eigenvalue of T. Flip needs K ≥ 3.
+	Family    string
 	Seed      uint64
 	BatchRows int
 	Workers   int
@@ -93,10 +98,24 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 	k := cfg.K
 	r := newRand(cfg.Seed, 0)
 	p := cfg.P
-	if p == nil {
-		p = drawChain(r, k, cfg.Stay)
-	} else if len(p) != k {
-		return nil, errors.New("synth: P must be K×K")
+	switch {
+	case p != nil:
+		if err := checkP(p, k); err != nil {
+			return nil, err
+		}
+	case cfg.Family == "" || cfg.Family == "stay":
+		if p = drawChain(r, k, cfg.Stay); p == nil {
+			return nil, fmt.Errorf("synth: no P with stationary probabilities %.3g apart found in %d draws for k=%d; give P", 0.15/float64(k), maxDraws, k)
+		}
+	case cfg.Family == "flip":
+		if k < 3 {
+			return nil, fmt.Errorf("synth: the flip family needs k ≥ 3 states, got %d", k)
+		}
+		if p = drawFlip(r, k); p == nil {
+			return nil, fmt.Errorf("synth: no flip P with stationary probabilities %.3g apart found in %d draws for k=%d; give P", 0.1/float64(k), maxDraws, k)
+		}
+	default:
+		return nil, fmt.Errorf("synth: unknown chain family %q (stay, flip)", cfg.Family)
 	}
 	pm := mat.NewDense(k, k, nil)
 	for i := range k {
@@ -145,35 +164,39 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 	}
 	sd := math.Sqrt(cfg.Sigma2)
 	logq := math.Log1p(-cfg.R)
-	s.gen = denseGen{layout: t.Model, items: cfg.Sets, rowsPer: cfg.PerSet, cols: t.D, seed: cfg.Seed, grouped: true}
-	s.gen.setup(cfg.BatchRows, cfg.Workers)
-	s.gen.fill = func(r *rand.Rand, lo, hi int64, out *stream.Dense) {
+	// set appends n points of one set: its proportions from item, the points from r.
+	set := func(item, r *rand.Rand, id int64, n int, out *stream.Dense) {
 		p0 := make([]float64, k)
 		var start alias
-		for set := lo; set < hi; set++ {
-			dirichlet(r, p0, alpha)
-			start.build(p0)
-			for range cfg.PerSet {
-				h := start.draw(r)
-				steps := 1
-				if cfg.R < 1 {
-					steps += int(math.Log(1-r.Float64()) / logq)
-				}
-				for range steps {
-					h = s.next[h].draw(r)
-				}
-				if u == nil {
-					for j := range k {
-						out.Data = append(out.Data, b2f(int(h) == j))
-					}
-				} else {
-					for i := range cfg.M {
-						out.Data = append(out.Data, u.At(i, int(h))+sd*r.NormFloat64())
-					}
-				}
-				out.Group = append(out.Group, set)
-				out.Rows++
+		dirichlet(item, p0, alpha)
+		start.build(p0)
+		for range n {
+			h := start.draw(r)
+			steps := 1
+			if cfg.R < 1 {
+				steps += int(math.Log(1-r.Float64()) / logq)
 			}
+			for range steps {
+				h = s.next[h].draw(r)
+			}
+			if u == nil {
+				for j := range k {
+					out.Data = append(out.Data, b2f(int(h) == j))
+				}
+			} else {
+				for i := range cfg.M {
+					out.Data = append(out.Data, u.At(i, int(h))+sd*r.NormFloat64())
+				}
+			}
+			out.Group = append(out.Group, id)
+			out.Rows++
+		}
+	}
+	s.gen = denseGen{layout: t.Model, items: cfg.Sets, rowsPer: cfg.PerSet, cols: t.D, seed: cfg.Seed, grouped: true, part: set}
+	s.gen.setup(cfg.BatchRows, cfg.Workers)
+	s.gen.fill = func(r *rand.Rand, lo, hi int64, out *stream.Dense) {
+		for id := lo; id < hi; id++ {
+			set(r, r, id, cfg.PerSet, out)
 		}
 	}
 	return s, nil
@@ -192,6 +215,11 @@ func b2f(b bool) float64 {
 	return 0
 }
 
+// maxDraws bounds the rejection loops of drawChain and drawFlip, which return
+// nil when no draw passes (k states cannot all be 0.15/k apart when k is
+// large: the stationary probabilities of a random P crowd near 1/k).
+const maxDraws = 2000
+
 // drawChain draws a column-stochastic k×k P = βI + (1−β)Q, Q with random
 // columns, with exactly one zero entry (P[1][0]), ergodic (P² > 0), well
 // conditioned, and with stationary probabilities at least 0.15/k apart (001
@@ -199,47 +227,120 @@ func b2f(b bool) float64 {
 // mixing within the few steps Geometric(r) allows: a fast-mixing P makes
 // T = E[Pᵗ] nearly rank one, and nothing is learnable from snapshots.
 func drawChain(r *rand.Rand, k int, stay float64) [][]float64 {
-	for {
+	for range maxDraws {
 		pm := mat.NewDense(k, k, nil)
 		for j := range k {
-			col := make([]float64, k)
-			var s float64
-			for i := range col {
-				col[i] = 0.05 + r.Float64()
-				if j == 0 && i == 1 {
-					col[i] = 0 // the one zero entry
-				}
-				if i == j {
-					col[i] = 0
-				}
-				s += col[i]
-			}
+			col := randomColumn(r, k, j, 1, true)
 			for i, v := range col {
-				p := (1 - stay) * v / s
+				p := (1 - stay) * v
 				if i == j {
 					p += stay
 				}
 				pm.Set(i, j, p)
 			}
 		}
-		var p2 mat.Dense
-		p2.Mul(pm, pm)
-		if mat.Min(&p2) <= 0 || mat.Cond(pm, 2) > 20 {
-			continue
-		}
-		pi := stationary(pm)
-		ok := true
-		for i := range pi {
-			for j := range i {
-				if math.Abs(pi[i]-pi[j]) < 0.15/float64(k) {
-					ok = false
-				}
-			}
-		}
-		if ok {
+		if usable(pm, 0.15/float64(k)) {
 			return matRows(pm)
 		}
 	}
+	return nil
+}
+
+// checkP checks a given transition matrix: k×k, entries in [0, 1], columns
+// summing to 1.
+func checkP(p [][]float64, k int) error {
+	if len(p) != k {
+		return fmt.Errorf("synth: P has %d rows, want k=%d", len(p), k)
+	}
+	for i, row := range p {
+		if len(row) != k {
+			return fmt.Errorf("synth: P row %d has %d entries, want k=%d", i, len(row), k)
+		}
+		for j, v := range row {
+			if !(v >= 0 && v <= 1) {
+				return fmt.Errorf("synth: P[%d][%d] = %g is not a probability", i, j, v)
+			}
+		}
+	}
+	for j := range k {
+		var s float64
+		for i := range k {
+			s += p[i][j]
+		}
+		if math.Abs(s-1) > 1e-9 {
+			return fmt.Errorf("synth: column %d of P sums to %g; P must be column-stochastic (P[i][j] = Pr(i | j))", j, s)
+		}
+	}
+	return nil
+}
+
+// drawFlip draws P = 0.85·B + 0.15·Q: B sends state 0 to 1 with probability
+// 0.95 and state 1 to 0 with probability 0.75 (eigenvalue 1 − 0.95 − 0.75 =
+// −0.7, and unequal stationary weights), and keeps every other state; Q has
+// random columns with one zero, Q[2][0], which is P's only zero entry. Draws
+// are repeated until P is ergodic (P² > 0), well conditioned and its
+// stationary probabilities are at least 0.1/k apart.
+func drawFlip(r *rand.Rand, k int) [][]float64 {
+	const q = 0.15
+	for range maxDraws {
+		pm := mat.NewDense(k, k, nil)
+		for j := range k {
+			for i, v := range randomColumn(r, k, j, 2, false) {
+				pm.Set(i, j, q*v)
+			}
+		}
+		b := func(i, j int, v float64) { pm.Set(i, j, pm.At(i, j)+(1-q)*v) }
+		b(0, 0, 0.05)
+		b(1, 0, 0.95)
+		b(0, 1, 0.75)
+		b(1, 1, 0.25)
+		for i := 2; i < k; i++ {
+			b(i, i, 1)
+		}
+		if usable(pm, 0.1/float64(k)) {
+			return matRows(pm)
+		}
+	}
+	return nil
+}
+
+// randomColumn draws column j of a random stochastic matrix: entries
+// 0.05 + U(0,1), normalised, with a zero in row zero of column 0 and, with
+// noDiag, on the diagonal.
+func randomColumn(r *rand.Rand, k, j, zero int, noDiag bool) []float64 {
+	col := make([]float64, k)
+	var s float64
+	for i := range col {
+		col[i] = 0.05 + r.Float64()
+		if (j == 0 && i == zero) || (noDiag && i == j) {
+			col[i] = 0
+		}
+		s += col[i]
+	}
+	for i := range col {
+		col[i] /= s
+	}
+	return col
+}
+
+// usable reports whether a drawn P is ergodic (P² > 0), well conditioned
+// (condition number at most 20) and has stationary probabilities at least gap
+// apart (001 pairs states by sorting them).
+func usable(pm *mat.Dense, gap float64) bool {
+	var p2 mat.Dense
+	p2.Mul(pm, pm)
+	if mat.Min(&p2) <= 0 || mat.Cond(pm, 2) > 20 {
+		return false
+	}
+	pi := stationary(pm)
+	for i := range pi {
+		for j := range i {
+			if math.Abs(pi[i]-pi[j]) < gap {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // stationary returns π with Pπ = π, Σπ = 1 (by powering P, which is ergodic).

@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
@@ -53,5 +54,67 @@ func TestSnapshotsChain(t *testing.T) {
 	}
 	if zeros != 1 {
 		t.Errorf("P has %d zero entries, want exactly 1", zeros)
+	}
+}
+
+// A set larger than a batch is cut into batches of BatchRows rows; the
+// pieces of one set share its Dirichlet proportions, so its state
+// frequencies are those of one draw: within-set frequencies vary far more
+// than the multinomial noise alone would allow (and two passes agree).
+func TestSnapshotsLargeSetsChunked(t *testing.T) {
+	const per, batch = 3000, 512
+	s, err := NewSnapshots(SnapshotConfig{Sets: 40, PerSet: per, K: 3, Seed: 5, BatchRows: batch, Alpha0: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	for b, err := range s.Rows(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Rows > batch {
+			t.Fatalf("batch of %d rows, want at most %d", b.Rows, batch)
+		}
+		for i := range b.Rows {
+			if want := (b.Start + int64(i)) / per; b.Group[i] != want {
+				t.Fatalf("row %d has set %d, want %d", b.Start+int64(i), b.Group[i], want)
+			}
+		}
+		rows += b.Rows
+		b.Release()
+	}
+	if rows != 40*per {
+		t.Fatalf("%d rows, want %d", rows, 40*per)
+	}
+	a, _ := stream.CollectDense(context.Background(), s)
+	b, _ := stream.CollectDense(context.Background(), s)
+	for i := range a.Data {
+		if a.Data[i] != b.Data[i] {
+			t.Fatal("two passes differ")
+		}
+	}
+	// Frequency of state 0 in the first and second half of each set: equal
+	// up to multinomial noise (sd ≈ 0.013 for 1500 points) when both halves
+	// share the set's proportions, unrelated otherwise.
+	var worst float64
+	for set := range 40 {
+		var f [2]float64
+		for h := range 2 {
+			for i := range per / 2 {
+				f[h] += a.Row(set*per + h*per/2 + i)[0] / (per / 2)
+			}
+		}
+		worst = math.Max(worst, math.Abs(f[0]-f[1]))
+	}
+	if worst > 0.08 {
+		t.Errorf("set halves differ by up to %.3f in state-0 frequency: parts do not share the set's proportions", worst)
+	}
+}
+
+// A P that cannot be drawn (k = 12 states cannot all be 0.15/k apart in
+// practice) is an error, not an endless loop.
+func TestSnapshotsDrawFails(t *testing.T) {
+	if _, err := NewSnapshots(SnapshotConfig{Sets: 1, PerSet: 3, K: 12, Seed: 1}); err == nil || !strings.Contains(err.Error(), "give P") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 	"strconv"
@@ -218,6 +219,13 @@ func (v *Vocabulary) Write(path string) error {
 		return fmt.Errorf("%s: refusing to write an empty vocabulary", path)
 	}
 	return stream.WriteVocab(path, v.Words)
+}
+
+// WriteTo writes the words, one per line, to w: the format of Write, for a
+// caller that commits the file itself.
+func (v *Vocabulary) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(stream.FormatVocab(v.Words))
+	return int64(n), err
 }
 
 // WriteCounts writes the statistics as tab-separated values, atomically: a

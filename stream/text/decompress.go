@@ -2,7 +2,6 @@ package text
 
 import (
 	"bufio"
-	"io"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -26,21 +25,8 @@ const batchBytes = 16 << 20
 type reader struct {
 	*bufio.Reader
 	f      *os.File
-	n      countingReader
+	n      stream.CountingReader // bytes read from the file, compressed or not
 	closer func()
-}
-
-// countingReader counts the bytes read from the file, compressed or not, for
-// progress reporting.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func openReader(path string) (*reader, error) {
@@ -49,7 +35,7 @@ func openReader(path string) (*reader, error) {
 		return nil, err
 	}
 	r := &reader{f: f, closer: func() {}}
-	r.n.r = f
+	r.n.R = f
 	raw := bufio.NewReaderSize(&r.n, 256<<10)
 	head, _ := raw.Peek(4)
 	switch stream.Compression(head) {

@@ -2,8 +2,8 @@ package text
 
 import (
 	"context"
+	"errors"
 	"io"
-	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -32,23 +32,27 @@ func matchDir(path string, head []byte) int {
 }
 
 // Dir is a TextSource over a directory tree holding one document per file.
-// Files are taken in the order filepath.WalkDir visits them (depth first, each
-// directory's entries sorted by name), so document i is the same file on every
-// pass. Names starting with "." (.git, .DS_Store, editor backups) are skipped;
+// Files are taken depth first, each directory's entries sorted by name (the
+// order of filepath.WalkDir), so document i is the same file on every pass.
+// Names starting with "." (.git, .DS_Store, editor backups) are skipped;
 // symbolic links to regular files are followed, links to directories are not.
 // Each file may be plain, gzip or zstd compressed, up to MaxDocBytes after
-// decompression; an empty file is an empty document. The list of files is made
-// once by OpenDir and held in memory.
+// decompression; an empty file is an empty document.
+//
+// The tree is walked lazily, one directory listing per level at a time, so
+// memory grows with the depth and width of the tree, never with the number of
+// files: OpenDir walks it once to count the files and bytes, and each pass
+// walks it again.
 type Dir struct {
 	root  string
-	files []string
-	sizes []int64
+	files int64
 	total int64
 	o     stream.Options
 }
 
-// OpenDir lists the files under root. An unreadable directory is an error, and
-// so is a tree with no files (wrapping stream.ErrEmpty).
+// OpenDir counts the files under root. An unreadable directory or a broken
+// link is an error naming it, and so is a tree with no files (wrapping
+// stream.ErrEmpty).
 func OpenDir(root string, o stream.Options) (stream.TextSource, error) {
 	st, err := os.Stat(root)
 	if err != nil {
@@ -58,78 +62,119 @@ func OpenDir(root string, o stream.Options) (stream.TextSource, error) {
 		return nil, stream.Errorf(root, 0, -1, "", stream.ErrFormat, "not a directory (use format text-lines)")
 	}
 	d := &Dir{root: root, o: o.WithDefaults()}
-	err = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
+	err = walkFiles(context.Background(), root, func(path string, size int64) error {
+		d.files++
+		d.total += size
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if d.files == 0 {
+		return nil, stream.Errorf(root, 0, -1, "", stream.ErrEmpty, "directory holds no files")
+	}
+	return d, nil
+}
+
+// walkFiles calls fn for each regular file under dir in document order.
+func walkFiles(ctx context.Context, dir string, fn func(path string, size int64) error) error {
+	ents, err := os.ReadDir(dir) // sorted by name
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if path != root && strings.HasPrefix(e.Name(), ".") {
-			if e.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
 		}
+		path := filepath.Join(dir, e.Name())
 		if e.IsDir() {
-			return nil
+			if err := walkFiles(ctx, path, fn); err != nil {
+				return err
+			}
+			continue
 		}
 		info, err := os.Stat(path) // follows links, unlike e.Info
 		if err != nil {
 			return err
 		}
 		if !info.Mode().IsRegular() {
-			return nil
+			continue
 		}
-		d.files = append(d.files, path)
-		d.sizes = append(d.sizes, info.Size())
-		d.total += info.Size()
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		if err := fn(path, info.Size()); err != nil {
+			return err
+		}
 	}
-	if len(d.files) == 0 {
-		return nil, stream.Errorf(root, 0, -1, "", stream.ErrEmpty, "directory holds no files")
-	}
-	return d, nil
+	return nil
 }
 
 // Info describes the directory: one document per file.
 func (d *Dir) Info() stream.Info {
-	return stream.Info{Path: d.root, Format: "text-dir", Layout: "text", Rows: int64(len(d.files)), NNZ: -1, Bytes: d.total}
+	return stream.Info{Path: d.root, Format: "text-dir", Layout: "text", Rows: d.files, NNZ: -1, Bytes: d.total}
 }
 
-// Files lists the files in document order (not a copy).
-func (d *Dir) Files() []string { return d.files }
+// dirBatch is the files of one batch, starting at document start.
+type dirBatch struct {
+	start int64
+	paths []string
+	sizes []int64
+}
 
-// Texts reads the files once, o.Workers files at a time, in document order.
+// errStopWalk ends a walk whose consumer has gone.
+var errStopWalk = errors.New("walk stopped")
+
+// Texts reads the files once, o.Workers batches at a time, in document order.
 func (d *Dir) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] {
-	type span struct{ lo, hi int }
-	split := func(ctx context.Context, emit func(span) bool) error {
-		lo, bytes := 0, int64(0)
-		for i, n := range d.sizes {
-			bytes += n
-			if i+1-lo >= d.o.BatchRows || bytes >= batchBytes || i+1 == len(d.sizes) {
-				if !emit(span{lo, i + 1}) {
-					return nil
+	split := func(ctx context.Context, emit func(dirBatch) bool) error {
+		var b dirBatch
+		var n, bytes int64
+		flush := func() bool {
+			ok := emit(b)
+			b = dirBatch{start: n}
+			bytes = 0
+			return ok
+		}
+		err := walkFiles(ctx, d.root, func(path string, size int64) error {
+			b.paths, b.sizes = append(b.paths, path), append(b.sizes, size)
+			n++
+			bytes += size
+			if len(b.paths) >= d.o.BatchRows || bytes >= batchBytes {
+				if !flush() {
+					return errStopWalk
 				}
-				lo, bytes = i+1, 0
 			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errStopWalk) || ctx.Err() != nil:
+			return nil // Ordered reports a cancellation
+		case err != nil:
+			return err
+		}
+		if len(b.paths) > 0 && !flush() {
+			return nil
+		}
+		if n != d.files {
+			return stream.Errorf(d.root, 0, -1, "", stream.ErrCorrupt, "the directory changed since it was opened: %d files, now %d", d.files, n)
 		}
 		return nil
 	}
-	read := func(ctx context.Context, s span) (*stream.Texts, error) {
-		b := &stream.Texts{Start: int64(s.lo), Text: make([]string, 0, s.hi-s.lo)}
-		for i := s.lo; i < s.hi; i++ {
+	read := func(ctx context.Context, b dirBatch) (*stream.Texts, error) {
+		out := &stream.Texts{Start: b.start, Text: make([]string, 0, len(b.paths))}
+		for i, path := range b.paths {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			t, n, err := readDoc(d.files[i], int64(i), d.sizes[i])
+			t, n, err := readDoc(path, b.start+int64(i), b.sizes[i])
 			if err != nil {
 				return nil, err
 			}
-			b.Text = append(b.Text, t)
+			out.Text = append(out.Text, t)
 			d.o.Progress.Add(1, n)
 		}
-		return b, nil
+		return out, nil
 	}
 	return stream.Ordered(ctx, d.o.Workers, split, read, nil)
 }
@@ -147,12 +192,12 @@ func readDoc(path string, row, size int64) (text string, n int64, err error) {
 	m, err := io.Copy(&sb, io.LimitReader(r, MaxDocBytes+1))
 	if err != nil {
 		if err == io.ErrUnexpectedEOF {
-			return "", r.n.n, stream.Errorf(path, 0, row, "", stream.ErrCorrupt, "unexpected end of compressed data (truncated file?)")
+			return "", r.n.N, stream.Errorf(path, 0, row, "", stream.ErrCorrupt, "unexpected end of compressed data (truncated file?)")
 		}
-		return "", r.n.n, stream.Errorf(path, 0, row, "", stream.ErrCorrupt, "%v", err)
+		return "", r.n.N, stream.Errorf(path, 0, row, "", stream.ErrCorrupt, "%v", err)
 	}
 	if m > MaxDocBytes {
-		return "", r.n.n, stream.Errorf(path, 0, row, "", stream.ErrValue, "document longer than %d MB", MaxDocBytes>>20)
+		return "", r.n.N, stream.Errorf(path, 0, row, "", stream.ErrValue, "document longer than %d MB", MaxDocBytes>>20)
 	}
-	return valid(sb.String()), r.n.n, nil
+	return valid(sb.String()), r.n.N, nil
 }

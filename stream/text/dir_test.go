@@ -2,6 +2,7 @@ package text
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -98,5 +99,28 @@ func TestDirCorruptFile(t *testing.T) {
 	}
 	if _, err := collectTexts(t, src); !errors.Is(err, stream.ErrCorrupt) || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "row 1") {
 		t.Fatalf("truncated gzip file: %v", err)
+	}
+}
+
+// The tree is walked again on each pass; files added after OpenDir make the
+// pass fail rather than shift documents silently.
+func TestDirChangedBetweenPasses(t *testing.T) {
+	root := t.TempDir()
+	for i := range 30 {
+		dir := filepath.Join(root, fmt.Sprintf("d%02d", i%3))
+		os.MkdirAll(dir, 0o755)
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprint("doc ", i)))
+	}
+	src, err := OpenDir(root, stream.Options{BatchRows: 4, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := collectTexts(t, src)
+	if err != nil || len(got) != 30 || got[0] != "doc 0" || got[1] != "doc 3" || got[10] != "doc 1" {
+		t.Fatalf("%v: %q", err, got)
+	}
+	writeFile(t, filepath.Join(root, "d01", "new.txt"), []byte("late"))
+	if _, err := collectTexts(t, src); !errors.Is(err, stream.ErrCorrupt) || !strings.Contains(err.Error(), "30 files, now 31") {
+		t.Fatalf("changed directory: %v", err)
 	}
 }

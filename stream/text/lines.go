@@ -113,8 +113,8 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 			b.Text[i] = all[lo:hi]
 			lo = hi
 		}
-		l.o.Progress.Add(int64(len(ends)), r.n.n-reported)
-		reported = r.n.n
+		l.o.Progress.Add(int64(len(ends)), r.n.N-reported)
+		reported = r.n.N
 		// Size the next arena like this one, so a pass of similar batches
 		// neither regrows nor over-allocates.
 		capacity = min(len(arena)+len(arena)/8+4096, batchBytes+batchBytes/8)
@@ -129,13 +129,12 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 			arena = make([]byte, 0, capacity)
 			ends = make([]int, 0, l.o.BatchRows)
 		}
-		start := len(arena)
 		var err error
 		arena, err = readLine(r.Reader, arena)
-		if err == io.EOF && len(arena) == start {
+		if err == io.EOF {
 			break
 		}
-		if err != nil && err != io.EOF {
+		if err != nil {
 			if errors.Is(err, errLong) {
 				return stream.Errorf(l.path, line+1, line, "", stream.ErrValue, "line longer than %d MB", MaxDocBytes>>20)
 			}
@@ -148,9 +147,6 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 				return nil
 			}
 		}
-		if err == io.EOF {
-			break
-		}
 	}
 	if line == 0 {
 		return stream.Errorf(l.path, 0, -1, "", stream.ErrEmpty, "no lines after decompression")
@@ -161,9 +157,10 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 
 var errLong = errors.New("line too long")
 
-// readLine appends the next line of r to dst without its "\n" or "\r\n". It
-// returns io.EOF with the last line when that line has no newline, and io.EOF
-// with nothing appended at the end of the input.
+// readLine appends the next line of r to dst without its "\n" or "\r\n" (a
+// last line without a newline loses a final "\r" too). It returns io.EOF,
+// with nothing appended, only at the end of the input, so a last line that
+// is just "\r" still counts as an (empty) line.
 func readLine(r *bufio.Reader, dst []byte) ([]byte, error) {
 	start := len(dst)
 	for {
@@ -172,18 +169,23 @@ func readLine(r *bufio.Reader, dst []byte) ([]byte, error) {
 		if len(dst)-start > MaxDocBytes {
 			return dst, errLong
 		}
-		if err == bufio.ErrBufferFull {
+		switch {
+		case err == bufio.ErrBufferFull:
 			continue
+		case err == io.EOF && len(dst) == start:
+			return dst, io.EOF
+		case err == io.EOF:
+			err = nil // the last line, without a newline
+		case err == nil:
+			dst = dst[:len(dst)-1]
+		case err == io.ErrUnexpectedEOF:
+			return dst, errors.New("unexpected end of compressed data (truncated file?)")
+		default:
+			return dst, err
 		}
-		if err == nil {
+		if len(dst) > start && dst[len(dst)-1] == '\r' {
 			dst = dst[:len(dst)-1]
 		}
-		if (err == nil || err == io.EOF) && len(dst) > start && dst[len(dst)-1] == '\r' {
-			dst = dst[:len(dst)-1]
-		}
-		if err == io.ErrUnexpectedEOF {
-			err = errors.New("unexpected end of compressed data (truncated file?)")
-		}
-		return dst, err
+		return dst, nil
 	}
 }

@@ -1,0 +1,333 @@
+package columnar
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// readBufferSize is the read size of the Parquet column streams: pages are
+// read through it one at a time instead of a whole column chunk at once.
+const readBufferSize = 1 << 20
+
+func emitRange(n int) func(ctx context.Context, emit func(piece, int64) bool) error {
+	return func(ctx context.Context, emit func(piece, int64) bool) error {
+		for i := range n {
+			if !emit(piece{idx: i}, 0) {
+				return nil
+			}
+		}
+		return nil
+	}
+}
+
+// parquetReader is one worker's view of a Parquet file: readers share the
+// parsed footer and the file handle (ReadAt is safe for concurrent use) but
+// not their decoding state.
+type parquetReader struct {
+	fr *pqarrow.FileReader
+	sc [2]leafScratch
+}
+
+// parquetPieces reads row groups, each in runs of rows rows, from the levels
+// when the table has a plan and through pqarrow's record reader otherwise.
+// Column streams are read page by page, so memory does not grow with the
+// row group.
+func parquetPieces(f *os.File, t *table, o stream.Options, cols []string, rows int, free *stream.FreeList) (func(context.Context, func(piece, int64) bool) error, loader, error) {
+	pool := make(chan *parquetReader, o.Workers)
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = readBufferSize
+	newReader := func() (*parquetReader, error) {
+		pr, err := file.NewParquetReader(f, file.WithMetadata(t.meta), file.WithReadProps(props))
+		if err != nil {
+			return nil, err
+		}
+		// Parallel: the columns of a run (doc, term, count) decode at once.
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: int64(rows), Parallel: true}, memory.DefaultAllocator)
+		return &parquetReader{fr: fr}, err
+	}
+	first, err := newReader()
+	if err != nil {
+		return nil, nil, err
+	}
+	pool <- first
+	colIdx := leaves(first.fr, cols)
+	load := func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+		var r *parquetReader
+		select {
+		case r = <-pool:
+		default:
+			var err error
+			if r, err = newReader(); err != nil {
+				return err
+			}
+		}
+		defer func() {
+			select {
+			case pool <- r:
+			default:
+			}
+		}()
+		bytes := rowGroupBytes(t.meta, p.idx)
+		n := t.meta.RowGroup(p.idx).NumRows()
+		var done int64
+		run := func(l loaded) error {
+			k := l.rows()
+			l.bytes = share(bytes, done+k, n) - share(bytes, done, n)
+			done += k
+			return each(l)
+		}
+		if t.plan != nil {
+			return levelRuns(ctx, r, t.plan, r.fr.ParquetReader().RowGroup(p.idx), n, rows, free, run)
+		}
+		rr, err := r.fr.GetRecordReader(ctx, colIdx, []int{p.idx})
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			rec.Retain()
+			if err := run(loaded{recs: []arrow.RecordBatch{rec}}); err != nil {
+				return err
+			}
+		}
+		if err := rr.Err(); err != nil && err != io.EOF {
+			return err
+		}
+		if done != n {
+			return errRows(done, n)
+		}
+		return nil
+	}
+	return emitRange(t.chunks), load, nil
+}
+
+// levelRuns reads the two leaves of a plan in step, rows rows at a time.
+func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *file.RowGroupReader, n int64, rows int, free *stream.FreeList, run func(loaded) error) error {
+	tc, err := newLeafCursor(rg, plan[0], &r.sc[0])
+	if err != nil {
+		return err
+	}
+	cc, err := newLeafCursor(rg, plan[1], &r.sc[1])
+	if err != nil {
+		return err
+	}
+	// A batch is sized once for a quarter more than the row group's average
+	// entries per row, instead of growing by doubling: less garbage, and a
+	// reused batch rarely grows again, so the pass's memory does not creep
+	// up with the largest batch seen so far.
+	var est int
+	if ccm, err := rg.MetaData().ColumnChunk(plan[0].col); err == nil && n > 0 {
+		est = int(min(float64(rows)*float64(ccm.NumValues())/float64(n)*1.25, 1<<26))
+	}
+	var coff []int
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := newDocs(free, 0)
+		b.Terms, b.Counts = slices.Grow(b.Terms, est), slices.Grow(b.Counts, est)
+		coff = append(coff[:0], 0)
+		// The two columns decode at once: a row group is then read on two
+		// cores however large it is, even when the budget holds the other
+		// workers back.
+		var (
+			got        int
+			tbad, cbad *badEntry
+			terr, cerr error
+			wg         sync.WaitGroup
+		)
+		wg.Go(func() { got, tbad, terr = tc.next(rows, &b.Offsets, &b.Terms) })
+		_, cbad, cerr = cc.next(rows, &coff, &b.Counts)
+		wg.Wait()
+		err := cmp.Or(terr, cerr)
+		if err != nil || b.Len() == 0 && len(coff) == 1 {
+			b.Release()
+			if err != nil {
+				return err
+			}
+			break
+		}
+		if err := run(loaded{docs: b, coff: coff, tbad: tbad, cbad: cbad}); err != nil {
+			return err
+		}
+		if got < rows {
+			break
+		}
+	}
+	if tc.rows != n || cc.rows != n {
+		return errRows(min(tc.rows, cc.rows), n)
+	}
+	return nil
+}
+
+// errRows: the columns of a row group end before or after its row count.
+func errRows(got, want int64) error {
+	return fmt.Errorf("columns hold %d rows, the row group says %d", got, want)
+}
+
+func rowGroupBytes(md *metadata.FileMetaData, i int) int64 {
+	rg := md.RowGroup(i)
+	var n int64
+	for c := range rg.NumColumns() {
+		if cc, err := rg.ColumnChunk(c); err == nil {
+			n += cc.TotalCompressedSize()
+		}
+	}
+	return n
+}
+
+// sliceRuns hands out rec in runs of at most rows rows (zero-copy slices).
+func sliceRuns(rec arrow.RecordBatch, bytes int64, rows int, each func(loaded) error) error {
+	n := rec.NumRows()
+	if n <= int64(rows) {
+		rec.Retain()
+		return each(loaded{recs: []arrow.RecordBatch{rec}, bytes: bytes})
+	}
+	for lo := int64(0); lo < n; lo += int64(rows) {
+		hi := min(lo+int64(rows), n)
+		s := rec.NewSlice(lo, hi)
+		if err := each(loaded{recs: []arrow.RecordBatch{s}, bytes: share(bytes, hi, n) - share(bytes, lo, n)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// arrowPieces reads the record batches of an IPC file; RecordBatchAt is safe
+// for concurrent use.
+func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, int64) bool) error, load loader, unmap func(), err error) {
+	// Map the file so record batches point into the page cache instead of
+	// being copied into fresh buffers (profiled: read syscalls, zeroing and
+	// copying were ~40% of a pass). The mapping ends with the pass; batches
+	// handed out are copies. Falls back to ReadAt where mmap fails.
+	var r *ipc.FileReader
+	var mapped []byte
+	if data, err := syscall.Mmap(int(f.Fd()), 0, int(t.size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+		r, err = ipc.NewMappedFileReader(data)
+		if err != nil {
+			syscall.Munmap(data)
+			return nil, nil, nil, err
+		}
+		mapped = data
+		unmap = func() { syscall.Munmap(data) }
+	} else if r, err = ipc.NewFileReader(f); err != nil {
+		return nil, nil, nil, err
+	}
+	n := r.NumRecords()
+	per := t.size / int64(max(n, 1))
+	load = func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+		rec, err := r.RecordBatchAt(p.idx)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		if err := sliceRuns(rec, per, rows, each); err != nil {
+			return err
+		}
+		dropPages(mapped, rec)
+		return nil
+	}
+	return emitRange(n), load, unmap, nil
+}
+
+// dropPages takes the pages of the mapping that hold only rec's buffers out
+// of the process's resident set once rec is decoded (its data has been
+// copied): the page cache keeps them, but the pass's RSS no longer grows
+// with the file. Pages shared with a neighbouring record batch are kept.
+func dropPages(mapped []byte, rec arrow.RecordBatch) {
+	if len(mapped) == 0 {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mapped)))
+	lo, hi := uintptr(len(mapped)), uintptr(0)
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b == nil || b.Len() == 0 {
+				continue
+			}
+			at := uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes()))) - base
+			if at < uintptr(len(mapped)) {
+				lo, hi = min(lo, at), max(hi, at+uintptr(b.Len()))
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
+	}
+	page := uintptr(syscall.Getpagesize())
+	lo, hi = (lo+page-1)/page*page, min(hi, uintptr(len(mapped)))/page*page
+	if lo < hi {
+		syscall.Madvise(mapped[lo:hi], syscall.MADV_DONTNEED)
+	}
+}
+
+// recWithBytes carries the stream bytes a record batch took.
+type recWithBytes struct {
+	arrow.RecordBatch
+	bytes int64
+}
+
+// streamPieces reads an IPC stream sequentially in the splitter, each record
+// batch counted against the pass's budget until it is decoded, and hands the
+// batches to the workers for conversion.
+func streamPieces(f *os.File, t *table) (func(context.Context, func(piece, int64) bool) error, loader, error) {
+	cr := &stream.CountingReader{R: f}
+	r, err := ipc.NewReader(cr)
+	if err != nil {
+		return nil, nil, err
+	}
+	split := func(ctx context.Context, emit func(piece, int64) bool) error {
+		defer r.Release()
+		last := cr.N
+		for i := 0; ; i++ {
+			var ok bool
+			err := guard(func() error { ok = r.Next(); return nil })
+			if err != nil {
+				return corrupt(t.path, fmt.Errorf("record batch %d: %w", i, err))
+			}
+			if !ok {
+				if err := r.Err(); err != nil && err != io.EOF {
+					return corrupt(t.path, fmt.Errorf("record batch %d: %w", i, err))
+				}
+				return nil
+			}
+			rec := r.RecordBatch()
+			rec.Retain()
+			by := cr.N - last
+			last = cr.N
+			if !emit(piece{idx: i, rec: recWithBytes{rec, by}}, by) {
+				rec.Release()
+				return nil
+			}
+		}
+	}
+	load := func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+		rb := p.rec.(recWithBytes)
+		defer rb.Release()
+		return sliceRuns(rb.RecordBatch, rb.bytes, rows, each)
+	}
+	return split, load, nil
+}

@@ -1,0 +1,34 @@
+package stream
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The status line shows rows, MB and rates, and the fraction done with an
+// ETA from the row total when one is set (a generator knows its document
+// count), else from the byte total.
+func TestProgressLine(t *testing.T) {
+	p := NewProgress(0)
+	p.Add(250, 3e6)
+	if s := p.String(); !strings.Contains(s, "250 rows") || !strings.Contains(s, "3.0 MB") || strings.Contains(s, "ETA") {
+		t.Fatalf("no total: %q", s)
+	}
+	p.SetTotalRows(1000)
+	time.Sleep(20 * time.Millisecond)
+	if s := p.String(); !strings.Contains(s, "25%") || !strings.Contains(s, "ETA") {
+		t.Fatalf("row total: %q", s)
+	}
+	q := NewProgress(12e6)
+	q.Add(10, 3e6)
+	if s := q.String(); !strings.Contains(s, "25%") || !strings.Contains(s, "ETA") {
+		t.Fatalf("byte total: %q", s)
+	}
+	var none *Progress
+	none.Add(1, 1)
+	none.SetTotalRows(5)
+	if none.String() != "" {
+		t.Fatal("a nil Progress printed something")
+	}
+}
