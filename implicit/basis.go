@@ -11,7 +11,7 @@ import (
 // basisCache remembers the fingerprint of the last matrix an accumulator was
 // given, so a pass pays for hashing once, not once per batch.
 type basisCache struct {
-	m    *mat.Dense
+	m    mat.Matrix
 	hash uint64
 }
 
@@ -19,7 +19,7 @@ type basisCache struct {
 // Statistics accumulated against a projection (Ω for E2·Ω, W for the whitened
 // moments) carry it, so merges of statistics built on different bases are
 // refused instead of silently mixing.
-func (c *basisCache) fingerprint(m *mat.Dense) uint64 {
+func (c *basisCache) fingerprint(m mat.Matrix) uint64 {
 	if c.m == m {
 		return c.hash
 	}

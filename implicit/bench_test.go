@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
+	"gonum.org/v1/gonum/mat"
 )
 
 // benchBatch is one batch of the issue-3 benchmark corpus (vocabulary 10,000,
@@ -27,19 +29,46 @@ func benchBatch(b *testing.B) *stream.Docs {
 // go test ./implicit/ -run '^$' -bench . -benchtime 20x
 func BenchmarkPairAdd(b *testing.B) {
 	batch := benchBatch(b)
-	omega := randDense(10000, 60, 1)
-	acc := NewPairAcc(10000, 60)
-	cpu := cpuTime()
-	for b.Loop() {
-		acc.Add(batch, omega)
+	for _, c := range []struct {
+		name  string
+		omega mat.Matrix
+	}{
+		{"gaussian", randDense(10000, 75, 1)},
+		{"sparse-sign", sketch.SparseSign(10000, 75, sketch.DefaultSparsity, 1)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			acc := NewPairAcc(10000, 75)
+			acc.Float32 = true
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				acc.Add(batch, c.omega)
+			}
+			b.ReportMetric(float64(batch.NNZ()*b.N)/(cpuTime()-cpu).Seconds(), "nnz/cpu-s")
+		})
 	}
-	b.ReportMetric(float64(batch.NNZ()*b.N)/(cpuTime()-cpu).Seconds(), "nnz/cpu-s")
+}
+
+// BenchmarkCubes is the Y3 part of BenchmarkTripleAdd alone: Σ y⊗y⊗y/n3
+// over one batch's documents, reported in useful multiply-adds (one per
+// distinct entry a ≤ b ≤ c) per second.
+func BenchmarkCubes(b *testing.B) {
+	const n, k = 4096, 50
+	x := randDense(n, k, 1).RawMatrix().Data
+	dst := make([]float64, k*pairs(k))
+	var kr []float64
+	for b.Loop() {
+		kr = addCubes(dst, x, k, x, n, k, kr)
+	}
+	b.ReportMetric(float64(n*k*(k+1)*(k+2)/6)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
 }
 
 func BenchmarkTripleAdd(b *testing.B) {
 	batch := benchBatch(b)
 	w := randDense(10000, 50, 1)
 	acc := NewTripleAcc(10000, 50)
+	acc.Float32 = true
+	b.ReportAllocs()
 	cpu := cpuTime()
 	for b.Loop() {
 		acc.Add(batch, w)

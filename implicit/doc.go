@@ -1,14 +1,19 @@
 // Package implicit owns the moment accumulators of a streamed fit and the
 // implicit tensor operators built from them: per-document unbiased pair and
 // triple estimators (MATH §3.1), the product E2·Ω of the pair moment with a
-// block of vectors (§3.4, never d×d), the whitened pair and triple statistics,
-// the explicit packed k×k×k whitened third moment, the operator
-// θ ↦ T(I,θ,θ) over cached whitened rows (§3.3), and the algebra models use on
-// them without knowing which is which: low-rank corrections (Correction,
-// Corrected) and changes of whitening basis (Transform, Transformed).
+// block of vectors (§3.4, never d×d), the whitened pair and triple statistics
+// (with E2·W, for mapping results back to the vocabulary), the explicit
+// packed k×k×k whitened third moment, the operator θ ↦ T(I,θ,θ) over cached
+// whitened rows (§3.3), and the algebra models use on them without knowing
+// which is which: low-rank corrections (Correction, Corrected) and changes of
+// whitening basis (Transform, Transformed).
 //
 // Every accumulator is a plain sum with counts in exported fields, so the
 // statistics of two shards add up (Merge) to those of their union and can be
-// serialised. implicit must not choose a model's coefficients: corrections such
-// as LDA's α₀ terms are applied by models/ through Correction.
+// serialised. A pass (Pass) reduces batches on several goroutines but adds
+// the batch sums to the totals in batch order, so its result does not depend
+// on the number of workers; batch sums may be formed in float32 (Float32),
+// the totals are float64. implicit must not choose a model's coefficients:
+// corrections such as LDA's α₀ terms are applied by models/ through
+// Correction.
 package implicit

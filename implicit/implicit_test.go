@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -93,7 +94,7 @@ func randDense(r, c int, seed uint64) *mat.Dense {
 
 // close reports |a−b| ≤ tol·scale; scale is the size of the quantity compared,
 // so the tolerance is relative to it (sums of a few hundred terms: 1e-12).
-func close(a, b, tol, scale float64) bool { return math.Abs(a-b) <= tol*scale }
+func near(a, b, tol, scale float64) bool { return math.Abs(a-b) <= tol*scale }
 
 func TestPairAgainstBruteForce(t *testing.T) {
 	const d, cols = 6, 4
@@ -105,19 +106,41 @@ func TestPairAgainstBruteForce(t *testing.T) {
 	if int(acc.Docs) != n || acc.Docs+acc.Skipped != 200 {
 		t.Fatalf("docs=%d skipped=%d, brute force used %d", acc.Docs, acc.Skipped, n)
 	}
+	want := mat.NewDense(d, cols, nil)
+	want.Mul(mat.NewDense(d, d, e2), omega)
+	checkPair(t, acc, m1, want)
+	// A sparse Ω takes the sparse gather, whether it lists its non-zeros
+	// (sketch.Sparse) or is a mostly zero *mat.Dense.
+	sparse := sketch.SparseSign(d, cols, 1, 3)
+	for _, om := range []mat.Matrix{sparse, mat.DenseCopyOf(sparse)} {
+		sacc := NewPairAcc(d, cols)
+		sacc.Add(b, om)
+		if sacc.sp.rows == nil {
+			t.Fatalf("a sparse Ω (%T) did not take the sparse path", om)
+		}
+		if Fingerprint(om) != Fingerprint(sparse) {
+			t.Errorf("the fingerprint of Ω depends on its storage (%T)", om)
+		}
+		want.Mul(mat.NewDense(d, d, e2), sparse)
+		checkPair(t, sacc, m1, want)
+	}
+}
+
+// checkPair compares the averages of acc with the brute-force M1 and E2·Ω.
+func checkPair(t *testing.T, acc *PairAcc, m1 []float64, want *mat.Dense) {
+	t.Helper()
+	d, cols := want.Dims()
 	got := mat.NewDense(d, cols, nil)
 	gm1, err := acc.Mean(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := mat.NewDense(d, cols, nil)
-	want.Mul(mat.NewDense(d, d, e2), omega)
 	for i := range d {
-		if !close(gm1[i], m1[i], 1e-12, 1) {
+		if !near(gm1[i], m1[i], 1e-12, 1) {
 			t.Errorf("M1[%d] = %g, want %g", i, gm1[i], m1[i])
 		}
 		for j := range cols {
-			if !close(got.At(i, j), want.At(i, j), 1e-12, 1) {
+			if !near(got.At(i, j), want.At(i, j), 1e-12, 1) {
 				t.Errorf("E2Ω[%d,%d] = %g, want %g", i, j, got.At(i, j), want.At(i, j))
 			}
 		}
@@ -140,8 +163,20 @@ func TestTripleAgainstBruteForce(t *testing.T) {
 		for i := range d {
 			wm += m1[i] * w.At(i, a)
 		}
-		if !close(got.M1[a], wm, 1e-12, 1) {
+		if !near(got.M1[a], wm, 1e-12, 1) {
 			t.Errorf("M̃1[%d] = %g, want %g", a, got.M1[a], wm)
+		}
+		for i := range d {
+			s := 0.0
+			for j := range d {
+				s += e2[i*d+j] * w.At(j, a)
+			}
+			if !near(got.E2W.At(i, a), s, 1e-12, 1) {
+				t.Errorf("(Ê2·W)[%d,%d] = %g, want %g", i, a, got.E2W.At(i, a), s)
+			}
+			if a == 0 && !near(got.RawM1[i], m1[i], 1e-12, 1) {
+				t.Errorf("M̂1[%d] = %g, want %g", i, got.RawM1[i], m1[i])
+			}
 		}
 		for bb := range k {
 			s := 0.0
@@ -150,7 +185,7 @@ func TestTripleAgainstBruteForce(t *testing.T) {
 					s += e2[i*d+j] * w.At(i, a) * w.At(j, bb)
 				}
 			}
-			if !close(got.E2.At(a, bb), s, 1e-12, 1) {
+			if !near(got.E2.At(a, bb), s, 1e-12, 1) {
 				t.Errorf("Ẽ2[%d,%d] = %g, want %g", a, bb, got.E2.At(a, bb), s)
 			}
 			for c := range k {
@@ -162,7 +197,7 @@ func TestTripleAgainstBruteForce(t *testing.T) {
 						}
 					}
 				}
-				if !close(got.E3.At(a, bb, c), s, 1e-11, 1) {
+				if !near(got.E3.At(a, bb, c), s, 1e-11, 1) {
 					t.Errorf("Ẽ3[%d,%d,%d] = %g, want %g", a, bb, c, got.E3.At(a, bb, c), s)
 				}
 			}
@@ -247,7 +282,7 @@ func TestMerge(t *testing.T) {
 			t.Fatalf("%s: lengths %d and %d", name, len(a), len(b))
 		}
 		for i := range a {
-			if !close(a[i], b[i], 1e-12, math.Max(1, math.Abs(b[i]))) {
+			if !near(a[i], b[i], 1e-12, math.Max(1, math.Abs(b[i]))) {
 				t.Fatalf("%s[%d]: merged %g, union %g", name, i, a[i], b[i])
 			}
 		}
@@ -258,7 +293,8 @@ func TestMerge(t *testing.T) {
 	same("Z", ta.Z, tall.Z)
 	same("G3", ta.G3, tall.G3)
 	same("G2", ta.G2, tall.G2)
-	same("YY", ta.YY, tall.YY)
+	same("Z2", ta.Z2, tall.Z2)
+	same("M1", ta.M1, tall.M1)
 	same("rows", ta.Rows, tall.Rows)
 	if err := pa.Merge(NewPairAcc(d+1, k+2)); err == nil {
 		t.Fatal("merge of different shapes accepted")
@@ -296,7 +332,7 @@ func TestTransform(t *testing.T) {
 						}
 					}
 				}
-				if !close(got.At(a, b, c), s, 1e-12, math.Max(1, math.Abs(s))) {
+				if !near(got.At(a, b, c), s, 1e-12, math.Max(1, math.Abs(s))) {
 					t.Fatalf("T(P,P,P)[%d,%d,%d] = %g, want %g", a, b, c, got.At(a, b, c), s)
 				}
 			}

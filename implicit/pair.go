@@ -1,18 +1,21 @@
 package implicit
 
 import (
+	"context"
 	"fmt"
-	"slices"
+	"iter"
+	"sync"
 
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
-// PairAcc accumulates, over documents of at least MinTokens tokens, the sum of
-// c/ℓ (for M1) and the product of the per-document pair estimator with a fixed
-// block Ω (d×Cols): Σ_doc (c(cᵀΩ) − diag(c)Ω)/(ℓ(ℓ−1)) (MATH §3.4, eq. (9)).
-// It costs O(nnz·Cols) per pass and d·Cols memory; E2 itself is never formed.
+// PairAcc accumulates, over documents of at least MinTokens tokens, the sum
+// of c/ℓ (for M1) and the product of the per-document pair estimator with a
+// fixed block Ω (d×Cols): Σ_doc (c(cᵀΩ) − diag(c)Ω)/(ℓ(ℓ−1)) (MATH §3.4,
+// eq. (9)). A pass costs O(nnz·Cols) (O(nnz·(Cols+z)) for a sparse Ω with z
+// non-zeros per row) and d·Cols memory; E2 itself is never formed.
 type PairAcc struct {
 	D    int `json:"d"`
 	Cols int `json:"cols"`
@@ -24,11 +27,13 @@ type PairAcc struct {
 	// Basis fingerprints the Ω the sums were taken against (0 before the
 	// first Add); Merge refuses statistics of different bases.
 	Basis uint64 `json:"basis"`
+	// Float32 forms each batch's partial sums in float32 (the totals stay
+	// float64): see real. Not part of the statistics.
+	Float32 bool `json:"-"`
 
-	r, inv2 []float64 // scratch: cᵀΩ/n2 and 1/n2 per usable document
-	rows    []int32   // scratch: row of each document among the usable ones
-	tm      termMajor
-	bc      basisCache
+	bc    basisCache
+	sp    sparseCache
+	omega mat.Matrix // of the current pass
 }
 
 // NewPairAcc returns an empty accumulator for vocabulary size d and a block of
@@ -37,69 +42,168 @@ func NewPairAcc(d, cols int) *PairAcc {
 	return &PairAcc{D: d, Cols: cols, M1: make([]float64, d), E2Omega: make([]float64, d*cols)}
 }
 
-// Add accumulates the documents of b; omega must be D×Cols. Per batch it
-// gathers R = diag(1/n2)·C·Ω (one row per document), then scatters CᵀR and
-// the diagonal term term by term (see termMajor).
-func (a *PairAcc) Add(b *stream.Docs, omega *mat.Dense) {
+// pairPart is one worker's reduction of a batch.
+type pairPart[F real] struct {
+	batch
+	om  []F   // Ω in precision F when it is dense (shared by the parts of a pass)
+	r   []F   // usable documents × Cols: cᵀΩ/n2
+	tmp [][]F // scratch rows of the commit, one per goroutine
+}
+
+// Add accumulates the documents of b; omega must be D×Cols and the same for
+// every batch.
+func (a *PairAcc) Add(b *stream.Docs, omega mat.Matrix) {
+	_ = a.Pass(context.Background(), single(b), 1, omega, nil)
+}
+
+// single is a pass of the one batch b. The pass releases what it yields, so
+// it yields a view of b that does not belong to b's pool: the caller keeps b.
+func single(b *stream.Docs) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	view := &stream.Docs{Start: b.Start, Offsets: b.Offsets, Terms: b.Terms, Counts: b.Counts}
+	return func(context.Context) iter.Seq2[*stream.Docs, error] {
+		return func(yield func(*stream.Docs, error) bool) { yield(view, nil) }
+	}
+}
+
+// Pass accumulates one pass over docs with workers goroutines (see
+// stream.Each). The sums do not depend on workers: batches are reduced
+// concurrently and added in order. onBatch, if set, is called after each
+// batch is added, one call at a time. A sparse Ω (a *mat.Dense with at most
+// a quarter of its entries non-zero, or any matrix with a RowNZ(i) method
+// such as sketch.Sparse) costs its non-zeros per document entry instead of
+// Cols.
+func (a *PairAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, omega mat.Matrix, onBatch func(docs int)) error {
+	a.begin(omega)
+	if a.Float32 {
+		return pairPass[float32](ctx, a, docs, workers, onBatch)
+	}
+	return pairPass[float64](ctx, a, docs, workers, onBatch)
+}
+
+func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(docs int)) error {
+	var om []F
+	if a.sp.rows == nil {
+		om = convert[F](nil, mat.DenseCopyOf(a.sp.dense).RawMatrix().Data)
+	}
+	return ordered(ctx, docs, workers, func() *pairPart[F] { return &pairPart[F]{om: om, tmp: scratchRows[F](max(1, workers), a.Cols)} },
+		func(p *pairPart[F], b *stream.Docs) { p.compute(a, b) },
+		func(p *pairPart[F]) { p.commit(a) }, onBatch)
+}
+
+// begin checks omega and records its fingerprint and sparsity.
+func (a *PairAcc) begin(omega mat.Matrix) {
 	if r, c := omega.Dims(); r != a.D || c != a.Cols {
 		panic(fmt.Sprintf("implicit: PairAcc(%d×%d) given Ω of %d×%d", a.D, a.Cols, r, c))
 	}
-	a.setBasis(a.bc.fingerprint(omega))
-	om := omega.RawMatrix()
+	h := a.bc.fingerprint(omega)
+	if a.Basis != 0 && a.Basis != h {
+		panic("implicit: PairAcc.Add with a different Ω than earlier batches")
+	}
+	a.Basis = h
+	a.sp.of(omega)
+	a.omega = omega
+}
+
+// compute reduces b into p: R = diag(1/n2)·C·Ω row by row (the sums of c·R
+// per term are formed by commit).
+func (p *pairPart[F]) compute(a *PairAcc, b *stream.Docs) {
+	p.prepare(b, a.D)
 	cols := a.Cols
-	a.rows = slices.Grow(a.rows[:0], b.Len())[:b.Len()]
-	n := 0
-	for i := range b.Len() {
-		l := b.Length(i)
-		if !a.count(l) {
-			a.rows[i] = -1
-			continue
+	p.r = grow(p.r, p.n*cols)
+	clear(p.r)
+	if sp := a.sp.rows; sp != nil {
+		// Sparse Ω: z scalar updates per entry instead of a row of Cols.
+		for i := range b.Len() {
+			row := p.docRow[i]
+			if row < 0 {
+				continue
+			}
+			r := p.r[int(row)*cols : int(row+1)*cols]
+			s := p.inv2[row]
+			terms, counts := b.Doc(i)
+			for j, t := range terms {
+				c := float64(counts[j]) * s
+				cols, vals := sp.RowNZ(int(t))
+				for q, col := range cols {
+					r[col] += F(c * vals[q])
+				}
+			}
 		}
-		a.rows[i] = int32(n)
-		n++
-	}
-	a.r = growTo(a.r, n*cols)
-	clear(a.r)
-	a.inv2 = growTo(a.inv2, n)
-	for i := range b.Len() {
-		row := a.rows[i]
-		if row < 0 {
-			continue
-		}
-		terms, counts := b.Doc(i)
-		l := float64(b.Length(i))
-		inv1 := 1 / l
-		for j, t := range terms {
-			a.M1[t] += float64(counts[j]) * inv1
-		}
-		a.inv2[row] = 1 / (l * (l - 1))
-	}
-	// Both the gather R = C·Ω and the scatter CᵀR go term by term, so each row
-	// of Ω and of the accumulator is read once per batch, in order.
-	a.tm.build(b, a.rows, a.D)
-	tm := &a.tm
-	for t := range a.D {
-		lo, hi := tm.start[t], tm.start[t+1]
-		omRow := om.Data[t*om.Stride : t*om.Stride+cols]
-		for p := lo; p < hi; p++ {
-			row, c := tm.row[p], tm.cnt[p]
-			floats.AddScaled(a.r[int(row)*cols:int(row+1)*cols], c*a.inv2[row], omRow)
+	} else {
+		tm := &p.tm
+		for j, t := range tm.terms {
+			orow := p.om[int(t)*cols : int(t+1)*cols]
+			for q := tm.start[j]; q < tm.start[j+1]; q++ {
+				row := tm.row[q]
+				axpy(F(tm.cnt[q]*p.inv2[row]), orow, p.r[int(row)*cols:int(row+1)*cols])
+			}
 		}
 	}
-	for t := range a.D {
-		lo, hi := tm.start[t], tm.start[t+1]
-		if lo == hi {
-			continue
+}
+
+// scatter forms, for each distinct term j of tm, the row Σ c·x[row] over
+// its entries (rows of x have width w) and hands it to add(j, term, row).
+// The terms are cut into len(tmp) ranges done concurrently, each in its own
+// scratch row tmp[i] (width w), so add may write the totals of its term
+// without locking. The sums run in document order whatever the cut.
+func scatter[F real](tm *termGroups, x []F, w int, tmp [][]F, add func(j int, t int32, row []F)) {
+	one := func(lo, hi int, out []F) {
+		for j := lo; j < hi; j++ {
+			q0, q1 := tm.start[j], tm.start[j+1]
+			row := int(tm.row[q0])
+			scaleTo(out, F(tm.cnt[q0]), x[row*w:(row+1)*w])
+			for q := q0 + 1; q < q1; q++ {
+				row := int(tm.row[q])
+				axpy(F(tm.cnt[q]), x[row*w:(row+1)*w], out)
+			}
+			add(j, tm.terms[j], out)
 		}
-		dst := a.E2Omega[t*cols : (t+1)*cols]
-		diag := 0.0
-		for p := lo; p < hi; p++ {
-			row, c := tm.row[p], tm.cnt[p]
-			floats.AddScaled(dst, c, a.r[int(row)*cols:int(row+1)*cols])
-			diag += c * a.inv2[row]
-		}
-		floats.AddScaled(dst, -diag, om.Data[t*om.Stride:t*om.Stride+cols])
 	}
+	n := len(tm.terms)
+	if len(tmp) == 1 {
+		one(0, n, tmp[0][:w])
+		return
+	}
+	var wg sync.WaitGroup
+	for i, t := range tmp {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			one(n*i/len(tmp), n*(i+1)/len(tmp), t[:w])
+		}()
+	}
+	wg.Wait()
+}
+
+// scratchRows returns n rows of width w.
+func scratchRows[F real](n, w int) [][]F {
+	rows := make([][]F, n)
+	for i := range rows {
+		rows[i] = make([]F, w)
+	}
+	return rows
+}
+
+// commit adds p into the totals: Σ c·R per term, scattered in the commit
+// (on several goroutines) rather than into a per-worker copy of every row
+// the batch touches, which for a large vocabulary would rival the totals in
+// size; and the diagonal term −diag(Σ c/n2)Ω.
+func (p *pairPart[F]) commit(a *PairAcc) {
+	a.Counts.Merge(p.Counts)
+	p.addScalars(a.M1, nil, nil)
+	w := a.Cols
+	scatter(&p.tm, p.r, w, p.tmp, func(j int, t int32, row []F) {
+		dst := a.E2Omega[int(t)*w : int(t+1)*w]
+		addTo(dst, row)
+		if sp := a.sp.rows; sp != nil {
+			cols, vals := sp.RowNZ(int(t))
+			for q, col := range cols {
+				dst[col] -= p.g2[j] * vals[q]
+			}
+		} else {
+			floats.AddScaled(dst, -p.g2[j], a.sp.dense.RawRowView(int(t)))
+		}
+	})
 }
 
 // Merge adds o into a; both must have been built with the same Ω.
@@ -123,22 +227,81 @@ func (a *PairAcc) Mean(dst *mat.Dense) (m1 []float64, err error) {
 	if a.Docs == 0 {
 		return nil, ErrNoDocs
 	}
-	inv := 1 / float64(a.Docs)
-	m1 = make([]float64, a.D)
-	floats.ScaleTo(m1, inv, a.M1)
 	raw := dst.RawMatrix()
 	if raw.Rows != a.D || raw.Cols != a.Cols {
 		panic(fmt.Sprintf("implicit: PairAcc.Mean into %d×%d, want %d×%d", raw.Rows, raw.Cols, a.D, a.Cols))
 	}
+	inv := 1 / float64(a.Docs)
+	m1 = make([]float64, a.D)
+	floats.ScaleTo(m1, inv, a.M1)
 	for i := range a.D {
 		floats.ScaleTo(raw.Data[i*raw.Stride:i*raw.Stride+a.Cols], inv, a.E2Omega[i*a.Cols:(i+1)*a.Cols])
 	}
 	return m1, nil
 }
 
-func (a *PairAcc) setBasis(h uint64) {
-	if a.Basis != 0 && a.Basis != h {
-		panic("implicit: PairAcc.Add with a different Ω than earlier batches")
+// rowsNZ is a matrix that lists the non-zeros of its rows.
+type rowsNZ interface {
+	RowNZ(i int) (cols []int32, vals []float64)
+}
+
+// sparseCache holds how a pass reads the last Ω seen: by its non-zeros when
+// it lists them or is sparse enough (at most a quarter of its entries), else
+// as a dense matrix.
+type sparseCache struct {
+	m     mat.Matrix
+	rows  rowsNZ
+	dense *mat.Dense
+}
+
+// sparseRows is a matrix in compressed sparse row form.
+type sparseRows struct {
+	start []int32
+	col   []int32
+	val   []float64
+}
+
+// RowNZ returns the non-zeros of row i.
+func (s *sparseRows) RowNZ(i int) ([]int32, []float64) {
+	lo, hi := s.start[i], s.start[i+1]
+	return s.col[lo:hi], s.val[lo:hi]
+}
+
+func (c *sparseCache) of(m mat.Matrix) {
+	if c.m == m {
+		return
 	}
-	a.Basis = h
+	c.m, c.rows, c.dense = m, nil, nil
+	if nz, ok := m.(rowsNZ); ok {
+		c.rows = nz
+		return
+	}
+	d, ok := m.(*mat.Dense)
+	if !ok {
+		d = mat.DenseCopyOf(m)
+	}
+	c.dense = d
+	r, cols := d.Dims()
+	nz := 0
+	for i := range r {
+		for _, v := range d.RawRowView(i) {
+			if v != 0 {
+				nz++
+			}
+		}
+	}
+	if nz*4 > r*cols {
+		return
+	}
+	s := &sparseRows{start: make([]int32, r+1), col: make([]int32, 0, nz), val: make([]float64, 0, nz)}
+	for i := range r {
+		for j, v := range d.RawRowView(i) {
+			if v != 0 {
+				s.col = append(s.col, int32(j))
+				s.val = append(s.val, v)
+			}
+		}
+		s.start[i+1] = int32(len(s.col))
+	}
+	c.rows = s
 }

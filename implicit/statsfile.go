@@ -35,8 +35,9 @@ import (
 const statsMagic = "SFSTATS\n"
 
 // StatsVersion is the version of the statistics file layout written by
-// WriteStats; ReadStats refuses any other.
-const StatsVersion = 1
+// WriteStats; ReadStats refuses any other. Version 2 stores Z2 and the
+// unwhitened M1 in phase 2 (no YY) and names the kind of sketch.
+const StatsVersion = 2
 
 // Errors of ReadStats, wrapped with the file name; test with errors.Is.
 var (
@@ -84,9 +85,11 @@ type StatsHeader struct {
 	// Seed determines Ω (phase 1) and the solver's restarts.
 	Seed uint64 `json:"seed"`
 	// Exact says that phase 1 multiplies by the d×d identity (exact
-	// whitening); otherwise Ω is Gaussian with K+Oversample columns.
-	Exact      bool `json:"exact"`
-	Oversample int  `json:"oversample"`
+	// whitening); otherwise Ω is a random test matrix of the kind Sketch
+	// names with K+Oversample columns.
+	Exact      bool   `json:"exact"`
+	Sketch     string `json:"sketch,omitempty"`
+	Oversample int    `json:"oversample"`
 	// VocabHash fingerprints the vocabulary (see VocabHash).
 	VocabHash uint64 `json:"vocab_hash"`
 	// Basis fingerprints the projection (see Fingerprint).
@@ -105,10 +108,14 @@ type StatsPayload struct {
 	// W is the whitening basis of phase 2 (D×Cols, row-major), so all
 	// shards of phase 2, and the fit, use the same one.
 	W []float64 `json:"w,omitempty"`
-	// Values are the eigenvalues of the second moment W was built from, and
+	// Values are the scales D of W = Q D^{-1/2} (the eigenvalues of the
+	// second moment for an exact whitening), and
 	// Passes the passes phase 1 took (both reported by the fit).
 	Values []float64 `json:"values,omitempty"`
 	Passes int       `json:"passes,omitempty"`
+	// Tail is the last singular value of the phase-1 sketch over its k-th
+	// (see models.FitStats.SketchTail); 0 for exact whitening.
+	Tail float64 `json:"tail,omitempty"`
 	// Vocab is the vocabulary, when the source knew it.
 	Vocab []string `json:"vocab,omitempty"`
 }
@@ -129,8 +136,9 @@ func (s *Stats) WMatrix() *mat.Dense {
 }
 
 // Fingerprint returns the hash of the shape and exact values of m that
-// accumulators record as their Basis (never 0).
-func Fingerprint(m *mat.Dense) uint64 {
+// accumulators record as their Basis (never 0); it depends only on the
+// values, not on how m is stored.
+func Fingerprint(m mat.Matrix) uint64 {
 	var c basisCache
 	return c.fingerprint(m)
 }
@@ -176,6 +184,7 @@ func (h StatsHeader) Compatible(o StatsHeader) error {
 		{"alpha0", h.Alpha0, o.Alpha0},
 		{"seed", h.Seed, o.Seed},
 		{"exact whitening", h.Exact, o.Exact},
+		{"sketch", h.Sketch, o.Sketch},
 		{"oversample", h.Oversample, o.Oversample},
 		{"vocabulary", fmt.Sprintf("%016x", h.VocabHash), fmt.Sprintf("%016x", o.VocabHash)},
 		{"basis", fmt.Sprintf("%016x", h.Basis), fmt.Sprintf("%016x", o.Basis)},
@@ -375,8 +384,8 @@ func (s *Stats) validate() error {
 			name      string
 			got, want int
 		}{
-			{"Y3", len(a.Y3), k * pairs(k)}, {"Z", len(a.Z), d * k}, {"G3", len(a.G3), d},
-			{"G2", len(a.G2), d}, {"YY", len(a.YY), k * k}, {"M1", len(a.M1), k},
+			{"Y3", len(a.Y3), k * pairs(k)}, {"Z", len(a.Z), d * k}, {"Z2", len(a.Z2), d * k},
+			{"G3", len(a.G3), d}, {"G2", len(a.G2), d}, {"M1", len(a.M1), d},
 		} {
 			if c.got != c.want {
 				return bad(c.name, c.got, c.want)

@@ -1,11 +1,11 @@
 package implicit
 
 import (
+	"context"
 	"fmt"
-	"slices"
+	"iter"
 
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -19,10 +19,13 @@ import (
 //	Σ y⊗y⊗y/n3          → Y3, batched as GEMMs over the documents of a batch;
 //	Σ Σᵢ cᵢ ωᵢ⊗3/n3      → Σᵢ G3ᵢ ωᵢ⊗3 with G3ᵢ = Σ cᵢ/n3 (ωᵢ = row i of W);
 //	Σ Sym₃(y, S)/n3      → Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ) with Zᵢ = Σ cᵢ y/n3;
-//	Σ (yyᵀ − S)/n2       → YY − Wᵀ diag(G2) W with G2ᵢ = Σ cᵢ/n2;
+//	Σ (c yᵀ − diag(c)W)/n2 = Ê2·W (unaveraged) → Z2 − diag(G2)W with
+//	                        Z2ᵢ = Σ cᵢ y/n2, G2ᵢ = Σ cᵢ/n2; WᵀÊ2W follows;
 //
-// so a pass costs O(nnz·K + n·K³/6) and the statistics take O(d·K + K³) memory
-// whatever the number of documents. The terms in W are formed once, by Moments.
+// so a pass costs O(nnz·K + n·K³/6) and the statistics take O(d·K + K³)
+// memory whatever the number of documents. The terms in W are formed once,
+// by Moments. Ê2·W (d×K) lets a model map whitened results back to the
+// vocabulary through the measured second moment rather than through W alone.
 type TripleAcc struct {
 	D int `json:"d"`
 	K int `json:"k"`
@@ -30,29 +33,28 @@ type TripleAcc struct {
 	// Y3 is Σ y_a y_b y_c / n3 as a K × K(K+1)/2 matrix (row a, column the pair
 	// b ≤ c in lexicographic order). Only entries with b ≥ a are meaningful.
 	Y3 []float64 `json:"y3"`
-	// Z is Σ c_i y / n3 per term i, D×K row-major.
-	Z []float64 `json:"z"`
-	// G3 and G2 are Σ c_i / n3 and Σ c_i / n2 per term i.
+	// Z and Z2 are Σ c_i y / n3 and Σ c_i y / n2 per term i, D×K row-major.
+	Z  []float64 `json:"z"`
+	Z2 []float64 `json:"z2"`
+	// G3, G2 and M1 are Σ c_i / n3, Σ c_i / n2 and Σ c_i / ℓ per term i.
 	G3 []float64 `json:"g3"`
 	G2 []float64 `json:"g2"`
-	// YY is Σ y yᵀ / n2, K×K row-major.
-	YY []float64 `json:"yy"`
-	// M1 is Σ y / ℓ (the whitened first moment, summed).
 	M1 []float64 `json:"m1"`
 	// Basis fingerprints the W the statistics were whitened with (0 before
 	// the first Add); Merge refuses statistics of different bases.
 	Basis uint64 `json:"basis"`
 
-	// KeepRows keeps every document's y and 1/n3 (Rows, InvN3) for the
-	// implicit operator; memory then grows with the number of documents.
+	// KeepRows keeps every document's y and 1/n3 (Rows, InvN3), in document
+	// order, for the implicit operator; memory then grows with the number of
+	// documents.
 	KeepRows bool      `json:"keep_rows,omitempty"`
 	Rows     []float64 `json:"rows,omitempty"`
 	InvN3    []float64 `json:"inv_n3,omitempty"`
+	// Float32 forms each batch's partial sums in float32 (the totals stay
+	// float64): see real. Not part of the statistics.
+	Float32 bool `json:"-"`
 
-	y, ys, kr, inv2, inv3 []float64 // per-batch scratch
-	rows                  []int32
-	tm                    termMajor
-	bc                    basisCache
+	bc basisCache
 }
 
 // pairs is the number of pairs b ≤ c among k indices.
@@ -76,122 +78,128 @@ func NewTripleAcc(d, k int) *TripleAcc {
 	return &TripleAcc{
 		D: d, K: k,
 		Y3: make([]float64, k*pairs(k)),
-		Z:  make([]float64, d*k),
-		G3: make([]float64, d), G2: make([]float64, d),
-		YY: make([]float64, k*k),
-		M1: make([]float64, k),
+		Z:  make([]float64, d*k), Z2: make([]float64, d*k),
+		G3: make([]float64, d), G2: make([]float64, d), M1: make([]float64, d),
 	}
 }
 
-// Add accumulates the documents of b whitened by w (D×K).
+// triplePart is one worker's reduction of a batch.
+type triplePart[F real] struct {
+	batch
+	w   []F   // W in precision F (shared by the parts of a pass)
+	y   []F   // usable documents × K: Wᵀc
+	ys  []F   // usable documents × 2K: [y/n3 | y/n2]
+	y3  []F   // the batch's Y3
+	kr  []F   // Khatri–Rao scratch
+	tmp [][]F // scratch rows of the commit, one per goroutine
+}
+
+// Add accumulates the documents of b whitened by w (D×K), the same for
+// every batch.
 func (a *TripleAcc) Add(b *stream.Docs, w *mat.Dense) {
-	wr := w.RawMatrix()
-	if wr.Rows != a.D || wr.Cols != a.K {
-		panic(fmt.Sprintf("implicit: TripleAcc(d=%d, k=%d) given W of %d×%d", a.D, a.K, wr.Rows, wr.Cols))
+	_ = a.Pass(context.Background(), single(b), 1, w, nil)
+}
+
+// Pass accumulates one pass over docs with workers goroutines; the sums do
+// not depend on workers (see PairAcc.Pass).
+func (a *TripleAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w *mat.Dense, onBatch func(docs int)) error {
+	if r, c := w.Dims(); r != a.D || c != a.K {
+		panic(fmt.Sprintf("implicit: TripleAcc(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
 	}
 	if h := a.bc.fingerprint(w); a.Basis == 0 {
 		a.Basis = h
 	} else if a.Basis != h {
 		panic("implicit: TripleAcc.Add with a different W than earlier batches")
 	}
-	k := a.K
-	a.rows = slices.Grow(a.rows[:0], b.Len())[:b.Len()]
-	n := 0
-	for i := range b.Len() {
-		if !a.count(b.Length(i)) {
-			a.rows[i] = -1
-			continue
-		}
-		a.rows[i] = int32(n)
-		n++
+	if a.Float32 {
+		return triplePass(ctx, a, docs, workers, convert[float32](nil, contiguous(w)), onBatch)
 	}
-	if n == 0 {
-		return
-	}
-	a.y = growTo(a.y, n*k)
-	clear(a.y)
-	a.inv2, a.inv3 = growTo(a.inv2, n), growTo(a.inv3, n)
+	return triplePass(ctx, a, docs, workers, contiguous(w), onBatch)
+}
+
+func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w []F, onBatch func(docs int)) error {
+	return ordered(ctx, docs, workers, func() *triplePart[F] { return &triplePart[F]{w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)} },
+		func(p *triplePart[F], b *stream.Docs) { p.compute(a, b) },
+		func(p *triplePart[F]) { p.commit(a) }, onBatch)
+}
+
+// compute reduces b into p.
+func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
+	p.prepare(b, a.D)
+	k, n := a.K, p.n
+	p.y = grow(p.y, n*k)
+	clear(p.y)
 	// Gather y = Wᵀc term by term (each row of W read once per batch, in order).
-	a.tm.build(b, a.rows, a.D)
-	tm := &a.tm
-	for t := range a.D {
-		wrow := wr.Data[t*wr.Stride : t*wr.Stride+k]
-		for p := tm.start[t]; p < tm.start[t+1]; p++ {
-			row := tm.row[p]
-			floats.AddScaled(a.y[int(row)*k:int(row+1)*k], tm.cnt[p], wrow)
+	tm := &p.tm
+	for j, t := range tm.terms {
+		wrow := p.w[int(t)*k : int(t+1)*k]
+		for q := tm.start[j]; q < tm.start[j+1]; q++ {
+			row := int(tm.row[q])
+			axpy(F(tm.cnt[q]), wrow, p.y[row*k:(row+1)*k])
 		}
 	}
-	for i := range b.Len() {
-		row := a.rows[i]
-		if row < 0 {
-			continue
-		}
-		fl := float64(b.Length(i))
-		inv2 := 1 / (fl * (fl - 1))
-		a.inv2[row], a.inv3[row] = inv2, inv2/(fl-2)
-		floats.AddScaled(a.M1, 1/fl, a.y[int(row)*k:int(row+1)*k])
+	p.ys = grow(p.ys, n*2*k)
+	for r := range n {
+		y := p.y[r*k : (r+1)*k]
+		scaleTo(p.ys[2*r*k:(2*r+1)*k], F(p.inv3[r]), y)
+		scaleTo(p.ys[(2*r+1)*k:(2*r+2)*k], F(p.inv2[r]), y)
 	}
-	// Term-major scatter of Z, G3 and G2.
-	for t := range a.D {
-		lo, hi := tm.start[t], tm.start[t+1]
-		if lo == hi {
-			continue
-		}
-		z := a.Z[t*k : (t+1)*k]
-		var g2, g3 float64
-		for p := lo; p < hi; p++ {
-			row, c := tm.row[p], tm.cnt[p]
-			w3 := c * a.inv3[row]
-			floats.AddScaled(z, w3, a.y[int(row)*k:int(row+1)*k])
-			g3 += w3
-			g2 += c * a.inv2[row]
-		}
-		a.G3[t] += g3
-		a.G2[t] += g2
-	}
+	p.y3 = grow(p.y3, k*pairs(k))
+	clear(p.y3)
+	p.kr = addCubes(p.y3, p.ys, 2*k, p.y, n, k, p.kr)
+}
+
+// commit adds p into the totals; the [Z | Z2] rows of the batch's terms are
+// scattered here (see PairAcc's commit).
+func (p *triplePart[F]) commit(a *TripleAcc) {
+	k := a.K
+	a.Counts.Merge(p.Counts)
+	p.addScalars(a.M1, a.G2, a.G3)
+	scatter(&p.tm, p.ys, 2*k, p.tmp, func(_ int, t int32, row []F) {
+		addTo(a.Z[int(t)*k:int(t+1)*k], row[:k])
+		addTo(a.Z2[int(t)*k:int(t+1)*k], row[k:])
+	})
+	addTo(a.Y3, p.y3)
 	if a.KeepRows {
-		a.Rows = append(a.Rows, a.y...)
-		a.InvN3 = append(a.InvN3, a.inv3...)
+		for _, v := range p.y[:p.n*k] {
+			a.Rows = append(a.Rows, float64(v))
+		}
+		a.InvN3 = append(a.InvN3, p.inv3...)
 	}
-	a.ys = growTo(a.ys, n*k)
-	for r := range n {
-		floats.ScaleTo(a.ys[r*k:(r+1)*k], a.inv2[r], a.y[r*k:(r+1)*k])
-	}
-	yy := blas64.General{Rows: k, Cols: k, Stride: k, Data: a.YY}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.ys, n, k), general(a.y, n, k), 1, yy)
-	for r := range n {
-		floats.ScaleTo(a.ys[r*k:(r+1)*k], a.inv3[r], a.y[r*k:(r+1)*k])
-	}
-	a.kr = addCubes(a.Y3, a.ys, a.y, n, k, a.kr)
 }
 
 // addCubes adds Σ_r s_r ⊗ x_r ⊗ x_r to dst (K × K(K+1)/2, rows a, pairs b ≤ c
-// with b ≥ a's block start) for the n rows of s and x (n×k), through
-// Khatri–Rao chunks and GEMMs. It returns the (possibly grown) scratch.
-func addCubes(dst, s, x []float64, n, k int, kr []float64) []float64 {
+// with b ≥ a's block start) for the n rows of s (stride sStride) and x (n×k),
+// through Khatri–Rao chunks and GEMMs. It returns the (possibly grown)
+// scratch.
+func addCubes[F real](dst, s []F, sStride int, x []F, n, k int, kr []F) []F {
 	p := pairs(k)
-	kr = growTo(kr, min(n, chunkRows)*p)
+	kr = grow(kr, min(n, chunkRows)*p)
 	for r0 := 0; r0 < n; r0 += chunkRows {
 		m := min(chunkRows, n-r0)
-		for r := range m {
-			row := x[(r0+r)*k : (r0+r+1)*k]
-			out := kr[r*p : (r+1)*p]
-			q := 0
-			for b := range k {
-				floats.ScaleTo(out[q:q+k-b], row[b], row[b:])
-				q += k - b
-			}
-		}
+		khatriRao(kr, x[r0*k:], m, k)
 		for a0 := 0; a0 < k; a0 += tripleBlock {
 			a1 := min(a0+tripleBlock, k)
 			off := pairOffset(a0, k)
-			sa := blas64.General{Rows: m, Cols: a1 - a0, Stride: k, Data: s[r0*k+a0:]}
-			kb := blas64.General{Rows: m, Cols: p - off, Stride: p, Data: kr[off:]}
-			c := blas64.General{Rows: a1 - a0, Cols: p - off, Stride: p, Data: dst[a0*p+off:]}
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, sa, kb, 1, c)
+			gemmTN(a1-a0, p-off, m, s[r0*sStride+a0:], sStride, kr[off:], p, dst[a0*p+off:], p)
 		}
 	}
 	return kr
+}
+
+// khatriRao sets row r of kr (width K(K+1)/2) to the products x_b·x_c, b ≤ c,
+// of row r of x (n rows of width k).
+func khatriRao[F real](kr, x []F, n, k int) {
+	p := pairs(k)
+	for r := range n {
+		row := x[r*k : (r+1)*k]
+		out := kr[r*p : (r+1)*p]
+		q := 0
+		for b := range k {
+			scaleTo(out[q:q+k-b], row[b], row[b:])
+			q += k - b
+		}
+	}
 }
 
 // Merge adds o into a. Both must have used the same whitening matrix; rows
@@ -208,12 +216,9 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 		return err
 	}
 	a.Counts.Merge(o.Counts)
-	floats.Add(a.Y3, o.Y3)
-	floats.Add(a.Z, o.Z)
-	floats.Add(a.G3, o.G3)
-	floats.Add(a.G2, o.G2)
-	floats.Add(a.YY, o.YY)
-	floats.Add(a.M1, o.M1)
+	for _, s := range [][2][]float64{{a.Y3, o.Y3}, {a.Z, o.Z}, {a.Z2, o.Z2}, {a.G3, o.G3}, {a.G2, o.G2}, {a.M1, o.M1}} {
+		floats.Add(s[0], s[1])
+	}
 	a.Rows = append(a.Rows, o.Rows...)
 	a.InvN3 = append(a.InvN3, o.InvN3...)
 	return nil
@@ -223,9 +228,14 @@ func general(data []float64, r, c int) blas64.General {
 	return blas64.General{Rows: r, Cols: c, Stride: c, Data: data[:r*c]}
 }
 
-func growTo(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
+func growTo(s []float64, n int) []float64 { return grow(s, n) }
+
+// contiguous returns the entries of m row by row: m's own storage when its
+// rows are adjacent (no copy of a large W), else a copy.
+func contiguous(m *mat.Dense) []float64 {
+	raw := m.RawMatrix()
+	if raw.Stride == raw.Cols {
+		return raw.Data[:raw.Rows*raw.Cols]
 	}
-	return s[:n]
+	return mat.DenseCopyOf(m).RawMatrix().Data
 }

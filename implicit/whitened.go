@@ -2,7 +2,6 @@ package implicit
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/streamfit/streamfit/solver"
 	"gonum.org/v1/gonum/blas"
@@ -11,58 +10,46 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Whitened holds the raw whitened moments of a pass, averaged over the used
-// documents: E3 = Ê3(W,W,W), E2 = WᵀÊ2W and M1 = WᵀM̂1 (MATH §3.4–3.5).
-// Models combine them with their own coefficients.
+// Whitened holds the raw moments of a pass, averaged over the used
+// documents: in the whitened space E3 = Ê3(W,W,W), E2 = WᵀÊ2W and M1 = WᵀM̂1
+// (MATH §3.4–3.5), and in the vocabulary RawM1 = M̂1 and E2W = Ê2·W. Models
+// combine them with their own coefficients.
 type Whitened struct {
 	Counts
-	M1 []float64
-	E2 *mat.SymDense
-	E3 *solver.Sym3
+	M1    []float64
+	E2    *mat.SymDense
+	E3    *solver.Sym3
+	RawM1 []float64
+	E2W   *mat.Dense
 }
 
-// wTerms returns, for vocabulary rows lo..hi−1, acc = 2 Σᵢ G3ᵢ ωᵢ⊗3 (valid
-// entries as in Y3) and zw[a, (b,c)] = Σᵢ Zᵢₐ ωᵢ_b ωᵢ_c (all rows a), the
-// pieces of the Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ) terms.
-func (a *TripleAcc) wTerms(wd []float64, lo, hi int) (acc, zw []float64) {
-	k, p := a.K, pairs(a.K)
-	acc = make([]float64, k*p)
-	zw = make([]float64, k*p)
-	gw := make([]float64, min(hi-lo, wChunk)*k)
-	var kr []float64
-	for r0 := lo; r0 < hi; r0 += wChunk {
-		m := min(wChunk, hi-r0)
-		for r := range m {
-			floats.ScaleTo(gw[r*k:(r+1)*k], 2*a.G3[r0+r], wd[(r0+r)*k:(r0+r+1)*k])
-		}
-		kr = addCubes(acc, gw, wd[r0*k:], m, k, kr)
-		// Rebuild the Khatri–Rao rows chunk by chunk for the Z product.
-		for s0 := 0; s0 < m; s0 += chunkRows {
-			n := min(chunkRows, m-s0)
-			for r := range n {
-				row := wd[(r0+s0+r)*k : (r0+s0+r+1)*k]
-				out := kr[r*p : (r+1)*p]
-				q := 0
-				for b := range k {
-					floats.ScaleTo(out[q:q+k-b], row[b], row[b:])
-					q += k - b
-				}
-			}
-			z := blas64.General{Rows: n, Cols: k, Stride: k, Data: a.Z[(r0+s0)*k:]}
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, z, general(kr, n, p), 1, general(zw, k, p))
-		}
-	}
-	return acc, zw
-}
-
-// wChunk bounds the vocabulary rows whose Khatri–Rao products are held at once
-// when the W-terms of the third moment are formed.
+// wChunk is the number of vocabulary rows whose W-terms are formed as one
+// piece; pieces are summed in a fixed order.
 const wChunk = 512
+
+// wTerms adds, for vocabulary rows lo..hi−1, 2 Σᵢ G3ᵢ ωᵢ⊗3 to acc (valid
+// entries as in Y3) and Σᵢ Zᵢₐ ωᵢ_b ωᵢ_c to zw (all rows a), the pieces of
+// the Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ) terms; gw and kr are scratch.
+func (a *TripleAcc) wTerms(wd []float64, lo, hi int, acc, zw, gw, kr []float64) []float64 {
+	k, p := a.K, pairs(a.K)
+	m := hi - lo
+	for r := range m {
+		floats.ScaleTo(gw[r*k:(r+1)*k], 2*a.G3[lo+r], wd[(lo+r)*k:(lo+r+1)*k])
+	}
+	kr = addCubes(acc, gw, k, wd[lo*k:], m, k, kr)
+	for s0 := 0; s0 < m; s0 += chunkRows {
+		n := min(chunkRows, m-s0)
+		khatriRao(kr, wd[(lo+s0)*k:], n, k)
+		z := blas64.General{Rows: n, Cols: k, Stride: k, Data: a.Z[(lo+s0)*k:]}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, z, general(kr, n, p), 1, general(zw, k, p))
+	}
+	return kr
+}
 
 // Moments averages the statistics and forms the terms that depend only on W
 // (the whitening matrix the pass used), at O(d·K³·2/3) once per fit. The
-// vocabulary is split into workers contiguous parts computed concurrently and
-// summed in order, so the result is identical for the same workers.
+// vocabulary is cut into fixed pieces computed on workers goroutines and
+// summed in order, so the result does not depend on workers.
 func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 	if r, c := w.Dims(); r != a.D || c != a.K {
 		panic(fmt.Sprintf("implicit: Moments(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
@@ -71,35 +58,28 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 		return nil, ErrNoDocs
 	}
 	k, d, p := a.K, a.D, pairs(a.K)
-	wr := w.RawMatrix()
-	wd := wr.Data
-	if wr.Stride != k {
-		wd = make([]float64, d*k)
-		for i := range d {
-			copy(wd[i*k:(i+1)*k], wr.Data[i*wr.Stride:i*wr.Stride+k])
-		}
+	wd := contiguous(w) // read only
+
+	// The W-terms, piece by piece: each worker forms a piece in its own
+	// buffers, which are added to the totals in piece order.
+	pieces := (d + wChunk - 1) / wChunk
+	workers = max(1, min(workers, pieces))
+	type scratch struct{ acc, zw, gw, kr []float64 }
+	bufs := make([]scratch, workers)
+	for i := range bufs {
+		bufs[i] = scratch{acc: make([]float64, k*p), zw: make([]float64, k*p), gw: make([]float64, min(d, wChunk)*k)}
 	}
-	workers = max(1, min(workers, d))
-	accs := make([][]float64, workers)
-	zws := make([][]float64, workers)
-	var wg sync.WaitGroup
-	for part := range workers {
-		lo, hi := d*part/workers, d*(part+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			accs[part], zws[part] = a.wTerms(wd, lo, hi)
-		}()
-	}
-	wg.Wait()
 	acc := append([]float64(nil), a.Y3...)
-	zw := zws[0]
-	for part := range workers {
-		floats.Add(acc, accs[part])
-		if part > 0 {
-			floats.Add(zw, zws[part])
-		}
-	}
+	zw := make([]float64, k*p)
+	inOrder(pieces, workers, func(wk, i int) {
+		b := &bufs[wk]
+		clear(b.acc)
+		clear(b.zw)
+		b.kr = a.wTerms(wd, i*wChunk, min(d, (i+1)*wChunk), b.acc, b.zw, b.gw, b.kr)
+	}, func(wk, _ int) {
+		floats.Add(acc, bufs[wk].acc)
+		floats.Add(zw, bufs[wk].zw)
+	})
 	inv := 1 / float64(a.Docs)
 	e3 := solver.NewSym3(k)
 	q := 0
@@ -115,25 +95,24 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 	}
 	e3.Invalidate()
 
-	// E2 = (YY − Wᵀ diag(G2) W) / N, with Wᵀ diag(G2) W formed in row chunks
-	// so no second d×k matrix is needed.
-	s := make([]float64, k*k)
-	gw := make([]float64, min(d, wChunk)*k)
-	for r0 := 0; r0 < d; r0 += wChunk {
-		m := min(wChunk, d-r0)
-		for r := range m {
-			floats.ScaleTo(gw[r*k:(r+1)*k], a.G2[r0+r], wd[(r0+r)*k:(r0+r+1)*k])
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(wd[r0*k:], m, k), general(gw, m, k), 1, general(s, k, k))
+	// Ê2·W = (Z2 − diag(G2) W)/N, and WᵀÊ2W from it.
+	e2w := mat.NewDense(d, k, nil)
+	for i := range d {
+		out := e2w.RawRowView(i)
+		floats.ScaleTo(out, inv, a.Z2[i*k:(i+1)*k])
+		floats.AddScaled(out, -a.G2[i]*inv, wd[i*k:(i+1)*k])
 	}
+	var g mat.Dense
+	g.Mul(mat.NewDense(d, k, wd).T(), e2w)
 	e2 := mat.NewSymDense(k, nil)
 	for i := range k {
 		for j := i; j < k; j++ {
-			v := (a.YY[i*k+j]+a.YY[j*k+i])/2 - (s[i*k+j]+s[j*k+i])/2
-			e2.SetSym(i, j, v*inv)
+			e2.SetSym(i, j, (g.At(i, j)+g.At(j, i))/2)
 		}
 	}
+	raw := make([]float64, d)
+	floats.ScaleTo(raw, inv, a.M1)
 	m1 := make([]float64, k)
-	floats.ScaleTo(m1, inv, a.M1)
-	return &Whitened{Counts: a.Counts, M1: m1, E2: e2, E3: e3}, nil
+	mat.NewVecDense(k, m1).MulVec(mat.NewDense(d, k, wd).T(), mat.NewVecDense(d, raw))
+	return &Whitened{Counts: a.Counts, M1: m1, E2: e2, E3: e3, RawM1: raw, E2W: e2w}, nil
 }

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,25 +34,38 @@ type Model struct {
 
 // FitStats records what a fit saw and did.
 type FitStats struct {
-	Docs    int64   `json:"docs"`
-	Skipped int64   `json:"skipped"`
-	Tokens  int64   `json:"tokens"`
-	Passes  int     `json:"passes"`
-	Seconds float64 `json:"seconds"`
-	Workers int     `json:"workers"`
+	Docs    int64 `json:"docs"`
+	Skipped int64 `json:"skipped"`
+	Tokens  int64 `json:"tokens"`
+	Passes  int   `json:"passes"`
+	// Seconds is the wall time of the fit; it is the one field that differs
+	// between runs, and is left out when zero (streamfit fit --no-timing).
+	Seconds float64 `json:"seconds,omitempty"`
 	Seed    uint64  `json:"seed"`
 	// Whitening is "exact" (dense eigendecomposition) or "randomized".
 	Whitening string `json:"whitening"`
 	// M2Eigenvalues are the top-k eigenvalues of the (corrected) second moment
-	// used to whiten, largest first; their spread is the conditioning of the fit.
+	// within the whitening's span, measured in the third-moment pass, largest
+	// first; their spread is the conditioning of the fit, and a last one tiny
+	// against the first flags a topic the data barely support.
 	M2Eigenvalues []float64 `json:"m2_eigenvalues"`
-	// WhitenedM2Eigenvalues are the eigenvalues of WᵀM̂2W re-estimated in the
-	// third-moment pass; all near 1 when the whitening is accurate.
+	// SketchTail is, for the randomized whitening, the last singular value
+	// of the first pass's sketch M̂2·Ω over its k-th: near 1 when the extra
+	// columns found no decay beyond the k-th direction, so the sketch may
+	// span the topics poorly (a power pass helps); 0 for exact whitening.
+	SketchTail float64 `json:"sketch_tail,omitempty"`
+	// WhitenedM2Eigenvalues are the eigenvalues of WᵀM̂2W measured in the
+	// third-moment pass for the first pass's whitening W (largest first),
+	// before the exact re-whitening: all 1 for the exact whitening; their
+	// spread shows how far the sketch's scale was off.
 	WhitenedM2Eigenvalues []float64 `json:"whitened_m2_eigenvalues,omitempty"`
 	// ProjectionL1 is, per topic, the ℓ1 mass moved by projecting the raw
 	// estimate onto the simplex (large values flag a poorly estimated topic).
 	ProjectionL1 []float64   `json:"projection_l1,omitempty"`
 	Solver       SolverStats `json:"solver"`
+	// Warnings describe doubts about the fit that did not stop it (also
+	// printed on stderr by the command line).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SolverStats are the tensor decomposition's diagnostics.
@@ -97,16 +112,51 @@ func (m *Model) Validate() error {
 }
 
 // Write validates m and stores it as JSON at path through a temporary file, so
-// an interrupted write never leaves a file that looks complete.
+// an interrupted write never leaves a file that looks complete. The bytes are
+// those of json.Marshal(m) plus a newline, but the topics are encoded one row
+// at a time, so writing a large model (d=100,000, k=100: 10⁷ probabilities,
+// about 200 MB of text) does not hold the whole text in memory.
 func (m *Model) Write(path string) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("%s: refusing to write an invalid model: %w", path, err)
 	}
-	b, err := json.Marshal(m)
+	head := *m
+	head.Topics = nil
+	b, err := json.Marshal(&head)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return stream.WriteFileAtomic(path, append(b, '\n'))
+	// Only the key can contain the quotes unescaped: strings escape them.
+	before, after, ok := bytes.Cut(b, []byte(`"topics":null`))
+	if !ok {
+		return fmt.Errorf("%s: internal error: no topics field in the encoded model", path)
+	}
+	f, err := stream.CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write(before)
+	w.WriteString(`"topics":[`)
+	for i, row := range m.Topics {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		r, err := json.Marshal(row)
+		if err != nil {
+			f.Abort()
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		w.Write(r)
+	}
+	w.WriteByte(']')
+	w.Write(after)
+	w.WriteByte('\n')
+	if err := w.Flush(); err != nil {
+		f.Abort()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Commit()
 }
 
 // Read loads and validates a model (or truth) file.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -76,12 +74,7 @@ func TopEigen(ctx context.Context, op Operator, k int, opt Options) (*Result, er
 		over = 0
 	}
 	cols := min(k+over, d)
-	omega := mat.NewDense(d, cols, nil)
-	r := rand.New(rand.NewPCG(opt.Seed, 0x5ce7c4))
-	raw := omega.RawMatrix()
-	for i := range raw.Data {
-		raw.Data[i] = r.NormFloat64()
-	}
+	omega := Gaussian(d, cols, opt.Seed)
 	y := mat.NewDense(d, cols, nil)
 	res := &Result{}
 	if err := op.MulBlock(ctx, y, omega); err != nil {
@@ -107,51 +100,23 @@ func TopEigen(ctx context.Context, op Operator, k int, opt Options) (*Result, er
 		return nil, err
 	}
 	res.Products++
+	if opt.Nystrom {
+		r, err := Nystrom(aq, q, k)
+		if err != nil {
+			return nil, err
+		}
+		r.Products = res.Products
+		return r, nil
+	}
 	var b mat.Dense
 	b.Mul(q.T(), aq)
 	vals, vecs, err := topSym(symmetrize(&b), k)
 	if err != nil {
 		return nil, err
 	}
-	if opt.Nystrom {
-		return nystrom(res, aq, vals, vecs)
-	}
 	res.Values = vals
 	res.Vectors = mat.NewDense(d, k, nil)
 	res.Vectors.Mul(q, vecs)
-	return res, nil
-}
-
-// nystrom finishes TopEigen from AQ and the top k eigenpairs (vals, vecs) of
-// QᵀAQ: F = AQ·V·Λ^{-1/2} has F Fᵀ = (AQV) Λ⁻¹ (AQV)ᵀ, so the left singular
-// vectors and squared singular values of F are the eigenpairs sought.
-func nystrom(res *Result, aq *mat.Dense, vals []float64, vecs *mat.Dense) (*Result, error) {
-	k := len(vals)
-	for j, v := range vals {
-		if !(v > 0) {
-			return nil, fmt.Errorf("%w: Nyström step needs k positive Ritz values, value %d is %g", ErrRank, j+1, v)
-		}
-	}
-	var f mat.Dense
-	f.Mul(aq, vecs)
-	for j, v := range vals {
-		col := f.ColView(j).(*mat.VecDense)
-		col.ScaleVec(1/math.Sqrt(v), col)
-	}
-	var svd mat.SVD
-	if !svd.Factorize(&f, mat.SVDThin) {
-		return nil, errors.New("sketch: SVD of the Nyström factor did not converge")
-	}
-	sv := svd.Values(nil)
-	u := new(mat.Dense)
-	svd.UTo(u)
-	res.Values = make([]float64, k)
-	for j := range k {
-		res.Values[j] = sv[j] * sv[j]
-		col := u.ColView(j).(*mat.VecDense)
-		col.ScaleVec(signOfLargest(col), col)
-	}
-	res.Vectors = u
 	return res, nil
 }
 
@@ -165,6 +130,16 @@ func exact(ctx context.Context, op Operator, k int) (*Result, error) {
 	a := mat.NewDense(d, d, nil)
 	if err := op.MulBlock(ctx, a, id); err != nil {
 		return nil, err
+	}
+	return Exact(a, k)
+}
+
+// Exact returns the k algebraically largest eigenpairs of the explicit
+// square matrix a, symmetrised as (a+aᵀ)/2 to remove the rounding asymmetry
+// of a computed product, by a dense eigendecomposition.
+func Exact(a *mat.Dense, k int) (*Result, error) {
+	if r, c := a.Dims(); r != c || k < 1 || k > r {
+		return nil, fmt.Errorf("sketch: Exact needs a square matrix and 1 ≤ k ≤ its order, got %d×%d and k=%d", r, c, k)
 	}
 	vals, vecs, err := topSym(symmetrize(a), k)
 	if err != nil {

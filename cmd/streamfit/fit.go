@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -55,8 +57,8 @@ func runFit(ctx context.Context, args []string) error {
 	f.refine = fs.Int("refine", 0, "lda/topic: CP-ALS sweeps after the solver")
 	f.restarts = fs.Int("restarts", 0, "solver restarts per component (0: solver default)")
 	f.iters = fs.Int("iters", 0, "solver iterations per phase (0: solver default)")
-	f.oversample = fs.Int("oversample", 10, "lda/topic/gmm: extra sketch columns beyond k for the randomized whitening")
-	f.powerIters = fs.Int("power-iters", 0, "lda/topic/gmm: power passes of the randomized whitening (each one more pass)")
+	f.oversample = fs.Int("oversample", 0, "lda/topic/gmm/ica: extra sketch columns beyond k for the randomized whitening (0: the model's default, 10)")
+	f.powerIters = fs.Int("power-iters", 0, "lda/topic/gmm/ica: power passes of the randomized whitening (each one more pass)")
 	f.exactDim = fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this dimension (0: model default, -1: never)")
 	f.implicitOp = fs.Bool("implicit", false, "lda/topic: decompose the implicit operator over whitened rows held in memory instead of the k×k×k tensor")
 	f.differing = fs.Bool("differing", false, "gmm: a variance per component")
@@ -67,6 +69,8 @@ func runFit(ctx context.Context, args []string) error {
 	f.randomViews = fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views (mixtures of product distributions)")
 	f.r = fs.Float64("r", 0, "markov/hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
 	f.fromStats = fs.String("from-stats", "", "lda/topic: fit from merged phase-2 statistics (`streamfit stats`/`merge`) instead of reading --input")
+	f.noTiming = fs.Bool("no-timing", false, "lda/topic: leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
+	f.topicsParquet = fs.String("topics-parquet", "", "lda/topic: also write the topic matrix as Parquet to this file (one row per topic: topic, alpha, probs list<double>)")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args[1:])
 	if err != nil {
@@ -93,7 +97,7 @@ func runFit(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return m.Write(*f.out)
+		return writeTopicModel(m, f)
 	}
 	if *f.input == "" && len(pos) == 1 {
 		*f.input = pos[0]
@@ -106,8 +110,11 @@ func runFit(ctx context.Context, args []string) error {
 	if *f.k < 1 {
 		return usagef("--k=%d: need at least one component", *f.k)
 	}
-	if model == "lda" && !(*f.alpha0 > 0) {
-		return usagef("--alpha0=%g: the Dirichlet concentration must be positive (1 is the usual choice)", *f.alpha0)
+	if model == "lda" && (!(*f.alpha0 > 0) || math.IsInf(*f.alpha0, 1)) {
+		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0 (1 is the usual choice)", *f.alpha0)
+	}
+	if (*f.noTiming || *f.topicsParquet != "") && model != "lda" && model != "topic" {
+		return usagef("--no-timing and --topics-parquet are for lda and topic")
 	}
 	if _, err := solver.ByName(*f.solverName); err != nil {
 		return usageError{err.Error()}
@@ -133,7 +140,7 @@ func runFit(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		write = func() error { return m.Write(*f.out) }
+		write = func() error { return writeTopicModel(m, f) }
 		summary = fmt.Sprintf("%d topics over %d words from %d documents (%d skipped), %d passes", m.K, m.D, m.Fit.Docs, m.Fit.Skipped, m.Fit.Passes)
 	default:
 		var err error
@@ -151,25 +158,52 @@ func runFit(ctx context.Context, args []string) error {
 
 // fitFlags holds the flags of `fit`, shared by every model.
 type fitFlags struct {
-	input       *string
-	out         *string
-	k           *int
-	seed        *uint64
-	alpha0      *float64
-	solverName  *string
-	refine      *int
-	restarts    *int
-	iters       *int
-	oversample  *int
-	powerIters  *int
-	exactDim    *int
-	implicitOp  *bool
-	differing   *bool
-	sigma2      *float64
-	windows     *bool
-	discrete    *bool
-	views       *string
-	randomViews *bool
-	r           *float64
-	fromStats   *string
+	input         *string
+	out           *string
+	k             *int
+	seed          *uint64
+	alpha0        *float64
+	solverName    *string
+	refine        *int
+	restarts      *int
+	iters         *int
+	oversample    *int
+	powerIters    *int
+	exactDim      *int
+	implicitOp    *bool
+	differing     *bool
+	sigma2        *float64
+	windows       *bool
+	discrete      *bool
+	views         *string
+	randomViews   *bool
+	r             *float64
+	fromStats     *string
+	noTiming      *bool
+	topicsParquet *string
+}
+
+// writeTopicModel prints the fit's warnings on stderr and writes the model
+// (and the topic matrix as Parquet when asked), each file atomically; when the
+// second write fails, the first file is removed, so a failed command leaves
+// neither.
+func writeTopicModel(m *models.Model, f *fitFlags) error {
+	for _, w := range m.Fit.Warnings {
+		fmt.Fprintf(os.Stderr, "streamfit fit: warning: %s\n", w)
+	}
+	if *f.noTiming {
+		m.Fit.Seconds = 0
+	}
+	if *f.topicsParquet != "" {
+		if err := writeTopicsParquet(m, *f.topicsParquet); err != nil {
+			return err
+		}
+	}
+	if err := m.Write(*f.out); err != nil {
+		if *f.topicsParquet != "" {
+			os.Remove(*f.topicsParquet)
+		}
+		return err
+	}
+	return nil
 }

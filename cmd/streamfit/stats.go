@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -21,14 +22,17 @@ func init() {
 var statsOut io.Writer = os.Stderr
 
 func runStats(ctx context.Context, args []string) error {
-	fs := newFlags("stats", "INPUT...", `Computes the statistics of one phase of an LDA (or single-topic) fit over the
-input files, which form one shard, and writes them (versioned, checksummed,
-zstd-compressed, atomically) for `+"`streamfit merge`"+` and `+"`streamfit fit --from-stats`"+`.
+	fs := newFlags("stats", "INPUT...", `Computes the statistics of one of the two passes of an LDA (or single-topic)
+fit over the input files, which form one shard, and writes them (versioned,
+checksummed, zstd-compressed, atomically) for `+"`streamfit merge`"+` and
+`+"`streamfit fit --from-stats`"+`. A fit from the statistics of one shard is
+the same computation as `+"`streamfit fit`"+` on that shard and gives the same
+model.
 
   phase 1: counts, M1 and the sketch E2·Ω (Ω from --seed); no --basis.
-  phase 2: whitened third-order statistics; --basis is the merged phase-1
-           statistics (W is computed from them) or earlier phase-2 statistics
-           (their W is reused, so the new shard merges with them).
+  phase 2: whitened third-order statistics and E2·W; --basis is the merged
+           phase-1 statistics (W is computed from them) or earlier phase-2
+           statistics (their W is reused, so the new shard merges with them).
 
 Nightly increments: merge the new files' phase-1 statistics into the running
 total; run phase 2 with --basis the merged phase-1 file and --previous the
@@ -45,7 +49,7 @@ new W is used and phase 2 must be recomputed over all the data.`)
 	k := fs.Int("k", 10, "number of topics")
 	alpha0 := fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
 	seed := fs.Uint64("seed", 1, "random seed: determines Ω; every shard must use the same")
-	oversample := fs.Int("oversample", 50, "extra sketch columns beyond k (the one-pass whitening from statistics needs more than fit's default 10)")
+	oversample := fs.Int("oversample", 0, "extra sketch columns beyond k (0: the default of fit, 10; every shard must use the same)")
 	exactDim := fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size (0: default, -1: never)")
 	prog := addProgressFlag(fs)
 	inputs, err := parse(fs, args)
@@ -61,8 +65,8 @@ new W is used and phase 2 must be recomputed over all the data.`)
 	if *k < 1 {
 		return usagef("--k=%d: need at least one topic", *k)
 	}
-	if *model == "lda" && !(*alpha0 > 0) {
-		return usagef("--alpha0=%g: the Dirichlet concentration must be positive", *alpha0)
+	if *model == "lda" && (!(*alpha0 > 0) || math.IsInf(*alpha0, 1)) {
+		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)
 	}
 	switch {
 	case *phase == 1 && (*basis != "" || *previous != ""):

@@ -27,5 +27,5 @@ func ExampleFit() {
 	fmt.Printf("%d topics over %d words in %d passes; %d of 3 recovered within ℓ1 %.1f\n",
 		m.K, m.D, m.Fit.Passes, ev.Found, models.FoundL1)
 	// Output:
-	// 3 topics over 500 words in 3 passes; 3 of 3 recovered within ℓ1 0.5
+	// 3 topics over 500 words in 2 passes; 3 of 3 recovered within ℓ1 0.5
 }

@@ -3,8 +3,11 @@ package lda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -93,17 +96,30 @@ func fitStats(t *testing.T, st *implicit.Stats, cfg Config) *models.Model {
 // TestStatsMergeEqualsUnion is the acceptance test of mergeable statistics:
 // fit(merge(stats(A), stats(B))) against fit(stats(A∪B)) and Fit(A∪B).
 //
-// One shard holding everything runs exactly the arithmetic of Fit, so with
-// exact whitening that fit equals Fit bit for bit. Two shards add their sums
-// in a different order ((Σ_A) + (Σ_B) instead of one running sum), which
-// changes the statistics in the last bits (relative 1e-16 per sum); the
+// Statistics are Fit's two passes, so one shard holding everything runs
+// exactly the arithmetic of Fit and gives the same model bit for bit (for
+// exact and randomized whitening alike). Two shards add their sums in a
+// different order ((Σ_A) + (Σ_B) instead of one running sum), which changes
+// the statistics in the last bits (relative 1e-16 per sum); the
 // eigendecompositions and the power iterations amplify that by the
 // conditioning of the problem, far below 1e-9 for well-separated topics. So
-// the merged fit is compared with tolerance 1e-9 relative, and an exact
-// comparison is made where the order of sums is the same (one shard vs Fit;
-// a file round trip vs memory).
+// the merged fit is compared with tolerance 1e-9 relative, and exact
+// comparisons are made where the order of sums is the same (one shard vs
+// Fit; a file round trip vs memory). That is with float64 batch sums; with
+// the default float32 ones, shards that cut the batches elsewhere round
+// differently at relative 6e-8 per operation, and the merged fit is
+// compared with tolerance 1e-5.
 func TestStatsMergeEqualsUnion(t *testing.T) {
-	const tol = 1e-9
+	for _, f64 := range []bool{true, false} {
+		tol := 1e-5
+		if f64 {
+			tol = 1e-9
+		}
+		t.Run(fmt.Sprintf("float64=%v", f64), func(t *testing.T) { testStatsMerge(t, tol, f64) })
+	}
+}
+
+func testStatsMerge(t *testing.T, tol float64, f64 bool) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -111,9 +127,10 @@ func TestStatsMergeEqualsUnion(t *testing.T) {
 		cfg  Config
 	}{
 		{"exact", synth.LDAConfig{Docs: 6000, Vocab: 200, K: 5, Alpha0: 1, DocLen: 80, Seed: 21}, Config{K: 5, Alpha0: 1, Seed: 2, Workers: 2}},
-		{"randomized", synth.LDAConfig{Docs: 6000, Vocab: 600, K: 5, Alpha0: 1, DocLen: 80, Seed: 22}, Config{K: 5, Alpha0: 1, Seed: 2, Workers: 2, Oversample: 50}},
+		{"randomized", synth.LDAConfig{Docs: 6000, Vocab: 600, K: 5, Alpha0: 1, DocLen: 80, Seed: 22}, Config{K: 5, Alpha0: 1, Seed: 2, Workers: 2}},
 		{"single", synth.LDAConfig{Docs: 6000, Vocab: 200, K: 4, DocLen: 80, Seed: 23, Single: true}, Config{K: 4, Single: true, Seed: 2, Workers: 2}},
 	} {
+		c.cfg.float64Sums = f64
 		t.Run(c.name, func(t *testing.T) {
 			all, a, b, truth := shards(t, c.cc, 0.37)
 			union := fitStats(t, twoPhase(t, c.cfg, all), c.cfg)
@@ -143,21 +160,14 @@ func TestStatsMergeEqualsUnion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			fit.Fit.Seconds, union.Fit.Seconds = 0, 0
+			union.Fit.Passes = fit.Fit.Passes
+			if !reflect.DeepEqual(fit, union) {
+				t.Errorf("one-shard statistics fit differs from Fit by %.3g relative, want identical", relDiff(t, union, fit))
+			}
 			fitEv, _ := models.Evaluate(fit, truth)
 			ev, _ := models.Evaluate(merged, truth)
 			t.Logf("mean ℓ1 to truth: merged statistics %.4f, Fit %.4f", ev.MeanL1, fitEv.MeanL1)
-			if fit.Fit.Whitening == "exact" {
-				if d := relDiff(t, union, fit); d != 0 {
-					t.Errorf("one-shard statistics fit differs from Fit by %.3g relative, want identical", d)
-				}
-				if d := relDiff(t, merged, fit); d > tol {
-					t.Errorf("merged fit differs from Fit by %.3g relative (tolerance %g)", d, tol)
-				}
-			} else if ev.MeanL1 > fitEv.MeanL1+0.01 || ev.Found != c.cfg.K {
-				// One-pass Nyström whitening: not Fit's two-pass W, but as
-				// good with enough oversampling (measured: +0.003).
-				t.Errorf("randomized fit from statistics: mean ℓ1 %.4f, found %d; Fit: %.4f", ev.MeanL1, ev.Found, fitEv.MeanL1)
-			}
 		})
 	}
 }
@@ -244,7 +254,7 @@ func TestStatsRefused(t *testing.T) {
 	if _, err := FitStats(ctx, p1, cfg); err == nil {
 		t.Error("fit from phase-1 statistics succeeded")
 	}
-	if _, err := Phase1Stats(ctx, all, Config{K: 3, ExactDim: -1, PowerIters: 1}); err == nil {
+	if _, err := Phase1Stats(ctx, all, Config{K: 3, Alpha0: 1, ExactDim: -1, PowerIters: 1}); err == nil || !strings.Contains(err.Error(), "power-iters") {
 		t.Error("power iterations accepted for statistics")
 	}
 }

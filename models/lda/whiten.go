@@ -12,72 +12,147 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// whiten finds the top-k eigenpairs (Q, D) of the corrected second moment
-// through streamed products and returns W = Q D^{-1/2}. (Wᵀ)⁺ = Q D^{1/2} is
-// W·D, formed by unwhiten when needed, so only one d×k matrix is held during
-// the third-moment pass.
-func whiten(ctx context.Context, src stream.DocSource, cfg Config, track *tracker) (w *mat.Dense, eig *sketch.Result, err error) {
-	k, a0, d := cfg.K, cfg.Alpha0, src.Info().Terms
-	op := &pairOperator{src: src, d: d, workers: cfg.Workers, track: track}
-	if !cfg.Single {
-		op.coef = a0 / (a0 + 1)
-	}
-	eig, err = sketch.TopEigen(ctx, op, k, sketch.Options{
-		Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed, ExactDim: cfg.ExactDim,
-		Nystrom: !cfg.RayleighRitz,
-	})
-	switch {
-	case errors.Is(err, implicit.ErrNoDocs):
-		return nil, nil, fmt.Errorf("lda: %w", err)
-	case errors.Is(err, sketch.ErrRank):
-		return nil, nil, fmt.Errorf("lda: %w: the second moment has rank below k=%d; lower k: %v", ErrTooManyTopics, k, err)
-	case err != nil:
-		return nil, nil, fmt.Errorf("lda: whitening: %w", err)
-	}
-	for i, v := range eig.Values {
-		if !(v > eig.Values[0]*1e-12) {
-			return nil, nil, fmt.Errorf("lda: %w: eigenvalue %d of the second moment is %.3g (largest %.3g), so the data support fewer than k=%d topics; lower k (or check alpha0=%g)",
-				ErrTooManyTopics, i+1, v, eig.Values[0], k, a0)
+// sketchName names the test matrix of the first pass in statistics headers.
+const sketchName = "sparse-sign-8"
+
+// sketchMatrix is the block the first pass multiplies the second moment by:
+// the identity for a vocabulary whitened exactly, else a sparse sign test
+// matrix of K+Oversample columns drawn from Seed (sketch.SparseSign: as good
+// a range finder as a Gaussian one here, at a fraction of the cost per
+// non-zero).
+func sketchMatrix(d int, cfg Config) mat.Matrix {
+	if cfg.exact(d) {
+		id := mat.NewDense(d, d, nil)
+		for i := range d {
+			id.Set(i, i, 1)
 		}
+		return id
 	}
-	w = eig.Vectors // scaled in place: Q is not needed once W exists
-	for j, v := range eig.Values {
-		col := w.ColView(j).(*mat.VecDense)
-		col.ScaleVec(1/math.Sqrt(v), col)
-	}
-	eig.Vectors = nil
-	return w, eig, nil
+	return sketch.SparseSign(d, cfg.sketchCols(d), sketchZeta, cfg.Seed)
 }
 
-// unwhiten returns (Wᵀ)⁺ = Q D^{1/2} = W·D for W = Q D^{-1/2}.
-func unwhiten(w *mat.Dense, d []float64) *mat.Dense {
-	b := mat.DenseCopyOf(w)
-	for j, v := range d {
-		col := b.ColView(j).(*mat.VecDense)
-		col.ScaleVec(v, col)
+// basis is an approximate whitening W = Q D^{-1/2} (d×k): Q spans the
+// estimated top-k eigenspace of M2 and D scales it so that WᵀM2W ≈ I. The
+// second pass measures WᵀM̂2W and re-whitens exactly, so only span(Q)
+// matters for the result; D keeps the numbers of that pass well scaled.
+type basis struct {
+	w      *mat.Dense
+	values []float64 // D, largest first
+	exact  bool
+	passes int // passes over the data it took
+	// tail is σ_last/σ_k for the singular values of the last sketch (0 for
+	// the exact whitening): near 1 when the extra columns found no decay,
+	// i.e. the sketch's range is mostly noise beyond the topics' and may
+	// hold them poorly.
+	tail float64
+}
+
+// whitening finds the basis from the first pass's sums p1 against the
+// sketchMatrix omega. For a small vocabulary p1 holds M2 itself, and (Q, D)
+// are its top-k eigenpairs (exact). Otherwise Q is the range finder's basis:
+// the top-k left singular vectors of Y = M2·Ω, after cfg.PowerIters further
+// passes over src, each replacing Y by M2·orth(Y) (MATH §4.1), and D are the
+// singular values of Y. (A Nyström estimate of the eigenvalues needs ΩᵀY
+// positive definite on k directions, which the sampling noise of a large
+// vocabulary breaks: at d=100,000, k=100 it had 92 positive eigenvalues.)
+// With consume, p1's sums are overwritten (Fit has no further use for them)
+// to save a d×(k+oversample) matrix.
+func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg Config, src stream.DocSource, track *tracker, consume bool) (*basis, error) {
+	d, _ := omega.Dims()
+	coef := cfg.m2Coef()
+	y, err := m2Times(p1, coef, omega, consume)
+	if err != nil {
+		return nil, fmt.Errorf("lda: %w", err)
 	}
-	return b
+	b := &basis{exact: cfg.exact(d), passes: 1}
+	if b.exact {
+		eig, err := sketch.Exact(y, cfg.K)
+		if err != nil {
+			return nil, fmt.Errorf("lda: whitening: %w", err)
+		}
+		b.w, b.values = eig.Vectors, eig.Values
+		for i, v := range b.values {
+			if !(v > b.values[0]*1e-12) {
+				return nil, fmt.Errorf("lda: %w: eigenvalue %d of the second moment is %.3g (largest %.3g), so the data support fewer than k=%d topics; lower k (or check alpha0=%g)",
+					ErrTooManyTopics, i+1, v, b.values[0], cfg.K, cfg.Alpha0)
+			}
+		}
+	} else {
+		for range cfg.PowerIters {
+			q, err := orthonormal(y)
+			if err != nil {
+				return nil, fmt.Errorf("lda: whitening: %w", err)
+			}
+			omega = q
+			var acc *implicit.PairAcc
+			if acc, err = pairPass(ctx, src, omega, cfg, track); err != nil {
+				return nil, err
+			}
+			b.passes++
+			if y, err = m2Times(acc, coef, omega, true); err != nil {
+				return nil, fmt.Errorf("lda: %w", err)
+			}
+		}
+		var sv []float64
+		b.w, sv, err = sketch.RangeBasis(y, cfg.K)
+		switch {
+		case errors.Is(err, sketch.ErrRank):
+			return nil, fmt.Errorf("lda: %w: the second moment has rank below k=%d; lower k: %v", ErrTooManyTopics, cfg.K, err)
+		case err != nil:
+			return nil, fmt.Errorf("lda: whitening: %w", err)
+		}
+		b.values, b.tail = sv[:cfg.K], sv[len(sv)-1]/sv[cfg.K-1]
+	}
+	for j, v := range b.values {
+		col := b.w.ColView(j).(*mat.VecDense)
+		col.ScaleVec(1/math.Sqrt(v), col)
+	}
+	return b, nil
+}
+
+// orthonormal returns an orthonormal basis of the columns of y (the left
+// singular vectors of a thin SVD).
+func orthonormal(y *mat.Dense) (*mat.Dense, error) {
+	var svd mat.SVD
+	if !svd.Factorize(y, mat.SVDThin) {
+		return nil, errors.New("SVD of the sketch did not converge")
+	}
+	u := new(mat.Dense)
+	svd.UTo(u)
+	return u, nil
 }
 
 // rewhiten makes the whitening exact within the span of W: g = WᵀM̂2W as
 // measured by the third-moment pass (near I, but not exactly when W came from
-// a sketch). W → W·P with P = g^{-1/2} turns the tensor T into T(P,P,P) and B
-// into B·g^{1/2}. It returns P, the new B and the eigenvalues of g, increasing.
-func rewhiten(b *mat.Dense, g *mat.SymDense) (p, b2 *mat.Dense, gvals []float64, err error) {
+// a sketch). W → W·P with P = g^{-1/2} turns the tensor T into T(P,P,P). It
+// returns P and the eigenvalues of g, increasing.
+func rewhiten(g *mat.SymDense) (p *mat.Dense, gvals []float64, err error) {
 	var ges mat.EigenSym
 	if !ges.Factorize(g, true) {
-		return nil, nil, nil, errors.New("lda: eigendecomposition of the whitened second moment did not converge")
+		return nil, nil, errors.New("lda: eigendecomposition of the whitened second moment did not converge")
 	}
 	gvals = ges.Values(nil)
 	for i, v := range gvals {
-		if !(v > 1e-8) {
-			return nil, nil, nil, fmt.Errorf("lda: %w: the whitened second moment has eigenvalue %.3g (index %d), so the data support fewer than k=%d topics; lower k",
+		if !(v > gvals[len(gvals)-1]*1e-10) {
+			return nil, nil, fmt.Errorf("lda: %w: the whitened second moment has eigenvalue %.3g (index %d), so the data support fewer than k=%d topics; lower k",
 				ErrTooManyTopics, v, i, len(gvals))
 		}
 	}
 	var gvec mat.Dense
 	ges.VectorsTo(&gvec)
-	b2 = new(mat.Dense)
-	b2.Mul(b, powSym(&gvec, gvals, 0.5))
-	return powSym(&gvec, gvals, -0.5), b2, gvals, nil
+	return powSym(&gvec, gvals, -0.5), gvals, nil
+}
+
+// powSym returns U diag(valsᵖ) Uᵀ.
+func powSym(u *mat.Dense, vals []float64, p float64) *mat.Dense {
+	k := len(vals)
+	var s mat.Dense
+	s.CloneFrom(u)
+	for j, v := range vals {
+		col := s.ColView(j).(*mat.VecDense)
+		col.ScaleVec(math.Pow(v, p), col)
+	}
+	out := mat.NewDense(k, k, nil)
+	out.Mul(&s, u.T())
+	return out
 }

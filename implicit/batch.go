@@ -1,0 +1,141 @@
+package implicit
+
+import (
+	"slices"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// termGroups is a batch of documents regrouped by term (compressed sparse
+// columns): terms lists the distinct terms of the batch in increasing order,
+// and the entries of terms[j] are row[start[j]:start[j+1]] (the row of the
+// document among the batch's usable documents) with counts cnt, in document
+// order. Scattering per term touches each accumulator row once per batch
+// instead of once per occurrence, and nothing is done per vocabulary word
+// the batch does not use (unlike termMajor, which costs O(d) per batch).
+type termGroups struct {
+	terms []int32
+	start []int32
+	row   []int32
+	cnt   []float64
+	slot  []int32 // per vocabulary word; all zero between builds
+}
+
+// build regroups the documents i of b with rows[i] ≥ 0 (their row among the
+// usable ones) by term, for a vocabulary of d words. It costs O(nnz + t log t)
+// for t distinct terms, independent of d once the d-length slot is allocated.
+func (s *termGroups) build(b *stream.Docs, rows []int32, d int) {
+	if len(s.slot) != d {
+		s.slot = make([]int32, d)
+	}
+	s.terms = s.terms[:0]
+	n := 0
+	for i := range b.Len() {
+		if rows[i] < 0 {
+			continue
+		}
+		terms, _ := b.Doc(i)
+		for _, t := range terms {
+			if s.slot[t] == 0 {
+				s.terms = append(s.terms, t)
+			}
+			s.slot[t]++
+		}
+		n += len(terms)
+	}
+	slices.Sort(s.terms)
+	s.start = slices.Grow(s.start[:0], len(s.terms)+1)[:len(s.terms)+1]
+	s.start[0] = 0
+	for j, t := range s.terms {
+		s.start[j+1] = s.start[j] + s.slot[t]
+		s.slot[t] = s.start[j] // now the next free position of t
+	}
+	s.row = slices.Grow(s.row[:0], n)[:n]
+	if cap(s.cnt) < n {
+		s.cnt = make([]float64, n)
+	}
+	s.cnt = s.cnt[:n]
+	for i := range b.Len() {
+		r := rows[i]
+		if r < 0 {
+			continue
+		}
+		terms, counts := b.Doc(i)
+		for j, t := range terms {
+			p := s.slot[t]
+			s.row[p] = r
+			s.cnt[p] = float64(counts[j])
+			s.slot[t] = p + 1
+		}
+	}
+	for _, t := range s.terms {
+		s.slot[t] = 0
+	}
+}
+
+// batch is one batch of documents prepared for accumulation: the usable
+// documents (at least MinTokens tokens), their normalisers, the entries by
+// term, and the per-term scalar sums every accumulator needs.
+type batch struct {
+	Counts
+	n      int       // usable documents
+	docRow []int32   // per document of the batch: its row among the usable ones, or −1
+	inv1   []float64 // per usable document: 1/ℓ
+	inv2   []float64 // 1/n2 = 1/(ℓ(ℓ−1))
+	inv3   []float64 // 1/n3 = 1/(ℓ(ℓ−1)(ℓ−2))
+	tm     termGroups
+	// Per distinct term j of the batch (tm.terms[j]): Σ c/ℓ, Σ c/n2, Σ c/n3.
+	m1, g2, g3 []float64
+}
+
+// prepare fills p from b over a vocabulary of d words.
+func (p *batch) prepare(b *stream.Docs, d int) {
+	p.Counts = Counts{}
+	p.docRow = slices.Grow(p.docRow[:0], b.Len())[:b.Len()]
+	p.inv1, p.inv2, p.inv3 = p.inv1[:0], p.inv2[:0], p.inv3[:0]
+	p.n = 0
+	for i := range b.Len() {
+		l := b.Length(i)
+		if !p.count(l) {
+			p.docRow[i] = -1
+			continue
+		}
+		p.docRow[i] = int32(p.n)
+		p.n++
+		fl := float64(l)
+		i2 := 1 / (fl * (fl - 1))
+		p.inv1 = append(p.inv1, 1/fl)
+		p.inv2 = append(p.inv2, i2)
+		p.inv3 = append(p.inv3, i2/(fl-2))
+	}
+	p.tm.build(b, p.docRow, d)
+	nt := len(p.tm.terms)
+	p.m1, p.g2, p.g3 = growTo(p.m1, nt), growTo(p.g2, nt), growTo(p.g3, nt)
+	tm := &p.tm
+	for j := range nt {
+		var s1, s2, s3 float64
+		for q := tm.start[j]; q < tm.start[j+1]; q++ {
+			r, c := tm.row[q], tm.cnt[q]
+			s1 += c * p.inv1[r]
+			s2 += c * p.inv2[r]
+			s3 += c * p.inv3[r]
+		}
+		p.m1[j], p.g2[j], p.g3[j] = s1, s2, s3
+	}
+}
+
+// addScalars adds the per-term sums of p into the vocabulary-length totals
+// (nil ones are skipped).
+func (p *batch) addScalars(m1, g2, g3 []float64) {
+	for j, t := range p.tm.terms {
+		if m1 != nil {
+			m1[t] += p.m1[j]
+		}
+		if g2 != nil {
+			g2[t] += p.g2[j]
+		}
+		if g3 != nil {
+			g3[t] += p.g3[j]
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package implicit
+
+import (
+	"context"
+	"iter"
+	"sync"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// sequencer lets concurrent workers take turns in a fixed order: turn i
+// begins once turns 0..i−1 have ended.
+type sequencer struct {
+	mu   sync.Mutex
+	next int
+	ch   chan struct{} // closed (and replaced) whenever next advances
+}
+
+// wait blocks until it is turn i, or ctx ends.
+func (s *sequencer) wait(ctx context.Context, i int) error {
+	for {
+		s.mu.Lock()
+		if s.ch == nil {
+			s.ch = make(chan struct{})
+		}
+		if s.next == i {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.ch
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// done ends the current turn.
+func (s *sequencer) done() {
+	s.mu.Lock()
+	s.next++
+	if s.ch != nil {
+		close(s.ch)
+	}
+	s.ch = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// ordered runs one pass over docs with workers goroutines. Each batch is
+// reduced by one worker into that worker's partial (made by newPart;
+// compute runs concurrently), and partials are added to the running totals
+// by commit strictly in batch order, after which onBatch (if set) is told
+// the batch's size. Floating-point sums therefore happen in one order
+// whatever the number of workers, and the totals are bit-identical for any
+// workers, at the price of one partial per worker. Batch i goes to worker
+// i mod workers (stream.Each's fixed assignment), which is how a worker
+// knows its turn.
+func ordered[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int,
+	newPart func() P, compute func(P, *stream.Docs), commit func(P), onBatch func(docs int)) error {
+	workers = max(1, workers)
+	parts := make([]P, workers)
+	for i := range parts {
+		parts[i] = newPart()
+	}
+	var (
+		seq  sequencer
+		pass context.Context // stream.Each's context: cancelled when any goroutine fails
+	)
+	wrapped := func(c context.Context) iter.Seq2[*stream.Docs, error] {
+		pass = c // set before the first batch is sent, so workers see it
+		return docs(c)
+	}
+	seen := make([]int, workers)
+	return stream.Each(ctx, wrapped, workers, func(w int, b *stream.Docs) error {
+		turn := seen[w]*workers + w
+		seen[w]++
+		compute(parts[w], b)
+		if err := seq.wait(pass, turn); err != nil {
+			return err
+		}
+		commit(parts[w])
+		if onBatch != nil {
+			onBatch(b.Len())
+		}
+		seq.done()
+		return nil
+	})
+}
+
+// inOrder runs compute(w, i) for i = 0..n−1 on workers goroutines (item i
+// on worker i mod workers) and commit(w, i) strictly in order of i, for
+// reductions over fixed pieces whose sum must not depend on workers.
+func inOrder(n, workers int, compute, commit func(w, i int)) {
+	workers = max(1, min(workers, n))
+	var (
+		seq sequencer
+		wg  sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				compute(w, i)
+				seq.wait(context.Background(), i)
+				commit(w, i)
+				seq.done()
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,145 @@
+package lda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/solver"
+	"gonum.org/v1/gonum/mat"
+)
+
+// solve turns the statistics of the third-moment pass, whitened by b, into
+// a model: re-whitening, decomposition, recovery and diagnostics (steps 2–3
+// of Fit).
+func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (*models.Model, error) {
+	mom, err := acc.Moments(b.w, cfg.Workers)
+	if err != nil {
+		return nil, fmt.Errorf("lda: %w", err)
+	}
+	g := whitenedM2(mom, cfg.m2Coef())
+	p, gvals, err := rewhiten(g)
+	if err != nil {
+		return nil, err
+	}
+	t, err := thirdMoment(acc, mom, b.w, p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	decompose, err := solver.ByName(cfg.Solver)
+	if err != nil {
+		return nil, fmt.Errorf("lda: %w", err)
+	}
+	k := cfg.K
+	res, err := decompose(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Refine: cfg.Refine})
+	if errors.Is(err, solver.ErrNonPositive) {
+		return nil, fmt.Errorf("lda: %w: the whitened third moment has fewer than k=%d positive eigenvalues; lower k: %v", ErrTooManyTopics, k, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lda: tensor decomposition: %w", err)
+	}
+	m := recoverTopics(res, pairBack(mom, p, cfg.m2Coef()), cfg.Alpha0, cfg.Single)
+	fs := m.Fit
+	fs.Solver.Name = cfg.Solver
+	fs.Docs, fs.Skipped, fs.Tokens = acc.Docs, acc.Skipped, acc.Tokens
+	fs.Seed = cfg.Seed
+	fs.Whitening = "randomized"
+	if b.exact {
+		fs.Whitening = "exact"
+	}
+	fs.M2Eigenvalues = ritzValues(g, b.values)
+	fs.SketchTail = b.tail
+	fs.WhitenedM2Eigenvalues = slices.Clone(gvals)
+	slices.Reverse(fs.WhitenedM2Eigenvalues)
+	if fs.Warnings, err = diagnose(m, cfg, b); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// thirdMoment is how the solver sees the whitened, corrected third moment
+// T(P,P,P): the packed k×k×k tensor by default, or the implicit operator
+// over the rows the pass kept (cfg.Implicit). Further representations
+// (sketched, on disk) plug in here.
+func thirdMoment(acc *implicit.TripleAcc, mom *implicit.Whitened, w, p *mat.Dense, cfg Config) (solver.Tensor, error) {
+	var corr implicit.Correction
+	if !cfg.Single {
+		a0 := cfg.Alpha0
+		corr = implicit.Correction{A: -a0 / (a0 + 2), B: 2 * a0 * a0 / ((a0 + 2) * (a0 + 1)), V: mom.M1, M: mom.E2}
+	}
+	if !cfg.Implicit {
+		if !cfg.Single {
+			corr.AddTo(mom.E3)
+		}
+		return implicit.Transform(mom.E3, p), nil
+	}
+	op, err := acc.Operator(w)
+	if err != nil {
+		return nil, fmt.Errorf("lda: %w", err)
+	}
+	var base solver.Tensor = op
+	if !cfg.Single {
+		base = &implicit.Corrected{T: op, C: corr}
+	}
+	return &implicit.Transformed{T: base, P: p}, nil
+}
+
+// whitenedM2 returns WᵀM̂2W = Ẽ2 − c·m̃m̃ᵀ as estimated by the third-moment
+// pass.
+func whitenedM2(mom *implicit.Whitened, coef float64) *mat.SymDense {
+	k := mom.E2.SymmetricDim()
+	m2 := mat.NewSymDense(k, nil)
+	m2.CopySym(mom.E2)
+	if coef != 0 {
+		m2.SymRankOne(m2, -coef, mat.NewVecDense(k, mom.M1))
+	}
+	return m2
+}
+
+// pairBack returns M̂2·W·P = (Ê2W − c·M̂1(M̂1ᵀW))·P (d×k), which maps the
+// eigenvectors of the re-whitened tensor back to the vocabulary. It works in
+// mom.E2W's storage, a block of rows at a time, so no second d×k matrix is
+// needed.
+func pairBack(mom *implicit.Whitened, p *mat.Dense, coef float64) *mat.Dense {
+	m2w := mom.E2W
+	d, k := m2w.Dims()
+	if coef != 0 {
+		m2w.RankOne(m2w, -coef, mat.NewVecDense(d, mom.RawM1), mat.NewVecDense(k, mom.M1))
+	}
+	var blk mat.Dense
+	for r0 := 0; r0 < d; r0 += backRows {
+		rows := m2w.Slice(r0, min(d, r0+backRows), 0, k).(*mat.Dense)
+		blk.Reset()
+		blk.Mul(rows, p)
+		rows.Copy(&blk)
+	}
+	return m2w
+}
+
+// backRows is the block of rows pairBack multiplies at once.
+const backRows = 4096
+
+// ritzValues returns the eigenvalues of QᵀM̂2Q = D^{1/2} g D^{1/2} (largest
+// first) for the basis W = Q D^{-1/2} and g = WᵀM̂2W measured by the second
+// pass: the top-k eigenvalues of M̂2 as far as span(Q) holds them (exactly
+// them for the exact whitening).
+func ritzValues(g *mat.SymDense, d []float64) []float64 {
+	k := len(d)
+	s := mat.NewSymDense(k, nil)
+	for i := range k {
+		for j := i; j < k; j++ {
+			s.SetSym(i, j, g.At(i, j)*math.Sqrt(d[i]*d[j]))
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(s, false) {
+		return slices.Clone(d)
+	}
+	v := es.Values(nil)
+	slices.Reverse(v)
+	return v
+}

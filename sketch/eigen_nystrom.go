@@ -1,0 +1,124 @@
+package sketch
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Nystrom returns the top-k eigenpairs of the Nyström approximation
+// Y (ΩᵀY)⁺ Yᵀ of a symmetric matrix A from one sketch Y = A·Ω (d×l, l ≥ k):
+// no further product with A is needed, so it finishes a range finder that
+// may read its data once. The core ΩᵀY is symmetrised and truncated to its k
+// largest eigenpairs, which must be positive: its small eigenvalues are
+// sampling noise that the pseudo-inverse would amplify, and dropping the
+// negative ones keeps the approximation positive semi-definite, as a moment
+// matrix should be. Eigenvectors are normalised so that their entry of
+// largest magnitude is positive.
+func Nystrom(y, omega *mat.Dense, k int) (*Result, error) {
+	d, l := y.Dims()
+	if od, ol := omega.Dims(); od != d || ol != l {
+		panic(fmt.Sprintf("sketch: Nystrom: Y is %d×%d but Ω is %d×%d", d, l, od, ol))
+	}
+	if k < 1 || k > l {
+		return nil, fmt.Errorf("sketch: Nystrom: need 1 ≤ k ≤ %d sketch columns, got k=%d", l, k)
+	}
+	var c mat.Dense
+	c.Mul(omega.T(), y)
+	var es mat.EigenSym
+	if !es.Factorize(symmetrize(&c), true) {
+		return nil, errors.New("sketch: eigendecomposition of ΩᵀY did not converge")
+	}
+	vals := es.Values(nil) // increasing
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	top := slices.Max(vals)
+	if !(top > 0) || !(vals[l-k] > top*1e-12) {
+		pos := 0
+		for _, v := range vals {
+			if v > top*1e-12 {
+				pos++
+			}
+		}
+		return nil, fmt.Errorf("%w: ΩᵀY has %d positive eigenvalues, need k=%d", ErrRank, pos, k)
+	}
+	// F = Y V₊ Λ₊^{-1/2}, so that Y (ΩᵀY)⁺ Yᵀ = F Fᵀ: the left singular
+	// vectors and squared singular values of F are the eigenpairs sought.
+	vp := mat.NewDense(l, k, nil)
+	for j := range k {
+		src := l - 1 - j
+		s := 1 / math.Sqrt(vals[src])
+		for r := range l {
+			vp.Set(r, j, vecs.At(r, src)*s)
+		}
+	}
+	var f mat.Dense
+	f.Mul(y, vp)
+	var svd mat.SVD
+	if !svd.Factorize(&f, mat.SVDThin) {
+		return nil, errors.New("sketch: SVD of the Nyström factor did not converge")
+	}
+	sv := svd.Values(nil)
+	u := new(mat.Dense)
+	svd.UTo(u)
+	res := &Result{Values: make([]float64, k), Vectors: u, Products: 1}
+	for j := range k {
+		res.Values[j] = sv[j] * sv[j]
+		col := u.ColView(j).(*mat.VecDense)
+		col.ScaleVec(signOfLargest(col), col)
+	}
+	return res, nil
+}
+
+// RangeBasis returns the top-k left singular vectors of a sketch Y = A·Ω
+// (d×l, l ≥ k), an orthonormal basis of the dominant part of A's range, and
+// all min(d, l) singular values of Y, largest first (the first k match the
+// vectors; how slowly the rest decay tells how much noise the sketch's
+// range holds). For a test matrix whose
+// columns have unit variance per row (Gaussian, or SparseSign) the singular
+// values are of the order of A's top eigenvalues, so they serve to scale the
+// basis; they are not eigenvalue estimates. Unlike the Nyström step it needs
+// no positive definiteness of ΩᵀY, which sampling noise in a large moment
+// matrix destroys.
+//
+// The factors come from the eigendecomposition of the small l×l Gram matrix
+// YᵀY = V Σ² Vᵀ as U = Y V Σ⁻¹: one d×k matrix besides Y, where a thin SVD
+// of Y would hold several d×l ones. Squaring costs precision only in
+// directions of singular value below 1e-6 of the largest, which are refused
+// (ErrRank: the sketch has rank below k). Vectors are normalised so that
+// their entry of largest magnitude is positive.
+func RangeBasis(y *mat.Dense, k int) (q *mat.Dense, s []float64, err error) {
+	d, l := y.Dims()
+	if k < 1 || k > min(d, l) {
+		return nil, nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d, got k=%d", min(d, l), k)
+	}
+	var g mat.SymDense
+	g.SymOuterK(1, y.T())
+	all, vecs, err := topSym(&g, min(d, l))
+	if err != nil {
+		return nil, nil, err
+	}
+	vals := all[:k]
+	vecs = vecs.Slice(0, l, 0, k).(*mat.Dense)
+	if !(vals[0] > 0) || !(vals[k-1] > vals[0]*1e-12) {
+		return nil, nil, fmt.Errorf("%w: singular value %d of the sketch is %.3g of the largest", ErrRank, k, math.Sqrt(max(0, vals[k-1]/vals[0])))
+	}
+	s = make([]float64, len(all))
+	for j, v := range all {
+		s[j] = math.Sqrt(max(0, v))
+	}
+	for j := range k {
+		col := vecs.ColView(j).(*mat.VecDense)
+		col.ScaleVec(1/s[j], col)
+	}
+	q = mat.NewDense(d, k, nil)
+	q.Mul(y, vecs)
+	for j := range k {
+		col := q.ColView(j).(*mat.VecDense)
+		col.ScaleVec(signOfLargest(col), col)
+	}
+	return q, s, nil
+}
