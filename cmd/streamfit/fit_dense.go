@@ -17,6 +17,16 @@ import (
 // fitDense fits one of the models on dense samples; it returns the function
 // that writes the model and a one-line summary for stderr.
 func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options) (write func() error, summary string, err error) {
+	// Values the libraries would read as "use the default" are mistakes here.
+	if *f.sigma2 < 0 {
+		return nil, "", usagef("--sigma2=%g: a variance cannot be negative (0 estimates it)", *f.sigma2)
+	}
+	if (model == "markov" || model == "hmm-snapshot") && !(*f.alpha0 > 0) {
+		return nil, "", usagef("--alpha0=%g: the Dirichlet concentration of the set proportions must be positive (001 §4 uses 1)", *f.alpha0)
+	}
+	if *f.r < 0 || *f.r > 1 {
+		return nil, "", usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", *f.r)
+	}
 	switch model {
 	case "gmm":
 		src, err := stream.OpenDense(*f.input, *o)
@@ -25,12 +35,12 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		}
 		defer stream.Close(src)
 		m, err := gmm.Fit(ctx, src, gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
-			Oversample: *f.oversample, PowerIters: *f.powerIters, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
+			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
 		if err != nil {
 			return nil, "", err
 		}
 		write = func() error { return m.Write(*f.out) }
-		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes", m.K, m.D, m.Stats.Rows, m.Stats.Passes)
+		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Stats.Rows, m.Stats.Passes, m.Stats.Method)
 	case "markov", "hmm-snapshot":
 		if o.GroupColumn == "" {
 			return nil, "", usagef("--group-column is required: it names the set id of each row")
@@ -40,7 +50,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			return nil, "", err
 		}
 		defer stream.Close(src)
-		cfg := markov.Config{K: *f.k, Alpha0: *f.alpha0, R: *f.r, Sigma2: *f.sigma2, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+		cfg := markov.Config{K: *f.k, Alpha0: *f.alpha0, R: *f.r, Sigma2: *f.sigma2, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
 		fit := markov.FitChain
 		if model == "hmm-snapshot" {
 			fit = markov.FitHMM
@@ -50,7 +60,11 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			return nil, "", err
 		}
 		write = func() error { return m.Write(*f.out) }
-		summary = fmt.Sprintf("%d states, r=%.3g, from %d sets (%d rows), %d passes", m.K, m.R, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
+		how := "given"
+		if m.Stats.RScanned {
+			how = "scanned"
+		}
+		summary = fmt.Sprintf("%d states, r=%.3g (%s), from %d sets (%d rows), %d passes", m.K, m.R, how, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
 	case "ica", "hmm", "multiview":
 		if model == "hmm" && o.GroupColumn == "" {
 			return nil, "", usagef("--group-column is required: it names the sequence id of each row")
@@ -70,10 +84,11 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed})
 		case "multiview":
 			var vs [][]int
-			if vs, err = parseViews(*f.views); err != nil {
+			var rotate bool
+			if vs, rotate, err = parseViews(*f.views); err != nil {
 				return nil, "", err
 			}
-			m, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Solver: *f.solverName,
+			m, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
 				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
 		}
 		if err != nil {
@@ -87,25 +102,30 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 	return write, summary, nil
 }
 
-// parseViews reads "0,1,2;3,4;5,6" into three column groups ("" = default).
-func parseViews(s string) ([][]int, error) {
-	if s == "" {
-		return nil, nil
+// parseViews reads the --views flag: "0,1,2;3,4;5,6" gives the three column
+// groups, "" the default split (equal, or random with --random-views), and
+// "rotate" the default split after a random rotation of the rows (004 Prop
+// 3.3, spherical Gaussian mixtures).
+func parseViews(s string) (views [][]int, rotate bool, err error) {
+	switch strings.TrimSpace(s) {
+	case "":
+		return nil, false, nil
+	case "rotate":
+		return nil, true, nil
 	}
-	var views [][]int
 	for _, g := range strings.Split(s, ";") {
 		var cols []int
 		for _, c := range strings.Split(g, ",") {
 			j, err := strconv.Atoi(strings.TrimSpace(c))
 			if err != nil || j < 0 {
-				return nil, usagef("--views: %q is not a column index", c)
+				return nil, false, usagef("--views: %q is not a column index (want groups like \"0,1,2;3,4;5,6\", or \"rotate\")", c)
 			}
 			cols = append(cols, j)
 		}
 		views = append(views, cols)
 	}
 	if len(views) != 3 {
-		return nil, usagef("--views: want three groups separated by ';', got %d", len(views))
+		return nil, false, usagef("--views: want three groups separated by ';', got %d", len(views))
 	}
-	return views, nil
+	return views, false, nil
 }

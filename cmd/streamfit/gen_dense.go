@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -34,6 +36,8 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 	length := fs.Int("len", 10, "hmm: steps per sequence")
 	discrete := fs.Bool("discrete", false, "hmm: one-hot observation symbols instead of Gaussian vectors")
 	dims := fs.String("dims", "4,4,4", "multiview: widths of the three views")
+	pFlag := fs.String("p", "stay", `snapshots: the transition matrix: a family, "stay" (βI + (1−β)Q, slowly mixing) or "flip" (states 0 and 1 swap, an eigenvalue near −0.6: a pole in the r scan; k ≥ 3), or a column-stochastic k×k matrix as JSON rows (P[i][j] = Pr(i | j)), inline or in a file`)
+	rowGroup := fs.Int("row-group", 0, "rows per Parquet row group / Arrow record batch (default: by size, see stream.WriteOptions)")
 	prog := addProgressFlag(fs)
 	if pos, err := parse(fs, args); err != nil {
 		return err
@@ -53,7 +57,12 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		}
 		src, tr = g, &g.Truth
 	case "snapshots":
-		g, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: *sets, PerSet: *perSet, K: *k, M: *m, Sigma2: *sigma2, Alpha0: *alpha0, R: *r, Seed: *seed, Workers: runtime.GOMAXPROCS(0)})
+		family, pm, err := parseP(*pFlag)
+		if err != nil {
+			return err
+		}
+		g, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: *sets, PerSet: *perSet, K: *k, M: *m, Sigma2: *sigma2, Alpha0: *alpha0, R: *r,
+			P: pm, Family: family, Seed: *seed, Workers: runtime.GOMAXPROCS(0)})
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -81,7 +90,10 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		}
 		src, tr = g, &g.Truth
 	}
-	w, err := stream.CreateDense(*out, stream.WriteOptions{})
+	if *rowGroup < 0 {
+		return usagef("--row-group=%d must not be negative", *rowGroup)
+	}
+	w, err := stream.CreateDense(*out, stream.WriteOptions{RowGroupRows: *rowGroup})
 	if err != nil {
 		return err
 	}
@@ -108,4 +120,27 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		}
 	}
 	return nil
+}
+
+// parseP reads --p: a chain family name, or a matrix as JSON rows given
+// inline ("[[...],...]") or in a file.
+func parseP(s string) (family string, p [][]float64, err error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "stay" || s == "flip":
+		return s, nil, nil
+	case strings.HasPrefix(s, "["):
+		if err := json.Unmarshal([]byte(s), &p); err != nil {
+			return "", nil, usagef("--p: not a JSON matrix: %v", err)
+		}
+		return "", p, nil
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		return "", nil, usagef("--p=%q: not a family (stay, flip), an inline JSON matrix, or a readable file: %v", s, err)
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return "", nil, fmt.Errorf("%s: not a JSON matrix: %w", s, err)
+	}
+	return "", p, nil
 }

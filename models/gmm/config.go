@@ -22,8 +22,10 @@ type Config struct {
 	ExactDim int
 	// Oversample and PowerIters tune the sketch (defaults 10 and 2).
 	Oversample, PowerIters int
-	// Restarts (L) and Iters (N) tune the robust tensor power method
-	// (0 selects the solver's defaults).
+	// Solver names the symmetric tensor decomposition (solver.ByName;
+	// default "rtpm", the robust tensor power method).
+	Solver string
+	// Restarts (L) and Iters (N) tune the solver (0 selects its defaults).
 	Restarts, Iters int
 	// Seed fixes every random choice; the same seed and data give the same model.
 	Seed uint64
@@ -41,6 +43,9 @@ func (c *Config) defaults() {
 	}
 	if c.PowerIters == 0 {
 		c.PowerIters = 2
+	}
+	if c.Solver == "" {
+		c.Solver = "rtpm"
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1

@@ -44,6 +44,10 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
+	solve, err := solver.ByName(cfg.Solver)
+	if err != nil {
+		return nil, fmt.Errorf("gmm: %w", err)
+	}
 	sp, err := secondStage(ctx, src, d, &cfg)
 	if err != nil {
 		return nil, err
@@ -75,40 +79,13 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if tm.n != sp.n {
 		return nil, fmt.Errorf("gmm: the source changed between passes (%d rows, then %d)", sp.n, tm.n)
 	}
-	nf := float64(tm.n)
-	t := tm.t
-	t.Scale(1 / nf)
-	// M1 = σ²E[x] (common) or E[x‖P⊥(x−m)‖²]/(d−k+1) (004 Thm 3.3, averaged
-	// over an orthonormal basis of the noise subspace).
-	m1 := make([]float64, d)
-	if cfg.Differing {
-		floats.ScaleTo(m1, 1/(nf*float64(d-k+1)), tm.m1)
-	} else {
-		floats.ScaleTo(m1, sp.sigma2, sp.mean)
-	}
-	a := make([]float64, k) // Wᵀ M1
-	for j := range k {
-		for i := range d {
-			a[j] += w.At(i, j) * m1[i]
-		}
-	}
-	// T̃ = E[z^⊗3] − Sym3(WᵀM1, WᵀW), and WᵀW = diag(1/white) (MATH §3.6):
-	// only entries with a repeated index are corrected.
-	for i := range k {
-		for l := range k {
-			c := a[l] / white[i]
-			if i == l {
-				c *= 3
-			}
-			t.Add(i, i, l, -c)
-		}
-	}
-	res, err := solver.RTPM(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
+	t, a := correctedThird(tm, w, white, sp, cfg.Differing)
+	res, err := solve(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("gmm: %w (k=%d may be too large for the data)", err, k)
 	}
 	m := &Model{Model: "gmm", K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([]float64, k)}
-	st := &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
+	st := &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
 	coef := mat.NewDense(k, k, nil) // columns wᵢWᵀμᵢ = vᵢ/λᵢ
 	for i, lam := range res.Weights {
 		st.Lambda[i] = lam
@@ -140,6 +117,41 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	st.Seconds = time.Since(start).Seconds()
 	m.Stats = st
 	return m, nil
+}
+
+// correctedThird turns the second pass's sums into the whitened, noise
+// corrected M3 of MATH §3.6, T̃ = E[z^⊗3] − Sym3(WᵀM1, WᵀW) with z = Wᵀx,
+// and returns it with a = WᵀM1. M1 = σ²E[x] (common variance) or
+// E[x‖P⊥(x−m)‖²]/(d−k+1) (004 Thm 3.3, averaged over an orthonormal basis of
+// the noise subspace). W = U diag(white)^{-1/2} with orthonormal U, so WᵀW =
+// diag(1/white) and only entries with a repeated index are corrected.
+func correctedThird(tm *thirdMoments, w *mat.Dense, white []float64, sp *spectrum, differing bool) (*solver.Sym3, []float64) {
+	d, k := w.Dims()
+	nf := float64(tm.n)
+	t := tm.t
+	t.Scale(1 / nf)
+	m1 := make([]float64, d)
+	if differing {
+		floats.ScaleTo(m1, 1/(nf*float64(d-k+1)), tm.m1)
+	} else {
+		floats.ScaleTo(m1, sp.sigma2, sp.mean)
+	}
+	a := make([]float64, k)
+	for j := range k {
+		for i := range d {
+			a[j] += w.At(i, j) * m1[i]
+		}
+	}
+	for i := range k {
+		for l := range k {
+			c := a[l] / white[i]
+			if i == l {
+				c *= 3
+			}
+			t.Add(i, i, l, -c)
+		}
+	}
+	return t, a
 }
 
 // secondStage estimates the mean, σ² and the top-k eigenpairs of E[xxᵀ], and

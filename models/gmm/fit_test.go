@@ -93,6 +93,29 @@ func TestFitErrors(t *testing.T) {
 	if _, err := Fit(ctx, &stream.MemoryDense{All: good}, Config{K: 2, Sigma2: 1, Differing: true}); err == nil {
 		t.Error("known sigma2 with differing variances accepted")
 	}
+	if _, err := Fit(ctx, &stream.MemoryDense{All: good}, Config{K: 1, Solver: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown solver: got %v", err)
+	}
+}
+
+// The solver is chosen by name (it used to be fixed to the power method):
+// orthogonal joint diagonalisation recovers the same mixture.
+func TestFitSolverByName(t *testing.T) {
+	src, err := synth.NewGMM(synth.GMMConfig{Rows: 60000, D: 20, K: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Fit(context.Background(), src, Config{K: 4, Seed: 2, Solver: "ojd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Eval(m, truthModel(src.Truth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Stats.Solver != "ojd" || ev.Means > 0.05 {
+		t.Errorf("solver %q: means error %.4f", m.Stats.Solver, ev.Means)
+	}
 }
 
 // wrongWidth reports d columns but yields rows of another width.

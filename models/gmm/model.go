@@ -30,6 +30,7 @@ type Stats struct {
 	Rows      int64  `json:"rows"`
 	Passes    int    `json:"passes"`
 	Method    string `json:"method"` // "exact" or "sketch": how M2 was decomposed
+	Solver    string `json:"solver"` // the tensor decomposition (solver.ByName)
 	Differing bool   `json:"differing"`
 	// Sigma2 is the estimated (or given) σ², the average variance for Differing.
 	Sigma2 float64 `json:"sigma2"`

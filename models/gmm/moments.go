@@ -214,9 +214,7 @@ func whitenedThird(ctx context.Context, src stream.DenseSource, w *mat.Dense, qc
 		}
 		z := blas64.General{Rows: b.Rows, Cols: k, Stride: k, Data: a.z[:b.Rows*k]}
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, wr, 0, z)
-		for i := range b.Rows {
-			addCube(a.t, z.Data[i*k:(i+1)*k])
-		}
+		addCubes(a.t, z.Data, b.Rows)
 		if qc == nil {
 			return nil
 		}

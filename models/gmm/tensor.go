@@ -1,21 +1,16 @@
 package gmm
 
-import "github.com/streamfit/streamfit/solver"
+import (
+	"github.com/streamfit/streamfit/solver"
+	"gonum.org/v1/gonum/mat"
+)
 
-// addCube adds z⊗z⊗z to the packed tensor t (entries i ≤ j ≤ l, in the
-// lexicographic order solver.Sym3 stores them). The caller invalidates t's
-// cache once the pass is over.
-func addCube(t *solver.Sym3, z []float64) {
-	k, p := t.K, 0
-	d := t.Data
-	for i := range k {
-		zi := z[i]
-		for j := i; j < k; j++ {
-			zij := zi * z[j]
-			for l := j; l < k; l++ {
-				d[p] += zij * z[l]
-				p++
-			}
-		}
+// addCubes adds the sum of zᵢ⊗zᵢ⊗zᵢ over the n rows zᵢ of z (row-major
+// n×k) to t.
+func addCubes(t *solver.Sym3, z []float64, n int) {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
 	}
+	t.AddTensor(solver.FromFactors(w, mat.DenseCopyOf(mat.NewDense(n, t.K, z[:n*t.K]).T())))
 }

@@ -3,7 +3,9 @@
 // around the second hidden state (004 Prop 3.4; MATH §2.7).
 //
 // Rows are time steps with the sequence id in stream.Dense.Group; the rows of
-// one sequence must be contiguous and in time order, and every sequence needs
+// one sequence must be contiguous and in time order, sequence ids must
+// increase (a decreasing id is reported as stream.ErrOrder: it is how a
+// sequence cut in two shows up with O(1) memory), and every sequence needs
 // at least three steps. Observations are one row of real values (one-hot for
 // discrete symbols). With h = y₂ the views x₁, x₂, x₃ are conditionally
 // independent, E[x₂|h=j] = Oeⱼ, E[x₃|h=j] = OTeⱼ and Pr[h=j] = (Tπ)ⱼ.

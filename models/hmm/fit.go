@@ -152,6 +152,10 @@ func triples(ctx context.Context, src stream.DenseSource, d int, windows bool, f
 		}
 		for i := range b.Rows {
 			id := b.Group[i]
+			if seqs > 0 && id < cur {
+				b.Release()
+				return rows, seqs, stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrOrder, "sequence id %d follows sequence id %d: the rows of a sequence must be contiguous and in time order, with ids increasing (sort the rows by sequence id, then time)", id, cur)
+			}
 			if seqs == 0 || id != cur {
 				if err := endSeq(); err != nil {
 					b.Release()

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
 )
 
 func truthModel(t synth.HMMSeqTruth) *Model {
@@ -145,6 +148,73 @@ func TestTriples(t *testing.T) {
 		for i := range got {
 			if got[i] != c.want[i] {
 				t.Fatalf("windows=%v: got %v, want %v", c.windows, got, c.want)
+			}
+		}
+	}
+}
+
+// A sequence whose rows are not contiguous (its id comes back after another
+// one) is an order error naming the row.
+func TestNonContiguousSequence(t *testing.T) {
+	data := make([]float64, 9)
+	for _, batch := range []int{2, 100} {
+		src := &stream.MemoryDense{All: &stream.Dense{Rows: 9, Cols: 1, Data: data, Group: []int64{3, 3, 3, 8, 8, 8, 3, 3, 3}}, BatchRows: batch}
+		_, err := Fit(context.Background(), src, Config{K: 1})
+		if !errors.Is(err, stream.ErrOrder) || !strings.Contains(err.Error(), "row 6") {
+			t.Errorf("batch %d: got %v", batch, err)
+		}
+	}
+}
+
+// The cross moments of the triples extracted from sequences (first three
+// steps, or every window) equal the explicit sums over the sequences.
+func TestCrossMomentsBruteForce(t *testing.T) {
+	const d = 2
+	r := rand.New(rand.NewPCG(2, 3))
+	lens := []int{3, 5, 4, 7}
+	var all stream.Dense
+	all.Cols = d
+	for s, l := range lens {
+		for range l {
+			all.Data = append(all.Data, r.NormFloat64(), r.NormFloat64()+1)
+			all.Group = append(all.Group, int64(s))
+			all.Rows++
+		}
+	}
+	for _, windows := range []bool{false, true} {
+		src := &stream.MemoryDense{All: &all, BatchRows: 3}
+		pass := func(ctx context.Context, _ int, fn func(int, blas64.General, blas64.General, blas64.General) error) error {
+			_, _, err := triples(ctx, src, d, windows, fn)
+			return err
+		}
+		e12, e32, e31, n, err := multiview.CrossMoments(context.Background(), pass, [3]int{d, d, d}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [3]*mat.Dense{mat.NewDense(d, d, nil), mat.NewDense(d, d, nil), mat.NewDense(d, d, nil)}
+		var count int
+		start := 0
+		for _, l := range lens {
+			for s := 0; s+3 <= l && (windows || s == 0); s++ {
+				count++
+				x := func(o int) []float64 { return all.Row(start + s + o) }
+				for a := range d {
+					for b := range d {
+						want[0].Set(a, b, want[0].At(a, b)+x(0)[a]*x(1)[b])
+						want[1].Set(a, b, want[1].At(a, b)+x(2)[a]*x(1)[b])
+						want[2].Set(a, b, want[2].At(a, b)+x(2)[a]*x(0)[b])
+					}
+				}
+			}
+			start += l
+		}
+		if int(n) != count {
+			t.Fatalf("windows=%v: %d triples, want %d", windows, n, count)
+		}
+		for i, e := range []*mat.Dense{e12, e32, e31} {
+			want[i].Scale(1/float64(count), want[i])
+			if !mat.EqualApprox(e, want[i], 1e-12) {
+				t.Errorf("windows=%v: moment %d is %v, want %v", windows, i, mat.Formatted(e), mat.Formatted(want[i]))
 			}
 		}
 	}

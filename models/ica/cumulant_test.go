@@ -10,9 +10,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The streamed k²×k² cumulant agrees with a brute-force one computed from
-// every whitened row (rounding-level tolerance), and K(I,I,I,v) and
-// K(I,θ,θ,θ) agree with the explicit sums.
+// The implicit contractions of the whitened fourth cumulant, K(I,I,I,v)
+// (streamed as a k×k×k tensor), K(I,θ,θ,θ) and K(θ,θ,θ,θ) (streamed per
+// pass), agree with the explicit k⁴ cumulant computed from every whitened row
+// (rounding-level tolerance).
 func TestCumulantBruteForce(t *testing.T) {
 	const n, d, k = 300, 4, 3
 	r := rand.New(rand.NewPCG(1, 2))
@@ -28,9 +29,16 @@ func TestCumulantBruteForce(t *testing.T) {
 	}
 	mean := []float64{0.1, -0.2, 0.3, 0}
 	src := &stream.MemoryDense{All: &stream.Dense{Rows: n, Cols: d, Data: data}, BatchRows: 37}
-	c, got, err := fourth(context.Background(), src, w, mean, 2)
-	if err != nil || got != n {
-		t.Fatal(err, got)
+	v := []float64{0.3, -0.5, 0.8}
+	theta := mat.NewDense(k, 2, []float64{0.2, 1, -0.4, 0.5, 0.9, -0.3})
+	wh := &whitened{src: src, w: w, mean: mean, workers: 2}
+	tv, err := wh.third(context.Background(), v)
+	if err != nil || wh.n != n {
+		t.Fatal(err, wh.n)
+	}
+	g, kappa, err := wh.contract(context.Background(), theta)
+	if err != nil {
+		t.Fatal(err)
 	}
 	z := make([][]float64, n)
 	s := mat.NewDense(k, k, nil)
@@ -47,42 +55,50 @@ func TestCumulantBruteForce(t *testing.T) {
 			}
 		}
 	}
-	v := []float64{0.3, -0.5, 0.8}
-	tv := contract(c, v)
-	var worst float64
+	cum := make([]float64, k*k*k*k)
 	for a := range k {
 		for b := range k {
 			for e := range k {
-				var tsum float64
 				for f := range k {
 					var m4 float64
 					for i := range n {
 						m4 += z[i][a] * z[i][b] * z[i][e] * z[i][f] / n
 					}
-					want := m4 - s.At(a, b)*s.At(e, f) - s.At(a, e)*s.At(b, f) - s.At(a, f)*s.At(b, e)
-					worst = math.Max(worst, math.Abs(want-c.m.At(a*k+b, e*k+f)))
-					tsum += want * v[f]
+					cum[((a*k+b)*k+e)*k+f] = m4 - s.At(a, b)*s.At(e, f) - s.At(a, e)*s.At(b, f) - s.At(a, f)*s.At(b, e)
 				}
-				worst = math.Max(worst, math.Abs(tsum-tv.At(a, b, e)))
 			}
 		}
 	}
-	if worst > 1e-9 {
-		t.Fatalf("streamed and brute-force cumulants differ by %g", worst)
-	}
-	g := make([]float64, k)
-	apply4(c, g, v)
+	var worst float64
 	for a := range k {
-		var want float64
 		for b := range k {
 			for e := range k {
+				var want float64
 				for f := range k {
-					want += c.m.At(a*k+b, e*k+f) * v[b] * v[e] * v[f]
+					want += cum[((a*k+b)*k+e)*k+f] * v[f]
 				}
+				worst = math.Max(worst, math.Abs(want-tv.At(a, b, e)))
 			}
 		}
-		if math.Abs(want-g[a]) > 1e-9 {
-			t.Fatalf("K(I,θ,θ,θ)[%d] = %g, want %g", a, g[a], want)
+	}
+	for c := range 2 {
+		th := mat.Col(nil, c, theta)
+		var q float64
+		for a := range k {
+			var want float64
+			for b := range k {
+				for e := range k {
+					for f := range k {
+						want += cum[((a*k+b)*k+e)*k+f] * th[b] * th[e] * th[f]
+					}
+				}
+			}
+			worst = math.Max(worst, math.Abs(want-g.At(a, c)))
+			q += want * th[a]
 		}
+		worst = math.Max(worst, math.Abs(q-kappa[c]))
+	}
+	if worst > 1e-9 {
+		t.Fatalf("implicit and brute-force cumulant contractions differ by %g", worst)
 	}
 }

@@ -55,13 +55,6 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 			b.Set(i, j, sp.u.At(i, j)*s)
 		}
 	}
-	cum, n, err := fourth(ctx, src, w, sp.mean, cfg.Workers)
-	if err != nil {
-		return nil, err
-	}
-	if n != sp.n {
-		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", sp.n, n)
-	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x696361))
 	v := make([]float64, k)
 	var vn float64
@@ -72,20 +65,27 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	for i := range v {
 		v[i] /= math.Sqrt(vn)
 	}
-	t := contract(cum, v)
+	wh := &whitened{src: src, w: w, mean: sp.mean, workers: cfg.Workers}
+	t, err := wh.third(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	if wh.n != sp.n {
+		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", sp.n, wh.n)
+	}
 	res, err := solve(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
 	}
 	theta := mat.DenseCopyOf(res.Factors)
-	iters := 0
-	if cfg.Refine > 0 {
-		iters = refine(cum, theta, cfg.Refine)
+	kurt, iters, err := wh.refine(ctx, theta, max(cfg.Refine, 0))
+	if err != nil {
+		return nil, err
 	}
 	m := &Model{Model: "ica", K: k, D: d, Mixing: make([][]float64, k), Kurtosis: make([]float64, k), Mean: sp.mean}
 	for i := range k {
 		th := mat.VecDenseCopyOf(theta.ColView(i))
-		m.Kurtosis[i] = quartic(cum, th.RawVector().Data)
+		m.Kurtosis[i] = kurt[i]
 		a := mat.NewVecDense(d, nil)
 		a.MulVec(b, th)
 		col := a.RawVector().Data
@@ -103,7 +103,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 		}
 		m.Mixing[i] = col
 	}
-	m.Stats = &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2,
+	m.Stats = &Stats{Rows: sp.n, Passes: sp.passes + wh.passes, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2,
 		Whitening: white, Lambda: res.Weights, RefineIters: iters, Seconds: time.Since(start).Seconds()}
 	return m, nil
 }
@@ -298,175 +298,6 @@ func (o *covOp) MulBlock(ctx context.Context, dst, omega *mat.Dense) error {
 	outer.Outer(1, mv, &mo)
 	dst.Sub(dst, &outer)
 	return nil
-}
-
-// cumulant is the whitened fourth cumulant as a k²×k² matrix
-// K[(a,b),(c,d)] = E[z_a z_b z_c z_d] − S_ab S_cd − S_ac S_bd − S_ad S_bc.
-type cumulant struct {
-	k int
-	m *mat.Dense
-}
-
-// fourth streams z = Wᵀ(x−m) into Σzzᵀ and Σ(z⊗z)(z⊗z)ᵀ (pass 2).
-func fourth(ctx context.Context, src stream.DenseSource, w *mat.Dense, mean []float64, workers int) (*cumulant, int64, error) {
-	path := src.Info().Path
-	d, k := w.Dims()
-	mw := make([]float64, k) // mᵀW
-	for j := range k {
-		for i := range d {
-			mw[j] += mean[i] * w.At(i, j)
-		}
-	}
-	type acc struct {
-		n     int64
-		s2    *mat.SymDense
-		q     *mat.SymDense
-		z, z2 []float64
-	}
-	accs := make([]acc, workers)
-	for i := range accs {
-		accs[i].s2 = mat.NewSymDense(k, nil)
-		accs[i].q = mat.NewSymDense(k*k, nil)
-	}
-	wr := w.RawMatrix()
-	err := stream.Each(ctx, src.Rows, workers, func(wk int, b *stream.Dense) error {
-		if err := checkBatch(path, b, d); err != nil {
-			return err
-		}
-		if b.Rows == 0 {
-			return nil
-		}
-		a := &accs[wk]
-		a.n += int64(b.Rows)
-		r := b.Rows
-		if cap(a.z) < r*k {
-			a.z = make([]float64, r*k)
-			a.z2 = make([]float64, r*k*k)
-		}
-		z := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.z[:r*k]}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, batchMatrix(b), wr, 0, z)
-		z2 := blas64.General{Rows: r, Cols: k * k, Stride: k * k, Data: a.z2[:r*k*k]}
-		for i := range r {
-			zi := z.Data[i*k : (i+1)*k]
-			for j := range k {
-				zi[j] -= mw[j]
-			}
-			row := z2.Data[i*k*k : (i+1)*k*k]
-			for p, u := range zi {
-				for q, v := range zi {
-					row[p*k+q] = u * v
-				}
-			}
-		}
-		blas64.Syrk(blas.Trans, 1, z, 1, a.s2.RawSymmetric())
-		blas64.Syrk(blas.Trans, 1, z2, 1, a.q.RawSymmetric())
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	for i := 1; i < workers; i++ {
-		accs[0].n += accs[i].n
-		accs[0].s2.AddSym(accs[0].s2, accs[i].s2)
-		accs[0].q.AddSym(accs[0].q, accs[i].q)
-	}
-	n := accs[0].n
-	if n == 0 {
-		return nil, 0, fmt.Errorf("ica: the source has no rows")
-	}
-	nf := float64(n)
-	s := accs[0].s2
-	q := accs[0].q
-	km := mat.NewDense(k*k, k*k, nil)
-	for a := range k {
-		for bb := range k {
-			for c := range k {
-				for dd := range k {
-					v := q.At(a*k+bb, c*k+dd)/nf - (s.At(a, bb)*s.At(c, dd)+s.At(a, c)*s.At(bb, dd)+s.At(a, dd)*s.At(bb, c))/(nf*nf)
-					km.Set(a*k+bb, c*k+dd, v)
-				}
-			}
-		}
-	}
-	return &cumulant{k: k, m: km}, n, nil
-}
-
-// contract returns the symmetric third-order tensor K(I,I,I,v).
-func contract(c *cumulant, v []float64) *solver.Sym3 {
-	k := c.k
-	t := solver.NewSym3(k)
-	for i := range k {
-		for j := i; j < k; j++ {
-			for l := j; l < k; l++ {
-				var s float64
-				for dd, vd := range v {
-					s += c.m.At(i*k+j, l*k+dd) * vd
-				}
-				t.Set(i, j, l, s)
-			}
-		}
-	}
-	return t
-}
-
-// apply4 sets g = K(I,θ,θ,θ).
-func apply4(c *cumulant, g, theta []float64) {
-	k := c.k
-	tt := make([]float64, k*k)
-	for p, u := range theta {
-		for q, v := range theta {
-			tt[p*k+q] = u * v
-		}
-	}
-	y := make([]float64, k*k)
-	mat.NewVecDense(k*k, y).MulVec(c.m, mat.NewVecDense(k*k, tt))
-	for a := range k {
-		var s float64
-		for b, tb := range theta {
-			s += y[a*k+b] * tb
-		}
-		g[a] = s
-	}
-}
-
-// quartic returns K(θ,θ,θ,θ).
-func quartic(c *cumulant, theta []float64) float64 {
-	g := make([]float64, c.k)
-	apply4(c, g, theta)
-	return dot(g, theta)
-}
-
-// refine polishes the columns of theta (orthonormal, k×k) by symmetric
-// fourth-order power steps θᵢ ← sign(κᵢ)K(I,θᵢ,θᵢ,θᵢ), Θ ← Θ(ΘᵀΘ)^{-1/2},
-// until the columns stop moving; it returns the number of steps.
-func refine(c *cumulant, theta *mat.Dense, maxIter int) int {
-	k := c.k
-	g := make([]float64, k)
-	next := mat.NewDense(k, k, nil)
-	for it := 1; it <= maxIter; it++ {
-		for i := range k {
-			th := mat.Col(nil, i, theta)
-			apply4(c, g, th)
-			if dot(g, th) < 0 {
-				for j := range g {
-					g[j] = -g[j]
-				}
-			}
-			next.SetCol(i, g)
-		}
-		if !symOrth(next) {
-			return it
-		}
-		var change float64
-		for i := range k {
-			change = math.Max(change, 1-math.Abs(mat.Dot(next.ColView(i), theta.ColView(i))))
-		}
-		theta.Copy(next)
-		if change < 1e-13 {
-			return it
-		}
-	}
-	return maxIter
 }
 
 // symOrth replaces m by m(mᵀm)^{-1/2}; false if mᵀm is singular.

@@ -15,7 +15,10 @@ type Config struct {
 	ScanStep float64
 	// Sigma2, when positive, is the known HMM noise variance.
 	Sigma2 float64
-	// Restarts and Iters tune the tensor power method (0: solver defaults).
+	// Solver names the symmetric tensor decomposition (solver.ByName;
+	// default "rtpm").
+	Solver string
+	// Restarts and Iters tune the solver (0: solver defaults).
 	Restarts, Iters int
 	// Seed fixes every random choice.
 	Seed uint64
@@ -29,6 +32,9 @@ func (c *Config) defaults() {
 	}
 	if c.ScanStep == 0 {
 		c.ScanStep = 0.01
+	}
+	if c.Solver == "" {
+		c.Solver = "rtpm"
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1

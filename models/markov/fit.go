@@ -72,7 +72,7 @@ func setTensor(c3 *solver.Sym3, wh *whitening, ps *pairStats, a0 float64) *solve
 	var c2w mat.Dense
 	c2w.Product(wh.w.T(), ps.c2, wh.w)
 	addSym(t, v, c2w.RawMatrix().Data, -(a0+1)*a0/2)
-	addCube(t, v, a0*a0)
+	addCubes(t, v, 1, []float64{a0 * a0})
 	t.Invalidate()
 	return t
 }
@@ -81,7 +81,11 @@ func setTensor(c3 *solver.Sym3, wh *whitening, ps *pairStats, a0 float64) *solve
 // sorted by decreasing weight (001 matches the two decompositions and the
 // state labels by this order).
 func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *Config) (cols [][]float64, wts, lam []float64, err error) {
-	res, err := solver.RTPM(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
+	solve, err := solver.ByName(cfg.Solver)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("markov: %w", err)
+	}
+	res, err := solve(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("markov: %w", err)
 	}
@@ -115,7 +119,7 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	if err := check(d, k, &cfg); err != nil {
 		return nil, err
 	}
-	ps, err := pairPass(ctx, src, d, cfg.Workers)
+	ps, err := pairPass(ctx, src, d, cfg.Workers, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -167,23 +171,17 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 		return nil, err
 	}
 	models.ProjectSimplex(pi)
+	// Pair the UT columns with the U columns (001 Alg. 1 step 6): both lists
+	// come sorted by weight; pairColumns keeps that order unless another
+	// pairing makes P(r) far closer to stochastic.
+	uM := colsMatrix(u)
+	perm, cost := pairColumns(uM, colsMatrix(ut), cfg.R, weightsOf(lamU), weightsOf(lamUT))
+	ut, lamUT = permuteSlice(ut, perm), permuteSlice(lamUT, perm)
+	utM := colsMatrix(ut)
 	m := &Model{Model: "hmm-snapshot", K: k, D: d, Alpha0: cfg.Alpha0, Pi: pi, U: u, UT: ut, Sigma2: sigma2,
-		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Lambda: lamUT, LambdaU: lamU}}
-	uM, utM := colsMatrix(u), colsMatrix(ut)
-	pOf := func(r float64) (*mat.Dense, error) {
-		// P(r) = (rU + (1−r)UT)⁺ UT (least squares; 001 Alg. 1 step 7).
-		var a mat.Dense
-		a.Scale(r, uM)
-		var b mat.Dense
-		b.Scale(1-r, utM)
-		a.Add(&a, &b)
-		var p mat.Dense
-		if err := p.Solve(&a, utM); err != nil {
-			return nil, err
-		}
-		return &p, nil
-	}
-	if err := finishP(m, pOf, &cfg); err != nil {
+		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: lamUT, LambdaU: lamU, Pairing: perm, PairingCost: cost}}
+	// P(r) = (rU + (1−r)UT)⁺ UT (least squares; 001 Alg. 1 step 7).
+	if err := finishP(m, uM, utM, &cfg); err != nil {
 		return nil, err
 	}
 	m.Stats.Seconds = time.Since(start).Seconds()
@@ -199,7 +197,7 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err := check(d, d, &cfg); err != nil {
 		return nil, err
 	}
-	ps, err := pairPass(ctx, src, d, cfg.Workers)
+	ps, err := pairPass(ctx, src, d, cfg.Workers, oneHot(src.Info().Path))
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +209,7 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err != nil {
 		return nil, err
 	}
-	cols, wts, lam, err := components(ctx, setTensor(ts.c3, wh, ps, cfg.Alpha0), wh, d, &cfg)
+	cols, _, lam, err := components(ctx, setTensor(ts.c3, wh, ps, cfg.Alpha0), wh, d, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -222,32 +220,26 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 		states[i] = i
 	}
 	sort.SliceStable(states, func(a, b int) bool { return ps.v1[states[a]] > ps.v1[states[b]] })
-	_ = wts
 	tm := mat.NewDense(d, d, nil)
+	lamState := make([]float64, d)
 	// E[x] = π exactly (Thm 1), a far better estimate than λ⁻².
 	pi := append([]float64(nil), ps.v1...)
 	for c, s := range states {
+		lamState[s] = lam[c]
 		for i := range d {
 			tm.Set(i, s, cols[c][i])
 		}
 	}
 	models.ProjectSimplex(pi)
+	// Sorting fails when two states have close frequencies; keep the
+	// assignment that makes P(r) closest to stochastic (see pairColumns).
+	id := identity(d)
+	perm, cost := pairColumns(id, tm, cfg.R, pi, weightsOf(lamState))
+	tm = permuteCols(tm, perm)
 	m := &Model{Model: "markov", K: d, D: d, Alpha0: cfg.Alpha0, Pi: pi, T: rowsOf(tm),
-		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Lambda: lam}}
-	pOf := func(r float64) (*mat.Dense, error) {
-		// P(r) = (rI + (1−r)T)⁻¹T.
-		var a mat.Dense
-		a.Scale(1-r, tm)
-		for i := range d {
-			a.Set(i, i, a.At(i, i)+r)
-		}
-		var p mat.Dense
-		if err := p.Solve(&a, tm); err != nil {
-			return nil, err
-		}
-		return &p, nil
-	}
-	if err := finishP(m, pOf, &cfg); err != nil {
+		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: permuteSlice(lamState, perm), Pairing: perm, PairingCost: cost}}
+	// P(r) = (rI + (1−r)T)⁻¹T.
+	if err := finishP(m, id, tm, &cfg); err != nil {
 		return nil, err
 	}
 	m.Stats.Seconds = time.Since(start).Seconds()
@@ -262,8 +254,10 @@ func check(d, k int, cfg *Config) error {
 		return fmt.Errorf("markov: k=%d, need at least one state", k)
 	case k > d:
 		return fmt.Errorf("markov: k=%d exceeds the dimension d=%d; the method needs k ≤ d", k, d)
-	case cfg.Alpha0 < 0:
+	case !(cfg.Alpha0 > 0):
 		return fmt.Errorf("markov: alpha0=%g must be positive", cfg.Alpha0)
+	case cfg.Sigma2 < 0:
+		return fmt.Errorf("markov: sigma2=%g must not be negative (0 estimates it)", cfg.Sigma2)
 	case cfg.R < 0 || cfg.R > 1:
 		return fmt.Errorf("markov: r=%g must be in (0, 1] (0 to scan for it)", cfg.R)
 	}
@@ -279,19 +273,19 @@ func setM2(ps *pairStats, a0 float64) *mat.SymDense {
 	return m
 }
 
-// finishP sets m.P (projected onto column-stochastic matrices) and m.R, from
-// the given r or from the scan.
-func finishP(m *Model, pOf func(r float64) (*mat.Dense, error), cfg *Config) error {
+// finishP sets m.P = P(r) = (rU + (1−r)V)⁺V, projected onto the
+// column-stochastic matrices, and m.R, from the given r or from the scan.
+func finishP(m *Model, u, v *mat.Dense, cfg *Config) error {
 	r := cfg.R
 	if r == 0 {
-		scan, rr, err := scanR(pOf, cfg.ScanStep)
+		scan, rr, _, err := scanR(u, v, cfg.ScanStep)
 		if err != nil {
 			return err
 		}
 		m.Scan, r = scan, rr
 		m.Stats.RScanned = true
 	}
-	p, err := pOf(r)
+	p, err := pOfPair(u, v, r)
 	if err != nil {
 		return fmt.Errorf("markov: P(r=%g): %w", r, err)
 	}
@@ -336,4 +330,51 @@ func rowsOf(m *mat.Dense) [][]float64 {
 		out[i] = append([]float64(nil), m.RawRowView(i)...)
 	}
 	return out
+}
+
+// oneHot checks that a row of a chain's snapshot table is one state: a single
+// 1 among zeros.
+func oneHot(path string) func(b *stream.Dense, i int) error {
+	return func(b *stream.Dense, i int) error {
+		ones := 0
+		for j, v := range b.Row(i) {
+			switch v {
+			case 1:
+				ones++
+			case 0:
+			default:
+				return stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrValue, "value %v in column %d: a Markov chain's rows are one-hot states (use hmm-snapshot for real-valued observations)", v, j)
+			}
+		}
+		if ones != 1 {
+			return stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrValue, "row has %d ones: a Markov chain's rows are one-hot states (use hmm-snapshot for real-valued observations)", ones)
+		}
+		return nil
+	}
+}
+
+func identity(d int) *mat.Dense {
+	m := mat.NewDense(d, d, nil)
+	for i := range d {
+		m.Set(i, i, 1)
+	}
+	return m
+}
+
+// permuteSlice returns the slice whose element j is s[perm[j]].
+func permuteSlice[E any](s []E, perm []int) []E {
+	out := make([]E, len(s))
+	for j, c := range perm {
+		out[j] = s[c]
+	}
+	return out
+}
+
+// weightsOf returns the weights λ⁻² of tensor eigenvalues.
+func weightsOf(lam []float64) []float64 {
+	w := make([]float64, len(lam))
+	for i, l := range lam {
+		w[i] = 1 / (l * l)
+	}
+	return w
 }

@@ -31,10 +31,15 @@ type Model struct {
 	Stats *Stats      `json:"stats,omitempty"`
 }
 
-// ScanPoint is one r of the scan and ‖P(r) − Π(P(r))‖_F.
+// ScanPoint is one r of the scan: the projection distance ‖P(r) − Π(P(r))‖_F
+// of 001 §3.1 and the negative mass the scan rule reads (see Scan).
 type ScanPoint struct {
 	R    float64 `json:"r"`
 	Dist float64 `json:"dist"`
+	// Neg is the negative mass of P(r) with columns rescaled to sum to 1.
+	Neg float64 `json:"neg"`
+	// Pole marks r within the skipped window of a pole of rI + (1−r)T.
+	Pole bool `json:"pole,omitempty"`
 }
 
 // Stats describe a fit.
@@ -47,6 +52,15 @@ type Stats struct {
 	LambdaU []float64 `json:"lambda_u,omitempty"` // of the point moments (HMM)
 	// RScanned reports that r came from the scan.
 	RScanned bool `json:"r_scanned"`
+	// Solver names the tensor decomposition used.
+	Solver string `json:"solver"`
+	// Pairing maps position j (states sorted by weight, as 001 pairs them)
+	// to the set-decomposition column chosen for it; the identity when
+	// sorting and the stochasticity criterion agree.
+	Pairing []int `json:"pairing"`
+	// PairingCost is the projection distance of P(r) for that pairing (the
+	// median over a grid of r when r was not given).
+	PairingCost float64 `json:"pairing_cost"`
 }
 
 // Write stores the model as indented JSON, atomically.

@@ -1,23 +1,16 @@
 package markov
 
-import "github.com/streamfit/streamfit/solver"
+import (
+	"github.com/streamfit/streamfit/solver"
+	"gonum.org/v1/gonum/mat"
+)
 
-// The helpers below walk the packed entries i ≤ j ≤ l of a solver.Sym3 in
-// its storage order; callers invalidate the tensor's cache when done.
+// addSym walks the packed entries i ≤ j ≤ l of a solver.Sym3 in its storage
+// order; callers invalidate the tensor's cache when done.
 
-// addCube adds s·z⊗z⊗z to t.
-func addCube(t *solver.Sym3, z []float64, s float64) {
-	k, p := t.K, 0
-	for i := range k {
-		zi := s * z[i]
-		for j := i; j < k; j++ {
-			zij := zi * z[j]
-			for l := j; l < k; l++ {
-				t.Data[p] += zij * z[l]
-				p++
-			}
-		}
-	}
+// addCubes adds Σᵢ wᵢ zᵢ⊗zᵢ⊗zᵢ over the n rows zᵢ of z (row-major n×k) to t.
+func addCubes(t *solver.Sym3, z []float64, n int, w []float64) {
+	t.AddTensor(solver.FromFactors(w, mat.DenseCopyOf(mat.NewDense(n, t.K, z[:n*t.K]).T())))
 }
 
 // addSym adds s·Sym3(y, A) = s·Σ_d y ⊗_d A to t, for a symmetric k×k A

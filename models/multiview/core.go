@@ -63,44 +63,12 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 	if err != nil {
 		return nil, fmt.Errorf("multiview: %w", err)
 	}
-	d1, d2, d3 := dims[0], dims[1], dims[2]
+	d3 := dims[2]
 	nw := opt.Workers
-	type pairAcc struct {
-		n             int64
-		p12, p32, p31 *mat.Dense
-	}
-	pa := make([]pairAcc, nw)
-	for i := range pa {
-		pa[i].p12 = mat.NewDense(d1, d2, nil)
-		pa[i].p32 = mat.NewDense(d3, d2, nil)
-		pa[i].p31 = mat.NewDense(d3, d1, nil)
-	}
-	err = pass(ctx, nw, func(w int, x1, x2, x3 blas64.General) error {
-		a := &pa[w]
-		a.n += int64(x1.Rows)
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x1, x2, 1, a.p12.RawMatrix())
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x2, 1, a.p32.RawMatrix())
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x1, 1, a.p31.RawMatrix())
-		return nil
-	})
+	e12, e32, e31, n, err := CrossMoments(ctx, pass, dims, nw)
 	if err != nil {
 		return nil, err
 	}
-	for i := 1; i < nw; i++ {
-		pa[0].n += pa[i].n
-		pa[0].p12.Add(pa[0].p12, pa[i].p12)
-		pa[0].p32.Add(pa[0].p32, pa[i].p32)
-		pa[0].p31.Add(pa[0].p31, pa[i].p31)
-	}
-	n := pa[0].n
-	if n == 0 {
-		return nil, errors.New("multiview: no triples")
-	}
-	nf := float64(n)
-	e12, e32, e31 := pa[0].p12, pa[0].p32, pa[0].p31
-	e12.Scale(1/nf, e12)
-	e32.Scale(1/nf, e32)
-	e31.Scale(1/nf, e31)
 	pi12, err := pinvK(e12, k)
 	if err != nil {
 		return nil, err
@@ -146,63 +114,12 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 	var p1, p2 mat.Dense
 	p1.Mul(wm.T(), &a1) // k×d1
 	p2.Mul(wm.T(), &a2) // k×d2
-	p1t, p2t, p3t := mat.DenseCopyOf(p1.T()), mat.DenseCopyOf(p2.T()), wm
-	type triAcc struct {
-		n          int64
-		t          *mat.Dense // k²×k
-		a, b, c, e []float64
-	}
-	ta := make([]triAcc, nw)
-	for i := range ta {
-		ta[i].t = mat.NewDense(k*k, k, nil)
-	}
-	err = pass(ctx, nw, func(w int, x1, x2, x3 blas64.General) error {
-		a := &ta[w]
-		r := x1.Rows
-		a.n += int64(r)
-		if cap(a.a) < r*k {
-			a.a, a.b, a.c = make([]float64, r*k), make([]float64, r*k), make([]float64, r*k)
-			a.e = make([]float64, r*k*k)
-		}
-		za := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.a[:r*k]}
-		zb := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.b[:r*k]}
-		zc := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.c[:r*k]}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x1, p1t.RawMatrix(), 0, za)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x2, p2t.RawMatrix(), 0, zb)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x3, p3t.RawMatrix(), 0, zc)
-		ab := blas64.General{Rows: r, Cols: k * k, Stride: k * k, Data: a.e[:r*k*k]}
-		for i := range r {
-			ra, rb := za.Data[i*k:(i+1)*k], zb.Data[i*k:(i+1)*k]
-			row := ab.Data[i*k*k : (i+1)*k*k]
-			for p, u := range ra {
-				for q, v := range rb {
-					row[p*k+q] = u * v
-				}
-			}
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ab, zc, 1, a.t.RawMatrix())
-		return nil
-	})
+	t, n2, err := whitenedTriple(ctx, pass, mat.DenseCopyOf(p1.T()), mat.DenseCopyOf(p2.T()), wm, nw)
 	if err != nil {
 		return nil, err
 	}
-	for i := 1; i < nw; i++ {
-		ta[0].n += ta[i].n
-		ta[0].t.Add(ta[0].t, ta[i].t)
-	}
-	if ta[0].n != n {
-		return nil, fmt.Errorf("multiview: the source changed between passes (%d triples, then %d)", n, ta[0].n)
-	}
-	raw := ta[0].t
-	at := func(i, j, l int) float64 { return raw.At(i*k+j, l) }
-	t := solver.NewSym3(k)
-	for i := range k {
-		for j := i; j < k; j++ {
-			for l := j; l < k; l++ {
-				s := at(i, j, l) + at(i, l, j) + at(j, i, l) + at(j, l, i) + at(l, i, j) + at(l, j, i)
-				t.Set(i, j, l, s/(6*nf))
-			}
-		}
+	if n2 != n {
+		return nil, fmt.Errorf("multiview: the source changed between passes (%d triples, then %d)", n, n2)
 	}
 	res, err := solve(ctx, t, k, solver.Options{Restarts: opt.Restarts, Iters: opt.Iters, Seed: opt.Seed})
 	if err != nil {
@@ -233,6 +150,117 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 		out.Means[t] = &m
 	}
 	return out, nil
+}
+
+// CrossMoments streams one pass of the three views' cross moments
+// E[x₁x₂ᵀ] (d₁×d₂), E[x₃x₂ᵀ] (d₃×d₂) and E[x₃x₁ᵀ] (d₃×d₁), and the number of
+// triples.
+func CrossMoments(ctx context.Context, pass Pass, dims [3]int, workers int) (e12, e32, e31 *mat.Dense, n int64, err error) {
+	d1, d2, d3 := dims[0], dims[1], dims[2]
+	type pairAcc struct {
+		n             int64
+		p12, p32, p31 *mat.Dense
+	}
+	pa := make([]pairAcc, workers)
+	for i := range pa {
+		pa[i].p12 = mat.NewDense(d1, d2, nil)
+		pa[i].p32 = mat.NewDense(d3, d2, nil)
+		pa[i].p31 = mat.NewDense(d3, d1, nil)
+	}
+	err = pass(ctx, workers, func(w int, x1, x2, x3 blas64.General) error {
+		a := &pa[w]
+		a.n += int64(x1.Rows)
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x1, x2, 1, a.p12.RawMatrix())
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x2, 1, a.p32.RawMatrix())
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x1, 1, a.p31.RawMatrix())
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	for i := 1; i < workers; i++ {
+		pa[0].n += pa[i].n
+		pa[0].p12.Add(pa[0].p12, pa[i].p12)
+		pa[0].p32.Add(pa[0].p32, pa[i].p32)
+		pa[0].p31.Add(pa[0].p31, pa[i].p31)
+	}
+	n = pa[0].n
+	if n == 0 {
+		return nil, nil, nil, 0, errors.New("multiview: no triples")
+	}
+	nf := float64(n)
+	e12, e32, e31 = pa[0].p12, pa[0].p32, pa[0].p31
+	e12.Scale(1/nf, e12)
+	e32.Scale(1/nf, e32)
+	e31.Scale(1/nf, e31)
+	return e12, e32, e31, n, nil
+}
+
+// whitenedTriple streams the second pass: the average of
+// (P₁ᵀx₁)⊗(P₂ᵀx₂)⊗(P₃ᵀx₃) over the triples, symmetrised (it is symmetric in
+// expectation), with P_t the d_t×k maps of the views; O(k³) per triple.
+func whitenedTriple(ctx context.Context, pass Pass, p1t, p2t, p3t *mat.Dense, workers int) (*solver.Sym3, int64, error) {
+	_, k := p3t.Dims()
+	type triAcc struct {
+		n          int64
+		t          *mat.Dense // k²×k
+		a, b, c, e []float64
+	}
+	ta := make([]triAcc, workers)
+	for i := range ta {
+		ta[i].t = mat.NewDense(k*k, k, nil)
+	}
+	err := pass(ctx, workers, func(w int, x1, x2, x3 blas64.General) error {
+		a := &ta[w]
+		r := x1.Rows
+		a.n += int64(r)
+		if cap(a.a) < r*k {
+			a.a, a.b, a.c = make([]float64, r*k), make([]float64, r*k), make([]float64, r*k)
+			a.e = make([]float64, r*k*k)
+		}
+		za := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.a[:r*k]}
+		zb := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.b[:r*k]}
+		zc := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.c[:r*k]}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x1, p1t.RawMatrix(), 0, za)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x2, p2t.RawMatrix(), 0, zb)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x3, p3t.RawMatrix(), 0, zc)
+		ab := blas64.General{Rows: r, Cols: k * k, Stride: k * k, Data: a.e[:r*k*k]}
+		for i := range r {
+			ra, rb := za.Data[i*k:(i+1)*k], zb.Data[i*k:(i+1)*k]
+			row := ab.Data[i*k*k : (i+1)*k*k]
+			for p, u := range ra {
+				for q, v := range rb {
+					row[p*k+q] = u * v
+				}
+			}
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ab, zc, 1, a.t.RawMatrix())
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := 1; i < workers; i++ {
+		ta[0].n += ta[i].n
+		ta[0].t.Add(ta[0].t, ta[i].t)
+	}
+	n := ta[0].n
+	if n == 0 {
+		return nil, 0, errors.New("multiview: no triples")
+	}
+	nf := float64(n)
+	raw := ta[0].t
+	at := func(i, j, l int) float64 { return raw.At(i*k+j, l) }
+	t := solver.NewSym3(k)
+	for i := range k {
+		for j := i; j < k; j++ {
+			for l := j; l < k; l++ {
+				s := at(i, j, l) + at(i, l, j) + at(j, i, l) + at(j, l, i) + at(l, i, j) + at(l, j, i)
+				t.Set(i, j, l, s/(6*nf))
+			}
+		}
+	}
+	return t, n, nil
 }
 
 // pinvK returns the rank-k truncated pseudo-inverse of a (via the SVD).

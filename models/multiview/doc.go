@@ -15,4 +15,11 @@
 //
 // Eigenpairs give μ₃ᵢ = λᵢBvᵢ and wᵢ = λᵢ⁻² (MATH §4.4); the other views'
 // means follow without matching from E[x_t x₃ᵀ] = M₍ₜ₎ diag(w) M₍₃₎ᵀ.
+//
+// Views can be made from one vector per row (004 Prop 3.2, 3.3):
+// Config.RandomViews splits the coordinates of a mixture of product
+// distributions at random; Config.Rotate first applies a random rotation,
+// which keeps a spherical Gaussian mixture's coordinates conditionally
+// independent and gives every view a full-rank mean matrix whatever the
+// means' alignment with the axes, and maps the means back (Model.Components).
 package multiview

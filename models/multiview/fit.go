@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -26,6 +27,14 @@ type Config struct {
 	// (seeded by Seed): 004 Prop 3.2 for mixtures of product distributions, whose
 	// coordinates are conditionally independent given the class.
 	RandomViews bool
+	// Rotate applies a uniformly random rotation R (seeded by Seed) to every
+	// row before the views are cut: 004 Prop 3.3 for a spherical Gaussian
+	// mixture, whose rotated coordinates stay conditionally independent and
+	// whose rotated mean matrix has, almost surely, full column rank in every
+	// view however the means were aligned with the axes. The view means are
+	// then in rotated coordinates; when the views cover every column the fit
+	// also reports the component means Rᵀ[μ₁; μ₂; μ₃] in the original ones.
+	Rotate bool
 	// Solver names the symmetric solver (solver.ByName; default "rtpm").
 	Solver string
 	// Restarts and Iters tune the solver (0 selects its defaults).
@@ -115,7 +124,12 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	}
 	dims := [3]int{len(views[0]), len(views[1]), len(views[2])}
 	path := src.Info().Path
+	var rot *mat.Dense
+	if cfg.Rotate {
+		rot = Rotation(d, cfg.Seed)
+	}
 	scratch := make([][3][]float64, cfg.Workers)
+	rotated := make([][]float64, cfg.Workers)
 	pass := func(ctx context.Context, workers int, fn func(int, blas64.General, blas64.General, blas64.General) error) error {
 		return stream.Each(ctx, src.Rows, workers, func(w int, b *stream.Dense) error {
 			if err := checkBatch(path, b, d); err != nil {
@@ -125,6 +139,16 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 				return nil
 			}
 			var xs [3]blas64.General
+			rows := b.Data[:b.Rows*d]
+			if rot != nil {
+				// Row i of the batch becomes (R x_i)ᵀ = x_iᵀ Rᵀ.
+				if cap(rotated[w]) < b.Rows*d {
+					rotated[w] = make([]float64, b.Rows*d)
+				}
+				rows = rotated[w][:b.Rows*d]
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: b.Rows, Cols: d, Stride: d, Data: b.Data[:b.Rows*d]},
+					rot.RawMatrix(), 0, blas64.General{Rows: b.Rows, Cols: d, Stride: d, Data: rows})
+			}
 			for t := range 3 {
 				dt := dims[t]
 				if cap(scratch[w][t]) < b.Rows*dt {
@@ -132,7 +156,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 				}
 				buf := scratch[w][t][:b.Rows*dt]
 				for i := range b.Rows {
-					row := b.Row(i)
+					row := rows[i*d : (i+1)*d]
 					for j, c := range views[t] {
 						buf[i*dt+j] = row[c]
 					}
@@ -155,11 +179,67 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if solverName == "" {
 		solverName = "rtpm"
 	}
+	if rot != nil {
+		m.Rotated = true
+		m.Components = components(m, rot)
+	}
 	st := &Stats{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
 	floats.Scale(1/st.WeightSum, m.Weights)
 	st.Seconds = time.Since(start).Seconds()
 	m.Stats = st
 	return m, nil
+}
+
+// Rotation returns a uniformly distributed d×d rotation (Haar measure on the
+// orthogonal matrices): the Q of a Gaussian matrix's QR factorisation with
+// the signs of R's diagonal moved into Q.
+func Rotation(d int, seed uint64) *mat.Dense {
+	r := rand.New(rand.NewPCG(seed, 0x726f74))
+	g := mat.NewDense(d, d, nil)
+	for i := range d {
+		for j := range d {
+			g.Set(i, j, r.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(g)
+	var q, rr mat.Dense
+	qr.QTo(&q)
+	qr.RTo(&rr)
+	for j := range d {
+		if rr.At(j, j) < 0 {
+			for i := range d {
+				q.Set(i, j, -q.At(i, j))
+			}
+		}
+	}
+	return &q
+}
+
+// components maps the view means back to the original coordinates when the
+// views cover every column: μ = Rᵀ[μ₁; μ₂; μ₃] (nil otherwise).
+func components(m *Model, rot *mat.Dense) [][]float64 {
+	d := m.D
+	n := 0
+	for _, v := range m.Views {
+		n += len(v)
+	}
+	if n != d {
+		return nil
+	}
+	out := make([][]float64, m.K)
+	y := mat.NewVecDense(d, nil)
+	for i := range m.K {
+		for t, cols := range m.Views {
+			for j, c := range cols {
+				y.SetVec(c, m.Means[t][i][j])
+			}
+		}
+		var x mat.VecDense
+		x.MulVec(rot.T(), y)
+		out[i] = append([]float64(nil), x.RawVector().Data...)
+	}
+	return out
 }
 
 // rowsOf returns the columns of a as slices.

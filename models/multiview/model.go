@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
@@ -22,7 +25,13 @@ type Model struct {
 	Weights []float64 `json:"weights"`
 	// Means[t] has K rows, the conditional means of view t (length len(Views[t])).
 	Means [][][]float64 `json:"means"`
-	Stats *Stats        `json:"stats,omitempty"`
+	// Rotated reports that the rows were rotated before the views were cut
+	// (Config.Rotate): Means are then in rotated coordinates.
+	Rotated bool `json:"rotated,omitempty"`
+	// Components are the K full component means in the original
+	// coordinates, when Rotated and the views cover every column.
+	Components [][]float64 `json:"components,omitempty"`
+	Stats      *Stats      `json:"stats,omitempty"`
 }
 
 // Stats describe a fit.
@@ -79,6 +88,31 @@ func (m *Model) validate() error {
 	return nil
 }
 
+// short prints a column list, eliding the middle of long ones.
+func short(cols []int) string {
+	if len(cols) <= 8 {
+		return fmt.Sprint(cols)
+	}
+	return fmt.Sprintf("%v … %v (%d columns)", cols[:4], cols[len(cols)-2:], len(cols))
+}
+
+// ViewsFlag formats views as the --views flag reads them: "0,1,2;3,4;5,6".
+func ViewsFlag(views [][]int) string {
+	var b strings.Builder
+	for t, v := range views {
+		if t > 0 {
+			b.WriteByte(';')
+		}
+		for j, c := range v {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(c))
+		}
+	}
+	return b.String()
+}
+
 // Metrics compare a fitted mixture with the truth after relabelling (Hungarian
 // on the squared distance of the concatenated means).
 type Metrics struct {
@@ -100,9 +134,13 @@ func Eval(est, truth *Model) (*Metrics, error) {
 	if est.K != truth.K {
 		return nil, fmt.Errorf("multiview: fitted k=%d but the truth has k=%d", est.K, truth.K)
 	}
+	if est.Rotated != truth.Rotated {
+		return nil, fmt.Errorf("multiview: the fit's view means are in rotated coordinates (--rotate, 004 Prop 3.3) and the truth's are not; compare its components with the mixture instead")
+	}
 	for t := range 3 {
-		if len(est.Views[t]) != len(truth.Views[t]) {
-			return nil, fmt.Errorf("multiview: view %d has %d columns in the fit, %d in the truth", t+1, len(est.Views[t]), len(truth.Views[t]))
+		if !slices.Equal(est.Views[t], truth.Views[t]) {
+			return nil, fmt.Errorf("multiview: the fit and the truth cut the columns into different views (view %d is columns %s in the fit, %s in the truth), so their means are not comparable; fit again with --views %q (the views of the truth file)",
+				t+1, short(est.Views[t]), short(truth.Views[t]), ViewsFlag(truth.Views))
 		}
 	}
 	k := truth.K
