@@ -20,8 +20,9 @@ const (
 // Contract call. It starts from init when non-nil (refinement) and from
 // random unit factors (opt.Seed) otherwise; opt.Iters caps sweeps (default
 // 500) and it stops once no unit factor column moves more than opt.Tol
-// (default 1e-10). A singular Gram product (collinear factors) is an error
-// wrapping ErrDegenerate.
+// (default 1e-10). Hitting the sweep cap returns the fit with Converged =
+// false and Reason set. A singular Gram product (collinear factors) is an
+// error wrapping ErrDegenerate. Residual is filled when t is a Normer.
 func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, error) {
 	if r < 1 {
 		return nil, fmt.Errorf("als: %w: rank %d < 1", ErrRank, r)
@@ -57,7 +58,7 @@ func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, erro
 			randomUnit(f[m], rng)
 		}
 	}
-	out := &CP{Starts: 1}
+	out := &CP{Starts: 1, Residual: math.NaN()}
 	w := make([]float64, r)
 	for s := 0; s < sweeps; s++ {
 		out.Iters++
@@ -111,6 +112,10 @@ func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, erro
 	out.C = f[2]
 	normalizeCols(out.C, nil)
 	out.Found = r
+	if !out.Converged {
+		out.Reason = fmt.Sprintf("als: %d sweeps without meeting tol %.3g", sweeps, tol)
+	}
+	out.Residual = cpResidual(ctx, order3{t}, out.W, []*mat.Dense{out.A, out.B, out.C})
 	return out, nil
 }
 
@@ -144,7 +149,7 @@ func Symmetrize(ctx context.Context, t Tensor, cp *CP) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Iters: int(math.Round(cp.Iters)), Restarts: cp.Starts, Converged: cp.Converged}
+	res := &Result{Iters: int(math.Round(cp.Iters)), Restarts: cp.Starts, Converged: cp.Converged, Reason: cp.Reason}
 	res.finish(ctx, t, lam, u)
 	res.EigResidual = math.NaN()
 	return res, nil
@@ -185,13 +190,25 @@ func fitWeights(ctx context.Context, t Tensor, u *mat.Dense) ([]float64, error) 
 // Random starts often stall ALS at non-global fixed points, so for r ≤ Dim it
 // starts from the eigenvectors of a random slice T(I,I,θ) with the r largest
 // |eigenvalues| (exact for an orthogonal tensor with distinct projected
-// weights); further columns are random.
+// weights; Jennrich-like); further columns are random. ALSRandom is the
+// random-start ALS the papers compare against.
 func ALSSym(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	init, err := sliceInit(ctx, t, r, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
 	cp, err := CPALS(ctx, SymAsym(t), r, init, opt)
+	if err != nil {
+		return nil, err
+	}
+	return Symmetrize(ctx, t, cp)
+}
+
+// ALSRandom is CP-ALS from random unit factors (opt.Seed) on a symmetric
+// tensor, symmetrised at the end: the baseline of [003]'s and [002]'s
+// experiments. It is kept for comparison; ALSSym is the better ALS.
+func ALSRandom(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
+	cp, err := CPALS(ctx, SymAsym(t), r, nil, opt)
 	if err != nil {
 		return nil, err
 	}

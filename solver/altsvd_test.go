@@ -41,18 +41,14 @@ func TestSVDInitOrthogonal(t *testing.T) {
 	a, b, c := orthoFactors(d, k, rng), orthoFactors(d, k, rng), unitFactors(d, k, rng)
 	counts := []int{1, 2, 3, 4}
 	st := viewsOf(a, b, c, counts)
-	a0, b0 := mat.NewDense(d, L, nil), mat.NewDense(d, L, nil)
-	seedRNG := newRNG(7)
-	if err := svdInit(ctx, st, a0, b0, seedRNG); err != nil {
+	f := []*mat.Dense{mat.NewDense(d, L, nil), mat.NewDense(d, L, nil), mat.NewDense(d, L, nil)}
+	thetas, err := svdInit(ctx, order3{st}, f, newRNG(7))
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Replay the θ draws (d per start, in order).
-	replay := newRNG(7)
+	a0, b0 := f[0], f[1]
 	for s := 0; s < L; s++ {
-		theta := make([]float64, d)
-		for i := range theta {
-			theta[i] = replay.NormFloat64()
-		}
+		theta := mat.Col(nil, s, thetas[2])
 		best, bv := -1, -1.0
 		for i := 0; i < k; i++ {
 			dot := 0.0

@@ -9,20 +9,27 @@ import (
 // Options configures every solver. Zero values select the per-solver defaults
 // documented on each solver function, so Options{Seed: s} is always valid.
 type Options struct {
-	// Restarts is the number of random starts: L per component for RTPM, the
-	// cap on starts per component for RTPMStop, the number of initialisations
-	// for Alt. Ignored by JD and ALS.
+	// Restarts is the number of random starts: L per component for RTPM
+	// (default max(20, k)), the cap on starts per component for RTPMStop
+	// (default 100·k), the number of initialisations for Alt (default
+	// max(50, 10·r) per round). Ignored by JD and ALS.
 	Restarts int
-	// Iters caps the iterations of one phase: power iterations (RTPM, Alt),
-	// Jacobi/QRJ1D sweeps (JD), ALS sweeps.
+	// Iters caps the iterations of one phase: power iterations (RTPM,
+	// RTPMStop: 30; Alt: 100), Jacobi/QRJ1D sweeps per JD stage (OJD 100,
+	// NOJD 1000), ALS sweeps (500).
 	Iters int
-	// Tol stops an iteration early once the largest change of a unit factor
-	// (or the largest rotation for JD) falls below it. Default 1e-10 (1e-8 for JD sweeps).
+	// Tol stops an iteration early: for RTPM/RTPMStop once the largest change
+	// of a unit iterate is below it (default 1e-10); for JD once no rotation
+	// sine or triangular step exceeds it (default 1e-10; NOJD also stops when
+	// the off-diagonal energy stalls); for ALS once no unit factor moves more
+	// (default 1e-10); for Alt once the summed squared change of a start is
+	// below it (default 1e-8).
 	Tol float64
 	// Seed drives every random draw (math/rand/v2 PCG).
 	Seed uint64
 	// Projections is L0, the number of random projections of the first JD
-	// stage. Default max(5, ⌈log₂ d⌉+3)... see JD for the exact rule.
+	// stage. Default: OJD 5, 10, 20 for d < 100, < 200, ≥ 200 (the authors'
+	// code); NOJD 2d (asymmetric JD: 2·d3).
 	Projections int
 	// Refine, when positive, runs that many CP-ALS sweeps on the result
 	// (every solver in the registry honours it).
@@ -52,8 +59,13 @@ type Result struct {
 	// energy left after joint diagonalisation; it is how far from a fixed point
 	// the answer is.
 	EigResidual float64
-	// Converged is false when some phase hit its iteration cap before Tol.
+	// Converged is false when a phase that produced the answer hit its
+	// iteration cap before Tol; the answer is still returned (not an error).
+	// Reason then says which phase, in one line a command line can print as
+	// a warning; it also notes RTPMStop fallbacks. Errors are kept for
+	// answers that cannot be used (bad rank, degenerate input).
 	Converged bool
+	Reason    string
 }
 
 func newRNG(seed uint64) *rand.Rand {

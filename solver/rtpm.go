@@ -63,9 +63,8 @@ func RTPM(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 		defl := Deflate(t, lambdas, v)
 		randomUnit(theta, rng)
 		res.Restarts += L
-		it, ok, err := powerPhase(ctx, defl, theta, n, tol)
+		it, _, err := powerPhase(ctx, defl, theta, n, tol)
 		res.Iters += it * L
-		res.Converged = res.Converged && ok
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +76,7 @@ func RTPM(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 		th.Copy(theta.Slice(0, k, best, best+1))
 		lam, eres, it, ok, err := polish(ctx, defl, th, n, tol)
 		res.Iters += it
-		res.Converged = res.Converged && ok
+		res.notePolish(ok, "rtpm", c, n, tol)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +109,15 @@ func powerPhase(ctx context.Context, t Tensor, theta *mat.Dense, n int, tol floa
 		}
 	}
 	return n, false, nil
+}
+
+// notePolish records a polish phase that missed tol for component c.
+func (res *Result) notePolish(ok bool, name string, c, n int, tol float64) {
+	if ok || !res.Converged {
+		return
+	}
+	res.Converged = false
+	res.Reason = fmt.Sprintf("%s: component %d: the power iteration did not settle within %d iterations (tol %.3g); the tensor may not be orthogonally decomposable at this noise level", name, c+1, n, tol)
 }
 
 // polish runs n more iterations on one column and returns λ = T(θ,θ,θ) and

@@ -20,13 +20,14 @@ const stopBlock = 8
 //
 // where T̃ is the current deflated tensor and m = r − (components found).
 // Slices come from the tensor's Slicer or the Apply fallback, and ‖T̃‖_F from
-// Normer or slices (MATH §3.7 identity for the deflation), so implicit tensors
-// work but pay 2k² contractions for the norm once.
+// ‖T‖_F (Normer, or 2k² contractions once for implicit tensors) and the
+// deflation identity of MATH §3.7, so implicit tensors work.
 //
 // opt.Restarts caps the starts per component (default 100·k). If the cap is
 // reached, the start with the largest T(θ,θ,θ) is kept and Result.Fallbacks
 // counts it; noisy tensors can make the 1.05 test unreachable, so this is a
-// documented fallback rather than an error. Other options as in RTPM.
+// documented fallback rather than an error (Reason says how many). Other
+// options as in RTPM.
 func RTPMStop(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	k := t.Dim()
 	if r < 1 || r > k {
@@ -52,16 +53,22 @@ func RTPMStop(ctx context.Context, t Tensor, r int, opt Options) (*Result, error
 	vals := make([]float64, stopBlock)
 	slice := mat.NewSymDense(k, nil)
 	w := make([]float64, k)
+	base, err := FrobeniusSq(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	for c := 0; c < r; c++ {
 		var v *mat.Dense
+		fro2 := base
 		if c > 0 {
 			v = found.Slice(0, k, 0, c).(*mat.Dense)
+			rt, err := residualTerms(ctx, t, lambdas, v)
+			if err != nil {
+				return nil, err
+			}
+			fro2 += rt
 		}
 		defl := Deflate(t, lambdas, v)
-		fro2, err := FrobeniusSq(ctx, defl)
-		if err != nil {
-			return nil, err
-		}
 		floor := math.Sqrt(math.Max(fro2, 0)) / (2 * math.Sqrt(float64(r-c)))
 		best := mat.NewDense(k, 1, nil)
 		bestVal := math.Inf(-1)
@@ -69,9 +76,8 @@ func RTPMStop(ctx context.Context, t Tensor, r int, opt Options) (*Result, error
 		for used := 0; used < maxStarts && !accepted; used += stopBlock {
 			randomUnit(theta, rng)
 			res.Restarts += stopBlock
-			it, ok, err := powerPhase(ctx, defl, theta, n, tol)
+			it, _, err := powerPhase(ctx, defl, theta, n, tol)
 			res.Iters += it * stopBlock
-			res.Converged = res.Converged && ok
 			if err != nil {
 				return nil, err
 			}
@@ -99,10 +105,11 @@ func RTPMStop(ctx context.Context, t Tensor, r int, opt Options) (*Result, error
 		}
 		if !accepted {
 			res.Fallbacks++
+			res.Reason = fmt.Sprintf("rtpm-stop: the stopping condition never held for %d of the components within %d starts each; kept the best start instead", res.Fallbacks, maxStarts)
 		}
 		lam, eres, it, ok, err := polish(ctx, defl, best, n, tol)
 		res.Iters += it
-		res.Converged = res.Converged && ok
+		res.notePolish(ok, "rtpm-stop", c, n, tol)
 		if err != nil {
 			return nil, err
 		}
