@@ -1,6 +1,7 @@
 package implicit
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/streamfit/streamfit/stream"
@@ -8,22 +9,27 @@ import (
 
 // termGroups is a batch of documents regrouped by term (compressed sparse
 // columns): terms lists the distinct terms of the batch in increasing order,
-// and the entries of terms[j] are row[start[j]:start[j+1]] (the row of the
-// document among the batch's usable documents) with counts cnt, in document
+// and the entries of terms[j] are ent[start[j]:start[j+1]] (the row of the
+// document among the batch's usable documents, and the count), in document
 // order. Scattering per term touches each accumulator row once per batch
 // instead of once per occurrence, and nothing is done per vocabulary word
-// the batch does not use (unlike termMajor, which costs O(d) per batch).
+// the batch does not use when the vocabulary is much larger than the batch
+// (unlike termMajor, which costs O(d) per batch).
 type termGroups struct {
 	terms []int32
 	start []int32
-	row   []int32
-	cnt   []float64
+	ent   []entry
 	slot  []int32 // per vocabulary word; all zero between builds
 }
 
+// entry is one (document row, count) pair of a term. Row and count share a
+// cache line, so regrouping writes one place per entry.
+type entry struct{ row, cnt int32 }
+
 // build regroups the documents i of b with rows[i] ≥ 0 (their row among the
-// usable ones) by term, for a vocabulary of d words. It costs O(nnz + t log t)
-// for t distinct terms, independent of d once the d-length slot is allocated.
+// usable ones) by term, for a vocabulary of d words. It costs O(nnz) plus
+// O(min(d, t log t)) for t distinct terms: the terms are listed in order by
+// a scan of the vocabulary when that is cheaper than sorting them.
 func (s *termGroups) build(b *stream.Docs, rows []int32, d int) {
 	if len(s.slot) != d {
 		s.slot = make([]int32, d)
@@ -43,18 +49,23 @@ func (s *termGroups) build(b *stream.Docs, rows []int32, d int) {
 		}
 		n += len(terms)
 	}
-	slices.Sort(s.terms)
+	if nt := len(s.terms); d <= 4*nt*bits.Len(uint(nt)) {
+		s.terms = s.terms[:0]
+		for t, c := range s.slot {
+			if c != 0 {
+				s.terms = append(s.terms, int32(t))
+			}
+		}
+	} else {
+		slices.Sort(s.terms)
+	}
 	s.start = slices.Grow(s.start[:0], len(s.terms)+1)[:len(s.terms)+1]
 	s.start[0] = 0
 	for j, t := range s.terms {
 		s.start[j+1] = s.start[j] + s.slot[t]
 		s.slot[t] = s.start[j] // now the next free position of t
 	}
-	s.row = slices.Grow(s.row[:0], n)[:n]
-	if cap(s.cnt) < n {
-		s.cnt = make([]float64, n)
-	}
-	s.cnt = s.cnt[:n]
+	s.ent = slices.Grow(s.ent[:0], n)[:n]
 	for i := range b.Len() {
 		r := rows[i]
 		if r < 0 {
@@ -63,8 +74,7 @@ func (s *termGroups) build(b *stream.Docs, rows []int32, d int) {
 		terms, counts := b.Doc(i)
 		for j, t := range terms {
 			p := s.slot[t]
-			s.row[p] = r
-			s.cnt[p] = float64(counts[j])
+			s.ent[p] = entry{r, counts[j]}
 			s.slot[t] = p + 1
 		}
 	}
@@ -114,8 +124,8 @@ func (p *batch) prepare(b *stream.Docs, d int) {
 	tm := &p.tm
 	for j := range nt {
 		var s1, s2, s3 float64
-		for q := tm.start[j]; q < tm.start[j+1]; q++ {
-			r, c := tm.row[q], tm.cnt[q]
+		for _, e := range tm.ent[tm.start[j]:tm.start[j+1]] {
+			r, c := e.row, float64(e.cnt)
 			s1 += c * p.inv1[r]
 			s2 += c * p.inv2[r]
 			s3 += c * p.inv3[r]

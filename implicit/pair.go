@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"sync"
 
 	"github.com/streamfit/streamfit/stream"
@@ -45,9 +46,11 @@ func NewPairAcc(d, cols int) *PairAcc {
 // pairPart is one worker's reduction of a batch.
 type pairPart[F real] struct {
 	batch
-	om  []F   // Ω in precision F when it is dense (shared by the parts of a pass)
-	r   []F   // usable documents × Cols: cᵀΩ/n2
-	tmp [][]F // scratch rows of the commit, one per goroutine
+	om  []F            // Ω in precision F when it is dense (shared by the parts of a pass)
+	sp  *flatSparse[F] // Ω when it is sparse (shared)
+	r   []F            // usable documents × Cols: cᵀΩ/n2
+	acc []F            // gather scratch
+	tmp [][]F          // scratch rows of the commit, one per goroutine
 }
 
 // Add accumulates the documents of b; omega must be D×Cols and the same for
@@ -82,10 +85,15 @@ func (a *PairAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2
 
 func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(docs int)) error {
 	var om []F
+	var sp *flatSparse[F]
 	if a.sp.rows == nil {
 		om = convert[F](nil, mat.DenseCopyOf(a.sp.dense).RawMatrix().Data)
+	} else {
+		sp = flatten[F](a.sp.rows, a.D)
 	}
-	return ordered(ctx, docs, workers, func() *pairPart[F] { return &pairPart[F]{om: om, tmp: scratchRows[F](max(1, workers), a.Cols)} },
+	return ordered(ctx, docs, workers, func() *pairPart[F] {
+		return &pairPart[F]{om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}
+	},
 		func(p *pairPart[F], b *stream.Docs) { p.compute(a, b) },
 		func(p *pairPart[F]) { p.commit(a) }, onBatch)
 }
@@ -110,35 +118,68 @@ func (p *pairPart[F]) compute(a *PairAcc, b *stream.Docs) {
 	p.prepare(b, a.D)
 	cols := a.Cols
 	p.r = grow(p.r, p.n*cols)
+	if p.sp == nil {
+		gather(b, p.docRow, p.om, cols, p.r, p.inv2, &p.acc)
+		return
+	}
+	// Sparse Ω: z scalar updates per entry instead of a row of Cols.
 	clear(p.r)
-	if sp := a.sp.rows; sp != nil {
-		// Sparse Ω: z scalar updates per entry instead of a row of Cols.
-		for i := range b.Len() {
-			row := p.docRow[i]
-			if row < 0 {
-				continue
-			}
-			r := p.r[int(row)*cols : int(row+1)*cols]
-			s := p.inv2[row]
-			terms, counts := b.Doc(i)
-			for j, t := range terms {
-				c := float64(counts[j]) * s
-				cols, vals := sp.RowNZ(int(t))
-				for q, col := range cols {
-					r[col] += F(c * vals[q])
-				}
+	sp := p.sp
+	for i := range b.Len() {
+		row := p.docRow[i]
+		if row < 0 {
+			continue
+		}
+		r := p.r[int(row)*cols : int(row+1)*cols]
+		terms, counts := b.Doc(i)
+		for j, t := range terms {
+			c := F(counts[j])
+			lo, hi := sp.start[t], sp.start[t+1]
+			vals := sp.val[lo:hi]
+			for q, col := range sp.col[lo:hi] {
+				r[col] += c * vals[q]
 			}
 		}
-	} else {
-		tm := &p.tm
-		for j, t := range tm.terms {
-			orow := p.om[int(t)*cols : int(t+1)*cols]
-			for q := tm.start[j]; q < tm.start[j+1]; q++ {
-				row := tm.row[q]
-				axpy(F(tm.cnt[q]*p.inv2[row]), orow, p.r[int(row)*cols:int(row+1)*cols])
+		scal(F(sp.scale*p.inv2[row]), r)
+	}
+}
+
+// flatSparse is a sparse Ω by rows in the precision of a pass's partials,
+// read without an interface call per entry. When all its non-zeros have
+// one magnitude v (a sparse sign matrix), val holds their signs and scale
+// is v, so a document's sums of count·sign are exact integers.
+type flatSparse[F real] struct {
+	start, col []int32
+	val        []F
+	scale      float64
+}
+
+// flatten copies the non-zeros of the d rows of sp.
+func flatten[F real](sp rowsNZ, d int) *flatSparse[F] {
+	f := &flatSparse[F]{start: make([]int32, d+1), scale: 1}
+	mag, same := 0.0, true
+	for i := range d {
+		cols, vals := sp.RowNZ(i)
+		f.col = append(f.col, cols...)
+		for _, v := range vals {
+			if mag == 0 {
+				mag = math.Abs(v)
 			}
+			same = same && math.Abs(v) == mag
+		}
+		f.start[i+1] = int32(len(f.col))
+	}
+	if same && mag != 0 {
+		f.scale = mag
+	}
+	f.val = make([]F, 0, len(f.col))
+	for i := range d {
+		_, vals := sp.RowNZ(i)
+		for _, v := range vals {
+			f.val = append(f.val, F(v/f.scale))
 		}
 	}
+	return f
 }
 
 // scatter forms, for each distinct term j of tm, the row Σ c·x[row] over
@@ -149,12 +190,12 @@ func (p *pairPart[F]) compute(a *PairAcc, b *stream.Docs) {
 func scatter[F real](tm *termGroups, x []F, w int, tmp [][]F, add func(j int, t int32, row []F)) {
 	one := func(lo, hi int, out []F) {
 		for j := lo; j < hi; j++ {
-			q0, q1 := tm.start[j], tm.start[j+1]
-			row := int(tm.row[q0])
-			scaleTo(out, F(tm.cnt[q0]), x[row*w:(row+1)*w])
-			for q := q0 + 1; q < q1; q++ {
-				row := int(tm.row[q])
-				axpy(F(tm.cnt[q]), x[row*w:(row+1)*w], out)
+			ent := tm.ent[tm.start[j]:tm.start[j+1]]
+			row := int(ent[0].row)
+			scaleTo(out, F(ent[0].cnt), x[row*w:(row+1)*w])
+			for _, e := range ent[1:] {
+				row := int(e.row)
+				axpy(F(e.cnt), x[row*w:(row+1)*w], out)
 			}
 			add(j, tm.terms[j], out)
 		}

@@ -1,6 +1,7 @@
 package implicit
 
 import (
+	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -35,6 +36,43 @@ func scaleTo[F real](dst []F, alpha F, x []F) {
 		impl.Dscal(len(dst), float64(alpha), dst, 1)
 	case []float32:
 		impl.Sscal(len(dst), float32(alpha), dst, 1)
+	}
+}
+
+// scal sets x = alpha·x.
+func scal[F real](alpha F, x []F) {
+	switch x := any(x).(type) {
+	case []float64:
+		impl.Dscal(len(x), float64(alpha), x, 1)
+	case []float32:
+		impl.Sscal(len(x), float32(alpha), x, 1)
+	}
+}
+
+// gather sets row r of out (rows of width w) to s_r·Σ c·x_t over the
+// entries (t, c) of the usable documents of b (docRow[i] = r ≥ 0; x has rows
+// of width w; s nil means 1). Each document's sum is formed in the scratch
+// row *acc, which stays in cache and is aligned for the kernel, and then
+// written out once: adding into rows of out directly costs a third more.
+func gather[F real](b *stream.Docs, docRow []int32, x []F, w int, out []F, s []float64, acc *[]F) {
+	*acc = grow(*acc, w)
+	sum := *acc
+	for i := range b.Len() {
+		r := int(docRow[i])
+		if r < 0 {
+			continue
+		}
+		clear(sum)
+		terms, counts := b.Doc(i)
+		for j, t := range terms {
+			axpy(F(counts[j]), x[int(t)*w:int(t+1)*w], sum)
+		}
+		dst := out[r*w : (r+1)*w]
+		if s == nil {
+			copy(dst, sum)
+		} else {
+			scaleTo(dst, F(s[r]), sum)
+		}
 	}
 }
 

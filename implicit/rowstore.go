@@ -253,6 +253,20 @@ func (s *RowStore) Close() error {
 // first error (an I/O error, or ErrCorruptChunk naming the file and chunk)
 // stops the scan.
 func (s *RowStore) Scan(ctx context.Context, fn func(worker int, y *mat.Dense, inv3 []float64) error) error {
+	return s.scan(ctx, fn, nil)
+}
+
+// ScanOrdered is Scan for reductions whose result must not depend on
+// Workers: compute(worker, y, inv3) runs concurrently, and then
+// commit(worker) strictly in chunk order, so a worker adds its chunk's
+// partial result to a total in one fixed order.
+func (s *RowStore) ScanOrdered(ctx context.Context, compute func(worker int, y *mat.Dense, inv3 []float64), commit func(worker int)) error {
+	return s.scan(ctx, func(wk int, y *mat.Dense, inv3 []float64) error { compute(wk, y, inv3); return nil }, commit)
+}
+
+// scan runs fn on every chunk (chunk i on worker i mod Workers) and, when
+// commit is set, commit after it in chunk order.
+func (s *RowStore) scan(ctx context.Context, fn func(worker int, y *mat.Dense, inv3 []float64) error, commit func(worker int)) error {
 	if err := s.Finish(); err != nil {
 		return err
 	}
@@ -264,6 +278,7 @@ func (s *RowStore) Scan(ctx context.Context, fn func(worker int, y *mat.Dense, i
 		s.dec = dec
 	}
 	workers := max(1, min(s.opt.Workers, len(s.index)))
+	var seq sequencer
 	g, ctx := errgroup.WithContext(ctx)
 	for wk := range workers {
 		g.Go(func() error {
@@ -282,6 +297,13 @@ func (s *RowStore) Scan(ctx context.Context, fn func(worker int, y *mat.Dense, i
 				ybuf, inv = s.decode(raw, c.rows, ybuf, inv)
 				if err := fn(wk, mat.NewDense(c.rows, s.k, ybuf), inv); err != nil {
 					return err
+				}
+				if commit != nil {
+					if err := seq.wait(ctx, i); err != nil {
+						return err
+					}
+					commit(wk)
+					seq.done()
 				}
 			}
 			return nil

@@ -5,17 +5,20 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/solver"
-	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
 // RowAcc accumulates a third-moment pass for the implicit multi-pass mode:
-// the aggregates of RowStats in memory (O(d·K)) and every document's
-// whitened row y and 1/n3 compressed on disk in a RowStore, from which
-// RowOperator computes T(I,θ,θ) with one streamed pass per call. Close
+// the statistics of a TripleAcc without cubes (NoCubes: O(d·K) in memory)
+// and every document's whitened row y and 1/n3 compressed on disk in a
+// RowStore, appended in document order by the pass's row hook (OnRows),
+// from which RowOperator computes T(I,θ,θ) with one streamed pass per call.
+// Pass and Add are the TripleAcc's (parallel, summed in batch order); Close
 // removes the files.
 type RowAcc struct {
-	RowStats
+	*TripleAcc
 	Store *RowStore
 }
 
@@ -27,19 +30,15 @@ func NewRowAcc(d, k int, dir string, opt RowStoreOptions) (*RowAcc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RowAcc{RowStats: *NewRowStats(d, k), Store: s}, nil
-}
-
-// Add accumulates the documents of b whitened by w (D×K) and stores their rows.
-func (a *RowAcc) Add(b *stream.Docs, w *mat.Dense) error {
-	y, inv3 := a.RowStats.Add(b, w)
-	return a.Store.Append(y, inv3)
+	acc := NewTripleAccNoCubes(d, k)
+	acc.OnRows = s.Append
+	return &RowAcc{TripleAcc: acc, Store: s}, nil
 }
 
 // Merge adds o's statistics into a and moves o's rows after a's (a takes
 // over o's files; o must not be used again).
 func (a *RowAcc) Merge(o *RowAcc) error {
-	if err := a.RowStats.Merge(&o.RowStats); err != nil {
+	if err := a.TripleAcc.Merge(o.TripleAcc); err != nil {
 		return err
 	}
 	return a.Store.Merge(o.Store)
@@ -51,12 +50,13 @@ func (a *RowAcc) Close() error { return a.Store.Close() }
 // RowOperator is the whitened raw third moment θ ↦ Ê3(W,W,W)(I,θ,θ) over
 // rows stored on disk (MATH §3.3). Per call, for a block Θ (K×L) of all
 // restarts at once, it streams every chunk Y once and adds
-// Yᵀ((YΘ)∘(YΘ)∘(1/n3)) (two GEMMs and a Hadamard product per chunk, chunks
-// decompressed and multiplied on Workers goroutines), then the terms that
-// were summed over documents into Z and G3 at O(d·K·L). Memory is
-// O(ChunkRows·(K+L) + K·L) per worker whatever the number of documents, and
-// no K×K×K object is formed. It implements solver.Tensor; it must not outlive
-// the RowAcc it came from.
+// Yᵀ((YΘ)∘(YΘ)∘(1/n3)) (two GEMMs and a Hadamard product per piece of a
+// chunk, chunks decompressed and multiplied on the store's Workers
+// goroutines and added in chunk order, so the result does not depend on
+// Workers), then the terms that were summed over documents into Z and G3
+// at O(d·K·L). Memory is O(ChunkRows·K + K·L) per worker whatever the
+// number of documents, and no K×K×K object is formed. It implements
+// solver.Tensor; it must not outlive the RowAcc it came from.
 type RowOperator struct {
 	k     int
 	n     float64
@@ -72,24 +72,39 @@ func (a *RowAcc) Operator(w *mat.Dense) (*RowOperator, error) {
 	if r, c := w.Dims(); r != a.D || c != a.K {
 		panic(fmt.Sprintf("implicit: RowAcc.Operator(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
 	}
-	if a.Docs == 0 {
+	return NewRowOperator(a.Store, a.TripleAcc, w)
+}
+
+// NewRowOperator returns the operator over the rows in store and the
+// aggregated terms of acc (statistics of the same pass, with or without
+// cubes; only Z, G3 and the counts are used) for the pass's whitening w.
+func NewRowOperator(store *RowStore, acc *TripleAcc, w *mat.Dense) (*RowOperator, error) {
+	if acc.Docs == 0 {
 		return nil, ErrNoDocs
 	}
-	if a.Store.Rows() != a.Docs {
-		return nil, fmt.Errorf("implicit: row store holds %d rows for %d documents", a.Store.Rows(), a.Docs)
+	if store.Rows() != acc.Docs {
+		return nil, fmt.Errorf("implicit: row store holds %d rows for %d documents", store.Rows(), acc.Docs)
 	}
-	if err := a.Store.Finish(); err != nil {
+	if store.k != acc.K {
+		return nil, fmt.Errorf("implicit: row store of k=%d for statistics of k=%d", store.k, acc.K)
+	}
+	if err := store.Finish(); err != nil {
 		return nil, err
 	}
-	agg, err := a.aggregated(w)
+	agg, err := acc.Aggregated(w)
 	if err != nil {
 		return nil, err
 	}
-	return &RowOperator{k: a.K, n: float64(a.Docs), store: a.Store, agg: agg}, nil
+	return &RowOperator{k: acc.K, n: float64(acc.Docs), store: store, agg: agg}, nil
 }
 
 // Dim is K.
 func (o *RowOperator) Dim() int { return o.k }
+
+// applyBytes bounds the scratch YΘ of one worker: a chunk is multiplied a
+// piece of rows at a time so that wide blocks (L in the thousands at large
+// K) stay within a few megabytes.
+const applyBytes = 4 << 20
 
 // Apply sets column j of dst to Ê3(W,W,W)(I,θ_j,θ_j).
 func (o *RowOperator) Apply(ctx context.Context, dst, theta *mat.Dense) error {
@@ -97,37 +112,41 @@ func (o *RowOperator) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 	if dr, dc := dst.Dims(); k != o.k || dr != o.k || dc != l {
 		panic(fmt.Sprintf("implicit: RowOperator.Apply: dim %d, theta %d×%d, dst %d×%d", o.k, k, l, dr, dc))
 	}
-	parts := make([]*mat.Dense, o.store.opt.Workers)
-	for i := range parts {
-		parts[i] = mat.NewDense(k, l, nil)
-	}
-	gs := make([]mat.Dense, len(parts))
-	ps := make([]mat.Dense, len(parts))
-	err := o.store.Scan(ctx, func(wk int, y *mat.Dense, inv3 []float64) error {
-		g, p := &gs[wk], &ps[wk]
-		g.Reset()
-		g.Mul(y, theta)
-		gr := g.RawMatrix()
-		for r, s := range inv3 {
-			row := gr.Data[r*gr.Stride : r*gr.Stride+l]
-			for j, v := range row {
-				row[j] = v * v * s
-			}
+	piece := max(16, applyBytes/(8*l))
+	workers := o.store.opt.Workers
+	parts := make([]*mat.Dense, workers)
+	gs := make([]mat.Dense, workers)
+	total := mat.NewDense(k, l, nil)
+	err := o.store.ScanOrdered(ctx, func(wk int, y *mat.Dense, inv3 []float64) {
+		if parts[wk] == nil {
+			parts[wk] = mat.NewDense(k, l, nil)
 		}
-		p.Reset()
-		p.Mul(y.T(), g)
-		parts[wk].Add(parts[wk], p)
-		return nil
-	})
+		p, g := parts[wk], &gs[wk]
+		p.Zero()
+		rows, _ := y.Dims()
+		for r0 := 0; r0 < rows; r0 += piece {
+			r1 := min(rows, r0+piece)
+			yp := y.Slice(r0, r1, 0, k)
+			g.Reset()
+			g.Mul(yp, theta)
+			gr := g.RawMatrix()
+			for r, s := range inv3[r0:r1] {
+				row := gr.Data[r*gr.Stride : r*gr.Stride+l]
+				for j, v := range row {
+					row[j] = v * v * s
+				}
+			}
+			// p += ypᵀ·g without a temporary.
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, yp.(*mat.Dense).RawMatrix(), gr, 1, p.RawMatrix())
+		}
+	}, func(wk int) { total.Add(total, parts[wk]) })
 	if err != nil {
 		return err
 	}
 	if err := o.agg.Apply(ctx, dst, theta); err != nil {
 		return err
 	}
-	for _, p := range parts {
-		p.Scale(1/o.n, p)
-		dst.Add(dst, p)
-	}
+	total.Scale(1/o.n, total)
+	dst.Add(dst, total)
 	return nil
 }

@@ -56,11 +56,11 @@ func (f *ldaFixture) rowTensor(t testing.TB, acc *implicit.RowAcc) solver.Tensor
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, e2, err := acc.Pair(f.w)
+	mom, err := acc.Moments(f.w, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &implicit.Corrected{T: op, C: *f.correction(m1, e2)}
+	return &implicit.Corrected{T: op, C: *f.correction(mom.M1, mom.E2)}
 }
 
 // TestRowOperatorMatchesExplicit: with float64 chunks the streamed operator

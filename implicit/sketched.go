@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/streamfit/streamfit/sketch"
-	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -24,18 +23,26 @@ type SketchConfig struct {
 	Mean bool
 }
 
+// sketchLanes is the number of partial sketches the rows of a pass are
+// spread over (row r of a batch of n to lane ⌊r·lanes/n⌋), each filled by
+// its own goroutine and summed in lane order: the sketching, one FFT per
+// document and sketch, then runs on several cores, and the sums do not
+// depend on the number of workers.
+const sketchLanes = 4
+
 // SketchAcc accumulates the whitened raw third moment Ê3(W,W,W) of a pass as
-// a tensor sketch: the per-document terms y⊗3/n3 go into the sketch as they
-// stream by (one FFT of length b per document and sketch), and the terms
-// that MATH §3.4 sums over documents first, 2 Σᵢ G3ᵢ ωᵢ⊗3 − Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ)
-// (ωᵢ = row i of W), are sketched once by Moments from the d×K aggregates.
-// Memory is Count·b complex numbers plus O(d·K), never K³; statistics of two
-// shards add up (Merge).
+// a tensor sketch: the statistics of a TripleAcc without cubes (NoCubes)
+// and, through its row hook (OnRows), the per-document terms y⊗3/n3 sketched
+// as they stream by (one FFT of length b per document and sketch); the
+// terms that MATH §3.4 sums over documents first, 2 Σᵢ G3ᵢ ωᵢ⊗3 −
+// Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ) (ωᵢ = row i of W), are sketched once by Moments from
+// the d×K aggregates. Memory is sketchLanes·Count·(b/2+1) complex numbers
+// plus O(d·K), never K³; statistics of two shards add up (Merge). Pass and
+// Add are the TripleAcc's.
 type SketchAcc struct {
-	RowStats
-	// Rows is the sketch of Σ y⊗3/n3 over the documents added so far.
-	Rows *sketch.TensorSketch
-	cfg  SketchConfig
+	*TripleAcc
+	cfg   SketchConfig
+	lanes []*sketch.TensorSketch
 }
 
 // NewSketchAcc returns empty statistics for vocabulary size d and k
@@ -49,55 +56,104 @@ func NewSketchAcc(d, k int, cfg SketchConfig) *SketchAcc {
 	}
 	ts := sketch.NewTensorSketch(k, cfg.Len, cfg.Count, cfg.Seed)
 	ts.Median = !cfg.Mean
-	return &SketchAcc{RowStats: *NewRowStats(d, k), Rows: ts, cfg: cfg}
+	return newSketchAcc(d, k, cfg, ts)
+}
+
+func newSketchAcc(d, k int, cfg SketchConfig, proto *sketch.TensorSketch) *SketchAcc {
+	a := &SketchAcc{TripleAcc: NewTripleAccNoCubes(d, k), cfg: cfg, lanes: make([]*sketch.TensorSketch, sketchLanes)}
+	a.lanes[0] = proto
+	for i := 1; i < sketchLanes; i++ {
+		a.lanes[i] = proto.Empty()
+	}
+	a.OnRows = a.addRows
+	return a
 }
 
 // Empty returns empty statistics with the same shape and hashes, for a
-// worker whose statistics will be merged into a.
+// worker or shard whose statistics will be merged into a.
 func (a *SketchAcc) Empty() *SketchAcc {
-	return &SketchAcc{RowStats: *NewRowStats(a.D, a.K), Rows: a.Rows.Empty(), cfg: a.cfg}
+	return newSketchAcc(a.D, a.K, a.cfg, a.lanes[0].Empty())
 }
 
-// Add accumulates the documents of b whitened by w (D×K).
-func (a *SketchAcc) Add(b *stream.Docs, w *mat.Dense) {
-	y, inv3 := a.RowStats.Add(b, w)
-	a.Rows.AddCubes(inv3, y)
+// addRows sketches Σ y⊗3/n3 over a batch's rows, the rows split evenly
+// over the lanes.
+func (a *SketchAcc) addRows(y, inv3 []float64) error {
+	n, k := len(inv3), a.K
+	var wg sync.WaitGroup
+	for l, ts := range a.lanes {
+		lo, hi := n*l/len(a.lanes), n*(l+1)/len(a.lanes)
+		if lo == hi {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts.AddCubes(inv3[lo:hi], y[lo*k:hi*k])
+		}()
+	}
+	wg.Wait()
+	return nil
 }
 
 // Merge adds o into a: same whitening matrix and sketch required.
 func (a *SketchAcc) Merge(o *SketchAcc) error {
-	if err := a.RowStats.Merge(&o.RowStats); err != nil {
+	if err := a.TripleAcc.Merge(o.TripleAcc); err != nil {
 		return err
 	}
-	return a.Rows.Merge(o.Rows)
+	for i, l := range a.lanes {
+		if err := l.Merge(o.lanes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Bytes is the memory held by the sketches.
+func (a *SketchAcc) Bytes() int64 {
+	var n int64
+	for _, l := range a.lanes {
+		n += l.Bytes()
+	}
+	return n
 }
 
 // SketchedMoments holds the whitened moments of a pass averaged over the used
 // documents, with the third one as a tensor sketch: E3 sketches Ê3(W,W,W),
-// E2 = WᵀÊ2W and M1 = WᵀM̂1 as in Whitened.
+// and Whitened (E3 nil) the pair moments, as TripleAcc.Moments gives them.
 type SketchedMoments struct {
-	Counts
-	M1 []float64
-	E2 *mat.SymDense
+	*Whitened
 	E3 *sketch.TensorSketch
 }
 
-// Moments averages the statistics and sketches the terms in W, splitting the
-// vocabulary into workers parts (each its own sketch, summed in order, so the
-// result depends only on workers). It costs two FFTs of length b per
-// vocabulary term with a non-zero count and sketch, once per fit; a is left
-// unchanged.
+// Moments averages the statistics (TripleAcc.Moments) and sketches the
+// third moment (E3).
 func (a *SketchAcc) Moments(w *mat.Dense, workers int) (*SketchedMoments, error) {
-	m1, e2, err := a.Pair(w)
+	mom, err := a.TripleAcc.Moments(w, workers)
 	if err != nil {
 		return nil, err
+	}
+	e3, err := a.E3(w, workers)
+	if err != nil {
+		return nil, err
+	}
+	return &SketchedMoments{Whitened: mom, E3: e3}, nil
+}
+
+// E3 returns the sketch of Ê3(W,W,W), averaged over the used documents: the
+// rows' sketches plus the terms in W, sketched with the vocabulary split
+// into workers parts (each its own sketch, summed in order, so the result
+// depends only on workers). It costs two FFTs of length b per vocabulary
+// term with a non-zero count and sketch; a is left unchanged.
+func (a *SketchAcc) E3(w *mat.Dense, workers int) (*sketch.TensorSketch, error) {
+	if a.Docs == 0 {
+		return nil, ErrNoDocs
 	}
 	d := a.D
 	workers = max(1, min(workers, d))
 	parts := make([]*sketch.TensorSketch, workers)
 	var wg sync.WaitGroup
 	for p := range workers {
-		parts[p] = a.Rows.Empty()
+		parts[p] = a.lanes[0].Empty()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -105,17 +161,14 @@ func (a *SketchAcc) Moments(w *mat.Dense, workers int) (*SketchedMoments, error)
 		}()
 	}
 	wg.Wait()
-	e3 := a.Rows.Empty()
-	if err := e3.Merge(a.Rows); err != nil {
-		return nil, err
-	}
-	for _, p := range parts {
-		if err := e3.Merge(p); err != nil {
+	e3 := a.lanes[0].Empty()
+	for _, s := range append(append([]*sketch.TensorSketch(nil), a.lanes...), parts...) {
+		if err := e3.Merge(s); err != nil {
 			return nil, err
 		}
 	}
 	e3.Scale(1 / float64(a.Docs))
-	return &SketchedMoments{Counts: a.Counts, M1: m1, E2: e2, E3: e3}, nil
+	return e3, nil
 }
 
 // sketchWTerms adds 2 G3ᵢ ωᵢ⊗3 − Sym₃(Zᵢ, ωᵢωᵢᵀ) for terms lo..hi−1 to ts.

@@ -53,6 +53,18 @@ type TripleAcc struct {
 	// Float32 forms each batch's partial sums in float32 (the totals stay
 	// float64): see real. Not part of the statistics.
 	Float32 bool `json:"-"`
+	// NoCubes leaves Y3 empty (nil, never allocated) and skips Σ y⊗y⊗y/n3,
+	// the O(n·K³/6) part of a pass and its K×K(K+1)/2 memory, for
+	// representations that keep the rows' cubes elsewhere (see OnRows).
+	// Moments then returns no E3. Set it through NewTripleAccNoCubes.
+	NoCubes bool `json:"no_cubes,omitempty"`
+	// OnRows, when set, is called once per batch, in batch order whatever
+	// the number of workers, with the whitened rows y = Wᵀc of the batch's
+	// usable documents (n×K row-major, in document order) and their 1/n3
+	// (length n). The slices are valid only during the call. A non-nil error
+	// stops the pass, which returns it. With Float32 the rows are the float32
+	// partials converted to float64. Not part of the statistics.
+	OnRows func(y, inv3 []float64) error `json:"-"`
 
 	bc basisCache
 }
@@ -83,28 +95,44 @@ func NewTripleAcc(d, k int) *TripleAcc {
 	}
 }
 
+// NewTripleAccNoCubes returns empty statistics without the cube sums Y3
+// (NoCubes): everything else a third-moment pass gathers, O(d·K) memory.
+func NewTripleAccNoCubes(d, k int) *TripleAcc {
+	return &TripleAcc{
+		D: d, K: k, NoCubes: true,
+		Z: make([]float64, d*k), Z2: make([]float64, d*k),
+		G3: make([]float64, d), G2: make([]float64, d), M1: make([]float64, d),
+	}
+}
+
 // triplePart is one worker's reduction of a batch.
 type triplePart[F real] struct {
 	batch
-	w   []F   // W in precision F (shared by the parts of a pass)
-	y   []F   // usable documents × K: Wᵀc
-	ys  []F   // usable documents × 2K: [y/n3 | y/n2]
-	y3  []F   // the batch's Y3
-	kr  []F   // Khatri–Rao scratch
-	tmp [][]F // scratch rows of the commit, one per goroutine
+	w   []F       // W in precision F (shared by the parts of a pass)
+	y   []F       // usable documents × K: Wᵀc
+	y64 []float64 // y in float64 for OnRows, when F is float32
+	acc []F       // gather scratch
+	ys  []F       // usable documents × 2K: [y/n3 | y/n2]
+	y3  []F       // the batch's Y3
+	kr  []F       // Khatri–Rao scratch
+	tmp [][]F     // scratch rows of the commit, one per goroutine
 }
 
 // Add accumulates the documents of b whitened by w (D×K), the same for
-// every batch.
-func (a *TripleAcc) Add(b *stream.Docs, w *mat.Dense) {
-	_ = a.Pass(context.Background(), single(b), 1, w, nil)
+// every batch. It returns OnRows's error.
+func (a *TripleAcc) Add(b *stream.Docs, w *mat.Dense) error {
+	return a.Pass(context.Background(), single(b), 1, w, nil)
 }
 
 // Pass accumulates one pass over docs with workers goroutines; the sums do
-// not depend on workers (see PairAcc.Pass).
+// not depend on workers (see PairAcc.Pass). It returns the first error of
+// docs or of OnRows, after which the statistics are incomplete.
 func (a *TripleAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w *mat.Dense, onBatch func(docs int)) error {
 	if r, c := w.Dims(); r != a.D || c != a.K {
 		panic(fmt.Sprintf("implicit: TripleAcc(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
+	}
+	if a.NoCubes != (a.Y3 == nil) {
+		panic("implicit: TripleAcc.NoCubes set without NewTripleAccNoCubes (or Y3 missing)")
 	}
 	if h := a.bc.fingerprint(w); a.Basis == 0 {
 		a.Basis = h
@@ -118,9 +146,33 @@ func (a *TripleAcc) Pass(ctx context.Context, docs func(context.Context) iter.Se
 }
 
 func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w []F, onBatch func(docs int)) error {
-	return ordered(ctx, docs, workers, func() *triplePart[F] { return &triplePart[F]{w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)} },
+	// An OnRows error cancels the pass; commits already waiting their turn
+	// then skip their batch.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var hookErr error
+	done := onBatch
+	if onBatch != nil {
+		done = func(n int) {
+			if hookErr == nil {
+				onBatch(n)
+			}
+		}
+	}
+	err := ordered(ctx, docs, workers, func() *triplePart[F] { return &triplePart[F]{w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)} },
 		func(p *triplePart[F], b *stream.Docs) { p.compute(a, b) },
-		func(p *triplePart[F]) { p.commit(a) }, onBatch)
+		func(p *triplePart[F]) {
+			if hookErr != nil {
+				return
+			}
+			if hookErr = p.commit(a); hookErr != nil {
+				cancel(hookErr)
+			}
+		}, done)
+	if hookErr != nil {
+		return hookErr
+	}
+	return err
 }
 
 // compute reduces b into p.
@@ -128,21 +180,23 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	p.prepare(b, a.D)
 	k, n := a.K, p.n
 	p.y = grow(p.y, n*k)
-	clear(p.y)
-	// Gather y = Wᵀc term by term (each row of W read once per batch, in order).
-	tm := &p.tm
-	for j, t := range tm.terms {
-		wrow := p.w[int(t)*k : int(t+1)*k]
-		for q := tm.start[j]; q < tm.start[j+1]; q++ {
-			row := int(tm.row[q])
-			axpy(F(tm.cnt[q]), wrow, p.y[row*k:(row+1)*k])
-		}
-	}
+	gather(b, p.docRow, p.w, k, p.y, nil, &p.acc)
 	p.ys = grow(p.ys, n*2*k)
 	for r := range n {
 		y := p.y[r*k : (r+1)*k]
 		scaleTo(p.ys[2*r*k:(2*r+1)*k], F(p.inv3[r]), y)
 		scaleTo(p.ys[(2*r+1)*k:(2*r+2)*k], F(p.inv2[r]), y)
+	}
+	if a.OnRows != nil {
+		if _, ok := any(p.y).([]float32); ok {
+			p.y64 = growTo(p.y64, n*k)
+			for i, v := range p.y {
+				p.y64[i] = float64(v)
+			}
+		}
+	}
+	if a.NoCubes {
+		return
 	}
 	p.y3 = grow(p.y3, k*pairs(k))
 	clear(p.y3)
@@ -150,8 +204,8 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 }
 
 // commit adds p into the totals; the [Z | Z2] rows of the batch's terms are
-// scattered here (see PairAcc's commit).
-func (p *triplePart[F]) commit(a *TripleAcc) {
+// scattered here (see PairAcc's commit). It returns OnRows's error.
+func (p *triplePart[F]) commit(a *TripleAcc) error {
 	k := a.K
 	a.Counts.Merge(p.Counts)
 	p.addScalars(a.M1, a.G2, a.G3)
@@ -159,13 +213,23 @@ func (p *triplePart[F]) commit(a *TripleAcc) {
 		addTo(a.Z[int(t)*k:int(t+1)*k], row[:k])
 		addTo(a.Z2[int(t)*k:int(t+1)*k], row[k:])
 	})
-	addTo(a.Y3, p.y3)
+	if !a.NoCubes {
+		addTo(a.Y3, p.y3)
+	}
 	if a.KeepRows {
 		for _, v := range p.y[:p.n*k] {
 			a.Rows = append(a.Rows, float64(v))
 		}
 		a.InvN3 = append(a.InvN3, p.inv3...)
 	}
+	if a.OnRows != nil {
+		y, ok := any(p.y).([]float64)
+		if !ok {
+			y = p.y64
+		}
+		return a.OnRows(y[:p.n*k], p.inv3[:p.n])
+	}
+	return nil
 }
 
 // addCubes adds Σ_r s_r ⊗ x_r ⊗ x_r to dst (K × K(K+1)/2, rows a, pairs b ≤ c
@@ -211,6 +275,9 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 	}
 	if a.KeepRows != o.KeepRows {
 		return fmt.Errorf("implicit: cannot merge triple statistics with and without kept rows")
+	}
+	if a.NoCubes != o.NoCubes {
+		return fmt.Errorf("implicit: cannot merge triple statistics with and without the cube sums Y3")
 	}
 	if err := mergeBasis(&a.Basis, o.Basis); err != nil {
 		return err

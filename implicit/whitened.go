@@ -13,7 +13,8 @@ import (
 // Whitened holds the raw moments of a pass, averaged over the used
 // documents: in the whitened space E3 = Ê3(W,W,W), E2 = WᵀÊ2W and M1 = WᵀM̂1
 // (MATH §3.4–3.5), and in the vocabulary RawM1 = M̂1 and E2W = Ê2·W. Models
-// combine them with their own coefficients.
+// combine them with their own coefficients. E3 is nil for statistics
+// without cubes (TripleAcc.NoCubes).
 type Whitened struct {
 	Counts
 	M1    []float64
@@ -47,7 +48,8 @@ func (a *TripleAcc) wTerms(wd []float64, lo, hi int, acc, zw, gw, kr []float64) 
 }
 
 // Moments averages the statistics and forms the terms that depend only on W
-// (the whitening matrix the pass used), at O(d·K³·2/3) once per fit. The
+// (the whitening matrix the pass used), at O(d·K³·2/3) once per fit (E3 is
+// nil, and that cost absent, for statistics without cubes: NoCubes). The
 // vocabulary is cut into fixed pieces computed on workers goroutines and
 // summed in order, so the result does not depend on workers.
 func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
@@ -57,8 +59,18 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 	if a.Docs == 0 {
 		return nil, ErrNoDocs
 	}
-	k, d, p := a.K, a.D, pairs(a.K)
 	wd := contiguous(w) // read only
+	var e3 *solver.Sym3
+	if !a.NoCubes {
+		e3 = a.cubes(wd, workers)
+	}
+	e2w, e2, m1, raw := a.pair(wd)
+	return &Whitened{Counts: a.Counts, M1: m1, E2: e2, E3: e3, RawM1: raw, E2W: e2w}, nil
+}
+
+// cubes returns Ê3(W,W,W) from Y3 and the W-terms.
+func (a *TripleAcc) cubes(wd []float64, workers int) *solver.Sym3 {
+	k, d, p := a.K, a.D, pairs(a.K)
 
 	// The W-terms, piece by piece: each worker forms a piece in its own
 	// buffers, which are added to the totals in piece order.
@@ -94,9 +106,24 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 		}
 	}
 	e3.Invalidate()
+	return e3
+}
 
-	// Ê2·W = (Z2 − diag(G2) W)/N, and WᵀÊ2W from it.
-	e2w := mat.NewDense(d, k, nil)
+// Aggregated returns the operator of the terms of Ê3(W,W,W)(I,θ,θ) that a
+// pass sums over documents into Z and G3 (MATH §3.3):
+// [Wᵀ(2 G3⊙u⊙u − 2 u⊙(Zθ)) − Zᵀ(u⊙u)]/N with u = Wθ, i.e. everything but
+// the rows' Σ (yᵀθ)² y/n3, for representations that keep the rows elsewhere
+// (NoCubes with OnRows). It shares a's memory; w is the pass's W.
+func (a *TripleAcc) Aggregated(w *mat.Dense) (*Operator, error) {
+	ta := &TripleAcc{D: a.D, K: a.K, Counts: a.Counts, Z: a.Z, G3: a.G3, KeepRows: true}
+	return ta.Operator(w)
+}
+
+// pair returns Ê2·W = (Z2 − diag(G2) W)/N, WᵀÊ2W from it, WᵀM̂1 and M̂1.
+func (a *TripleAcc) pair(wd []float64) (e2w *mat.Dense, e2 *mat.SymDense, m1, raw []float64) {
+	k, d := a.K, a.D
+	inv := 1 / float64(a.Docs)
+	e2w = mat.NewDense(d, k, nil)
 	for i := range d {
 		out := e2w.RawRowView(i)
 		floats.ScaleTo(out, inv, a.Z2[i*k:(i+1)*k])
@@ -104,15 +131,15 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 	}
 	var g mat.Dense
 	g.Mul(mat.NewDense(d, k, wd).T(), e2w)
-	e2 := mat.NewSymDense(k, nil)
+	e2 = mat.NewSymDense(k, nil)
 	for i := range k {
 		for j := i; j < k; j++ {
 			e2.SetSym(i, j, (g.At(i, j)+g.At(j, i))/2)
 		}
 	}
-	raw := make([]float64, d)
+	raw = make([]float64, d)
 	floats.ScaleTo(raw, inv, a.M1)
-	m1 := make([]float64, k)
+	m1 = make([]float64, k)
 	mat.NewVecDense(k, m1).MulVec(mat.NewDense(d, k, wd).T(), mat.NewVecDense(d, raw))
-	return &Whitened{Counts: a.Counts, M1: m1, E2: e2, E3: e3, RawM1: raw, E2W: e2w}, nil
+	return e2w, e2, m1, raw
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("fit", "fit a model by the method of moments: fit lda|topic|gmm|markov|hmm-snapshot", runFit)
+	register("fit", "fit a model by the method of moments: fit lda|topic|gmm|markov|hmm-snapshot|ica|hmm|multiview", runFit)
 }
 
 // fitModels lists the models `fit` knows, with their one-line descriptions.
@@ -52,20 +52,25 @@ func runFit(ctx context.Context, args []string) error {
 	f.out = fs.String("out", "model.json", "output model file (JSON)")
 	f.k = fs.Int("k", 10, "number of topics / components / states")
 	f.seed = fs.Uint64("seed", 1, "random seed (same input and seed give the same model)")
-	f.alpha0 = fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (must be > 0); markov/hmm-snapshot: α₀ of the set mixture")
-	f.solverName = fs.String("solver", "rtpm", "tensor decomposition for lda/topic: "+strings.Join(solver.Names(), ", "))
+	f.alpha0 = fs.Float64("alpha0", 1, "Dirichlet concentration α₀, a finite number > 0: lda (topic mixture), markov/hmm-snapshot (set mixture)")
+	f.solverName = fs.String("solver", "rtpm", "tensor decomposition (every model): "+strings.Join(solver.Names(), ", "))
 	f.refine = fs.Int("refine", 0, "lda/topic: CP-ALS sweeps after the solver")
 	f.restarts = fs.Int("restarts", 0, "solver restarts per component (0: solver default)")
 	f.iters = fs.Int("iters", 0, "solver iterations per phase (0: solver default)")
 	f.oversample = fs.Int("oversample", 0, "lda/topic/gmm/ica: extra sketch columns beyond k for the randomized whitening (0: the model's default, 10)")
 	f.powerIters = fs.Int("power-iters", 0, "lda/topic/gmm/ica: power passes of the randomized whitening (each one more pass)")
 	f.exactDim = fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this dimension (0: model default, -1: never)")
-	f.implicitOp = fs.Bool("implicit", false, "lda/topic: decompose the implicit operator over whitened rows held in memory instead of the k×k×k tensor")
+	f.implicitOp = fs.Bool("implicit", false, "lda/topic: the same as --plan implicit")
+	f.plan = fs.String("plan", "auto", "lda/topic: how to hold the third moment: auto (chosen from k, the vocabulary, the documents and --memory, and printed), explicit (packed k×k×k tensor), implicit (whitened rows on disk, one pass over them per solver iteration) or sketch (tensor sketch)")
+	f.memory = fs.String("memory", "", "lda/topic: memory budget of the automatic plan, e.g. 2G (default: half the physical memory)")
+	f.sketchLen = fs.Int("sketch-len", 0, "lda/topic with --plan sketch: length of each count sketch (0: chosen from k)")
+	f.sketchCount = fs.Int("sketch-count", 0, "lda/topic with --plan sketch: number of sketches, combined by their median (0: 3)")
+	f.rowDir = fs.String("row-dir", "", "lda/topic with --plan implicit: directory for the temporary row files (default: the system temporary directory)")
 	f.differing = fs.Bool("differing", false, "gmm: a variance per component")
-	f.sigma2 = fs.Float64("sigma2", 0, "gmm: known common variance; hmm-snapshot: observation noise variance (0: estimate/default)")
+	f.sigma2 = fs.Float64("sigma2", 0, "gmm: known common variance; hmm-snapshot: observation noise variance (0: estimate it; negative is an error)")
 	f.windows = fs.Bool("windows", false, "hmm: use every window of three steps, not only the first three of each sequence")
 	f.discrete = fs.Bool("discrete", false, "hmm: observations are one-hot symbols (project O's columns onto the simplex)")
-	f.views = fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split)`)
+	f.views = fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split), or "rotate": a seeded random rotation of the rows, then the equal split (004 Prop 3.3)`)
 	f.randomViews = fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views (mixtures of product distributions)")
 	f.r = fs.Float64("r", 0, "markov/hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
 	f.fromStats = fs.String("from-stats", "", "lda/topic: fit from merged phase-2 statistics (`streamfit stats`/`merge`) instead of reading --input")
@@ -80,9 +85,12 @@ func runFit(ctx context.Context, args []string) error {
 		if model != "lda" && model != "topic" {
 			return usagef("--from-stats works for lda and topic")
 		}
+		if (set(fs, "plan") && *f.plan != string(lda.Explicit) && *f.plan != string(lda.Auto)) || *f.implicitOp {
+			return usagef("--from-stats fits the explicit tensor the statistics hold; --plan %s and --implicit do not apply", *f.plan)
+		}
 		// k, α₀ and seed come from the statistics unless given explicitly.
-		cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: *f.solverName, Refine: *f.refine,
-			Restarts: *f.restarts, Iters: *f.iters, Implicit: *f.implicitOp}
+		cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: f.solverFlag(fs), Refine: *f.refine,
+			Restarts: *f.restarts, Iters: *f.iters}
 		fs.Visit(func(fl *flag.Flag) {
 			switch fl.Name {
 			case "k":
@@ -119,6 +127,10 @@ func runFit(ctx context.Context, args []string) error {
 	if _, err := solver.ByName(*f.solverName); err != nil {
 		return usageError{err.Error()}
 	}
+	third, memory, err := f.thirdFlags(fs)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	p, done := startProgress(*prog, "fit "+model, 0)
 	defer done()
@@ -132,11 +144,19 @@ func runFit(ctx context.Context, args []string) error {
 			return err
 		}
 		defer stream.Close(src)
-		m, err := lda.Fit(ctx, src, lda.Config{
+		cfg := lda.Config{
 			K: *f.k, Alpha0: *f.alpha0, Single: model == "topic", Seed: *f.seed, Workers: o.Workers,
-			Oversample: *f.oversample, PowerIters: *f.powerIters, ExactDim: *f.exactDim, Implicit: *f.implicitOp,
-			Solver: *f.solverName, Refine: *f.refine, Restarts: *f.restarts, Iters: *f.iters,
-		})
+			Oversample: *f.oversample, PowerIters: *f.powerIters, ExactDim: *f.exactDim,
+			Third: third, Memory: memory, SketchLen: *f.sketchLen, SketchCount: *f.sketchCount, RowDir: *f.rowDir,
+			Solver: f.solverFlag(fs), Refine: *f.refine, Restarts: *f.restarts, Iters: *f.iters,
+		}
+		plan, err := lda.PlanFit(src.Info(), cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, plan)
+		cfg.Third = plan.Third
+		m, err := lda.Fit(ctx, src, cfg)
 		if err != nil {
 			return err
 		}
@@ -171,6 +191,11 @@ type fitFlags struct {
 	powerIters    *int
 	exactDim      *int
 	implicitOp    *bool
+	plan          *string
+	memory        *string
+	sketchLen     *int
+	sketchCount   *int
+	rowDir        *string
 	differing     *bool
 	sigma2        *float64
 	windows       *bool
@@ -206,4 +231,49 @@ func writeTopicModel(m *models.Model, f *fitFlags) error {
 		return err
 	}
 	return nil
+}
+
+// thirdFlags reads --plan, --implicit and --memory: the representation of
+// the third moment lda/topic fits use (Auto: the plan's choice) and the
+// memory budget (0: the default).
+func (f *fitFlags) thirdFlags(fs *flag.FlagSet) (lda.Third, int64, error) {
+	third := lda.Third(*f.plan)
+	switch third {
+	case lda.Auto, lda.Explicit, lda.Rows, lda.Sketch:
+	default:
+		return "", 0, usagef("--plan=%s: want auto, explicit, implicit or sketch", *f.plan)
+	}
+	if *f.implicitOp {
+		if set(fs, "plan") && third != lda.Rows {
+			return "", 0, usagef("--implicit is --plan implicit; it contradicts --plan %s", third)
+		}
+		third = lda.Rows
+	}
+	if *f.sketchLen < 0 || *f.sketchLen == 1 || *f.sketchCount < 0 {
+		return "", 0, usagef("--sketch-len=%d and --sketch-count=%d: want a length of at least 2 and a positive count (0: default)", *f.sketchLen, *f.sketchCount)
+	}
+	var memory int64
+	if *f.memory != "" {
+		var err error
+		if memory, err = lda.ParseBytes(*f.memory); err != nil {
+			return "", 0, usagef("--memory: %v", err)
+		}
+	}
+	return third, memory, nil
+}
+
+// solverFlag is --solver when given, else "" (the model picks the solver
+// that suits its representation of the third moment).
+func (f *fitFlags) solverFlag(fs *flag.FlagSet) string {
+	if set(fs, "solver") {
+		return *f.solverName
+	}
+	return ""
+}
+
+// set reports whether the flag name was given on the command line.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
 }

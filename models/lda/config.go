@@ -38,14 +38,35 @@ type Config struct {
 	// most this many words; 0 means DefaultExactDim and a negative value
 	// never.
 	ExactDim int
+	// Third is how the second pass holds the whitened third moment (MATH
+	// §3.3–3.5): Explicit (the packed k×k×k tensor; the default), Sketch (a
+	// tensor sketch of SketchLen×SketchCount buckets: one pass, memory set by
+	// the sketch, accuracy limited by it) or Rows (every document's whitened
+	// row compressed on disk under RowDir: memory O(d·k), and every
+	// contraction of the solver one pass over the rows). Auto lets PlanFit
+	// choose from k, the vocabulary, the number of documents and Memory.
+	Third Third
+	// SketchLen and SketchCount size the tensor sketch of Third == Sketch
+	// (0: DefaultSketch).
+	SketchLen, SketchCount int
+	// RowDir is the directory under which Third == Rows keeps its temporary
+	// files ("" means os.TempDir()); they are removed when the fit ends.
+	RowDir string
+	// Memory is the budget in bytes the automatic plan must fit (0:
+	// DefaultMemory, half the physical memory).
+	Memory int64
 	// Implicit decomposes the implicit operator θ ↦ T(I,θ,θ) over the
 	// whitened document rows kept in memory (MATH §3.3) instead of the packed
 	// k×k×k tensor. Memory then grows with the number of documents (n·k
-	// floats); it exists to cross-check the explicit path and for large k.
+	// floats); it exists to cross-check the other representations on small
+	// data (Third == Rows keeps the rows on disk instead).
 	Implicit bool
 	// Solver names the decomposition (solver.Names; default "rtpm", the robust
-	// tensor power method, which suits the orthogonal whitened LDA tensor;
-	// "ojd" is the usual alternative). Refine adds that many CP-ALS sweeps.
+	// tensor power method, which suits the orthogonal whitened LDA tensor,
+	// except for Third == Rows or Sketch, where every contraction is a pass
+	// over the rows or a set of FFTs: "simultaneous", one contraction per
+	// iteration for all topics). "ojd" is the usual alternative. Refine adds
+	// that many CP-ALS sweeps.
 	Solver string
 	Refine int
 	// Restarts and Iters are passed to the robust tensor power method (random
@@ -59,6 +80,31 @@ type Config struct {
 	// (tests compare the two; the implicit operator always uses float64, as
 	// it is the exact cross-check of the packed tensor).
 	float64Sums bool
+}
+
+// Third names a representation of the whitened third moment (Config.Third).
+type Third string
+
+// The representations of the third moment, and Auto for the plan's choice.
+const (
+	Auto     Third = "auto"
+	Explicit Third = "explicit"
+	Sketch   Third = "sketch"
+	Rows     Third = "implicit"
+)
+
+// solverFor returns the solver a fit of representation t uses: cfg.Solver
+// when set, else RTPM for the explicit tensor and the simultaneous power
+// method where every contraction is costly (a pass over the rows on disk,
+// or FFTs over the sketch).
+func (cfg Config) solverFor(t Third) string {
+	switch {
+	case cfg.Solver != "":
+		return cfg.Solver
+	case t == Explicit:
+		return "rtpm"
+	}
+	return "simultaneous"
 }
 
 // DefaultExactDim is the largest vocabulary whitened exactly by default: one
@@ -103,8 +149,24 @@ func (cfg Config) withDefaults(d int) (Config, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
-	if cfg.Solver == "" {
-		cfg.Solver = "rtpm"
+	switch cfg.Third {
+	case "":
+		cfg.Third = Explicit
+	case Explicit, Sketch, Rows, Auto:
+	default:
+		return cfg, fmt.Errorf("lda: unknown third-moment representation %q (known: %s, %s, %s, %s)", cfg.Third, Auto, Explicit, Sketch, Rows)
+	}
+	if cfg.Implicit && cfg.Third != Explicit {
+		return cfg, fmt.Errorf("lda: Implicit (rows in memory) and Third=%s exclude each other", cfg.Third)
+	}
+	if cfg.SketchLen < 0 || cfg.SketchCount < 0 || cfg.Memory < 0 {
+		return cfg, fmt.Errorf("lda: sketch length %d, sketch count %d and memory %d must not be negative", cfg.SketchLen, cfg.SketchCount, cfg.Memory)
+	}
+	if cfg.SketchLen == 1 {
+		return cfg, fmt.Errorf("lda: sketch length 1: a tensor sketch needs at least 2 buckets")
+	}
+	if cfg.Memory == 0 {
+		cfg.Memory = DefaultMemory()
 	}
 	if cfg.ExactDim == 0 {
 		cfg.ExactDim = DefaultExactDim

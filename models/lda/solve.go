@@ -13,10 +13,17 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// solve turns the statistics of the third-moment pass, whitened by b, into
-// a model: re-whitening, decomposition, recovery and diagnostics (steps 2–3
-// of Fit).
+// solve turns the statistics of an explicit (or, with cfg.Implicit,
+// in-memory rows) third-moment pass, whitened by b, into a model.
 func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (*models.Model, error) {
+	return solveThird(ctx, &third{acc: acc}, b, cfg)
+}
+
+// solveThird turns the statistics of the third-moment pass, whitened by b,
+// into a model: re-whitening, decomposition, recovery and diagnostics
+// (steps 2–3 of Fit).
+func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.Model, error) {
+	acc := th.acc
 	mom, err := acc.Moments(b.w, cfg.Workers)
 	if err != nil {
 		return nil, fmt.Errorf("lda: %w", err)
@@ -26,11 +33,12 @@ func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
-	t, err := thirdMoment(acc, mom, b.w, p, cfg)
+	t, err := th.tensor(mom, b.w, p, cfg)
 	if err != nil {
 		return nil, err
 	}
-	decompose, err := solver.ByName(cfg.Solver)
+	name := cfg.solverFor(th.kind())
+	decompose, err := solver.ByName(name)
 	if err != nil {
 		return nil, fmt.Errorf("lda: %w", err)
 	}
@@ -44,7 +52,7 @@ func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (
 	}
 	m := recoverTopics(res, pairBack(mom, p, cfg.m2Coef()), cfg.Alpha0, cfg.Single)
 	fs := m.Fit
-	fs.Solver.Name = cfg.Solver
+	fs.Solver.Name = name
 	fs.Docs, fs.Skipped, fs.Tokens = acc.Docs, acc.Skipped, acc.Tokens
 	fs.Seed = cfg.Seed
 	fs.Whitening = "randomized"
@@ -61,29 +69,77 @@ func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (
 	return m, nil
 }
 
-// thirdMoment is how the solver sees the whitened, corrected third moment
-// T(P,P,P): the packed k×k×k tensor by default, or the implicit operator
-// over the rows the pass kept (cfg.Implicit). Further representations
-// (sketched, on disk) plug in here.
-func thirdMoment(acc *implicit.TripleAcc, mom *implicit.Whitened, w, p *mat.Dense, cfg Config) (solver.Tensor, error) {
+// third is the statistics of a third-moment pass in one of the
+// representations of Config.Third: the TripleAcc's sums (always; without
+// the cubes Y3 unless explicit) and the rows' cubes kept elsewhere, as a
+// tensor sketch or as rows on disk.
+type third struct {
+	acc    *implicit.TripleAcc
+	sketch *implicit.SketchAcc
+	rows   *implicit.RowAcc
+}
+
+// kind is the representation th holds.
+func (th *third) kind() Third {
+	switch {
+	case th.sketch != nil:
+		return Sketch
+	case th.rows != nil:
+		return Rows
+	}
+	return Explicit
+}
+
+// close removes what the representation keeps on disk.
+func (th *third) close() error {
+	if th.rows != nil {
+		return th.rows.Close()
+	}
+	return nil
+}
+
+// tensor is how the solver sees the whitened, corrected third moment
+// T(P,P,P): the packed k×k×k tensor (corrected and transformed
+// explicitly), the implicit operator over rows in memory (cfg.Implicit) or
+// on disk, or the tensor sketch with the correction sketched in; the last
+// three are corrected and re-whitened implicitly (MATH §3.5, Transformed).
+func (th *third) tensor(mom *implicit.Whitened, w, p *mat.Dense, cfg Config) (solver.Tensor, error) {
 	var corr implicit.Correction
 	if !cfg.Single {
 		a0 := cfg.Alpha0
 		corr = implicit.Correction{A: -a0 / (a0 + 2), B: 2 * a0 * a0 / ((a0 + 2) * (a0 + 1)), V: mom.M1, M: mom.E2}
 	}
-	if !cfg.Implicit {
+	var base solver.Tensor
+	switch {
+	case th.sketch != nil:
+		e3, err := th.sketch.E3(w, cfg.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("lda: %w", err)
+		}
+		if !cfg.Single {
+			(&implicit.SketchedMoments{Whitened: mom, E3: e3}).Correct(&corr)
+		}
+		return &implicit.Transformed{T: e3, P: p}, nil
+	case th.rows != nil:
+		op, err := th.rows.Operator(w)
+		if err != nil {
+			return nil, fmt.Errorf("lda: %w", err)
+		}
+		base = op
+	case cfg.Implicit:
+		op, err := th.acc.Operator(w)
+		if err != nil {
+			return nil, fmt.Errorf("lda: %w", err)
+		}
+		base = op
+	default:
 		if !cfg.Single {
 			corr.AddTo(mom.E3)
 		}
 		return implicit.Transform(mom.E3, p), nil
 	}
-	op, err := acc.Operator(w)
-	if err != nil {
-		return nil, fmt.Errorf("lda: %w", err)
-	}
-	var base solver.Tensor = op
 	if !cfg.Single {
-		base = &implicit.Corrected{T: op, C: corr}
+		base = &implicit.Corrected{T: base, C: corr}
 	}
 	return &implicit.Transformed{T: base, P: p}, nil
 }

@@ -1,0 +1,405 @@
+package lda
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// Plan is how a fit holds its third moment, chosen from k, the vocabulary,
+// the number of documents and a memory budget, with the predicted cost of
+// every representation. PlanFit makes it; Fit follows it.
+type Plan struct {
+	// Third is the representation the fit uses; Auto is set when the cost
+	// model chose it (Config.Third == Auto), and Reason says why.
+	Third  Third  `json:"third"`
+	Auto   bool   `json:"auto"`
+	Reason string `json:"reason"`
+	// Solver is the decomposition the fit runs on it.
+	Solver string `json:"solver"`
+	// K, D, Docs and NNZ are what the prediction assumed (Docs and NNZ −1
+	// when the source did not know them).
+	K    int   `json:"k"`
+	D    int   `json:"d"`
+	Docs int64 `json:"docs"`
+	NNZ  int64 `json:"nnz"`
+	// Memory is the budget in bytes; DiskFree the free space where the rows
+	// would go (0 when unknown).
+	Memory   int64 `json:"memory_budget"`
+	DiskFree int64 `json:"disk_free,omitempty"`
+	// SketchLen and SketchCount size the sketch of the Sketch representation.
+	SketchLen   int `json:"sketch_len,omitempty"`
+	SketchCount int `json:"sketch_count,omitempty"`
+	// Predicted is the cost of the chosen representation; Options lists all
+	// three.
+	Predicted Cost   `json:"predicted"`
+	Options   []Cost `json:"options"`
+}
+
+// Cost is the predicted cost of a fit in one representation. Seconds is −1
+// when the number of documents or entries is unknown.
+type Cost struct {
+	Third Third `json:"third"`
+	// Passes over the source (the whitening's and the third moment's).
+	Passes int `json:"passes"`
+	// Contractions T(I,Θ,Θ) the solver is expected to make; for the rows on
+	// disk each is one more pass over them.
+	Contractions int `json:"contractions"`
+	// Seconds is the predicted wall time on this machine's cores;
+	// PeakBytes the predicted peak resident memory; DiskBytes the
+	// temporary disk space.
+	Seconds   float64 `json:"seconds"`
+	PeakBytes int64   `json:"peak_bytes"`
+	DiskBytes int64   `json:"disk_bytes,omitempty"`
+	// RelError is, for the sketch, the predicted relative error of a
+	// contraction of the whitened tensor (0 for the exact representations).
+	RelError float64 `json:"rel_error,omitempty"`
+	// Fits reports whether PeakBytes is within the budget and DiskBytes
+	// within the free disk; Why says what rules it out, when something does.
+	Fits bool   `json:"fits"`
+	Why  string `json:"why,omitempty"`
+}
+
+// DefaultMemory is the default budget of the plan: half the physical memory
+// (from /proc/meminfo), or 2 GiB when that is unknown.
+func DefaultMemory() int64 {
+	if total := physicalMemory(); total > 0 {
+		return total / 2
+	}
+	return 2 << 30
+}
+
+// physicalMemory returns MemTotal in bytes, or 0.
+func physicalMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// diskFree returns the bytes available to an unprivileged user under dir
+// ("" = os.TempDir()), or 0 when unknown.
+func diskFree(dir string) int64 {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+// ParseBytes reads a size such as 2G, 512M, 1.5GiB or 1000000 (bytes; K, M,
+// G and T are powers of 1024, with or without a trailing B or iB).
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := 1.0
+	if n := len(t); n > 0 {
+		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
+			mult = math.Pow(1024, float64(i+1))
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, optionally with K, M, G or T (e.g. 2G)", s)
+	}
+	return int64(v * mult), nil
+}
+
+// Cost-model constants, measured on the 2-core development machine (see
+// bench/lda/SCALE.md for the measurements and how predictions compare);
+// times in nanoseconds.
+const (
+	// nsPerNNZ is a pass's cost per stored entry apart from the k-wide
+	// work: decoding, regrouping, the per-term scalars.
+	nsPerNNZ = 6.0
+	// nsPerNNZK is a pass's cost per stored entry and whitened dimension
+	// (gathers and scatters of k-wide float32 rows, both cores).
+	nsPerNNZK = 0.25
+	// nsPerDocK is the per-document, per-dimension cost of a pass
+	// without cubes (scaling, the row hook's conversion).
+	nsPerDocK = 0.5
+	// gemm32 and gemm64 are the float32 and float64 GEMM rates of gonum on
+	// both cores, in flops per nanosecond.
+	gemm32 = 6.0
+	gemm64 = 3.5
+	// nsPerRowByte is the cost per byte of a stored row: compression in the
+	// pass, and reading plus decompression in every contraction.
+	nsPerRowByte = 1.0
+	// nsFFT is c in the cost c·b·log₂b of a real FFT of length b.
+	nsFFT = 1.2
+	// baseBytes is a fit's resident memory apart from its statistics:
+	// the runtime, decoding buffers, batches in flight.
+	baseBytes = 120 << 20
+	// gcSlack multiplies the live heap of the statistics: the Go heap grows
+	// to about twice the live data between collections.
+	gcSlack = 1.6
+	// rtpmApplies and simultaneousApplies are the contractions a solve
+	// takes on average: RTPM's phases stop early (tol) after about this many
+	// iterations each (k·(2·that+2) contractions in all); the simultaneous
+	// method's block phase, evaluation and polish take about this many in
+	// all.
+	rtpmPhaseIters      = 12
+	simultaneousApplies = 25
+	// sketchErrC is C in the sketch's relative contraction error
+	// C·k^1.5/√(b·count), fitted to bench/sketch/RESULTS.md.
+	sketchErrC = 0.35
+	// sketchLanesMem is implicit's number of partial sketches of a pass.
+	sketchLanesMem = 4
+	// maxSketchErr is the largest predicted sketch error the automatic plan
+	// accepts for the default sketch size.
+	maxSketchErr = 0.25
+)
+
+// PlanFit predicts the cost of fitting cfg to a source described by info in
+// each representation of the third moment and picks one: cfg.Third when it
+// is not Auto, else the fastest representation whose peak memory fits
+// cfg.Memory and whose rows fit the free disk, the sketch only when neither
+// exact representation fits (its accuracy is limited by its size), and the
+// smallest when none fits.
+func PlanFit(info stream.Info, cfg Config) (*Plan, error) {
+	cfg, err := cfg.withDefaults(info.Terms)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{K: cfg.K, D: info.Terms, Docs: info.Rows, NNZ: info.NNZ, Memory: cfg.Memory, DiskFree: diskFree(cfg.RowDir)}
+	if p.Docs < 0 || p.NNZ < 0 {
+		p.Docs, p.NNZ = -1, -1
+	}
+	p.SketchLen, p.SketchCount = cfg.sketchSize()
+	for _, t := range []Third{Explicit, Rows, Sketch} {
+		p.Options = append(p.Options, p.cost(cfg, t))
+	}
+	if cfg.Third != Auto {
+		p.Third, p.Reason = cfg.Third, "chosen by the caller"
+	} else {
+		p.Auto = true
+		p.Third, p.Reason = p.choose()
+	}
+	for _, c := range p.Options {
+		if c.Third == p.Third {
+			p.Predicted = c
+		}
+	}
+	p.Solver = cfg.solverFor(p.Third)
+	return p, nil
+}
+
+// apply sets cfg to follow the plan.
+func (p *Plan) apply(cfg Config) Config {
+	cfg.Third = p.Third
+	if cfg.Third == Sketch {
+		cfg.SketchLen, cfg.SketchCount = p.SketchLen, p.SketchCount
+	}
+	return cfg
+}
+
+// choose picks the representation (see PlanFit) and says why.
+func (p *Plan) choose() (Third, string) {
+	by := map[Third]Cost{}
+	for _, c := range p.Options {
+		by[c.Third] = c
+	}
+	ex, rows, sk := by[Explicit], by[Rows], by[Sketch]
+	switch {
+	case ex.Fits && rows.Fits:
+		if rows.Seconds >= 0 && rows.Seconds < ex.Seconds {
+			return Rows, fmt.Sprintf("both exact representations fit; the rows on disk are predicted faster (%s vs %s)", seconds(rows.Seconds), seconds(ex.Seconds))
+		}
+		return Explicit, "the packed k×k×k tensor fits the memory budget and is the fastest exact representation"
+	case ex.Fits:
+		return Explicit, "the packed k×k×k tensor fits the memory budget (" + rows.Why + ")"
+	case rows.Fits:
+		return Rows, "the packed k×k×k tensor does not fit (" + ex.Why + "); the rows on disk do"
+	case sk.Fits:
+		return Sketch, fmt.Sprintf("neither exact representation fits (%s; %s); the tensor sketch does, with a predicted contraction error of %.2g", ex.Why, rows.Why, sk.RelError)
+	}
+	best := ex
+	for _, c := range []Cost{rows, sk} {
+		if c.PeakBytes < best.PeakBytes {
+			best = c
+		}
+	}
+	return best.Third, "nothing fits the budget; using the representation with the smallest predicted memory"
+}
+
+// cost predicts a fit in representation t.
+func (p *Plan) cost(cfg Config, t Third) Cost {
+	k, d := float64(p.K), float64(p.D)
+	w := float64(max(1, cfg.Workers))
+	pairs := k * (k + 1) / 2
+	known := p.Docs >= 0
+	n, nnz := float64(max(p.Docs, 0)), float64(max(p.NNZ, 0))
+	c := Cost{Third: t, Passes: 2 + cfg.PowerIters}
+	if cfg.exact(p.D) {
+		c.Passes = 2
+	}
+	// Statistics of size d·k that every representation keeps: W (float64
+	// and float32), Z, Z2, Ê2·W, pass one's sketch sums.
+	dk := d * k * 8 * 5.5
+	cols := float64(cfg.sketchCols(p.D))
+	// Whitening passes and the second pass's k-wide gathers and scatters.
+	passNS := float64(c.Passes)*nsPerNNZ*nnz + float64(c.Passes-1)*nsPerNNZK*nnz*cols + nsPerNNZK*nnz*3*k
+	var live, ns float64
+	solverName := cfg.solverFor(t)
+	blockCols := 2 * math.Min(k, k+math.Ceil(k/10)+2)
+	applies := simultaneousApplies
+	if solverName != "simultaneous" {
+		applies = p.K * (2*rtpmPhaseIters + 2)
+		blockCols = math.Max(20, k)
+	}
+	c.Contractions = applies
+	switch t {
+	case Explicit:
+		// Pass: Y3 in float64 plus each worker's float32 partial; then
+		// Moments' W-term buffers, then Transform's four k³ arrays.
+		pass := pairs * k * (8 + 4*w)
+		moments := pairs * k * 8 * (3 + 2*w)
+		transform := k*k*k*8*4.2 + pairs*k*8
+		live = dk + math.Max(pass, math.Max(moments, transform))
+		ns = passNS + n*k*pairs*2/3/gemm32 + d*k*k*k*2/3/gemm64 + 6*k*k*k*k/gemm64 +
+			float64(applies)*2*k*pairs*blockCols/gemm64
+	case Rows:
+		rowBytes := 4*k + 8
+		c.DiskBytes = int64(n * rowBytes)
+		perApply := n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemm64 + 8*d*k*blockCols/gemm64
+		live = dk + w*(implicit.DefaultChunkRows*k*8*2+4<<20) + (w+2)*k*blockCols*8 + 4*d*math.Min(blockCols, 64)*8
+		ns = passNS + n*k*nsPerDocK + n*rowBytes*nsPerRowByte + float64(applies)*perApply
+	case Sketch:
+		b, count := float64(p.SketchLen), float64(p.SketchCount)
+		fft := nsFFT * b * math.Log2(b)
+		live = dk + (sketchLanesMem+w+1)*count*(b/2+1)*16
+		ns = passNS + n*count*(fft+k)/w + 2*d*count*fft/w + float64(applies)*blockCols*count*4*fft/w
+		c.RelError = sketchErrC * math.Pow(k, 1.5) / math.Sqrt(b*count)
+	}
+	c.PeakBytes = int64(baseBytes + gcSlack*live)
+	c.Seconds = ns / 1e9
+	if !known {
+		c.Seconds = -1
+	}
+	var why []string
+	if c.PeakBytes > p.Memory {
+		why = append(why, fmt.Sprintf("needs %s of memory, budget %s", bytesStr(c.PeakBytes), bytesStr(p.Memory)))
+	}
+	switch {
+	case t == Rows && !known:
+		why = append(why, "the number of documents is unknown, so its disk need is too")
+	case t == Rows && p.DiskFree > 0 && float64(c.DiskBytes) > 0.9*float64(p.DiskFree):
+		why = append(why, fmt.Sprintf("needs %s of disk, %s free", bytesStr(c.DiskBytes), bytesStr(p.DiskFree)))
+	}
+	c.Fits = len(why) == 0
+	c.Why = strings.Join(why, "; ")
+	return c
+}
+
+// sketchSize returns the sketch length and count of cfg: its own when set,
+// else DefaultSketch.
+func (cfg Config) sketchSize() (b, count int) {
+	b, count = DefaultSketch(cfg.K, cfg.Memory)
+	if cfg.SketchLen > 0 {
+		b = cfg.SketchLen
+	}
+	if cfg.SketchCount > 0 {
+		count = cfg.SketchCount
+	}
+	return b, count
+}
+
+// DefaultSketch returns the default tensor sketch for k topics within a
+// memory budget: 3 sketches (combined by their median), each of the
+// smallest power-of-two length whose predicted contraction error
+// sketchErrC·k^1.5/√(b·3) is at most 0.25, within [2¹⁰, 2²²] and a quarter
+// of the budget. The error of a sketch falls only as 1/√b, so at large k
+// an accurate sketch is larger than the explicit tensor
+// (bench/sketch/RESULTS.md).
+func DefaultSketch(k int, memory int64) (b, count int) {
+	count = 3
+	need := math.Pow(sketchErrC*math.Pow(float64(k), 1.5)/maxSketchErr, 2) / float64(count)
+	b = 1 << 10
+	for float64(b) < need && b < 1<<22 && int64(sketchLanesMem+3)*int64(count)*int64(b)*8 < memory/4 {
+		b *= 2
+	}
+	return b, count
+}
+
+// String is the plan in a few lines for a terminal: the choice and the
+// prediction of every representation.
+func (p *Plan) String() string {
+	var s strings.Builder
+	docs := "unknown"
+	if p.Docs >= 0 {
+		docs = strconv.FormatInt(p.Docs, 10)
+	}
+	how := "chosen"
+	if !p.Auto {
+		how = "forced"
+	}
+	fmt.Fprintf(&s, "plan: %s third moment (%s), solver %s; k=%d, %d words, %s documents, memory budget %s\n", p.Third, how, p.Solver, p.K, p.D, docs, bytesStr(p.Memory))
+	fmt.Fprintf(&s, "  why: %s\n", p.Reason)
+	for _, c := range p.Options {
+		mark := " "
+		if c.Third == p.Third {
+			mark = "*"
+		}
+		fmt.Fprintf(&s, "  %s %-8s passes %d + %d contractions, time %s, peak %s", mark, c.Third, c.Passes, c.Contractions, seconds(c.Seconds), bytesStr(c.PeakBytes))
+		if c.DiskBytes > 0 {
+			fmt.Fprintf(&s, ", disk %s", bytesStr(c.DiskBytes))
+		}
+		if c.Third == Sketch {
+			fmt.Fprintf(&s, ", sketch %d×%d, error ≈%.2g", p.SketchLen, p.SketchCount, c.RelError)
+		}
+		if !c.Fits {
+			fmt.Fprintf(&s, " — does not fit: %s", c.Why)
+		}
+		s.WriteByte('\n')
+	}
+	return strings.TrimRight(s.String(), "\n")
+}
+
+func seconds(s float64) string {
+	switch {
+	case s < 0:
+		return "unknown"
+	case s < 60:
+		return fmt.Sprintf("%.1fs", s)
+	case s < 3600:
+		return fmt.Sprintf("%.1fmin", s/60)
+	}
+	return fmt.Sprintf("%.1fh", s/3600)
+}
+
+func bytesStr(b int64) string {
+	if b < 1024 {
+		return fmt.Sprintf("%dB", b)
+	}
+	f := float64(b) / 1024
+	for _, u := range []string{"KiB", "MiB", "GiB"} {
+		if f < 1024 {
+			return fmt.Sprintf("%.1f%s", f, u)
+		}
+		f /= 1024
+	}
+	return fmt.Sprintf("%.1fTiB", f)
+}
