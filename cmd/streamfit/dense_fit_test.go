@@ -171,3 +171,45 @@ func TestDenseGenRowGroup(t *testing.T) {
 		t.Errorf("%d row groups, want 10", n)
 	}
 }
+
+// A dense fit whose solver stops at its iteration cap still writes the model,
+// records converged: false with the reason in its stats, and prints the
+// warning on stderr; the same fit with the default iterations converges.
+func TestDenseSolverWarning(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "gmm", "--rows", "5000", "--d", "6", "--k", "3", "--seed", "1", "--out", p("g.parquet"), "--truth", p("truth.json"), "--progress", "off")
+	type stats struct {
+		Stats struct {
+			Converged bool     `json:"converged"`
+			Warnings  []string `json:"warnings"`
+		} `json:"stats"`
+	}
+	read := func(name string) stats {
+		var s stats
+		b, err := os.ReadFile(p(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	fit := []string{"fit", "gmm", "--input", p("g.parquet"), "--k", "3", "--progress", "off"}
+	code, errs := withStderr(t, func() int {
+		c, _, _ := streamfit(t, append(fit, "--iters", "1", "--out", p("capped.json"))...)
+		return c
+	})
+	capped := read("capped.json")
+	if code != 0 || capped.Stats.Converged || len(capped.Stats.Warnings) == 0 {
+		t.Fatalf("--iters 1: exit %d, stats %+v; want success, converged false and a warning", code, capped.Stats)
+	}
+	if !strings.Contains(errs, "warning: "+capped.Stats.Warnings[0]) || !strings.Contains(errs, "did not settle within 1 iterations") {
+		t.Errorf("stderr %q does not carry the warning %q", errs, capped.Stats.Warnings[0])
+	}
+	mustRun(t, append(fit, "--out", p("full.json"))...)
+	if full := read("full.json"); !full.Stats.Converged || len(full.Stats.Warnings) != 0 {
+		t.Errorf("default iterations: stats %+v; want converged without warnings", full.Stats)
+	}
+}

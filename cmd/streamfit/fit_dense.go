@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -14,9 +15,11 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-// fitDense fits one of the models on dense samples; it returns the function
-// that writes the model and a one-line summary for stderr.
+// fitDense fits one of the models on dense samples; it prints the fit's
+// warnings (a solver that did not converge) on stderr and returns the
+// function that writes the model and a one-line summary for stderr.
 func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options) (write func() error, summary string, err error) {
+	var warnings []string
 	// Values the libraries would read as "use the default" are mistakes here.
 	if *f.sigma2 < 0 {
 		return nil, "", usagef("--sigma2=%g: a variance cannot be negative (0 estimates it)", *f.sigma2)
@@ -39,7 +42,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		if err != nil {
 			return nil, "", err
 		}
-		write = func() error { return m.Write(*f.out) }
+		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Stats.Rows, m.Stats.Passes, m.Stats.Method)
 	case "markov", "hmm-snapshot":
 		if o.GroupColumn == "" {
@@ -59,7 +62,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		if err != nil {
 			return nil, "", err
 		}
-		write = func() error { return m.Write(*f.out) }
+		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		how := "given"
 		if m.Stats.RScanned {
 			how = "scanned"
@@ -77,19 +80,28 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		var m interface{ Write(string) error }
 		switch model {
 		case "ica":
-			m, err = ica.Fit(ctx, src, ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
-				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
+			var im *ica.Model
+			if im, err = ica.Fit(ctx, src, ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
+				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
+				m, warnings = im, im.Stats.Warnings
+			}
 		case "hmm":
-			m, err = hmm.Fit(ctx, src, hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed})
+			var hm *hmm.Model
+			if hm, err = hmm.Fit(ctx, src, hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}); err == nil {
+				m, warnings = hm, hm.Stats.Warnings
+			}
 		case "multiview":
 			var vs [][]int
 			var rotate bool
 			if vs, rotate, err = parseViews(*f.views); err != nil {
 				return nil, "", err
 			}
-			m, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
+			var mm *multiview.Model
+			if mm, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
+				m, warnings = mm, mm.Stats.Warnings
+			}
 		}
 		if err != nil {
 			return nil, "", err
@@ -98,6 +110,9 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		summary = fmt.Sprintf("k=%d", *f.k)
 	default:
 		return nil, "", usagef("unknown model %q", model)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "streamfit fit: warning: %s\n", w)
 	}
 	return write, summary, nil
 }

@@ -86,6 +86,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	}
 	m := &Model{Model: "gmm", K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([]float64, k)}
 	st := &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
+	st.Record("", res)
 	coef := mat.NewDense(k, k, nil) // columns wᵢWᵀμᵢ = vᵢ/λᵢ
 	for i, lam := range res.Weights {
 		st.Lambda[i] = lam

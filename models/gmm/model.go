@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -41,6 +42,8 @@ type Stats struct {
 	// WeightSum is Σŵᵢ before normalisation, a consistency check (≈ 1).
 	WeightSum float64 `json:"weight_sum"`
 	Seconds   float64 `json:"seconds"`
+	// Convergence says whether the tensor decomposition converged.
+	models.Convergence
 }
 
 // Write stores the model as indented JSON, atomically.

@@ -76,6 +76,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	}
 	m := &Model{Model: "hmm", K: k, D: d, O: make([][]float64, k), T: make([][]float64, k), Pi: pi.RawVector().Data}
 	st := &Stats{Rows: rows, Sequences: seqs, Triples: dec.N, Passes: 2, Solver: cfg.Solver, Whitening: dec.Whitening, Lambda: dec.Lambda, W: dec.Weights}
+	st.Record("", dec.Result)
 	if st.Solver == "" {
 		st.Solver = "rtpm"
 	}

@@ -40,6 +40,8 @@ type Stats struct {
 	// Projected is the total ℓ1 distance moved by the simplex projections.
 	Projected float64 `json:"projected_l1"`
 	Seconds   float64 `json:"seconds"`
+	// Convergence says whether the tensor decompositions converged.
+	models.Convergence
 }
 
 // Write stores the model as indented JSON, atomically.

@@ -105,6 +105,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	}
 	m.Stats = &Stats{Rows: sp.n, Passes: sp.passes + wh.passes, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2,
 		Whitening: white, Lambda: res.Weights, RefineIters: iters, Seconds: time.Since(start).Seconds()}
+	m.Stats.Record("", res)
 	return m, nil
 }
 

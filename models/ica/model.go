@@ -41,6 +41,8 @@ type Stats struct {
 	// RefineIters is the number of fourth-order polishing steps taken.
 	RefineIters int     `json:"refine_iters"`
 	Seconds     float64 `json:"seconds"`
+	// Convergence says whether the tensor decomposition converged.
+	models.Convergence
 }
 
 // Write stores the model as indented JSON, atomically.

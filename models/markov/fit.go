@@ -80,7 +80,7 @@ func setTensor(c3 *solver.Sym3, wh *whitening, ps *pairStats, a0 float64) *solve
 // components decomposes a whitened tensor: columns λᵢBvᵢ and weights λᵢ⁻²,
 // sorted by decreasing weight (001 matches the two decompositions and the
 // state labels by this order).
-func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *Config) (cols [][]float64, wts, lam []float64, err error) {
+func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *Config, conv *models.Convergence, what string) (cols [][]float64, wts, lam []float64, err error) {
 	solve, err := solver.ByName(cfg.Solver)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("markov: %w", err)
@@ -89,6 +89,7 @@ func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("markov: %w", err)
 	}
+	conv.Record(what, res)
 	d, _ := wh.b.Dims()
 	order := make([]int, k)
 	for i := range order {
@@ -162,11 +163,12 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	wtw.Mul(whU.w.T(), whU.w)
 	addSym(tU, tvec(whU.w, ps.v1), wtw.RawMatrix().Data, -sigma2)
 	tU.Invalidate()
-	u, pi, lamU, err := components(ctx, tU, whU, k, &cfg)
+	var conv models.Convergence
+	u, pi, lamU, err := components(ctx, tU, whU, k, &cfg, &conv, "the point tensor (U)")
 	if err != nil {
 		return nil, err
 	}
-	ut, _, lamUT, err := components(ctx, setTensor(ts.c3, whUT, ps, cfg.Alpha0), whUT, k, &cfg)
+	ut, _, lamUT, err := components(ctx, setTensor(ts.c3, whUT, ps, cfg.Alpha0), whUT, k, &cfg, &conv, "the set tensor (UT)")
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +181,7 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	ut, lamUT = permuteSlice(ut, perm), permuteSlice(lamUT, perm)
 	utM := colsMatrix(ut)
 	m := &Model{Model: "hmm-snapshot", K: k, D: d, Alpha0: cfg.Alpha0, Pi: pi, U: u, UT: ut, Sigma2: sigma2,
-		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: lamUT, LambdaU: lamU, Pairing: perm, PairingCost: cost}}
+		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: lamUT, LambdaU: lamU, Pairing: perm, PairingCost: cost, Convergence: conv}}
 	// P(r) = (rU + (1−r)UT)⁺ UT (least squares; 001 Alg. 1 step 7).
 	if err := finishP(m, uM, utM, &cfg); err != nil {
 		return nil, err
@@ -209,7 +211,8 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err != nil {
 		return nil, err
 	}
-	cols, _, lam, err := components(ctx, setTensor(ts.c3, wh, ps, cfg.Alpha0), wh, d, &cfg)
+	var conv models.Convergence
+	cols, _, lam, err := components(ctx, setTensor(ts.c3, wh, ps, cfg.Alpha0), wh, d, &cfg, &conv, "")
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +240,7 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	perm, cost := pairColumns(id, tm, cfg.R, pi, weightsOf(lamState))
 	tm = permuteCols(tm, perm)
 	m := &Model{Model: "markov", K: d, D: d, Alpha0: cfg.Alpha0, Pi: pi, T: rowsOf(tm),
-		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: permuteSlice(lamState, perm), Pairing: perm, PairingCost: cost}}
+		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: permuteSlice(lamState, perm), Pairing: perm, PairingCost: cost, Convergence: conv}}
 	// P(r) = (rI + (1−r)T)⁻¹T.
 	if err := finishP(m, id, tm, &cfg); err != nil {
 		return nil, err

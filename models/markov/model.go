@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -61,6 +62,8 @@ type Stats struct {
 	// PairingCost is the projection distance of P(r) for that pairing (the
 	// median over a grid of r when r was not given).
 	PairingCost float64 `json:"pairing_cost"`
+	// Convergence says whether the tensor decompositions converged.
+	models.Convergence
 }
 
 // Write stores the model as indented JSON, atomically.

@@ -42,6 +42,8 @@ type Decomposition struct {
 	Means [3]*mat.Dense
 	// Whitening are the k eigenvalues of M₂; Lambda the tensor eigenvalues.
 	Whitening, Lambda []float64
+	// Result is the solver's answer, with its convergence report.
+	Result *solver.Result
 }
 
 // Decompose runs the two-pass three-view method of Thm 3.6 (see the package
@@ -125,7 +127,7 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 	if err != nil {
 		return nil, fmt.Errorf("multiview: %w (k=%d may be too large for the data)", err, k)
 	}
-	out := &Decomposition{N: n, Weights: make([]float64, k), Whitening: white, Lambda: res.Weights}
+	out := &Decomposition{N: n, Weights: make([]float64, k), Whitening: white, Lambda: res.Weights, Result: res}
 	m3 := mat.NewDense(d3, k, nil)
 	for i, lam := range res.Weights {
 		out.Weights[i] = 1 / (lam * lam)

@@ -184,6 +184,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 		m.Components = components(m, rot)
 	}
 	st := &Stats{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
+	st.Record("", dec.Result)
 	floats.Scale(1/st.WeightSum, m.Weights)
 	st.Seconds = time.Since(start).Seconds()
 	m.Stats = st

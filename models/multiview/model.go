@@ -44,6 +44,8 @@ type Stats struct {
 	// WeightSum is Σŵᵢ before normalisation (≈ 1).
 	WeightSum float64 `json:"weight_sum"`
 	Seconds   float64 `json:"seconds"`
+	// Convergence says whether the tensor decompositions converged.
+	models.Convergence
 }
 
 // Write stores the model as indented JSON, atomically.

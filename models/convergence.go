@@ -1,0 +1,40 @@
+package models
+
+import (
+	"fmt"
+
+	"github.com/streamfit/streamfit/solver"
+)
+
+// Convergence records whether the tensor decompositions of a fit converged.
+// The dense models embed it in their statistics (its fields appear in the
+// model file's "stats" block), and the command line prints its warnings on
+// stderr. A decomposition that stops at its iteration cap still returns an
+// answer, which the fit uses; the warning says so rather than failing.
+type Convergence struct {
+	// Converged is false when any decomposition of the fit stopped before
+	// its tolerance.
+	Converged bool `json:"converged"`
+	// Warnings say, one line each, what did not converge and why.
+	Warnings []string `json:"warnings,omitempty"`
+
+	recorded int
+}
+
+// Record notes the result of one decomposition; what names it in the
+// warning ("the set tensor", or "" when the fit makes only one).
+func (c *Convergence) Record(what string, res *solver.Result) {
+	c.Converged = res.Converged && (c.recorded == 0 || c.Converged)
+	c.recorded++
+	if res.Converged {
+		return
+	}
+	msg := "the tensor decomposition did not converge"
+	if what != "" {
+		msg = "the decomposition of " + what + " did not converge"
+	}
+	if res.Reason != "" {
+		msg += ": " + res.Reason
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s (its answer is used; more --iters or another --solver may help)", msg))
+}
