@@ -49,6 +49,14 @@ func (p *part) reset(ch chunk) {
 	p.docs, p.offs = p.docs[:0], p.offs[:0]
 	p.terms, p.counts = p.terms[:0], p.counts[:0]
 	p.lines, p.err = 0, nil
+	if cap(p.terms) == 0 {
+		// A new part: room for every line of the chunk (and an eighth more
+		// for later chunks) at once, since growing by appends would leave
+		// twice that in garbage while the pass warms up.
+		n := bytes.Count(ch.data, []byte{'\n'}) + 1
+		n += n / 8
+		p.terms, p.counts = make([]int32, 0, n), make([]int32, 0, n)
+	}
 }
 
 // stampMax bounds the per-worker table used to spot repeated terms; terms

@@ -92,7 +92,7 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			defer m.unmap() // after Ordered has released every chunk
 			split = m.split
 		}
-		st := &stitcher{s: s, ctx: ctx, yield: yield, cur: pl.docs.Get(0), docs: &pl.docs}
+		st := &stitcher{s: s, ctx: ctx, yield: yield, cur: s.firstBatch(&pl.docs), docs: &pl.docs}
 		for p, err := range stream.Ordered(ctx, s.opts.Workers, split, parse, release) {
 			if err != nil {
 				st.cur.Release()

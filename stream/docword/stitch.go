@@ -52,12 +52,34 @@ func (st *stitcher) flush() error {
 	st.cur = st.docs.Get(b.Start + int64(b.Len()))
 	// Room for a batch a quarter larger than this one: reused batches then
 	// rarely grow again as the pass goes on.
-	n := b.NNZ() + b.NNZ()/4
-	st.cur.Terms, st.cur.Counts = slices.Grow(st.cur.Terms, n), slices.Grow(st.cur.Counts, n)
+	reserve(st.cur, b.NNZ()+b.NNZ()/4)
 	if !st.yield(b, nil) {
 		return errStopped
 	}
 	return nil
+}
+
+// reserve makes room for n entries in b.
+func reserve(b *stream.Docs, n int) {
+	b.Terms, b.Counts = slices.Grow(b.Terms, n), slices.Grow(b.Counts, n)
+}
+
+// maxReserve bounds the entries reserved from the header's word: 2M entries
+// (16 MB), some five times a default batch of typical documents.
+const maxReserve = 1 << 21
+
+// firstBatch returns the pass's first batch with room for the entries the
+// header's average document length predicts, and a quarter more: filled by
+// appends from nothing, it would leave as much again in garbage.
+func (s *Source) firstBatch(l *stream.FreeList) *stream.Docs {
+	b := l.Get(0)
+	if h := s.h; h.D > 0 {
+		// Bounded: the header is not checked against the body yet.
+		per := min((h.NNZ+h.D-1)/h.D, maxReserve)
+		n := min(int64(s.opts.BatchRows)*per, h.NNZ, maxReserve)
+		reserve(b, int(n+n/4))
+	}
+	return b
 }
 
 // add appends one parsed part and reports its first problem, if any.
