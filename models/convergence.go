@@ -1,10 +1,6 @@
 package models
 
-import (
-	"fmt"
-
-	"github.com/streamfit/streamfit/solver"
-)
+import "github.com/streamfit/streamfit/solver"
 
 // Convergence records whether the tensor decompositions of a fit converged.
 // The dense models embed it in their statistics (its fields appear in the
@@ -13,7 +9,7 @@ import (
 // answer, which the fit uses; the warning says so rather than failing.
 type Convergence struct {
 	// Converged is false when any decomposition of the fit stopped before
-	// its tolerance.
+	// its tolerance or fell back to its best start (solver.Result.Warning).
 	Converged bool `json:"converged"`
 	// Warnings say, one line each, what did not converge and why.
 	Warnings []string `json:"warnings,omitempty"`
@@ -24,17 +20,14 @@ type Convergence struct {
 // Record notes the result of one decomposition; what names it in the
 // warning ("the set tensor", or "" when the fit makes only one).
 func (c *Convergence) Record(what string, res *solver.Result) {
-	c.Converged = res.Converged && (c.recorded == 0 || c.Converged)
+	w := res.Warning()
+	c.Converged = w == "" && (c.recorded == 0 || c.Converged)
 	c.recorded++
-	if res.Converged {
+	if w == "" {
 		return
 	}
-	msg := "the tensor decomposition did not converge"
 	if what != "" {
-		msg = "the decomposition of " + what + " did not converge"
+		w = "the decomposition of " + what + ": " + w
 	}
-	if res.Reason != "" {
-		msg += ": " + res.Reason
-	}
-	c.Warnings = append(c.Warnings, fmt.Sprintf("%s (its answer is used; more --iters or another --solver may help)", msg))
+	c.Warnings = append(c.Warnings, w+" (its answer is used; more --iters or another --solver may help)")
 }

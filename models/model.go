@@ -63,6 +63,9 @@ type FitStats struct {
 	// estimate onto the simplex (large values flag a poorly estimated topic).
 	ProjectionL1 []float64   `json:"projection_l1,omitempty"`
 	Solver       SolverStats `json:"solver"`
+	// Plan is how the fit held its third moment and what it predicted (an
+	// lda.Plan for lda/topic fits; read back as a JSON object).
+	Plan any `json:"plan,omitempty"`
 	// Warnings describe doubts about the fit that did not stop it (also
 	// printed on stderr by the command line).
 	Warnings []string `json:"warnings,omitempty"`

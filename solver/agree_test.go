@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -127,11 +128,14 @@ func TestRTPMStopRejectsAndFallsBack(t *testing.T) {
 	if res.Fallbacks == 0 || res.Reason == "" || res.Restarts != r*16 {
 		t.Fatalf("fallbacks %d, starts %d, reason %q", res.Fallbacks, res.Restarts, res.Reason)
 	}
+	if w := res.Warning(); !strings.Contains(w, res.Reason) {
+		t.Fatalf("fallback warning %q lacks the reason %q", w, res.Reason)
+	}
 	// On a clean orthogonal tensor the first block is accepted for every component.
 	v := orthoFactors(d, r, rng)
 	clean, err := RTPMStop(ctx, FromFactors([]float64{1, 2, 3}, v), r, Options{Seed: 1, Restarts: 16})
-	if err != nil || clean.Fallbacks != 0 || clean.Restarts != r*stopBlock {
-		t.Fatalf("clean tensor: fallbacks %d starts %d err %v", clean.Fallbacks, clean.Restarts, err)
+	if err != nil || clean.Fallbacks != 0 || clean.Restarts != r*stopBlock || clean.Warning() != "" {
+		t.Fatalf("clean tensor: fallbacks %d starts %d warning %q err %v", clean.Fallbacks, clean.Restarts, clean.Warning(), err)
 	}
 }
 

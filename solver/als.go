@@ -13,6 +13,9 @@ import (
 const (
 	defaultALSSweeps = 500
 	defaultALSTol    = 1e-10
+	// exactFit is the relative residual below which a fit counts as exact
+	// (the norm identity bottoms out near 1e-8).
+	exactFit = 1e-6
 )
 
 // CPALS fits T ≈ Σ_i W_i A_i⊗B_i⊗C_i by alternating least squares: each mode
@@ -22,7 +25,11 @@ const (
 // 500) and it stops once no unit factor column moves more than opt.Tol
 // (default 1e-10). Hitting the sweep cap returns the fit with Converged =
 // false and Reason set. A singular Gram product (collinear factors) is an
-// error wrapping ErrDegenerate. Residual is filled when t is a Normer.
+// error wrapping ErrDegenerate, and so is a rank above the tensor's, seen
+// as an exact fit (residual ≤ 1e-6; t must be a Normer) whose factors span
+// fewer than r dimensions in every mode of dimension ≥ r, so that the fit
+// is one of infinitely many; that error comes with the fit. Residual is
+// filled when t is a Normer.
 func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, error) {
 	if r < 1 {
 		return nil, fmt.Errorf("als: %w: rank %d < 1", ErrRank, r)
@@ -116,7 +123,45 @@ func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, erro
 		out.Reason = fmt.Sprintf("als: %d sweeps without meeting tol %.3g", sweeps, tol)
 	}
 	out.Residual = cpResidual(ctx, order3{t}, out.W, []*mat.Dense{out.A, out.B, out.C})
+	// An exact fit whose factors are deficient in every mode that could
+	// hold r independent ones is over-parameterised; a deficient fit with a
+	// large residual is a stall with collapsed components (random starts at
+	// full rank), returned as is: its Residual tells.
+	if m, span, ok := overParameterised([]*mat.Dense{out.A, out.B, out.C}); ok && out.Residual <= exactFit {
+		return out, fmt.Errorf("als: %w: the %d factors span only %d dimensions in mode %d, and no mode of dimension ≥ %d has %d independent factors: the tensor has fewer than %d components and this fit is one of infinitely many; lower the rank", ErrDegenerate, r, span, m+1, r, r, r)
+	}
 	return out, nil
+}
+
+// overParameterised reports a CP that spans fewer than r dimensions in
+// every mode whose dimension is at least r (r columns there are linearly
+// independent for any identifiable tensor with that many components, up to
+// rounding): with more components than the tensor has, ALS lands on one of
+// the infinitely many exact fits inside the low-rank subspace (on a rank-2
+// tensor asked for 4, in two sweeps, residual 0). It returns the first such
+// mode and its numerical rank (singular values above 1e-10 of the largest).
+// Overcomplete modes (dimension < r) are not judged.
+func overParameterised(f []*mat.Dense) (mode, span int, ok bool) {
+	mode = -1
+	for m, x := range f {
+		d, r := x.Dims()
+		if r > d {
+			continue
+		}
+		var svd mat.SVD
+		if !svd.Factorize(x, mat.SVDNone) {
+			return 0, 0, false
+		}
+		sv := svd.Values(nil)
+		n := countAbove(sv, 1e-10*sv[0])
+		if n == r {
+			return 0, 0, false
+		}
+		if mode < 0 {
+			mode, span = m, n
+		}
+	}
+	return mode, span, mode >= 0
 }
 
 // signFreeChange is max_j ‖x_j − y_j‖ over unit columns.

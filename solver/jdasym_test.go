@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -128,6 +129,10 @@ func TestJointDiagAsymErrors(t *testing.T) {
 		}
 		if name != "als" { // random-start ALS may stall (the papers' baseline)
 			checkFactors(t, name, []*mat.Dense{a, b, c}, []*mat.Dense{cp.A, cp.B, cp.C}, 1e-5)
+		}
+		again, err := f(ctx, T, 2, Options{Seed: 1, Refine: 5})
+		if err != nil || !mat.Equal(cp.A, again.A) || !mat.Equal(cp.C, again.C) || !floats.Equal(cp.W, again.W) {
+			t.Fatalf("%s is not deterministic under a seed (%v)", name, err)
 		}
 	}
 	if _, err := AsymByName("nope"); !errors.Is(err, ErrUnknownSolver) {

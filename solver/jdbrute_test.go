@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -160,12 +161,12 @@ func TestIterationCapsAreReported(t *testing.T) {
 		if res == nil {
 			t.Fatalf("%s: no result (%v)", name, err)
 		}
-		if res.Converged || res.Reason == "" {
-			t.Fatalf("%s: one iteration reported as converged (reason %q)", name, res.Reason)
+		if res.Converged || res.Reason == "" || !strings.Contains(res.Warning(), res.Reason) {
+			t.Fatalf("%s: one iteration reported as converged (reason %q, warning %q)", name, res.Reason, res.Warning())
 		}
 	}
 	cp, err := CPALS(ctx, Dense3FromCP(w, u, u, u), d, nil, Options{Seed: 1, Iters: 2})
-	if err != nil || cp.Converged || cp.Reason == "" {
+	if err != nil || cp.Converged || cp.Reason == "" || cp.Warning() == "" {
 		t.Fatalf("CPALS with 2 sweeps: converged %v reason %q err %v", cp.Converged, cp.Reason, err)
 	}
 }

@@ -84,3 +84,25 @@ func randomUnit(m *mat.Dense, rng *rand.Rand) {
 	}
 	normalizeCols(m, nil)
 }
+
+// Warning is the one-line message a command line should print about this
+// result, or "" when there is none: a phase hit its iteration cap
+// (Converged false) or a stopping rule fell back to the best start
+// (Fallbacks > 0). Reason, which names the solver, follows the prefix.
+func (res *Result) Warning() string {
+	return warning(res.Converged && res.Fallbacks == 0, res.Reason)
+}
+
+// Warning is Result.Warning for an asymmetric decomposition (ALS, Alt,
+// asymmetric JD).
+func (c *CP) Warning() string { return warning(c.Converged, c.Reason) }
+
+func warning(ok bool, reason string) string {
+	switch {
+	case ok:
+		return ""
+	case reason == "":
+		return "tensor decomposition did not converge"
+	}
+	return "tensor decomposition did not converge: " + reason
+}

@@ -34,12 +34,14 @@ type asymEntry struct {
 //   - overcomplete: incoherent unit factors with r possibly > dim.
 //
 // Whitened tensors are a special case of raw ones, so every solver accepts
-// them; rtpm, rtpm-stop, ojd and ojd0 need them (they assume orthogonal
-// factors).
+// them; rtpm, rtpm-stop, simultaneous, ojd and ojd0 need them (they assume
+// orthogonal factors).
 var registry = map[string]entry{
 	"rtpm": {RTPM, "robust tensor power method, fixed restarts ([004] Alg. 1); whitened, r ≤ dim; the default of every model"},
 	"rtpm-stop": {RTPMStop, "power method with stopping condition ([004] Alg. 2); whitened, r ≤ dim; " +
 		"fewer starts than rtpm at equal accuracy"},
+	"simultaneous": {Simultaneous, "orthogonalised simultaneous power iteration: one contraction per iteration for all " +
+		"components and restarts (about Iters passes over a streamed tensor); whitened, r ≤ dim"},
 	"ojd": {jd(JDOptions{Method: Orthogonal, TwoStage: true}),
 		"orthogonal joint diagonalisation, random + plug-in projections (OJD1, [003] Alg. 1); whitened, r ≤ dim; " +
 			"most accurate at full rank"},
@@ -49,7 +51,7 @@ var registry = map[string]entry{
 	"nojd0": {jd(JDOptions{Method: NonOrthogonal}), "non-orthogonal joint diagonalisation, random projections only (NOJD0); raw, r ≤ dim"},
 	"als": {ALSSym, "CP-ALS from a random slice's eigenvectors, symmetrised; whitened or raw, any r; " +
 		"also the refinement step (Options.Refine)"},
-	"als-random": {ALSRandom, "CP-ALS from random factors (the papers' baseline); kept for comparison"},
+	"als-random": {ALSRandom, "CP-ALS from random factors (the papers' baseline); whitened or raw, any r; kept for comparison"},
 	"alt": {altSym, "alternating rank-1 power updates, Proc. 2 clustering, Alg. 4 bias removal ([002]); " +
 		"raw or overcomplete (r may exceed dim)"},
 }
@@ -103,13 +105,14 @@ func altSym(ctx context.Context, t Tensor, r int, o Options) (*Result, error) {
 // (unwhitened) and, for alt, overcomplete tensors, which a model has to
 // build without whitening (e.g. a SampleTensor of the raw views).
 var ModelDefaults = map[string]string{
-	"lda":       "rtpm",
-	"topic":     "rtpm",
-	"gmm":       "rtpm",
-	"ica":       "rtpm",
-	"markov":    "rtpm",
-	"hmm":       "rtpm",
-	"multiview": "rtpm",
+	"lda":          "rtpm",
+	"topic":        "rtpm",
+	"gmm":          "rtpm",
+	"ica":          "rtpm",
+	"markov":       "rtpm",
+	"hmm-snapshot": "rtpm",
+	"hmm":          "rtpm",
+	"multiview":    "rtpm",
 }
 
 // Names lists the registered symmetric solver names, sorted.

@@ -369,8 +369,3 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
-
-func init() {
-	registry["simultaneous"] = entry{Simultaneous,
-		"orthogonalised simultaneous power iteration: one contraction per iteration for all components and restarts (about Iters passes over a streamed tensor); whitened, r ≤ dim"}
-}

@@ -51,12 +51,15 @@ func cpErr(truth [3]*mat.Dense, cp *solver.CP) float64 {
 // from random factors with 5 restarts keeping the best residual, and Alt
 // (registry defaults). 3 trials per row (6 with STREAMFIT_BENCH=full);
 // STREAMFIT_ASYM_K=10 picks k, STREAMFIT_ASYM_CASE=ortho|nonortho the case,
-// STREAMFIT_ASYM_TRIALS the trials.
+// STREAMFIT_ASYM_TRIALS the trials, STREAMFIT_ASYM_NOJD=L0,sweeps caps NOJD.
 func TestAsymmetric(t *testing.T) {
 	gate(t)
 	ctx := context.Background()
 	d := 50
 	trials := envInts(t, "STREAMFIT_ASYM_TRIALS", []int{3})[0]
+	if nojdCaps = envInts(t, "STREAMFIT_ASYM_NOJD", nil); nojdCaps != nil && len(nojdCaps) != 2 {
+		t.Fatalf("STREAMFIT_ASYM_NOJD=%v: want L0,sweeps", nojdCaps)
+	}
 	if full() {
 		trials = 6
 	}
@@ -147,5 +150,16 @@ func solveAsym(ctx context.Context, name string, T solver.Asym, k int, seed uint
 	if err != nil {
 		return nil, err
 	}
-	return f(ctx, T, k, solver.Options{Seed: seed})
+	o := solver.Options{Seed: seed}
+	if strings.HasPrefix(name, "nojd") && nojdCaps != nil {
+		o.Projections, o.Iters = nojdCaps[0], nojdCaps[1]
+	}
+	return f(ctx, T, k, o)
 }
+
+// nojdCaps, from STREAMFIT_ASYM_NOJD=L0,sweeps, caps the asymmetric NOJD
+// variants' projections and sweeps per stage: at k = d = 50 with
+// non-orthogonal factors the defaults (2·d3 = 100 projections of size
+// 100×100, up to 1000 sweeps) spent over 8 CPU minutes in the first stage
+// of one solve without stalling.
+var nojdCaps []int

@@ -16,14 +16,16 @@ import (
 // TestNoiseSweep: [003] accuracy versus noise (Fig. 4/5), T = Σπ_i u_i⊗3 + E
 // for d ∈ {25, 50, 100}, k ∈ {0.2d, d}, under both noise conventions (see
 // convention). Orthogonal: rtpm, the authors' TPM (one start per component,
-// L = 1), ojd0, ojd (OJD1), als (slice-initialised) and als-random.
+// L = 1), simultaneous, ojd0, ojd (OJD1), als (slice-initialised) and
+// als-random.
 // Non-orthogonal (unit Gaussian factors): nojd0, nojd (plug-in along û),
 // nojd-inv (plug-in along the inverse factors, [003] Thm 4), als,
 // als-random, alt. Trials per row: 10 at d = 25, 4 at d = 50, 2 at d = 100
 // (×2 with STREAMFIT_BENCH=full). At d ≥ 50 the NOJD variants use L0 = 20
 // projections and ≤ 200 sweeps per stage and alt is skipped at d = k = 100
 // (minutes per solve). Environment: STREAMFIT_SWEEP_D=25,50 picks d,
-// STREAMFIT_SWEEP_CASE=ortho|nonortho, STREAMFIT_SWEEP_CONV=frob|paper.
+// STREAMFIT_SWEEP_CASE=ortho|nonortho, STREAMFIT_SWEEP_CONV=frob|paper,
+// STREAMFIT_SWEEP_TRIALS=n overrides the trials per row.
 func TestNoiseSweep(t *testing.T) {
 	gate(t)
 	ctx := context.Background()
@@ -45,7 +47,7 @@ func sweepMethods(t *testing.T, orthoCase bool, d, k int) []method {
 	if orthoCase {
 		return []method{named(t, "rtpm"),
 			{name: "tpm L=1", fn: solver.RTPM, opt: func(o solver.Options) solver.Options { o.Restarts = 1; return o }},
-			named(t, "ojd0"), named(t, "ojd"), named(t, "als"), named(t, "als-random")}
+			named(t, "simultaneous"), named(t, "ojd0"), named(t, "ojd"), named(t, "als"), named(t, "als-random")}
 	}
 	reduce := func(o solver.Options) solver.Options {
 		if d >= 50 {
@@ -77,6 +79,9 @@ func noiseSweep(t *testing.T, ctx context.Context, ds []int, orthoCase bool, con
 		}
 		if full() {
 			trials *= 2
+		}
+		if n := envInts(t, "STREAMFIT_SWEEP_TRIALS", nil); n != nil {
+			trials = n[0]
 		}
 		for _, k := range []int{d / 5, d} {
 			for _, eps := range epsLevels(conv, orthoCase) {
