@@ -3,6 +3,7 @@ package implicit
 import (
 	"context"
 	"iter"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -111,4 +112,28 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAxpy is the kernel of the passes' gathers and scatters alone: one
+// float32 axpy of w values from a row of a 10,000-row table picked as a
+// document's terms pick them, reported in multiply-adds per CPU-second (the
+// unit of the lower bound in bench/lda/RESULTS.md).
+func BenchmarkAxpy(b *testing.B) {
+	batch := benchBatch(b)
+	for _, w := range []int{50, 60, 100} {
+		b.Run(strconv.Itoa(w), func(b *testing.B) {
+			x := convert[float32](nil, randDense(10000, w, 1).RawMatrix().Data)
+			sum := make([]float32, w)
+			cpu := cpuTime()
+			for b.Loop() {
+				for i := range batch.Len() {
+					terms, counts := batch.Doc(i)
+					for j, t := range terms {
+						axpy(float32(counts[j]), x[int(t)*w:int(t+1)*w], sum)
+					}
+				}
+			}
+			b.ReportMetric(float64(batch.NNZ()*w*b.N)/(cpuTime()-cpu).Seconds()/1e9, "GFMA/cpu-s")
+		})
+	}
 }

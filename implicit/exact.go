@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"math/bits"
+	"time"
 
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -20,36 +20,41 @@ import (
 // resumed from a checkpoint) would give totals that differ in the last bits.
 // Exact keeps every total as a fixed-point number
 //
-//	V = H·2^(e+64) + L·2^e,   H an integer with |H| < 2^50, 0 ≤ L < 2^64,
+//	V = H·2^(e+63) + L·2^e,   H an integer with |H| < 2^50, 0 ≤ L < 2^63,
 //
 // and truncates each batch partial to a multiple of 2^e before adding it, a
 // function of the partial alone. Integer addition is associative, so any
 // grouping of the same partials gives the same V, and the same float64 when V
 // is rounded. The resolution 2^e of an array is 2^-66 of a bound on what one
 // document adds to it, which depends only on the projection (Ω or W, the same
-// on every shard); totals may reach 2^48 such bounds. That is far finer than
+// on every shard); totals may reach 2^47 such bounds. That is far finer than
 // the float32 partials themselves (relative 6e-8), so nothing measurable is
 // lost, and far more documents than any corpus holds.
 //
 // Between passes the accumulator's own float64 array holds round(V), so
 // everything that reads the accumulator works unchanged, and Exact holds the
 // low words L; H is recovered from round(V) and L (unround). During a pass the
-// array holds H·2^(e+64) and each batch's partial is folded in by ordered, per
+// array holds H·2^(e+63) and each batch's partial is folded in by ordered, per
 // batch and only over the terms the batch touched.
 
 const (
 	// fixedFracBits is the resolution below a document's bound.
 	fixedFracBits = 66
-	// fixedHiBits bounds |H|: with |V| < 2^(e+114), round(V) is within a
-	// quarter of 2^(e+64) of V, so H can be recovered from it.
+	// fixedHiBits bounds |H|: with |V| < 2^(e+113), round(V) is within a
+	// quarter of 2^(e+63) of V, so H can be recovered from it.
 	fixedHiBits = 50
+	// fixedLoBits is the width of a low word: 63 bits, so that a value
+	// converts to it by a signed conversion (one instruction, where a
+	// conversion to uint64 branches) and the carry of a sum is its bit 63.
+	fixedLoBits = 63
+	fixedLoMask = 1<<fixedLoBits - 1
 )
 
 // ErrOverflow reports a total beyond the exact range of its array.
-var ErrOverflow = errors.New("implicit: a total left its exact fixed-point range (more than 2^48 times one document's bound, or not finite)")
+var ErrOverflow = errors.New("implicit: a total left its exact fixed-point range (more than 2^47 times one document's bound, or not finite)")
 
 // fixedScale is the resolution of one array: values H·hi + L·lo with
-// hi = 2^64·lo.
+// hi = 2^63·lo.
 type fixedScale struct {
 	exp       int
 	lo, hi    float64
@@ -58,8 +63,8 @@ type fixedScale struct {
 }
 
 func newFixedScale(exp int) fixedScale {
-	return fixedScale{exp: exp, lo: math.Ldexp(1, exp), hi: math.Ldexp(1, exp+64), limit: math.Ldexp(1, exp+64+fixedHiBits),
-		invLo: math.Ldexp(1, -exp), iv: math.Ldexp(1, -exp-64)}
+	return fixedScale{exp: exp, lo: math.Ldexp(1, exp), hi: math.Ldexp(1, exp+fixedLoBits), limit: math.Ldexp(1, exp+fixedLoBits+fixedHiBits),
+		invLo: math.Ldexp(1, -exp), iv: math.Ldexp(1, -exp-fixedLoBits)}
 }
 
 // scaleFor is the resolution for totals of documents that each add at most
@@ -71,37 +76,55 @@ func scaleFor(bound float64) fixedScale {
 	return newFixedScale(math.Ilogb(bound) - fixedFracBits)
 }
 
-// split truncates x towards zero to a multiple of lo and returns it as
-// h·hi + l·lo (h an integer held in a float64, two's complement below).
-func (s fixedScale) split(x float64) (h float64, l uint64) {
-	a := math.Abs(x)
-	h = math.Floor(a * s.iv)
-	r := a - h*s.hi // exact: r < hi and a multiple of ulp(a)
-	l = uint64(r * s.invLo)
-	if x < 0 {
-		if l == 0 {
-			return -h, 0
-		}
-		return -h - 1, -l
-	}
-	return h, l
-}
-
 // add adds x to the total whose high part is *v (H·hi) and low word *lo. It
 // reports false when the total leaves the exact range.
 func (s fixedScale) add(v *float64, lo *uint64, x float64) bool {
-	h, l := s.split(x)
-	var c uint64
-	*lo, c = bits.Add64(*lo, l, 0)
-	*v += (h + float64(c)) * s.hi
-	return math.Abs(*v) < s.limit
+	seg, base, los := [1]float64{x}, [1]float64{*v}, [1]uint64{*lo}
+	ok := s.fold(seg[:], base[:], los[:])
+	*v, *lo = seg[0], los[0]
+	return ok
+}
+
+// fold adds the values of seg exactly to the totals with high parts base
+// and low words lo, writing the new high parts to seg. It reports false
+// when a total leaves the exact range.
+//
+// Each value x is truncated towards zero to a multiple of lo and split as
+// h·hi + l·lo (h an integer held in a float64, l < 2^63, two's complement
+// below), without a branch or a call: the signs of partial sums are random,
+// a branch on them would be mispredicted half the time, and this loop runs
+// over every total a batch touches.
+func (s fixedScale) fold(seg, base []float64, lo []uint64) bool {
+	base, lo = base[:len(seg)], lo[:len(seg)]
+	iv, hi, invLo, limit := s.iv, s.hi, s.invLo, s.limit
+	bad := false
+	for j, x := range seg {
+		a := math.Abs(x)
+		// Truncation by signed conversion; a value beyond int64 (or NaN)
+		// gives a huge h, which the range check reports.
+		h := float64(int64(a * iv))
+		r := a - h*hi // exact: r < hi and a multiple of ulp(a)
+		l := uint64(int64(r * invLo))
+		// For x < 0 (neg all ones): −(h·hi + l·lo) = (−h−1)·hi + (2^63−l)·lo
+		// when l > 0, and −h·hi when l = 0.
+		neg := uint64(int64(math.Float64bits(x)) >> 63)
+		borrow := neg & ((l + fixedLoMask) >> fixedLoBits)
+		h = math.Copysign(h, x) - float64(borrow)
+		l = ((l ^ neg) - neg) & fixedLoMask
+		sum := lo[j] + l
+		lo[j] = sum & fixedLoMask
+		v := base[j] + (h+float64(sum>>fixedLoBits))*hi
+		seg[j] = v
+		bad = bad || !(math.Abs(v) < limit)
+	}
+	return !bad
 }
 
 // addFixed adds the total (v2, l2) to (*v, *lo), both as high parts.
 func (s fixedScale) addFixed(v *float64, lo *uint64, v2 float64, l2 uint64) bool {
-	var c uint64
-	*lo, c = bits.Add64(*lo, l2, 0)
-	*v += v2 + float64(c)*s.hi
+	sum := *lo + l2
+	*lo = sum & fixedLoMask
+	*v += v2 + float64(sum>>fixedLoBits)*s.hi
 	return math.Abs(*v) < s.limit
 }
 
@@ -111,8 +134,8 @@ func (s fixedScale) round(v float64, l uint64) float64 {
 	if v >= 0 || l == 0 {
 		return v + float64(l)*s.lo
 	}
-	// V = (H+1)·hi − (2^64−L)·lo: two terms of one sign, no cancellation.
-	return (v + s.hi) - float64(-l)*s.lo
+	// V = (H+1)·hi − (2^63−L)·lo: two terms of one sign, no cancellation.
+	return (v + s.hi) - float64(1<<fixedLoBits-l)*s.lo
 }
 
 // unround recovers the high part of a total from round(V) and its low word.
@@ -128,6 +151,9 @@ type fixedArray struct {
 	lo     []uint64
 	scale  fixedScale
 	stride int // values per vocabulary term; 0: every batch adds to all of it
+	// field is the accumulator's field holding v, which Stats.Merge
+	// detaches while the accumulator merges everything but the totals.
+	field *[]float64
 }
 
 // Exact makes the totals of one accumulator exact and order-independent (see
@@ -139,20 +165,50 @@ type Exact struct {
 	// Batches counts the batches the passes have added, which a resumed
 	// pass skips.
 	Batches int64
-	run     func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error
+	run     passFunc
+	// ordered: no exact totals (no arrays), only the batch count, Skip and
+	// Snapshot of Pass (NewPairOrdered).
+	ordered bool
+}
+
+// passFunc runs one pass of an accumulator.
+type passFunc = func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error
+
+func pairRun(a *PairAcc, omega mat.Matrix) passFunc {
+	return func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error {
+		return a.Pass(ctx, docs, workers, omega, onBatch)
+	}
+}
+
+func tripleRun(a *TripleAcc, w *mat.Dense) passFunc {
+	return func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error {
+		return a.Pass(ctx, docs, workers, w, onBatch)
+	}
+}
+
+// NewPairOrdered returns a driver of a's passes against omega with the batch
+// count, PassOptions.Skip and PassOptions.Snapshot of an exact pass, but
+// without exact totals: a's totals stay the float64 sums of the batches'
+// partials added in batch order, and batches is the number of batches they
+// already hold. That is enough to resume one pass exactly (the totals are
+// saved as they are and the remaining batches are added in the same order)
+// at no cost in memory or time; only merges of shards need exact totals.
+// Its state cannot be saved in a statistics file (save the accumulator
+// without Exact and the count apart).
+func NewPairOrdered(a *PairAcc, omega mat.Matrix, batches int64) *Exact {
+	return &Exact{Batches: batches, run: pairRun(a, omega), ordered: true}
+}
+
+// NewTripleOrdered is NewPairOrdered for a pass whitened by w.
+func NewTripleOrdered(a *TripleAcc, w *mat.Dense, batches int64) *Exact {
+	return &Exact{Batches: batches, run: tripleRun(a, w), ordered: true}
 }
 
 // NewPairExact makes a's totals exact for passes against omega. Values a
 // already holds are taken in as they are, unless prev (the exact state read
 // with a from a file) gives their low words.
 func NewPairExact(a *PairAcc, omega mat.Matrix, prev *Exact) (*Exact, error) {
-	e := &Exact{arrays: []fixedArray{
-		{name: "pair.m1", v: a.M1, stride: 1, scale: scaleFor(1)},
-		{name: "pair.e2omega", v: a.E2Omega, stride: a.Cols, scale: scaleFor(maxAbs(omega))},
-	}}
-	e.run = func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error {
-		return a.Pass(ctx, docs, workers, omega, onBatch)
-	}
+	e := &Exact{arrays: pairArrays(a, scaleFor(1), scaleFor(maxAbs(omega))), run: pairRun(a, omega)}
 	return e, e.adopt(prev)
 }
 
@@ -160,25 +216,30 @@ func NewPairExact(a *PairAcc, omega mat.Matrix, prev *Exact) (*Exact, error) {
 // NewPairExact.
 func NewTripleExact(a *TripleAcc, w *mat.Dense, prev *Exact) (*Exact, error) {
 	m := maxAbs(w)
-	e := &Exact{arrays: tripleArrays(a, scaleFor(1), scaleFor(m), scaleFor(m*m*m))}
-	e.run = func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error {
-		return a.Pass(ctx, docs, workers, w, onBatch)
-	}
+	e := &Exact{arrays: tripleArrays(a, scaleFor(1), scaleFor(m), scaleFor(m*m*m)), run: tripleRun(a, w)}
 	return e, e.adopt(prev)
+}
+
+// pairArrays lists a's totals with the scales of M1 and E2·Ω.
+func pairArrays(a *PairAcc, s0, s1 fixedScale) []fixedArray {
+	return []fixedArray{
+		{name: "pair.m1", v: a.M1, stride: 1, scale: s0, field: &a.M1},
+		{name: "pair.e2omega", v: a.E2Omega, stride: a.Cols, scale: s1, field: &a.E2Omega},
+	}
 }
 
 // tripleArrays lists a's totals with the scales of the scalar, linear and
 // cubic ones.
 func tripleArrays(a *TripleAcc, s0, s1, s3 fixedScale) []fixedArray {
 	arrays := []fixedArray{
-		{name: "triple.m1", v: a.M1, stride: 1, scale: s0},
-		{name: "triple.g2", v: a.G2, stride: 1, scale: s0},
-		{name: "triple.g3", v: a.G3, stride: 1, scale: s0},
-		{name: "triple.z", v: a.Z, stride: a.K, scale: s1},
-		{name: "triple.z2", v: a.Z2, stride: a.K, scale: s1},
+		{name: "triple.m1", v: a.M1, stride: 1, scale: s0, field: &a.M1},
+		{name: "triple.g2", v: a.G2, stride: 1, scale: s0, field: &a.G2},
+		{name: "triple.g3", v: a.G3, stride: 1, scale: s0, field: &a.G3},
+		{name: "triple.z", v: a.Z, stride: a.K, scale: s1, field: &a.Z},
+		{name: "triple.z2", v: a.Z2, stride: a.K, scale: s1, field: &a.Z2},
 	}
 	if a.Y3 != nil {
-		arrays = append(arrays, fixedArray{name: "triple.y3", v: a.Y3, scale: s3})
+		arrays = append(arrays, fixedArray{name: "triple.y3", v: a.Y3, scale: s3, field: &a.Y3})
 	}
 	return arrays
 }
@@ -301,11 +362,13 @@ type PassOptions struct {
 	// Skip drops the first Skip batches of the source: a resumed pass whose
 	// totals already hold them (Exact.Batches of the checkpoint).
 	Skip int64
-	// Snapshot, when set, is called after every batch has been added, in
-	// batch order, with the number of batches the totals hold; the totals
-	// are consistent during the call (WriteStats may save them). Its error
-	// stops the pass.
-	Snapshot func(batches int64) error
+	// Snapshot, when set, is called after a batch has been added, in batch
+	// order, with the number of batches the totals hold, at most once every
+	// SnapshotEvery (0: after every batch); the totals are rounded and
+	// consistent during the call (WriteStats may save them). Its error stops
+	// the pass.
+	Snapshot      func(batches int64) error
+	SnapshotEvery time.Duration
 }
 
 // Pass runs one pass of the accumulator e was made for over docs, adding
@@ -316,7 +379,7 @@ func (e *Exact) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 		return errors.New("implicit: exact totals read from a file cannot run a pass; make them with NewPairExact or NewTripleExact")
 	}
 	e.toRaw()
-	f := &batchFold{e: e, snapshot: opt.Snapshot}
+	f := &batchFold{e: e, snapshot: opt.Snapshot, every: opt.SnapshotEvery, last: time.Now()}
 	err := e.run(context.WithValue(ctx, foldKey{}, f), skipBatches(docs, opt.Skip), workers, onBatch)
 	if rerr := e.toRounded(); err == nil {
 		err = rerr
@@ -365,6 +428,8 @@ type batchFold struct {
 	e        *Exact
 	save     []float64
 	snapshot func(int64) error
+	every    time.Duration
+	last     time.Time // of the last snapshot
 }
 
 // touchedTerms lists the vocabulary terms whose rows a batch's commit adds
@@ -393,6 +458,19 @@ func (a *fixedArray) each(terms []int32, fn func(seg []float64, off int)) {
 
 func (f *batchFold) before(p any) {
 	tm := terms(p)
+	// Sized once for the batch, so that the buffer does not grow by
+	// appends (each leaving garbage of its size) in the first batches.
+	n := 0
+	for _, a := range f.e.arrays {
+		if a.stride == 0 || tm == nil {
+			n += len(a.v)
+		} else {
+			n += len(tm) * a.stride
+		}
+	}
+	if cap(f.save) < n {
+		f.save = make([]float64, 0, n)
+	}
 	f.save = f.save[:0]
 	for i := range f.e.arrays {
 		f.e.arrays[i].each(tm, func(seg []float64, _ int) {
@@ -410,22 +488,24 @@ func (f *batchFold) after(p any) error {
 		a := &f.e.arrays[i]
 		s := a.scale
 		a.each(tm, func(seg []float64, off int) {
-			lo := a.lo[off : off+len(seg)]
-			for j, x := range seg {
-				seg[j] = f.save[k]
-				k++
-				if x != 0 && !s.add(&seg[j], &lo[j], x) && bad == "" {
-					bad = a.name
-				}
+			if !s.fold(seg, f.save[k:], a.lo[off:]) && bad == "" {
+				bad = a.name
 			}
+			k += len(seg)
 		})
 	}
 	if bad != "" {
 		return fmt.Errorf("%w: %s", ErrOverflow, bad)
 	}
 	f.e.Batches++
-	if f.snapshot != nil {
-		return f.snapshot(f.e.Batches)
+	if f.snapshot != nil && time.Since(f.last) >= f.every {
+		f.last = time.Now()
+		if err := f.e.toRounded(); err != nil {
+			return err
+		}
+		err := f.snapshot(f.e.Batches)
+		f.e.toRaw()
+		return err
 	}
 	return nil
 }
@@ -458,4 +538,98 @@ func maxAbs(m mat.Matrix) float64 {
 		}
 	}
 	return out
+}
+
+// exactMeta describes exact totals in a statistics file: per array its
+// name and resolution; the low words follow as sections (statsfile.go).
+type exactMeta struct {
+	Batches int64            `json:"batches"`
+	Arrays  []exactArrayMeta `json:"arrays"`
+}
+
+type exactArrayMeta struct {
+	Name string `json:"name"`
+	Exp  int    `json:"exp"`
+}
+
+// meta describes e for a statistics file.
+func (e *Exact) meta() (*exactMeta, error) {
+	if e.raw {
+		return nil, errors.New("implicit: exact totals saved during a pass")
+	}
+	if e.ordered {
+		return nil, errors.New("implicit: ordered totals (NewPairOrdered) have no exact state to save")
+	}
+	m := &exactMeta{Batches: e.Batches, Arrays: make([]exactArrayMeta, len(e.arrays))}
+	for i, a := range e.arrays {
+		m.Arrays[i] = exactArrayMeta{Name: a.name, Exp: a.scale.exp}
+	}
+	return m, nil
+}
+
+// exact returns the totals m describes, without values or low words (bind
+// attaches them).
+func (m *exactMeta) exact() (*Exact, error) {
+	if m.Batches < 0 {
+		return nil, fmt.Errorf("exact totals of %d batches", m.Batches)
+	}
+	e := &Exact{Batches: m.Batches, arrays: make([]fixedArray, len(m.Arrays))}
+	for i, a := range m.Arrays {
+		if a.Exp < -1000 || a.Exp > 900 {
+			return nil, fmt.Errorf("exact totals %s at resolution 2^%d", a.Name, a.Exp)
+		}
+		e.arrays[i] = fixedArray{name: a.Name, scale: newFixedScale(a.Exp)}
+	}
+	return e, nil
+}
+
+// bind attaches exact totals read from a file to the totals of the
+// accumulators stored with them, which must be exactly those e describes.
+func (e *Exact) bind(pair *PairAcc, triple *TripleAcc) error {
+	var want []fixedArray
+	if pair != nil {
+		want = pairArrays(pair, fixedScale{}, fixedScale{})
+	}
+	if triple != nil {
+		want = append(want, tripleArrays(triple, fixedScale{}, fixedScale{}, fixedScale{})...)
+	}
+	if len(want) != len(e.arrays) {
+		return fmt.Errorf("exact totals of %d arrays for %d totals", len(e.arrays), len(want))
+	}
+	for i, w := range want {
+		a := &e.arrays[i]
+		if a.lo == nil {
+			a.lo = make([]uint64, len(w.v))
+		}
+		if a.name != w.name || len(a.lo) != len(w.v) {
+			return fmt.Errorf("exact totals %s of %d values for %s of %d", a.name, len(a.lo), w.name, len(w.v))
+		}
+		a.v, a.stride, a.field = w.v, w.stride, w.field
+	}
+	return nil
+}
+
+// mergeDetached runs merge, the accumulators' own Merge of e's and o's
+// accumulators, with their totals detached (empty), so that it checks
+// shapes and bases and adds counts and kept rows but leaves the totals to
+// e.Merge, which then adds them exactly.
+func (e *Exact) mergeDetached(o *Exact, merge func() error) error {
+	if err := e.same(o); err != nil {
+		return err
+	}
+	for _, x := range [2]*Exact{e, o} {
+		for _, a := range x.arrays {
+			*a.field = nil
+		}
+	}
+	err := merge()
+	for _, x := range [2]*Exact{e, o} {
+		for _, a := range x.arrays {
+			*a.field = a.v
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return e.Merge(o)
 }

@@ -11,10 +11,11 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mat"
 )
 
-// bigValue is the exact value H·2^(e+64) + L·2^e of a total with high part v.
+// bigValue is the exact value H·2^(e+63) + L·2^e of a total with high part v.
 func bigValue(s fixedScale, v float64, l uint64) *big.Float {
 	h := new(big.Float).SetPrec(0).SetFloat64(v)
 	lo := new(big.Float).SetPrec(0).SetMantExp(new(big.Float).SetUint64(l), s.exp)
@@ -72,7 +73,7 @@ func TestFixedArithmetic(t *testing.T) {
 		if r.IntN(3) == 0 {
 			h = float64(r.IntN(5) - 2)
 		}
-		l := r.Uint64() >> r.IntN(64)
+		l := r.Uint64() >> (1 + r.IntN(63))
 		v := h * s.hi
 		if got := s.unround(s.round(v, l), l); got != v {
 			t.Fatalf("unround(round(%g·hi + %d·lo)) = %g·hi", h, l, got*s.iv)
@@ -80,7 +81,7 @@ func TestFixedArithmetic(t *testing.T) {
 	}
 	var v float64
 	var lo uint64
-	if s.add(&v, &lo, math.Ldexp(1, s.exp+64+fixedHiBits)) || s.add(&v, &lo, math.NaN()) {
+	if s.add(&v, &lo, math.Ldexp(1, s.exp+fixedLoBits+fixedHiBits)) || s.add(&v, &lo, math.NaN()) {
 		t.Error("a value beyond the range was accepted")
 	}
 }
@@ -284,5 +285,95 @@ func TestExactResume(t *testing.T) {
 	err = e.Pass(context.Background(), batches(docs, rows, -1), 2, nil, PassOptions{Skip: 51})
 	if err == nil {
 		t.Error("skipping more batches than the source has succeeded")
+	}
+}
+
+// TestOrderedResume checks the driver without exact totals that Fit's
+// checkpoints use: a pass stopped after some batches and resumed with Skip
+// gives the ordered float64 totals of an uninterrupted plain pass, bit for
+// bit, and its state is refused by a statistics file.
+func TestOrderedResume(t *testing.T) {
+	const d, k, rows = 60, 5, 40
+	docs, _ := tinyCorpus(2000, d, 43)
+	w := randDense(d, k, 44)
+	whole := NewTripleAcc(d, k)
+	whole.Float32 = true
+	if err := whole.Pass(context.Background(), batches(docs, rows, -1), 3, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := NewTripleAcc(d, k)
+	a.Float32 = true
+	e := NewTripleOrdered(a, w, 0)
+	stop := errors.New("killed")
+	err := e.Pass(context.Background(), batches(docs, rows, -1), 2, nil, PassOptions{Snapshot: func(n int64) error {
+		if n == 23 {
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) || e.Batches != 23 {
+		t.Fatalf("interrupted pass: %v after %d batches", err, e.Batches)
+	}
+	if _, err := e.meta(); err == nil {
+		t.Error("ordered totals were described for a statistics file")
+	}
+	// Resumed by a new driver, as from a checkpoint that holds 23 batches.
+	e = NewTripleOrdered(a, w, e.Batches)
+	if err := e.Pass(context.Background(), batches(docs, rows, -1), 1, nil, PassOptions{Skip: e.Batches}); err != nil {
+		t.Fatal(err)
+	}
+	if e.Batches != 50 || a.Counts != whole.Counts || !slices.Equal(a.Y3, whole.Y3) || !slices.Equal(a.Z, whole.Z) || !slices.Equal(a.Z2, whole.Z2) || !slices.Equal(a.M1, whole.M1) {
+		t.Errorf("resumed ordered pass differs from the uninterrupted one (%d batches)", e.Batches)
+	}
+}
+
+// BenchmarkExactPass measures what exact totals cost a pass: the same pass
+// of an LDA corpus (d=20000, documents of about 100 words, batches of the
+// default 4096) with plain float64 totals and with exact ones. Compare the
+// sub-benchmarks of one run (benchstat).
+func BenchmarkExactPass(b *testing.B) {
+	const d, k, cols, rows = 20000, 50, 60, stream.DefaultBatchRows
+	c, err := synth.NewLDA(synth.LDAConfig{Docs: 4 * rows, Vocab: d, K: k, Alpha0: 1, DocLen: 100, Seed: 5, BatchRows: rows})
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs, err := stream.Collect(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := batches(docs, rows, -1)
+	omega, w := randDense(d, cols, 6), randDense(d, k, 7)
+	run := func(b *testing.B, exact bool, newAcc func() (any, func(onBatch func(int)) error, *Exact)) {
+		for b.Loop() {
+			_, pass, e := newAcc()
+			var err error
+			if exact {
+				err = e.Pass(context.Background(), src, 2, nil, PassOptions{})
+			} else {
+				err = pass(nil)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, exact := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "exact"}[exact]
+		b.Run("pair/"+name, func(b *testing.B) {
+			run(b, exact, func() (any, func(func(int)) error, *Exact) {
+				a := NewPairAcc(d, cols)
+				a.Float32 = true
+				e, _ := NewPairExact(a, omega, nil)
+				return a, func(on func(int)) error { return a.Pass(context.Background(), src, 2, omega, on) }, e
+			})
+		})
+		b.Run("triple/"+name, func(b *testing.B) {
+			run(b, exact, func() (any, func(func(int)) error, *Exact) {
+				a := NewTripleAcc(d, k)
+				a.Float32 = true
+				e, _ := NewTripleExact(a, w, nil)
+				return a, func(on func(int)) error { return a.Pass(context.Background(), src, 2, w, on) }, e
+			})
+		})
 	}
 }

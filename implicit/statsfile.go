@@ -2,6 +2,8 @@ package implicit
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -11,8 +13,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
-	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/streamfit/streamfit/stream"
@@ -25,19 +28,35 @@ import (
 //	magic    8 bytes  "SFSTATS\n"
 //	version  uint32   little endian (StatsVersion)
 //	hlen     uint32   length of the header
+//	hcrc     uint32   CRC-32C of the header
 //	header   hlen bytes of JSON (StatsHeader)
+//	payload  one zstd stream of
+//	           mlen uint32, mlen bytes of JSON (statsMeta: counts, shapes,
+//	           vocabulary, names and lengths of the sections)
+//	           sections: the arrays (M1, E2·Ω; Y3, Z, Z2, G3, G2, M1; W;
+//	           the low words of the exact totals), little-endian float64 or
+//	           uint64, in the order the metadata lists
 //	plen     uint64   length of the compressed payload
-//	crc      uint32   CRC-32C of header and compressed payload
-//	payload  plen bytes: zstd-compressed JSON of StatsPayload
+//	crc      uint32   CRC-32C of the compressed payload
+//	end      8 bytes  "SFSTEND\n"
 //
-// JSON keeps every float64 exactly (shortest round-trip formatting), so a
-// written and re-read statistic is bit-identical to the one in memory.
-const statsMagic = "SFSTATS\n"
+// Values are stored bit for bit, so a written and re-read statistic is
+// identical to the one in memory. Writer and reader stream the payload
+// through the compressor section by section, so neither holds more than the
+// statistics themselves and a chunk; the header is verified before anything
+// is allocated from it, the payload when it has been read.
+const (
+	statsMagic   = "SFSTATS\n"
+	statsEnd     = "SFSTEND\n"
+	statsTrailer = 8 + 4 + 8 // plen, crc, end
+)
 
 // StatsVersion is the version of the statistics file layout written by
 // WriteStats; ReadStats refuses any other. Version 2 stores Z2 and the
-// unwhitened M1 in phase 2 (no YY) and names the kind of sketch.
-const StatsVersion = 2
+// unwhitened M1 in phase 2 (no YY) and names the kind of sketch; version 3
+// is binary (sections instead of JSON numbers) and adds the exact totals
+// (Exact) and the inputs covered (StatsHeader.Inputs).
+const StatsVersion = 3
 
 // Errors of ReadStats, wrapped with the file name; test with errors.Is.
 var (
@@ -55,17 +74,6 @@ var (
 const maxHeader = 1 << 20
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-// One encoder and one decoder serve every file: EncodeAll and DecodeAll are
-// safe for concurrent use, and creating them costs more than a small file.
-var (
-	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
-		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	})
-	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	})
-)
 
 // StatsHeader says what a statistics file describes. Two files can be merged
 // only when every field but Shards is equal.
@@ -96,6 +104,113 @@ type StatsHeader struct {
 	Basis uint64 `json:"basis"`
 	// Shards counts the shard statistics merged into this one.
 	Shards int `json:"shards"`
+	// Run identifies the fit a checkpoint of a pass belongs to (its input
+	// and settings); empty for shard statistics.
+	Run string `json:"run,omitempty"`
+	// Batches is the number of batches a checkpoint without exact totals
+	// holds (a resumed pass skips them); with exact totals it is
+	// Exact.Batches, and 0 for shard statistics.
+	Batches int64 `json:"batches,omitempty"`
+	// Inputs lists the input files the statistics cover (DescribeInput);
+	// merges refuse statistics that share one.
+	Inputs []Input `json:"inputs,omitempty"`
+}
+
+// Input describes an input file that statistics cover.
+type Input struct {
+	// Path is the path as given on the command line.
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+	// Fingerprint identifies the content cheaply: a hash of the size and
+	// of the first and last 64 KiB. Two inputs with the same fingerprint
+	// are taken to be the same data (a copy counts as the same file).
+	Fingerprint string `json:"fingerprint"`
+	// Docs, when set, is the range [Docs[0], Docs[1]) of documents of the
+	// file the statistics cover (Docs[1] < 0: to the end).
+	Docs *[2]int64 `json:"docs,omitempty"`
+}
+
+// overlaps reports whether a and b cover some document in common.
+func (a Input) overlaps(b Input) bool {
+	if a.Fingerprint != b.Fingerprint {
+		return false
+	}
+	ra, rb := a.docs(), b.docs()
+	return ra[0] < end(rb[1]) && rb[0] < end(ra[1])
+}
+
+func (a Input) docs() [2]int64 {
+	if a.Docs == nil {
+		return [2]int64{0, -1}
+	}
+	return *a.Docs
+}
+
+func end(hi int64) int64 {
+	if hi < 0 {
+		return math.MaxInt64
+	}
+	return hi
+}
+
+// String names the input and its range of documents.
+func (a Input) String() string {
+	if a.Docs == nil {
+		return a.Path
+	}
+	r := *a.Docs
+	if r[1] < 0 {
+		return fmt.Sprintf("%s (documents %d:)", a.Path, r[0])
+	}
+	return fmt.Sprintf("%s (documents %d:%d)", a.Path, r[0], r[1])
+}
+
+// fingerprintSpan is how much of each end of a file its fingerprint reads.
+const fingerprintSpan = 64 << 10
+
+// DescribeInput returns the provenance of the input file at path.
+func DescribeInput(path string) (Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Input{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Input{}, err
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\n", st.Size())
+	if st.Mode().IsRegular() {
+		head := make([]byte, min(st.Size(), fingerprintSpan))
+		if _, err := io.ReadFull(f, head); err != nil {
+			return Input{}, fmt.Errorf("%s: %w", path, err)
+		}
+		h.Write(head)
+		if tail := min(st.Size(), fingerprintSpan); st.Size() > fingerprintSpan {
+			buf := make([]byte, tail)
+			if _, err := f.ReadAt(buf, st.Size()-tail); err != nil {
+				return Input{}, fmt.Errorf("%s: %w", path, err)
+			}
+			h.Write(buf)
+		}
+	}
+	return Input{Path: path, Size: st.Size(), ModTime: st.ModTime().UTC(), Fingerprint: fmt.Sprintf("%016x", h.Sum64())}, nil
+}
+
+// ErrOverlap reports a merge of statistics that cover the same input.
+var ErrOverlap = errors.New("the statistics share an input, which a merge would count twice")
+
+// Covers returns an input of h that covers documents of in (the same file
+// content, overlapping ranges), if there is one.
+func (h StatsHeader) Covers(in Input) (Input, bool) {
+	for _, x := range h.Inputs {
+		if x.overlaps(in) {
+			return x, true
+		}
+	}
+	return Input{}, false
 }
 
 // StatsPayload is the body of a statistics file: the accumulators of the
@@ -118,6 +233,10 @@ type StatsPayload struct {
 	Tail float64 `json:"tail,omitempty"`
 	// Vocab is the vocabulary, when the source knew it.
 	Vocab []string `json:"vocab,omitempty"`
+	// Exact holds the low words of the accumulator's totals (see Exact),
+	// which make merges exact and independent of their order. Statistics
+	// without them merge by plain float64 addition; the two are not mixed.
+	Exact *Exact `json:"exact,omitempty"`
 }
 
 // Stats is one statistics file in memory.
@@ -188,6 +307,7 @@ func (h StatsHeader) Compatible(o StatsHeader) error {
 		{"oversample", h.Oversample, o.Oversample},
 		{"vocabulary", fmt.Sprintf("%016x", h.VocabHash), fmt.Sprintf("%016x", o.VocabHash)},
 		{"basis", fmt.Sprintf("%016x", h.Basis), fmt.Sprintf("%016x", o.Basis)},
+		{"run", h.Run, o.Run},
 	}
 	for _, f := range fields {
 		if f.a != f.b {
@@ -200,26 +320,66 @@ func (h StatsHeader) Compatible(o StatsHeader) error {
 // Merge adds the statistics of o (another shard) into s. It refuses
 // statistics of a different fit with an *IncompatibleError.
 func (s *Stats) Merge(o *Stats) error {
+	if err := s.mergeable(o, o.Exact != nil); err != nil {
+		return err
+	}
+	if !slices.Equal(s.W, o.W) {
+		return &IncompatibleError{Field: "whitening basis W", A: "stored W", B: "a different W"}
+	}
+	var err error
+	if s.Exact != nil {
+		err = s.Exact.mergeDetached(o.Exact, func() error { return s.mergeAccs(o) })
+	} else {
+		err = s.mergeAccs(o)
+	}
+	if err != nil {
+		return err
+	}
+	s.mergeHeader(o)
+	return nil
+}
+
+// mergeable reports why o (with exact totals or not) cannot be merged into
+// s, if it cannot: another fit, other accumulators, plain totals with exact
+// ones, or a shared input.
+func (s *Stats) mergeable(o *Stats, exact bool) error {
 	if err := s.Header.Compatible(o.Header); err != nil {
 		return err
 	}
 	if (s.Pair == nil) != (o.Pair == nil) || (s.Triple == nil) != (o.Triple == nil) {
 		return &IncompatibleError{Field: "accumulators", A: s.kinds(), B: o.kinds()}
 	}
-	if !slices.Equal(s.W, o.W) {
-		return &IncompatibleError{Field: "whitening basis W", A: "stored W", B: "a different W"}
+	if (s.Exact != nil) != exact {
+		return &IncompatibleError{Field: "exact totals", A: s.Exact != nil, B: exact}
 	}
+	for _, in := range o.Header.Inputs {
+		if x, ok := s.Header.Covers(in); ok {
+			return fmt.Errorf("%w: %v and %v (fingerprint %s)", ErrOverlap, x, in, in.Fingerprint)
+		}
+	}
+	return nil
+}
+
+// mergeHeader adds the shards and inputs of o to s's header.
+func (s *Stats) mergeHeader(o *Stats) {
+	s.Header.Shards += o.Header.Shards
+	// In a canonical order, so that merges in any order give the same file.
+	s.Header.Inputs = append(s.Header.Inputs, o.Header.Inputs...)
+	slices.SortFunc(s.Header.Inputs, func(a, b Input) int {
+		return cmp.Or(cmp.Compare(a.Fingerprint, b.Fingerprint), cmp.Compare(a.docs()[0], b.docs()[0]), cmp.Compare(a.Path, b.Path))
+	})
+}
+
+// mergeAccs merges o's accumulators into s's.
+func (s *Stats) mergeAccs(o *Stats) error {
 	if s.Pair != nil {
 		if err := s.Pair.Merge(o.Pair); err != nil {
 			return err
 		}
 	}
 	if s.Triple != nil {
-		if err := s.Triple.Merge(o.Triple); err != nil {
-			return err
-		}
+		return s.Triple.Merge(o.Triple)
 	}
-	s.Header.Shards += o.Header.Shards
 	return nil
 }
 
@@ -235,44 +395,242 @@ func (s *Stats) kinds() string {
 	return "none"
 }
 
-// Encode writes s in the statistics file format to w.
-func (s *Stats) Encode(w io.Writer) error {
+// Encode writes s in the statistics file format to w, streaming: the
+// payload is compressed as it is written, in chunks, and Encode stops with
+// ctx's error when ctx ends (checked between chunks).
+func (s *Stats) Encode(ctx context.Context, w io.Writer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.Triple != nil && (s.Triple.KeepRows || len(s.Triple.Rows) > 0) {
+		return errors.New("statistics with kept document rows (the in-memory implicit operator) are not stored in files")
+	}
 	hdr, err := json.Marshal(s.Header)
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(s.StatsPayload)
+	meta := statsMeta{Pair: shell(s.Pair, func(a *PairAcc) { a.M1, a.E2Omega = nil, nil }),
+		Triple: shell(s.Triple, func(a *TripleAcc) { a.Y3, a.Z, a.Z2, a.G3, a.G2, a.M1 = nil, nil, nil, nil, nil, nil }),
+		Values: s.Values, Passes: s.Passes, Tail: s.Tail, Vocab: s.Vocab, HasW: len(s.W) > 0}
+	if s.Exact != nil {
+		if meta.Exact, err = s.Exact.meta(); err != nil {
+			return err
+		}
+	}
+	secs := s.sections()
+	for _, sec := range secs {
+		if sec.lo != nil && len(sec.lo) != len(sec.f64) {
+			return fmt.Errorf("implicit: exact totals %s of %d low words for %d values", sec.name, len(sec.lo), len(sec.f64))
+		}
+		meta.Sections = append(meta.Sections, sectionMeta{Name: sec.name, Len: sec.len(), Exact: sec.lo != nil})
+	}
+	mj, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("encoding statistics: %w", err)
 	}
-	enc, err := zstdEncoder()
+	var pre bytes.Buffer
+	pre.WriteString(statsMagic)
+	binary.Write(&pre, binary.LittleEndian, uint32(StatsVersion))
+	binary.Write(&pre, binary.LittleEndian, uint32(len(hdr)))
+	binary.Write(&pre, binary.LittleEndian, crc32.Checksum(hdr, crcTable))
+	pre.Write(hdr)
+	if _, err := w.Write(pre.Bytes()); err != nil {
+		return err
+	}
+	cw := &crcWriter{ctx: ctx, w: w}
+	zw, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return err
 	}
-	comp := enc.EncodeAll(body, nil)
-	crc := crc32.Update(crc32.Checksum(hdr, crcTable), crcTable, comp)
-	var buf bytes.Buffer
-	buf.WriteString(statsMagic)
-	binary.Write(&buf, binary.LittleEndian, uint32(StatsVersion))
-	binary.Write(&buf, binary.LittleEndian, uint32(len(hdr)))
-	buf.Write(hdr)
-	binary.Write(&buf, binary.LittleEndian, uint64(len(comp)))
-	binary.Write(&buf, binary.LittleEndian, crc)
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	defer zw.Close()
+	var buf []byte
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(mj)))
+	buf = append(buf, mj...)
+	for _, sec := range secs {
+		for off := 0; off < sec.len(); off += sectionChunk {
+			if len(buf) >= writeChunk {
+				if _, err := zw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			buf = sec.appendTo(buf, off, min(off+sectionChunk, sec.len()))
+		}
+	}
+	if _, err := zw.Write(buf); err != nil {
 		return err
 	}
-	_, err = w.Write(comp)
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	var tail [statsTrailer]byte
+	binary.LittleEndian.PutUint64(tail[:], uint64(cw.n))
+	binary.LittleEndian.PutUint32(tail[8:], cw.crc)
+	copy(tail[12:], statsEnd)
+	_, err = w.Write(tail[:])
 	return err
 }
 
-// WriteStats writes s to path atomically: an interrupted write never leaves a
-// file that looks complete.
-func WriteStats(path string, s *Stats) error {
+// statsMeta is the first part of the payload: everything but the arrays,
+// which follow as sections in the order of Sections.
+type statsMeta struct {
+	Pair     *PairAcc      `json:"pair,omitempty"`
+	Triple   *TripleAcc    `json:"triple,omitempty"`
+	Values   []float64     `json:"values,omitempty"`
+	Passes   int           `json:"passes,omitempty"`
+	Tail     float64       `json:"tail,omitempty"`
+	Vocab    []string      `json:"vocab,omitempty"`
+	HasW     bool          `json:"has_w,omitempty"`
+	Exact    *exactMeta    `json:"exact,omitempty"`
+	Sections []sectionMeta `json:"sections"`
+}
+
+type sectionMeta struct {
+	Name  string `json:"name"`
+	Len   int    `json:"len"`
+	Exact bool   `json:"exact,omitempty"` // low words follow each chunk
+}
+
+// shell returns a copy of *a with its arrays cleared by clear (nil for nil).
+func shell[A any](a *A, clear func(*A)) *A {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	clear(&c)
+	return &c
+}
+
+// section is one array of the payload: float64 values and, for an exact
+// total, their low words, little endian, in chunks of sectionChunk values
+// each followed by their low words, so that a reader can add a section to
+// exact totals chunk by chunk.
+type section struct {
+	name string
+	f64  []float64
+	lo   []uint64 // nil, or the low words of f64 (fixedArray.lo)
+}
+
+func (s section) len() int { return len(s.f64) }
+
+// appendTo appends chunk [lo, hi) of s to buf.
+func (s section) appendTo(buf []byte, lo, hi int) []byte {
+	for _, v := range s.f64[lo:hi] {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	if s.lo != nil {
+		for _, v := range s.lo[lo:hi] {
+			buf = binary.LittleEndian.AppendUint64(buf, v)
+		}
+	}
+	return buf
+}
+
+// readChunk reads the n values of a chunk of s (and their low words into
+// lo when s has them) from r.
+func (s section) readChunk(r io.Reader, buf []byte, v []float64, lo []uint64) error {
+	n := len(v)
+	if s.lo != nil {
+		n *= 2
+	}
+	b := buf[:8*n]
+	if _, err := io.ReadFull(r, b); err != nil {
+		return err
+	}
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	if s.lo != nil {
+		for i := range lo {
+			lo[i] = binary.LittleEndian.Uint64(b[8*(len(v)+i):])
+		}
+	}
+	return nil
+}
+
+// sections lists the arrays of s in the order of the file.
+func (s *Stats) sections() []section {
+	var out []section
+	f := func(name string, v []float64) { out = append(out, section{name: name, f64: v}) }
+	if a := s.Pair; a != nil {
+		f("pair.m1", a.M1)
+		f("pair.e2omega", a.E2Omega)
+	}
+	if a := s.Triple; a != nil {
+		if !a.NoCubes {
+			f("triple.y3", a.Y3)
+		}
+		f("triple.z", a.Z)
+		f("triple.z2", a.Z2)
+		f("triple.g3", a.G3)
+		f("triple.g2", a.G2)
+		f("triple.m1", a.M1)
+	}
+	if len(s.W) > 0 {
+		f("w", s.W)
+	}
+	if e := s.Exact; e != nil {
+		for _, a := range e.arrays {
+			for i := range out {
+				if out[i].name == a.name {
+					out[i].lo = a.lo
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sectionChunk is the number of elements Encode and the reader convert at
+// a time.
+const sectionChunk = 8192
+
+// crcWriter writes to w, counting the bytes and their CRC-32C, and fails
+// once ctx has ended.
+type crcWriter struct {
+	ctx context.Context
+	w   io.Writer
+	n   int64
+	crc uint32
+}
+
+func (c *crcWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.crc = crc32.Update(c.crc, crcTable, p[:n])
+	return n, err
+}
+
+// writeChunk is how much Encode writes between checks of its context (a
+// variable for tests).
+var writeChunk = 1 << 20
+
+// staleTemp is the age beyond which a temporary file of an earlier write of
+// the same statistics file, which only a killed process leaves, is removed.
+const staleTemp = time.Hour
+
+// WriteStats writes s to path atomically: an interrupted write (ctx ended,
+// an error) removes its temporary file and never leaves a file that looks
+// complete; a killed one leaves only a hidden temporary file (".NAME.tmp-*"),
+// which no reader opens and a later WriteStats of the same path removes
+// once it is older than an hour.
+func WriteStats(ctx context.Context, path string, s *Stats) error {
+	dir, base := filepath.Split(path)
+	if old, err := filepath.Glob(filepath.Join(dir, "."+base+".tmp-*")); err == nil {
+		for _, f := range old {
+			if st, err := os.Stat(f); err == nil && time.Since(st.ModTime()) > staleTemp {
+				os.Remove(f)
+			}
+		}
+	}
 	f, err := stream.CreateAtomic(path)
 	if err != nil {
 		return err
 	}
-	if err := s.Encode(f); err != nil {
+	if err := s.Encode(ctx, f); err != nil {
 		f.Abort()
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -280,78 +638,322 @@ func WriteStats(path string, s *Stats) error {
 }
 
 // ReadStats reads a statistics file, verifying magic, version, lengths and
-// checksum.
+// checksums. The payload is decompressed and decoded as a stream, straight
+// into the arrays, so reading takes about one copy of the statistics.
 func ReadStats(path string) (*Stats, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := DecodeStats(data)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeStats(f, st.Size(), (*Stats).decodePayload)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
 
+// MergeFile adds the statistics in the file at path to s (see Merge),
+// reading the file's arrays chunk by chunk and adding each to s's exact
+// totals as it arrives: merging holds one copy of the statistics, s, and a
+// chunk. After an error s is unusable (a damaged file is known to be damaged
+// only at its end). Statistics without exact totals are read whole.
+func (s *Stats) MergeFile(path string) error {
+	if s.Exact == nil {
+		o, err := ReadStats(path)
+		if err != nil {
+			return err
+		}
+		return s.Merge(o)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if _, err := decodeStats(f, st.Size(), s.mergePayload); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// mergePayload reads the payload of o's file from zr and adds it to s.
+func (s *Stats) mergePayload(o *Stats, zr io.Reader) error {
+	meta, err := o.readMeta(zr)
+	if err != nil {
+		return err
+	}
+	if err := s.mergeable(o, meta.Exact != nil); err != nil {
+		return err
+	}
+	if meta.HasW != (len(s.W) > 0) {
+		return &IncompatibleError{Field: "whitening basis W", A: len(s.W) > 0, B: meta.HasW}
+	}
+	oe, err := meta.Exact.exact()
+	if err != nil {
+		return err
+	}
+	exact := map[string]*fixedArray{}
+	for i := range s.Exact.arrays {
+		a := &s.Exact.arrays[i]
+		exact[a.name] = a
+	}
+	for _, b := range oe.arrays {
+		if a := exact[b.name]; a == nil || a.scale.exp != b.scale.exp || len(oe.arrays) != len(exact) {
+			return fmt.Errorf("implicit: exact totals differ: %s at 2^%d has no counterpart", b.name, b.scale.exp)
+		}
+	}
+	// The accumulators' Merge checks shapes and bases and adds the counts;
+	// o's arrays are empty, and s's are detached while it runs.
+	for _, a := range s.Exact.arrays {
+		*a.field = nil
+	}
+	err = s.mergeAccs(o)
+	for _, a := range s.Exact.arrays {
+		*a.field = a.v
+	}
+	if err != nil {
+		return err
+	}
+	secs := s.sections()
+	err = eachChunk(zr, secs, meta, func(i, off int, v []float64, lo []uint64) error {
+		sec := secs[i]
+		if sec.lo == nil { // W
+			if !slices.Equal(sec.f64[off:off+len(v)], v) {
+				return &IncompatibleError{Field: "whitening basis W", A: "stored W", B: "a different W"}
+			}
+			return nil
+		}
+		a := exact[sec.name]
+		return a.addFrom(off, v, lo, a.scale.unround)
+	})
+	if err != nil {
+		return err
+	}
+	s.Exact.Batches += oe.Batches
+	s.mergeHeader(o)
+	return nil
+}
+
 // DecodeStats parses the bytes of a statistics file.
 func DecodeStats(data []byte) (*Stats, error) {
-	if len(data) < len(statsMagic) {
-		if bytes.HasPrefix([]byte(statsMagic), data) {
-			return nil, ErrStatsTrunc
-		}
+	return decodeStats(bytes.NewReader(data), int64(len(data)), (*Stats).decodePayload)
+}
+
+// decodeStats reads a statistics file of size bytes from r: it checks and
+// reads the header into a new Stats, lets payload read the decompressed
+// payload, and checks the payload's checksum.
+func decodeStats(r io.ReaderAt, size int64, payload func(*Stats, io.Reader) error) (*Stats, error) {
+	const preLen = len(statsMagic) + 12 // magic, version, hlen, hcrc
+	pre := make([]byte, preLen)
+	n, _ := r.ReadAt(pre, 0)
+	switch {
+	case n < len(statsMagic) && bytes.HasPrefix([]byte(statsMagic), pre[:n]):
+		return nil, ErrStatsTrunc
+	case !bytes.HasPrefix(pre[:n], []byte(statsMagic)):
 		return nil, ErrStatsMagic
-	}
-	if string(data[:len(statsMagic)]) != statsMagic {
-		return nil, ErrStatsMagic
-	}
-	p := data[len(statsMagic):]
-	if len(p) < 8 {
+	case n < len(statsMagic)+4:
 		return nil, ErrStatsTrunc
 	}
-	if v := binary.LittleEndian.Uint32(p); v != StatsVersion {
-		return nil, fmt.Errorf("%w: version %d, this program reads version %d", ErrStatsVersion, v, StatsVersion)
+	if v := binary.LittleEndian.Uint32(pre[len(statsMagic):]); v != StatsVersion {
+		return nil, fmt.Errorf("%w: version %d, expected %d (written by another version of streamfit; recompute the statistics)", ErrStatsVersion, v, StatsVersion)
 	}
-	hlen := uint64(binary.LittleEndian.Uint32(p[4:]))
-	p = p[8:]
+	if n < preLen {
+		return nil, ErrStatsTrunc
+	}
+	hlen := int64(binary.LittleEndian.Uint32(pre[len(statsMagic)+4:]))
+	hcrc := binary.LittleEndian.Uint32(pre[len(statsMagic)+8:])
 	if hlen > maxHeader {
 		return nil, fmt.Errorf("%w: header of %d bytes", ErrStatsChecksum, hlen)
 	}
-	if uint64(len(p)) < hlen+12 {
+	start := int64(len(pre)) + hlen // of the compressed payload
+	if size < start+statsTrailer {
 		return nil, ErrStatsTrunc
 	}
-	hdr := p[:hlen]
-	p = p[hlen:]
-	plen := binary.LittleEndian.Uint64(p)
-	crc := binary.LittleEndian.Uint32(p[8:])
-	p = p[12:]
-	if uint64(len(p)) < plen {
-		return nil, fmt.Errorf("%w: payload has %d of %d bytes", ErrStatsTrunc, len(p), plen)
+	hdr := make([]byte, hlen)
+	if _, err := r.ReadAt(hdr, int64(len(pre))); err != nil {
+		return nil, err
 	}
-	if uint64(len(p)) > plen {
-		return nil, fmt.Errorf("%w: %d bytes after the payload", ErrStatsChecksum, uint64(len(p))-plen)
+	if got := crc32.Checksum(hdr, crcTable); got != hcrc {
+		return nil, fmt.Errorf("%w: header checksum stored %08x, computed %08x", ErrStatsChecksum, hcrc, got)
 	}
-	if got := crc32.Update(crc32.Checksum(hdr, crcTable), crcTable, p); got != crc {
-		return nil, fmt.Errorf("%w: stored %08x, computed %08x", ErrStatsChecksum, crc, got)
+	var tail [statsTrailer]byte
+	if _, err := r.ReadAt(tail[:], size-statsTrailer); err != nil {
+		return nil, err
+	}
+	if string(tail[12:]) != statsEnd {
+		return nil, fmt.Errorf("%w: no end marker (cut short, or bytes after it)", ErrStatsTrunc)
+	}
+	plen, crc := int64(binary.LittleEndian.Uint64(tail[:])), binary.LittleEndian.Uint32(tail[8:])
+	if plen != size-statsTrailer-start {
+		return nil, fmt.Errorf("%w: payload of %d bytes where the file holds %d", ErrStatsChecksum, plen, size-statsTrailer-start)
 	}
 	s := &Stats{}
 	if err := json.Unmarshal(hdr, &s.Header); err != nil {
 		return nil, fmt.Errorf("statistics header: %w", err)
 	}
-	dec, err := zstdDecoder()
+	cr := &crcReader{r: io.NewSectionReader(r, start, plen)}
+	zr, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, err
 	}
-	body, err := dec.DecodeAll(p, nil)
+	defer zr.Close()
+	err = payload(s, zr)
+	// The checksum covers every compressed byte, so a damaged payload is
+	// reported as such whatever error decoding it gave.
+	io.Copy(io.Discard, cr)
+	if cr.crc != crc {
+		return nil, fmt.Errorf("%w: stored %08x, computed %08x", ErrStatsChecksum, crc, cr.crc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("statistics payload: %w", err)
-	}
-	if err := json.Unmarshal(body, &s.StatsPayload); err != nil {
-		return nil, fmt.Errorf("statistics payload: %w", err)
-	}
-	if err := s.validate(); err != nil {
-		return nil, err
 	}
 	return s, nil
+}
+
+// readMeta reads the metadata at the start of the payload into s (the
+// accumulators without their arrays) and returns it.
+func (s *Stats) readMeta(zr io.Reader) (*statsMeta, error) {
+	var lb [4]byte
+	if _, err := io.ReadFull(zr, lb[:]); err != nil {
+		return nil, err
+	}
+	ml := int64(binary.LittleEndian.Uint32(lb[:]))
+	if ml > maxHeader+64*int64(s.Header.D) {
+		return nil, fmt.Errorf("metadata of %d bytes", ml)
+	}
+	mj := make([]byte, ml)
+	if _, err := io.ReadFull(zr, mj); err != nil {
+		return nil, err
+	}
+	meta := &statsMeta{}
+	if err := json.Unmarshal(mj, meta); err != nil {
+		return nil, err
+	}
+	s.Pair, s.Triple, s.Values, s.Passes, s.Tail, s.Vocab = meta.Pair, meta.Triple, meta.Values, meta.Passes, meta.Tail, meta.Vocab
+	return meta, nil
+}
+
+// eachChunk reads the sections of the payload, which meta lists and which
+// must be laid out as secs (names, lengths, low words), chunk by chunk, and
+// calls fn with the index of the section, the offset of the chunk and its
+// values and low words (scratch, valid during the call). It fails if
+// anything follows the last section.
+func eachChunk(zr io.Reader, secs []section, meta *statsMeta, fn func(i, off int, v []float64, lo []uint64) error) error {
+	if len(secs) != len(meta.Sections) {
+		return fmt.Errorf("statistics file is inconsistent: %d sections, expected %d", len(meta.Sections), len(secs))
+	}
+	buf := make([]byte, 16*sectionChunk)
+	v, lo := make([]float64, sectionChunk), make([]uint64, sectionChunk)
+	for i, sec := range secs {
+		if m := meta.Sections[i]; m.Name != sec.name || m.Len != sec.len() || m.Exact != (sec.lo != nil) {
+			return fmt.Errorf("statistics file is inconsistent: section %s of %d values (exact %t), expected %s of %d (exact %t)",
+				m.Name, m.Len, m.Exact, sec.name, sec.len(), sec.lo != nil)
+		}
+		for off := 0; off < sec.len(); off += sectionChunk {
+			n := min(sectionChunk, sec.len()-off)
+			if err := sec.readChunk(zr, buf, v[:n], lo[:n]); err != nil {
+				return err
+			}
+			if err := fn(i, off, v[:n], lo[:n]); err != nil {
+				return err
+			}
+		}
+	}
+	if n, _ := io.Copy(io.Discard, zr); n != 0 {
+		return fmt.Errorf("%d bytes after the last section", n)
+	}
+	return nil
+}
+
+// decodePayload reads the payload (statsMeta, then the sections) into s.
+func (s *Stats) decodePayload(zr io.Reader) error {
+	meta, err := s.readMeta(zr)
+	if err != nil {
+		return err
+	}
+	if err := s.allocate(meta.HasW); err != nil {
+		return err
+	}
+	if meta.Exact != nil {
+		e, err := meta.Exact.exact()
+		if err != nil {
+			return err
+		}
+		if err := e.bind(s.Pair, s.Triple); err != nil {
+			return fmt.Errorf("statistics file is inconsistent: %w", err)
+		}
+		s.Exact = e
+	}
+	secs := s.sections()
+	err = eachChunk(zr, secs, meta, func(i, off int, v []float64, lo []uint64) error {
+		copy(secs[i].f64[off:], v)
+		if secs[i].lo != nil {
+			copy(secs[i].lo[off:], lo)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.validate()
+}
+
+// allocate makes the arrays of the accumulators that the header promises,
+// after checking the accumulators' shapes against it.
+func (s *Stats) allocate(hasW bool) error {
+	h := s.Header
+	if h.D < 1 || h.Cols < 1 || h.K < 1 || h.D > maxDim || h.Cols > maxDim {
+		return fmt.Errorf("statistics file is inconsistent: d=%d, k=%d, cols=%d", h.D, h.K, h.Cols)
+	}
+	d, c := h.D, h.Cols
+	if a := s.Pair; a != nil {
+		if a.D != d || a.Cols != c {
+			return fmt.Errorf("statistics file is inconsistent: pair statistics of %d×%d, header %d×%d", a.D, a.Cols, d, c)
+		}
+		a.M1, a.E2Omega = make([]float64, d), make([]float64, d*c)
+	}
+	if a := s.Triple; a != nil {
+		if a.D != d || a.K != c {
+			return fmt.Errorf("statistics file is inconsistent: triple statistics of d=%d, k=%d, header d=%d, cols=%d", a.D, a.K, d, c)
+		}
+		if a.KeepRows {
+			return errors.New("statistics file is inconsistent: kept rows")
+		}
+		if !a.NoCubes {
+			a.Y3 = make([]float64, c*pairs(c))
+		}
+		a.Z, a.Z2 = make([]float64, d*c), make([]float64, d*c)
+		a.G3, a.G2, a.M1 = make([]float64, d), make([]float64, d), make([]float64, d)
+	}
+	if hasW {
+		s.W = make([]float64, d*c)
+	}
+	return nil
+}
+
+// maxDim bounds the dimensions a reader accepts (the header is checksummed,
+// but a bound keeps a forged one from asking for absurd memory).
+const maxDim = 1 << 26
+
+// crcReader reads from r, keeping the CRC-32C of what it read.
+type crcReader struct {
+	r   io.Reader
+	crc uint32
+}
+
+func (c *crcReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.crc = crc32.Update(c.crc, crcTable, p[:n])
+	return n, err
 }
 
 // validate checks that the payload has the sizes the header promises, so a

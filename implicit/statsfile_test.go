@@ -2,22 +2,37 @@ package implicit
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 
 // testStats builds phase-1 statistics of a few random documents against a
-// random Ω, and phase-2 statistics against a random W.
+// random Ω, and phase-2 statistics against a random W, with plain totals.
 func testStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
+	t.Helper()
+	return statsOf(t, seed, false)
+}
+
+// testExactStats is testStats with exact totals (Exact), as the commands
+// write them.
+func testExactStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
+	t.Helper()
+	return statsOf(t, seed, true)
+}
+
+func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 	t.Helper()
 	const d, k, cols = 30, 3, 5
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -42,16 +57,30 @@ func testStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
 	}
 	omega, w := fill(d, cols, 7), fill(d, k, 8)
 	pa := NewPairAcc(d, cols)
-	pa.Add(b, omega)
 	ta := NewTripleAcc(d, k)
-	ta.Add(b, w)
+	var pe, te *Exact
+	if exact {
+		var err error
+		if pe, err = NewPairExact(pa, omega, nil); err == nil {
+			err = pe.Pass(context.Background(), single(b), 1, nil, PassOptions{})
+		}
+		if te, err = NewTripleExact(ta, w, nil); err == nil {
+			err = te.Pass(context.Background(), single(b), 1, nil, PassOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		pa.Add(b, omega)
+		ta.Add(b, w)
+	}
 	h := StatsHeader{Model: "lda", Phase: 1, D: d, K: k, Cols: cols, Alpha0: 1, Seed: 1, Exact: true,
 		VocabHash: VocabHash(d, nil), Basis: Fingerprint(omega), Shards: 1}
 	p1 = &Stats{Header: h}
-	p1.Pair = pa
+	p1.Pair, p1.Exact = pa, pe
 	h.Phase, h.Cols, h.Basis = 2, k, Fingerprint(w)
 	p2 = &Stats{Header: h}
-	p2.Triple = ta
+	p2.Triple, p2.Exact = ta, te
 	p2.W = append([]float64(nil), w.RawMatrix().Data...)
 	p2.Values = []float64{3, 2, 1}
 	p2.Passes = 1
@@ -60,10 +89,14 @@ func testStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
 
 func TestStatsRoundTrip(t *testing.T) {
 	p1, p2 := testStats(t, 1)
+	e1, e2 := testExactStats(t, 1)
 	dir := t.TempDir()
-	for i, s := range []*Stats{p1, p2} {
+	for i, s := range []*Stats{p1, p2, e1, e2} {
 		path := filepath.Join(dir, "s"+string(rune('1'+i))+".stats")
-		if err := WriteStats(path, s); err != nil {
+		if (s.Exact != nil) != (i >= 2) {
+			t.Fatal("testExactStats without exact totals")
+		}
+		if err := WriteStats(context.Background(), path, s); err != nil {
 			t.Fatal(err)
 		}
 		got, err := ReadStats(path)
@@ -86,16 +119,19 @@ func TestStatsRoundTrip(t *testing.T) {
 				t.Errorf("phase 2 statistics changed in the round trip")
 			}
 		}
+		if !reflect.DeepEqual(lows(got.Exact), lows(s.Exact)) {
+			t.Errorf("exact totals changed in the round trip")
+		}
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
-		t.Errorf("%d files in the directory, want 2 (no temporary files left)", len(ents))
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("%d files in the directory, want 4 (no temporary files left)", len(ents))
 	}
 }
 
 func TestStatsCorrupt(t *testing.T) {
 	p1, _ := testStats(t, 2)
 	var buf bytes.Buffer
-	if err := p1.Encode(&buf); err != nil {
+	if err := p1.Encode(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
@@ -114,8 +150,10 @@ func TestStatsCorrupt(t *testing.T) {
 		{"version", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 99); return b }), ErrStatsVersion},
 		{"truncated header", good[:20], ErrStatsTrunc},
 		{"truncated payload", good[:len(good)-10], ErrStatsTrunc},
-		{"trailing bytes", append(bytes.Clone(good), 0), ErrStatsChecksum},
-		{"payload bit", edit(func(b []byte) []byte { b[len(b)-5] ^= 1; return b }), ErrStatsChecksum},
+		{"trailing bytes", append(bytes.Clone(good), 0), ErrStatsTrunc},
+		{"payload bit", edit(func(b []byte) []byte { b[len(b)-statsTrailer-5] ^= 1; return b }), ErrStatsChecksum},
+		{"payload length", edit(func(b []byte) []byte { b[len(b)-statsTrailer] ^= 1; return b }), ErrStatsChecksum},
+		{"payload crc", edit(func(b []byte) []byte { b[len(b)-statsTrailer+9] ^= 1; return b }), ErrStatsChecksum},
 		{"header bit", edit(func(b []byte) []byte { b[20] ^= 1; return b }), ErrStatsChecksum},
 	}
 	for _, c := range cases {
@@ -183,7 +221,7 @@ func FuzzDecodeStats(f *testing.F) {
 	p1, p2 := testStats(f, 9)
 	for _, s := range []*Stats{p1, p2} {
 		var buf bytes.Buffer
-		if err := s.Encode(&buf); err != nil {
+		if err := s.Encode(context.Background(), &buf); err != nil {
 			f.Fatal(err)
 		}
 		f.Add(buf.Bytes())
@@ -194,11 +232,185 @@ func FuzzDecodeStats(f *testing.F) {
 			return
 		}
 		var buf bytes.Buffer
-		if err := s.Encode(&buf); err != nil {
+		if err := s.Encode(context.Background(), &buf); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := DecodeStats(buf.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// cancelWriter cancels its context after its first write.
+type cancelWriter struct {
+	bytes.Buffer
+	cancel func()
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	return w.Buffer.Write(p)
+}
+
+// TestWriteStatsInterrupted checks that a write stopped by its context (as
+// SIGINT stops the commands) leaves neither the file nor a temporary one,
+// that Encode stops between chunks, and that a temporary file a killed
+// writer left is removed by a later write once it is stale, and left alone
+// while it may belong to a running one.
+func TestWriteStatsInterrupted(t *testing.T) {
+	p1, _ := testStats(t, 11)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.stats")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WriteStats(ctx, path, p1); !errors.Is(err, context.Canceled) {
+		t.Errorf("write with an ended context: %v", err)
+	}
+	var full bytes.Buffer
+	if err := p1.Encode(context.Background(), &full); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	w := &cancelWriter{cancel: cancel}
+	if err := p1.Encode(ctx, w); !errors.Is(err, context.Canceled) || w.Len() >= full.Len() {
+		t.Errorf("encode cancelled after its first write: %v after %d of %d bytes", err, w.Len(), full.Len())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("interrupted writes left %d files", len(ents))
+	}
+	stale, fresh := filepath.Join(dir, ".s.stats.tmp-1"), filepath.Join(dir, ".s.stats.tmp-2")
+	for _, f := range []string{stale, fresh} {
+		if err := os.WriteFile(f, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleTemp)
+	os.Chtimes(stale, old, old)
+	if err := WriteStats(context.Background(), path, p1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("a stale temporary file was not removed")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a recent temporary file was removed")
+	}
+	if _, err := ReadStats(path); err != nil {
+		t.Error(err)
+	}
+}
+
+// lows lists the batches and low words of exact totals (nil for none).
+func lows(e *Exact) []any {
+	if e == nil {
+		return nil
+	}
+	out := []any{e.Batches}
+	for _, a := range e.arrays {
+		out = append(out, a.name, a.scale.exp, a.lo)
+	}
+	return out
+}
+
+// TestExactStatsMerge checks merges of statistics files with exact totals:
+// the sum does not depend on the order, and plain with exact totals,
+// totals of another resolution and files whose exact totals do not fit
+// their accumulators are refused.
+func TestExactStatsMerge(t *testing.T) {
+	encode := func(s *Stats) []byte {
+		var buf bytes.Buffer
+		if err := s.Encode(context.Background(), &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	decode := func(b []byte) *Stats {
+		s, err := DecodeStats(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for phase := range 2 {
+		pick := func(seed uint64) []byte {
+			p1, p2 := testExactStats(t, seed)
+			return encode([]*Stats{p1, p2}[phase])
+		}
+		a, b, c := pick(21), pick(22), pick(23)
+		ab, ba := decode(a), decode(b)
+		if err := ab.Merge(decode(b)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ab.Merge(decode(c)); err != nil {
+			t.Fatal(err)
+		}
+		bc := decode(b)
+		if err := bc.Merge(decode(c)); err != nil {
+			t.Fatal(err)
+		}
+		if err := bc.Merge(decode(a)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ba.Merge(decode(c)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ba.Merge(decode(a)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encode(ab), encode(bc)) || !bytes.Equal(encode(ab), encode(ba)) {
+			t.Errorf("phase %d: exact statistics merged in three orders differ", phase+1)
+		}
+		// The same merge streamed from files.
+		dir := t.TempDir()
+		for name, b := range map[string][]byte{"a": a, "b": b, "c": c} {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		fm, err := ReadStats(filepath.Join(dir, "c"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", "b"} {
+			if err := fm.MergeFile(filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(encode(fm), encode(ab)) {
+			t.Errorf("phase %d: statistics merged from files differ from the merge in memory", phase+1)
+		}
+		other, _ := testExactStats(t, 25)
+		other.Header.Seed = 9
+		os.WriteFile(filepath.Join(dir, "seed"), encode(other), 0o644)
+		var ie0 *IncompatibleError
+		if err := decode(a).MergeFile(filepath.Join(dir, "seed")); phase == 0 && (!errors.As(err, &ie0) || ie0.Field != "seed") {
+			t.Errorf("streamed merge of another seed: %v", err)
+		}
+		if ab.Exact.Batches != 3 || ab.Header.Shards != 3 {
+			t.Errorf("phase %d: merged %d batches of %d shards, want 3 and 3", phase+1, ab.Exact.Batches, ab.Header.Shards)
+		}
+
+		// Plain totals with exact ones.
+		p1, p2 := testStats(t, 24)
+		var ie *IncompatibleError
+		if err := decode(a).Merge([]*Stats{p1, p2}[phase]); !errors.As(err, &ie) || ie.Field != "exact totals" {
+			t.Errorf("phase %d: merge of exact and plain totals: %v", phase+1, err)
+		}
+		// Exact totals of another resolution.
+		o := decode(b)
+		o.Exact.arrays[1].scale = newFixedScale(o.Exact.arrays[1].scale.exp + 1)
+		if err := decode(a).Merge(o); err == nil || !strings.Contains(err.Error(), "exact totals differ") {
+			t.Errorf("phase %d: merge of another resolution: %v", phase+1, err)
+		}
+		// Low words that do not match their totals are not written, and a
+		// file whose exact totals name other arrays is refused.
+		o = decode(b)
+		o.Exact.arrays[0].lo = o.Exact.arrays[0].lo[1:]
+		if err := o.Encode(context.Background(), io.Discard); err == nil {
+			t.Errorf("phase %d: low words of the wrong length written", phase+1)
+		}
+		o = decode(b)
+		o.Exact.arrays[0].name += "x"
+		if _, err := DecodeStats(encode(o)); err == nil || !strings.Contains(err.Error(), "inconsistent") {
+			t.Errorf("phase %d: exact totals of another array: %v", phase+1, err)
+		}
+	}
 }

@@ -29,5 +29,5 @@ func (c *Convergence) Record(what string, res *solver.Result) {
 	if what != "" {
 		w = "the decomposition of " + what + ": " + w
 	}
-	c.Warnings = append(c.Warnings, w+" (its answer is used; more --iters or another --solver may help)")
+	c.Warnings = append(c.Warnings, w+" (its answer is used; more --iters, another --solver or a lower k may help)")
 }

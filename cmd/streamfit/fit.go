@@ -48,6 +48,7 @@ func runFit(ctx context.Context, args []string) error {
 	fs := newFlags("fit "+model, "", "Fits "+model+" from --input in a fixed number of passes and writes the model as JSON (atomically).")
 	o := addInputFlags(fs)
 	f := &fitFlags{}
+	ck := addCheckpointFlags(fs) // checkpoint.go
 	f.input = fs.String("input", "", "input file (any format of `streamfit inspect`), or a directory of text files")
 	f.out = fs.String("out", "model.json", "output model file (JSON)")
 	f.k = fs.Int("k", 10, "number of topics / components / states")
@@ -150,12 +151,10 @@ func runFit(ctx context.Context, args []string) error {
 			Third: third, Memory: memory, SketchLen: *f.sketchLen, SketchCount: *f.sketchCount, RowDir: *f.rowDir,
 			Solver: f.solverFlag(fs), Refine: *f.refine, Restarts: *f.restarts, Iters: *f.iters,
 		}
-		plan, err := lda.PlanFit(src.Info(), cfg)
-		if err != nil {
+		cfg.OnPlan = func(p *lda.Plan) { fmt.Fprintln(os.Stderr, p) }
+		if cfg.Checkpoint, err = ck.config(*f.input, *o); err != nil { // checkpoint.go
 			return err
 		}
-		fmt.Fprintln(os.Stderr, plan)
-		cfg.Third = plan.Third
 		m, err := lda.Fit(ctx, src, cfg)
 		if err != nil {
 			return err

@@ -22,7 +22,8 @@ import (
 // seed give a byte-identical model.json (and topic Parquet) with
 // --no-timing, whatever --workers and whatever the format of the same
 // corpus; without it the files differ only in fit.seconds. A fit from the
-// statistics of a single shard is the same computation and file.
+// statistics of a single shard is the same computation but with exact
+// totals, and the same model up to the last bits.
 func TestLDADeterministic(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -83,8 +84,12 @@ func TestLDADeterministic(t *testing.T) {
 	mustRun(t, append([]string{"stats", "--phase", "1", "--out", p("1.stats"), p("docword.c.txt")}, common...)...)
 	mustRun(t, append([]string{"stats", "--phase", "2", "--basis", p("1.stats"), "--out", p("2.stats"), p("docword.c.txt")}, common...)...)
 	mustRun(t, "fit", "lda", "--from-stats", p("2.stats"), "--no-timing", "--out", p("stats.json"))
-	if got, _ := os.ReadFile(p("stats.json")); !bytes.Equal(got, refs[p("docword.c.txt")]) {
-		t.Error("fit --from-stats of one shard differs from fit")
+	// Statistics hold exact totals (rounded fixed-point sums of the batch
+	// partials) where fit adds the same partials in order in float64, so
+	// the models may differ in the last bits.
+	os.WriteFile(p("ref-c.json"), refs[p("docword.c.txt")], 0o644)
+	if d := modelDiff(t, p("stats.json"), p("ref-c.json")); d > 1e-9 {
+		t.Errorf("fit --from-stats of one shard differs from fit by %.3g relative (tolerance 1e-9)", d)
 	}
 }
 

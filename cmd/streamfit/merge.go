@@ -16,7 +16,10 @@ func init() {
 func runMerge(ctx context.Context, args []string) error {
 	fs := newFlags("merge", "A.stats B.stats ...", `Adds the statistics of shards (from `+"`streamfit stats`"+`, or earlier merges) and
 writes the sum atomically. Statistics of different models, phases, k, α₀,
-vocabularies, seeds or bases are refused, naming the field that differs.`)
+vocabularies, seeds or bases, and statistics that cover the same input, are
+refused, naming the field that differs. The sums are exact, so any order or
+grouping of the same shards gives the same file. Every file but the first is
+added as it is read, so the merge holds about one copy of the statistics.`)
 	out := fs.String("out", "all.stats", "output statistics file")
 	inputs, err := parse(fs, args)
 	if err != nil {
@@ -25,28 +28,26 @@ vocabularies, seeds or bases are refused, naming the field that differs.`)
 	if len(inputs) == 0 {
 		return usagef("at least one statistics file is required")
 	}
-	var total *implicit.Stats
-	for _, in := range inputs {
+	// The first file is read whole; the others are added to it as they are
+	// read, section by section (MergeFile), so the merge holds one copy of
+	// the statistics.
+	total, err := implicit.ReadStats(inputs[0])
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs[1:] {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st, err := implicit.ReadStats(in)
-		if err != nil {
-			return err
-		}
-		if total == nil {
-			total = st
-			continue
-		}
-		if err := total.Merge(st); err != nil {
+		if err := total.MergeFile(in); err != nil {
 			var ie *implicit.IncompatibleError
 			if errors.As(err, &ie) {
 				return fmt.Errorf("%w: cannot merge %s: %s is %v in %s but %v in %s", implicit.ErrIncompatible, in, ie.Field, ie.B, in, ie.A, mergedName(inputs, in))
 			}
-			return fmt.Errorf("cannot merge %s: %w", in, err)
+			return fmt.Errorf("cannot merge: %w", err)
 		}
 	}
-	if err := implicit.WriteStats(*out, total); err != nil {
+	if err := implicit.WriteStats(ctx, *out, total); err != nil {
 		return err
 	}
 	h := total.Header

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -26,8 +30,10 @@ func runStats(ctx context.Context, args []string) error {
 fit over the input files, which form one shard, and writes them (versioned,
 checksummed, zstd-compressed, atomically) for `+"`streamfit merge`"+` and
 `+"`streamfit fit --from-stats`"+`. A fit from the statistics of one shard is
-the same computation as `+"`streamfit fit`"+` on that shard and gives the same
-model.
+the same computation as `+"`streamfit fit`"+` on that shard, but the statistics
+hold exact (order-independent) totals where fit sums in batch order, so the
+models may differ in the last bits; merges of shards cut at batch boundaries
+give the model of the statistics of their union bit for bit.
 
   phase 1: counts, M1 and the sketch E2·Ω (Ω from --seed); no --basis.
   phase 2: whitened third-order statistics and E2·W; --basis is the merged
@@ -38,19 +44,36 @@ Nightly increments: merge the new files' phase-1 statistics into the running
 total; run phase 2 with --basis the merged phase-1 file and --previous the
 running phase-2 file: the largest principal angle between the two bases is
 printed, and while it is at most --drift-tol the previous W is reused, else the
-new W is used and phase 2 must be recomputed over all the data.`)
+new W is used and phase 2 must be recomputed over all the data.
+
+Phase 2 takes --model, --k, --alpha0, --seed and --oversample from the basis
+file; given explicitly, they must agree with it.
+
+Every statistics file lists the input files it covers (path, size, mtime and
+a fingerprint of size and first and last 64 KiB); merges of statistics that
+share an input are refused. --append LAST.stats computes the statistics of
+the new INPUTs only (any input LAST covers is refused) with LAST's phase and
+settings, and writes LAST plus them atomically (to LAST unless --out is
+given): the nightly step. Appending to phase-2 statistics reuses their basis;
+with --basis (the updated phase-1 statistics) the basis drift is checked
+first, and beyond --drift-tol the append is refused with the command that
+recomputes phase 2 over all the inputs: a stale basis loses the part of the
+topics outside its span, and statistics of two bases cannot be merged.`)
 	o := addInputFlags(fs)
 	phase := fs.Int("phase", 1, "phase: 1 (second-moment sketch) or 2 (whitened third moment)")
-	basis := fs.String("basis", "", "phase 2: merged phase-1 statistics, or phase-2 statistics whose basis to reuse")
+	basis := fs.String("basis", "", "phase 2: merged phase-1 statistics, or phase-2 statistics whose basis to reuse; with --append to phase-2 statistics: the updated phase-1 statistics, for the drift check")
+	appendTo := fs.String("append", "", "existing statistics to which to add those of the INPUTs (see above)")
 	previous := fs.String("previous", "", "phase 2 with a phase-1 --basis: running phase-2 statistics whose basis to reuse while the drift is within --drift-tol")
-	driftTol := fs.Float64("drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused")
+	driftTol := fs.Float64("drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to phase 2 is refused")
 	model := fs.String("model", "lda", "model: lda or topic")
-	out := fs.String("out", "shard.stats", "output statistics file")
+	out := fs.String("out", "shard.stats", "output statistics file (with --append: LAST itself)")
 	k := fs.Int("k", 10, "number of topics")
 	alpha0 := fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
 	seed := fs.Uint64("seed", 1, "random seed: determines Ω; every shard must use the same")
 	oversample := fs.Int("oversample", 0, "extra sketch columns beyond k (0: the default of fit, 10; every shard must use the same)")
 	exactDim := fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size (0: default, -1: never)")
+	docRangeFlag := fs.String("docs", "", "FIRST:END: only documents FIRST..END-1 of the (single) input, counted from 0, either end optional; "+
+		"statistics of complementary ranges that begin and end at multiples of --batch-rows merge exactly to the whole file's")
 	prog := addProgressFlag(fs)
 	inputs, err := parse(fs, args)
 	if err != nil {
@@ -58,6 +81,13 @@ new W is used and phase 2 must be recomputed over all the data.`)
 	}
 	if len(inputs) == 0 {
 		return usagef("at least one INPUT file is required")
+	}
+	rng, err := parseDocRange(*docRangeFlag)
+	if err != nil {
+		return err
+	}
+	if rng != nil && len(inputs) != 1 {
+		return usagef("--docs takes one INPUT file, not %d", len(inputs))
 	}
 	if err := oneOf(*model, "lda", "topic"); err != nil {
 		return err
@@ -68,6 +98,14 @@ new W is used and phase 2 must be recomputed over all the data.`)
 	if *model == "lda" && (!(*alpha0 > 0) || math.IsInf(*alpha0, 1)) {
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)
 	}
+	cfg := lda.Config{K: *k, Alpha0: *alpha0, Single: *model == "topic", Seed: *seed, Workers: o.Workers,
+		Oversample: *oversample, ExactDim: *exactDim}
+	if *appendTo != "" {
+		if !set(fs, "out") {
+			*out = *appendTo
+		}
+		return appendStats(ctx, fs, *appendTo, *basis, *driftTol, *out, inputs, *o, rng, cfg, *prog)
+	}
 	switch {
 	case *phase == 1 && (*basis != "" || *previous != ""):
 		return usagef("--basis and --previous are for --phase 2")
@@ -76,11 +114,12 @@ new W is used and phase 2 must be recomputed over all the data.`)
 	case *phase != 1 && *phase != 2:
 		return usagef("--phase=%d: must be 1 or 2", *phase)
 	}
-	cfg := lda.Config{K: *k, Alpha0: *alpha0, Single: *model == "topic", Seed: *seed, Workers: o.Workers,
-		Oversample: *oversample, ExactDim: *exactDim}
 	var base *implicit.Stats
 	if *phase == 2 {
 		if base, err = implicit.ReadStats(*basis); err != nil {
+			return err
+		}
+		if cfg, err = configFrom(fs, cfg, base.Header, *basis); err != nil {
 			return err
 		}
 		if *previous != "" {
@@ -103,37 +142,149 @@ new W is used and phase 2 must be recomputed over all the data.`)
 			}
 		}
 	}
-	p, done := startProgress(*prog, "stats", 0)
+	total, err := inputsStats(ctx, inputs, *o, rng, *phase, base, cfg, *prog)
+	if err != nil {
+		return err
+	}
+	if err := implicit.WriteStats(ctx, *out, total); err != nil {
+		return err
+	}
+	fmt.Fprintf(statsOut, "stats: phase %d of %s (d=%d, k=%d) from %d input file(s), %d documents → %s\n", *phase, total.Header.Model, total.Header.D, total.Header.K, len(inputs), docs(total), *out)
+	return nil
+}
+
+// inputsStats computes the statistics of phase over the input files, as
+// one shard that records every input.
+func inputsStats(ctx context.Context, inputs []string, o stream.Options, rng *[2]int64, phase int, base *implicit.Stats, cfg lda.Config, prog progressMode) (*implicit.Stats, error) {
+	p, done := startProgress(prog, "stats", 0)
 	defer done()
 	o.Progress = p
 	var total *implicit.Stats
 	for _, in := range inputs {
-		st, err := shardStats(ctx, in, *o, *phase, base, cfg)
+		desc, err := implicit.DescribeInput(in)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		desc.Docs = rng
+		st, err := shardStats(ctx, in, o, rng, phase, base, cfg)
+		if err != nil {
+			return nil, err
+		}
+		st.Header.Inputs = []implicit.Input{desc}
 		if total == nil {
 			total = st
 		} else if err := total.Merge(st); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
+			return nil, fmt.Errorf("%s: %w", in, err)
 		}
 	}
 	total.Header.Shards = 1
-	if err := implicit.WriteStats(*out, total); err != nil {
+	return total, nil
+}
+
+// appendStats adds the statistics of inputs to those of the file last (see
+// the help of stats) and writes the sum to out.
+func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, driftTol float64, out string, inputs []string, o stream.Options, rng *[2]int64, cfg lda.Config, prog progressMode) error {
+	total, err := implicit.ReadStats(last)
+	if err != nil {
 		return err
 	}
-	done()
-	fmt.Fprintf(statsOut, "stats: phase %d of %s (d=%d, k=%d) from %d input file(s), %d documents → %s\n", *phase, *model, total.Header.D, total.Header.K, len(inputs), docs(total), *out)
+	h := total.Header
+	if set(fs, "phase") && fs.Lookup("phase").Value.String() != fmt.Sprint(h.Phase) {
+		return usagef("--phase=%s, but %s holds phase-%d statistics", fs.Lookup("phase").Value, last, h.Phase)
+	}
+	if cfg, err = configFrom(fs, cfg, h, last); err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		desc, err := implicit.DescribeInput(in)
+		if err != nil {
+			return err
+		}
+		desc.Docs = rng
+		if x, ok := h.Covers(desc); ok {
+			return fmt.Errorf("%v: %w: %s already covers it (as %v)", desc, implicit.ErrOverlap, last, x)
+		}
+	}
+	var base *implicit.Stats
+	switch {
+	case h.Phase == 1 && basis != "":
+		return usagef("--basis is for appending to phase-2 statistics")
+	case h.Phase == 2:
+		base = total
+		if basis != "" {
+			p1, err := implicit.ReadStats(basis)
+			if err != nil {
+				return err
+			}
+			angle, err := lda.BasisDrift(ctx, p1, total, cfg)
+			if err != nil {
+				return fmt.Errorf("%s vs %s: %w", basis, last, err)
+			}
+			if angle > driftTol {
+				all := make([]string, 0, len(h.Inputs)+len(inputs))
+				for _, in := range h.Inputs {
+					all = append(all, in.Path)
+				}
+				return fmt.Errorf("basis drift %.3g rad > --drift-tol %g: the basis of %s no longer spans the topics of %s; recompute phase 2 over all the inputs:\n  streamfit stats --phase 2 --basis %s --out %s %s",
+					angle, driftTol, last, basis, basis, last, strings.Join(append(all, inputs...), " "))
+			}
+			fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, driftTol, last)
+		}
+	}
+	add, err := inputsStats(ctx, inputs, o, rng, h.Phase, base, cfg, prog)
+	if err != nil {
+		return err
+	}
+	if err := total.Merge(add); err != nil {
+		return fmt.Errorf("appending to %s: %w", last, err)
+	}
+	if err := implicit.WriteStats(ctx, out, total); err != nil {
+		return err
+	}
+	fmt.Fprintf(statsOut, "stats: appended %d input file(s) to %s (phase %d, %d inputs, %d documents) → %s\n", len(inputs), last, h.Phase, len(total.Header.Inputs), docs(total), out)
 	return nil
 }
 
+// configFrom takes the settings of a fit from the header of statistics in
+// path (the basis of phase 2, or the file --append adds to): the flags that
+// fix the fit (--model, --k, --alpha0, --seed, --oversample, --exact-dim)
+// need not be repeated, and one given explicitly must agree with the file.
+func configFrom(fs *flag.FlagSet, cfg lda.Config, h implicit.StatsHeader, path string) (lda.Config, error) {
+	model := map[bool]string{false: "lda", true: "topic"}[cfg.Single]
+	oversample := h.Oversample
+	if h.Exact {
+		oversample = cfg.Oversample // not used by an exact whitening
+	}
+	conflicts := []struct {
+		flag       string
+		given, has any
+	}{
+		{"model", model, h.Model}, {"k", cfg.K, h.K}, {"alpha0", cfg.Alpha0, h.Alpha0}, {"seed", cfg.Seed, h.Seed},
+		{"oversample", cfg.Oversample, oversample},
+	}
+	for _, c := range conflicts {
+		if set(fs, c.flag) && c.given != c.has && !(c.flag == "alpha0" && h.Model == "topic") {
+			return cfg, usagef("--%s=%v differs from %s, computed with %s=%v (leave the flag out to use the file's)", c.flag, c.given, path, c.flag, c.has)
+		}
+	}
+	if set(fs, "exact-dim") {
+		return cfg, usagef("--exact-dim does not apply: the whitening of %s (%s) is used", path, map[bool]string{true: "exact", false: "sketched"}[h.Exact])
+	}
+	cfg.K, cfg.Alpha0, cfg.Seed, cfg.Single, cfg.Oversample = 0, 0, 0, false, 0
+	return lda.ConfigFromStats(cfg, h), nil
+}
+
 // shardStats computes the statistics of one input file.
-func shardStats(ctx context.Context, path string, o stream.Options, phase int, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
-	src, err := stream.Open(path, o)
+func shardStats(ctx context.Context, path string, o stream.Options, rng *[2]int64, phase int, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+	file, err := stream.Open(path, o)
 	if err != nil {
 		return nil, err
 	}
-	defer stream.Close(src)
+	defer stream.Close(file)
+	src := file
+	if rng != nil {
+		src = docRange{src: file, r: *rng}
+	}
 	var st *implicit.Stats
 	if phase == 1 {
 		st, err = lda.Phase1Stats(ctx, src, cfg)
@@ -163,6 +314,83 @@ func fitFromStats(ctx context.Context, path string, cfg lda.Config) (*models.Mod
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// docRange is the documents [r[0], r[1]) of src (r[1] < 0: to the end),
+// read by skipping the others. Batches keep the source's boundaries, cut
+// where the range begins and ends, so ranges that begin and end on the
+// file's batch boundaries reduce the very batches a pass over the whole file
+// does, and their statistics merge exactly to the whole file's.
+type docRange struct {
+	src stream.DocSource
+	r   [2]int64
+}
+
+func (d docRange) Info() stream.Info {
+	info := d.src.Info()
+	if info.Rows >= 0 {
+		hi := info.Rows
+		if d.r[1] >= 0 {
+			hi = min(hi, d.r[1])
+		}
+		info.Rows = max(0, hi-d.r[0])
+	}
+	info.NNZ = -1
+	return info
+}
+
+func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(yield func(*stream.Docs, error) bool) {
+		lo, hi := d.r[0], d.r[1]
+		if hi < 0 {
+			hi = math.MaxInt64
+		}
+		for b, err := range d.src.Docs(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			s, e := b.Start, b.Start+int64(b.Len())
+			switch {
+			case e <= lo:
+				b.Release()
+				continue
+			case s >= hi:
+				b.Release()
+				return
+			case s < lo || e > hi:
+				sub := stream.NewDocs(max(s, lo))
+				for i := max(s, lo); i < min(e, hi); i++ {
+					sub.AppendDoc(b.Doc(int(i - s)))
+				}
+				b.Release()
+				b = sub
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// parseDocRange parses --docs "a:b" (either end may be left out).
+func parseDocRange(v string) (*[2]int64, error) {
+	if v == "" {
+		return nil, nil
+	}
+	a, b, ok := strings.Cut(v, ":")
+	r := [2]int64{0, -1}
+	var err error
+	if ok && a != "" {
+		r[0], err = strconv.ParseInt(a, 10, 64)
+	}
+	if err == nil && ok && b != "" {
+		r[1], err = strconv.ParseInt(b, 10, 64)
+	}
+	if !ok || err != nil || r[0] < 0 || (r[1] >= 0 && r[1] <= r[0]) {
+		return nil, usagef("--docs=%q: want FIRST:END, documents FIRST..END-1 counted from 0 (either may be left out)", v)
+	}
+	return &r, nil
 }
 
 // docs is the number of documents the statistics used.

@@ -42,16 +42,8 @@ func TestStatsMergeCommands(t *testing.T) {
 	defer func() { statsOut = os.Stderr }()
 	ctx := context.Background()
 	const d, k = 150, 4
-	c, err := synth.NewLDA(synth.LDAConfig{Docs: 3000, Vocab: d, K: k, Alpha0: 1, DocLen: 60, Seed: 31})
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := stream.Collect(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	p := func(name string) string { return filepath.Join(dir, name) }
+	docs := corpusDocs(t, synth.LDAConfig{Docs: 3000, Vocab: d, K: k, Alpha0: 1, DocLen: 60, Seed: 31})
+	p := tempPaths(t)
 	n := docs.Len()
 	writeDocword(t, p("docword.a.txt"), docs, d, 0, n/3)
 	writeDocword(t, p("docword.b.txt"), docs, d, n/3, 2*n/3)
@@ -128,10 +120,20 @@ func TestStatsMergeCommands(t *testing.T) {
 		t.Errorf("a failed merge left %s", p("bad.stats"))
 	}
 	cmd(2, "stats", "--phase", "2", p("docword.a.txt"))
+	// Phase 2 takes k, α₀ and the seed from its basis; a conflicting flag
+	// names the basis file.
+	cmd(0, "stats", "--phase", "2", "--basis", p("all1.stats"), "--out", p("a2b.stats"), "--progress", "off", p("docword.a.txt"))
+	if a, b := readFile(t, p("a2.stats")), readFile(t, p("a2b.stats")); !bytes.Equal(a, b) {
+		t.Error("phase 2 without repeated flags differs from phase 2 with them")
+	}
+	if msg := cmd(2, "stats", "--phase", "2", "--basis", p("all1.stats"), "--k", "5", "--out", p("bad.stats"), p("docword.a.txt")); !strings.Contains(msg, "--k=5 differs from "+p("all1.stats")) {
+		t.Errorf("phase 2 with a conflicting --k: %q", msg)
+	}
 	// Nightly drift check: the basis the merged phase 1 gives now against
 	// the one stored in the running phase-2 statistics (the same here).
 	out.Reset()
-	cmd(0, append([]string{"stats", "--phase", "2", "--basis", p("all1.stats"), "--previous", p("all2.stats"), "--out", p("c2.stats"), p("docword.c.txt")}, common...)...)
+	writeDocword(t, p("docword.new.txt"), docs, d, n/6, n/2)
+	cmd(0, append([]string{"stats", "--phase", "2", "--basis", p("all1.stats"), "--previous", p("all2.stats"), "--out", p("c2.stats"), p("docword.new.txt")}, common...)...)
 	if !strings.Contains(out.String(), "reusing the basis") {
 		t.Errorf("drift check: %q", out.String())
 	}
@@ -140,4 +142,33 @@ func TestStatsMergeCommands(t *testing.T) {
 	if _, err := fitFromStats(ctx, p("all1.stats"), lda.Config{}); err == nil || !strings.Contains(err.Error(), "phase-2") {
 		t.Errorf("fit from phase-1 statistics: %v", err)
 	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// corpusDocs generates the documents of an LDA corpus.
+func corpusDocs(t *testing.T, cfg synth.LDAConfig) *stream.Docs {
+	t.Helper()
+	c, err := synth.NewLDA(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := stream.Collect(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// tempPaths returns a function naming files in a new temporary directory.
+func tempPaths(t *testing.T) func(string) string {
+	dir := t.TempDir()
+	return func(name string) string { return filepath.Join(dir, name) }
 }

@@ -32,7 +32,10 @@ type Config struct {
 	// sketch.DefaultOversample, 10; negative means none).
 	Oversample int
 	// PowerIters adds that many power passes to the randomized whitening,
-	// each one more pass over the data (default none: two passes in all).
+	// each one more pass over the data. The default (0) is two passes in
+	// all, plus one power pass when the first sketch shows no decay past
+	// the k-th direction (σ_last/σ_k > 0.95, as at vocabulary 100,000 and
+	// k=100), where two passes would span some topics poorly.
 	PowerIters int
 	// ExactDim uses the exact dense whitening when the vocabulary has at
 	// most this many words; 0 means DefaultExactDim and a negative value
@@ -43,7 +46,7 @@ type Config struct {
 	// tensor sketch of SketchLen×SketchCount buckets: one pass, memory set by
 	// the sketch, accuracy limited by it) or Rows (every document's whitened
 	// row compressed on disk under RowDir: memory O(d·k), and every
-	// contraction of the solver one pass over the rows). Auto lets PlanFit
+	// contraction of the solver one pass over the rows). Auto lets PlanSource
 	// choose from k, the vocabulary, the number of documents and Memory.
 	Third Third
 	// SketchLen and SketchCount size the tensor sketch of Third == Sketch
@@ -75,6 +78,12 @@ type Config struct {
 	// Progress, when set, is called after every batch and at the end of every
 	// pass, one call at a time.
 	Progress func(Progress)
+	// OnPlan, when set, is called with the plan (PlanSource) before the
+	// first pass.
+	OnPlan func(*Plan)
+	// Checkpoint, when its Dir is set, saves the passes' statistics there
+	// and resumes from them after an interruption (checkpoint.go).
+	Checkpoint Checkpoint
 
 	// float64Sums forms the batch partial sums in float64 instead of float32
 	// (tests compare the two; the implicit operator always uses float64, as

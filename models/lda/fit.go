@@ -28,7 +28,7 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 //  2. pass 2 accumulates the whitened third moment, corrected for LDA (MATH
 //     §3.5), in the representation cfg.Third names (the packed k×k×k
 //     tensor, a tensor sketch, or the whitened rows on disk; Auto asks
-//     PlanFit), together with Ê2·W; WᵀM̂2W from the same pass re-whitens
+//     PlanSource), together with Ê2·W; WᵀM̂2W from the same pass re-whitens
 //     the tensor exactly (W → W·P, P = (WᵀM̂2W)^{-1/2}, a k×k change of
 //     basis), so W need only span the topics well;
 //  3. the tensor decomposition (RTPM for the explicit tensor, the
@@ -53,9 +53,12 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if err != nil {
 		return nil, err
 	}
-	plan, err := PlanFit(info, cfg)
+	plan, err := PlanSource(ctx, src, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.OnPlan != nil {
+		cfg.OnPlan(plan)
 	}
 	cfg = plan.apply(cfg)
 	track := newTracker(cfg)
@@ -79,6 +82,7 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}
 	m.Vocab = info.Vocab
 	m.Fit.Passes = track.passes
+	m.Fit.Plan = plan.Record()
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
 }

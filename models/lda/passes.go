@@ -20,9 +20,17 @@ type tracker struct {
 	start  time.Time
 	passes int
 	docs   int64
+	// exactTotals makes the passes keep exact totals, and exact those of
+	// the last pass, for statistics files (checkpoint.go); Fit needs
+	// neither and sums in batch order.
+	exactTotals bool
+	exact       *implicit.Exact
+	ckpt        *checkpointer // saves and resumes passes (checkpoint.go)
 }
 
-func newTracker(cfg Config) *tracker { return &tracker{hook: cfg.Progress, start: time.Now()} }
+func newTracker(cfg Config) *tracker {
+	return &tracker{hook: cfg.Progress, start: time.Now(), ckpt: newCheckpointer(cfg)}
+}
 
 func (t *tracker) begin() int {
 	t.mu.Lock()
@@ -48,7 +56,7 @@ func pairPass(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg C
 	pass := track.begin()
 	acc := implicit.NewPairAcc(d, cols)
 	acc.Float32 = !cfg.float64Sums
-	err := acc.Pass(ctx, src.Docs, cfg.Workers, omega, func(n int) { track.report(pass, "second-moment", n, false) })
+	err := track.exactPair(ctx, src, acc, omega, cfg.Workers, func(n int) { track.report(pass, "second-moment", n, false) })
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +71,7 @@ func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Con
 	acc := implicit.NewTripleAcc(d, k)
 	acc.KeepRows = cfg.Implicit
 	acc.Float32 = !cfg.float64Sums && !cfg.Implicit
-	err := acc.Pass(ctx, src.Docs, cfg.Workers, w, func(n int) { track.report(pass, "third-moment", n, false) })
+	err := track.exactTriple(ctx, src, acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
 	if err != nil {
 		return nil, err
 	}

@@ -30,10 +30,14 @@ type Plan struct {
 	D    int   `json:"d"`
 	Docs int64 `json:"docs"`
 	NNZ  int64 `json:"nnz"`
+	// NNZEstimated is set when NNZ was estimated from the first documents
+	// (PlanSource) rather than read from the source's metadata.
+	NNZEstimated bool `json:"nnz_estimated,omitempty"`
 	// Memory is the budget in bytes; DiskFree the free space where the rows
-	// would go (0 when unknown).
+	// would go (0 when unknown; left out of JSON, so that a recorded plan
+	// does not change between runs on the same input).
 	Memory   int64 `json:"memory_budget"`
-	DiskFree int64 `json:"disk_free,omitempty"`
+	DiskFree int64 `json:"-"`
 	// SketchLen and SketchCount size the sketch of the Sketch representation.
 	SketchLen   int `json:"sketch_len,omitempty"`
 	SketchCount int `json:"sketch_count,omitempty"`
@@ -41,6 +45,27 @@ type Plan struct {
 	// three.
 	Predicted Cost   `json:"predicted"`
 	Options   []Cost `json:"options"`
+}
+
+// PlanRecord is what model.json keeps of a fit's plan (fit.plan): the
+// representation, whether the plan chose it, the solver and the sketch's
+// size. The predictions and the reason are printed on stderr, not recorded:
+// they depend on the machine and on --workers, and the model must not.
+type PlanRecord struct {
+	Third       Third  `json:"third"`
+	Auto        bool   `json:"auto"`
+	Solver      string `json:"solver"`
+	SketchLen   int    `json:"sketch_len,omitempty"`
+	SketchCount int    `json:"sketch_count,omitempty"`
+}
+
+// Record is the part of p that model.json keeps.
+func (p *Plan) Record() *PlanRecord {
+	r := &PlanRecord{Third: p.Third, Auto: p.Auto, Solver: p.Solver}
+	if p.Third == Sketch {
+		r.SketchLen, r.SketchCount = p.SketchLen, p.SketchCount
+	}
+	return r
 }
 
 // Cost is the predicted cost of a fit in one representation. Seconds is −1
@@ -145,32 +170,47 @@ const (
 	// both cores, in flops per nanosecond.
 	gemm32 = 6.0
 	gemm64 = 3.5
+	// gemmRows is the rate of the rows' contractions (chunks of rows times
+	// the block, on both cores): fitted to the CPU time of the implicit
+	// fits at k=50 and k=100 (bench/lda/SCALE.md), where 3.5 predicted
+	// about twice the measured time.
+	gemmRows = 8.0
 	// nsPerRowByte is the cost per byte of a stored row: compression in the
 	// pass, and reading plus decompression in every contraction.
 	nsPerRowByte = 1.0
 	// nsFFT is c in the cost c·b·log₂b of a real FFT of length b.
 	nsFFT = 1.2
-	// baseBytes is a fit's resident memory apart from its statistics:
-	// the runtime, decoding buffers, batches in flight.
+	// baseBytes is a fit's resident memory apart from its statistics and
+	// the decoded data in flight: the runtime, the binary, buffers.
 	baseBytes = 120 << 20
+	// inFlightMax caps the decoded data in flight, predicted as a third of
+	// the decoded source (8 bytes per entry) up to this: fitted to the peak
+	// RSS of fits of 20,000 to 800,000 documents (bench/lda/SCALE.md), which
+	// exceed baseBytes plus the statistics by 0 MB (a 5 MB file) to about
+	// 100–120 MB (files of several 64 MB row groups).
+	inFlightMax = 112 << 20
 	// gcSlack multiplies the live heap of the statistics: the Go heap grows
 	// to about twice the live data between collections.
 	gcSlack = 1.6
-	// rtpmApplies and simultaneousApplies are the contractions a solve
-	// takes on average: RTPM's phases stop early (tol) after about this many
-	// iterations each (k·(2·that+2) contractions in all); the simultaneous
-	// method's block phase, evaluation and polish take about this many in
-	// all.
-	rtpmPhaseIters      = 12
+	// rtpmPhaseIters and simultaneousApplies are the block contractions a
+	// solve takes on average: RTPM's phases stop early (tol) after about
+	// this many iterations each (k·(2·that+2) contractions in all; measured
+	// fit.solver.iters / max(20,k): 118 at k=10, 763 at k=50); the
+	// simultaneous method's block phase, evaluation and polish take about
+	// this many in all (measured 18 at k=10, 25 at k=50).
+	rtpmPhaseIters      = 6
 	simultaneousApplies = 25
 	// sketchErrC is C in the sketch's relative contraction error
 	// C·k^1.5/√(b·count), fitted to bench/sketch/RESULTS.md.
 	sketchErrC = 0.35
 	// sketchLanesMem is implicit's number of partial sketches of a pass.
 	sketchLanesMem = 4
-	// maxSketchErr is the largest predicted sketch error the automatic plan
-	// accepts for the default sketch size.
-	maxSketchErr = 0.25
+	// maxSketchErr is the predicted sketch error the default sketch size
+	// aims at: at k=10 (20,000 documents of 200 words over 2,000) 1024×3
+	// (predicted 0.2) leaves the simultaneous method and RTPM unconverged,
+	// 2048×3 (0.14) gives mean ℓ1 0.155, 4096×3 (0.10) 0.063 and 8192×3
+	// 0.055 against 0.048 explicit (bench/lda/SCALE.md).
+	maxSketchErr = 0.1
 )
 
 // PlanFit predicts the cost of fitting cfg to a source described by info in
@@ -257,8 +297,10 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		c.Passes = 2
 	}
 	// Statistics of size d·k that every representation keeps: W (float64
-	// and float32), Z, Z2, Ê2·W, pass one's sketch sums.
-	dk := d * k * 8 * 5.5
+	// and float32), Z, Z2, Ê2·W, pass one's sketch sums and the whitening's
+	// copies of them. 9 arrays is fitted: 5.5 predicted 0.96 GB against
+	// 1.47 GB measured at d=100,000, k=100 (bench/lda/SCALE.md).
+	dk := d * k * 8 * 9
 	cols := float64(cfg.sketchCols(p.D))
 	// Whitening passes and the second pass's k-wide gathers and scatters.
 	passNS := float64(c.Passes)*nsPerNNZ*nnz + float64(c.Passes-1)*nsPerNNZK*nnz*cols + nsPerNNZK*nnz*3*k
@@ -284,7 +326,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)
-		perApply := n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemm64 + 8*d*k*blockCols/gemm64
+		perApply := n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemmRows + 8*d*k*blockCols/gemm64
 		live = dk + w*(implicit.DefaultChunkRows*k*8*2+4<<20) + (w+2)*k*blockCols*8 + 4*d*math.Min(blockCols, 64)*8
 		ns = passNS + n*k*nsPerDocK + n*rowBytes*nsPerRowByte + float64(applies)*perApply
 	case Sketch:
@@ -292,9 +334,13 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		fft := nsFFT * b * math.Log2(b)
 		live = dk + (sketchLanesMem+w+1)*count*(b/2+1)*16
 		ns = passNS + n*count*(fft+k)/w + 2*d*count*fft/w + float64(applies)*blockCols*count*4*fft/w
-		c.RelError = sketchErrC * math.Pow(k, 1.5) / math.Sqrt(b*count)
+		c.RelError = sketchError(p.K, p.SketchLen, p.SketchCount)
 	}
-	c.PeakBytes = int64(baseBytes + gcSlack*live)
+	inFlight := float64(inFlightMax)
+	if known {
+		inFlight = math.Min(inFlight, nnz*8/3)
+	}
+	c.PeakBytes = int64(baseBytes + inFlight + gcSlack*live)
 	c.Seconds = ns / 1e9
 	if !known {
 		c.Seconds = -1
@@ -327,12 +373,18 @@ func (cfg Config) sketchSize() (b, count int) {
 	return b, count
 }
 
+// sketchError is the predicted relative error of a contraction of the
+// whitened k-topic tensor held as count sketches of length b.
+func sketchError(k, b, count int) float64 {
+	return sketchErrC * math.Pow(float64(k), 1.5) / math.Sqrt(float64(b)*float64(count))
+}
+
 // DefaultSketch returns the default tensor sketch for k topics within a
 // memory budget: 3 sketches (combined by their median), each of the
 // smallest power-of-two length whose predicted contraction error
-// sketchErrC·k^1.5/√(b·3) is at most 0.25, within [2¹⁰, 2²²] and a quarter
-// of the budget. The error of a sketch falls only as 1/√b, so at large k
-// an accurate sketch is larger than the explicit tensor
+// sketchError(k, b, 3) is at most maxSketchErr (0.1), within [2¹⁰, 2²²]
+// and a quarter of the budget. The error of a sketch falls only as 1/√b,
+// so at large k an accurate sketch is larger than the explicit tensor
 // (bench/sketch/RESULTS.md).
 func DefaultSketch(k int, memory int64) (b, count int) {
 	count = 3
@@ -348,15 +400,18 @@ func DefaultSketch(k int, memory int64) (b, count int) {
 // prediction of every representation.
 func (p *Plan) String() string {
 	var s strings.Builder
-	docs := "unknown"
+	docs := "unknown documents"
 	if p.Docs >= 0 {
-		docs = strconv.FormatInt(p.Docs, 10)
+		docs = fmt.Sprintf("%d documents, %d entries", p.Docs, p.NNZ)
+		if p.NNZEstimated {
+			docs = fmt.Sprintf("%d documents, ≈%d entries (estimated from the first documents)", p.Docs, p.NNZ)
+		}
 	}
 	how := "chosen"
 	if !p.Auto {
 		how = "forced"
 	}
-	fmt.Fprintf(&s, "plan: %s third moment (%s), solver %s; k=%d, %d words, %s documents, memory budget %s\n", p.Third, how, p.Solver, p.K, p.D, docs, bytesStr(p.Memory))
+	fmt.Fprintf(&s, "plan: %s third moment (%s), solver %s; k=%d, %d words, %s, memory budget %s\n", p.Third, how, p.Solver, p.K, p.D, docs, bytesStr(p.Memory))
 	fmt.Fprintf(&s, "  why: %s\n", p.Reason)
 	for _, c := range p.Options {
 		mark := " "

@@ -44,6 +44,12 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	}
 	k := cfg.K
 	res, err := decompose(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Refine: cfg.Refine})
+	if err != nil && th.kind() == Sketch && ctx.Err() == nil {
+		// Collision noise, not the data, is the likely cause.
+		b, count := cfg.sketchSize()
+		return nil, fmt.Errorf("lda: the tensor sketch of %d×%d buckets (predicted contraction error %.2g) is too coarse for k=%d: raise --sketch-len (e.g. to %d; the error falls as 1/√length) or --sketch-count, or use --plan explicit or implicit: %w",
+			b, count, sketchError(k, b, count), k, 4*b, err)
+	}
 	if errors.Is(err, solver.ErrNonPositive) {
 		return nil, fmt.Errorf("lda: %w: the whitened third moment has fewer than k=%d positive eigenvalues; lower k: %v", ErrTooManyTopics, k, err)
 	}
@@ -66,6 +72,10 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	if fs.Warnings, err = diagnose(m, cfg, b); err != nil {
 		return nil, err
 	}
+	// A solve stopped at its iteration cap is used, with a warning.
+	var conv models.Convergence
+	conv.Record("", res)
+	fs.Warnings = append(fs.Warnings, conv.Warnings...)
 	return m, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -96,19 +95,19 @@ func fitStats(t *testing.T, st *implicit.Stats, cfg Config) *models.Model {
 // TestStatsMergeEqualsUnion is the acceptance test of mergeable statistics:
 // fit(merge(stats(A), stats(B))) against fit(stats(A∪B)) and Fit(A∪B).
 //
-// Statistics are Fit's two passes, so one shard holding everything runs
-// exactly the arithmetic of Fit and gives the same model bit for bit (for
-// exact and randomized whitening alike). Two shards add their sums in a
-// different order ((Σ_A) + (Σ_B) instead of one running sum), which changes
-// the statistics in the last bits (relative 1e-16 per sum); the
-// eigendecompositions and the power iterations amplify that by the
-// conditioning of the problem, far below 1e-9 for well-separated topics. So
-// the merged fit is compared with tolerance 1e-9 relative, and exact
-// comparisons are made where the order of sums is the same (one shard vs
-// Fit; a file round trip vs memory). That is with float64 batch sums; with
-// the default float32 ones, shards that cut the batches elsewhere round
-// differently at relative 6e-8 per operation, and the merged fit is
-// compared with tolerance 1e-5.
+// Statistics are Fit's two passes, but with exact totals (rounded
+// fixed-point sums of the batches' partials) where Fit adds the same
+// partials in batch order in float64, so one shard holding everything
+// differs from Fit only in the last bits of its totals (relative 1e-16);
+// the eigendecompositions and the power iterations amplify that by the
+// conditioning of the problem, far below 1e-9 for well-separated topics.
+// Two shards cut inside a batch (here at 37%) form other partials, which
+// changes the statistics in the last bits as well. So both comparisons use
+// tolerance 1e-9 relative, and exact comparisons are made where the
+// arithmetic is the same (a file round trip vs memory). That is with
+// float64 batch sums; with the default float32 ones, shards that cut the
+// batches elsewhere round differently at relative 6e-8 per operation, and
+// the merged fit is compared with tolerance 1e-5.
 func TestStatsMergeEqualsUnion(t *testing.T) {
 	for _, f64 := range []bool{true, false} {
 		tol := 1e-5
@@ -146,7 +145,7 @@ func testStatsMerge(t *testing.T, tol float64, f64 bool) {
 			}
 			// The file round trip is lossless: the same model bit for bit.
 			path := filepath.Join(t.TempDir(), "all.stats")
-			if err := implicit.WriteStats(path, mergedStats); err != nil {
+			if err := implicit.WriteStats(context.Background(), path, mergedStats); err != nil {
 				t.Fatal(err)
 			}
 			back, err := implicit.ReadStats(path)
@@ -160,10 +159,10 @@ func testStatsMerge(t *testing.T, tol float64, f64 bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fit.Fit.Seconds, union.Fit.Seconds = 0, 0
-			union.Fit.Passes = fit.Fit.Passes
-			if !reflect.DeepEqual(fit, union) {
-				t.Errorf("one-shard statistics fit differs from Fit by %.3g relative, want identical", relDiff(t, union, fit))
+			if d := relDiff(t, union, fit); d > 1e-9 || fit.Fit.Docs != union.Fit.Docs {
+				t.Errorf("one-shard statistics fit differs from Fit by %.3g relative (%d vs %d documents), tolerance 1e-9", d, union.Fit.Docs, fit.Fit.Docs)
+			} else {
+				t.Logf("one-shard statistics vs Fit: %.3g relative", d)
 			}
 			fitEv, _ := models.Evaluate(fit, truth)
 			ev, _ := models.Evaluate(merged, truth)

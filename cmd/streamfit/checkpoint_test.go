@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCheckpointHelper is not a test: TestCheckpointKill runs the test
+// binary with STREAMFIT_HELPER_ARGS set, and this function then acts as the
+// streamfit command (arguments separated by newlines), in a process that
+// can be killed.
+func TestCheckpointHelper(t *testing.T) {
+	args := os.Getenv("STREAMFIT_HELPER_ARGS")
+	if args == "" {
+		return
+	}
+	os.Exit(run(context.Background(), strings.Split(args, "\n"), os.Stderr))
+}
+
+// TestCheckpointKill runs `fit lda --checkpoint` in a subprocess, kills it
+// (SIGKILL) during the second pass, runs the same command again and checks
+// that it resumed and wrote the model.json of an uninterrupted fit, byte for
+// byte (--no-timing), and that the killed run left no model file.
+func TestCheckpointKill(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "lda", "--docs", "20000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "8",
+		"--out", p("docword.c.txt"), "--truth", p("truth.json"), "--progress", "off")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "4", "--alpha0", "1", "--seed", "2",
+			"--plan", "explicit", "--batch-rows", "100", "--workers", "2", "--no-timing", "--progress", "off", "--out", p(out)}, extra...)
+	}
+	mustRun(t, args("ref.json")...)
+	ref, err := os.ReadFile(p("ref.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ck := []string{"--checkpoint", p("ck"), "--checkpoint-every", "0"}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
+	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args("killed.json", ck...), "\n"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	partial := filepath.Join(p("ck"), "pass-2.partial.stats")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(partial); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no checkpoint in pass 2 after 2 minutes: %s", stderr.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(p("ck"), "pass-2.stats")); err == nil {
+		t.Fatal("pass 2 ended before the kill; the test did not interrupt it")
+	}
+	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
+		t.Errorf("the killed fit left %s", p("killed.json"))
+	}
+	var out bytes.Buffer
+	statsOut = &out
+	defer func() { statsOut = os.Stderr }()
+	mustRun(t, args("resumed.json", ck...)...)
+	got, err := os.ReadFile(p("resumed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "pass-2.partial.stats") {
+		t.Errorf("the second run did not resume from the checkpoint of pass 2: %s", out.String())
+	}
+	if !bytes.Equal(got, ref) {
+		t.Error("model.json of the resumed fit differs from the uninterrupted one")
+	}
+	// Another input under the same checkpoint directory is refused.
+	mustRun(t, "gen", "lda", "--docs", "2000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "9",
+		"--out", p("docword.d.txt"), "--truth", p("truth.json"), "--progress", "off")
+	a := args("other.json", ck...)
+	a[3] = p("docword.d.txt")
+	code, _, msg := streamfit(t, a...)
+	if code == 0 || !strings.Contains(msg, "another fit") {
+		t.Errorf("checkpoint of another input: exit %d: %s", code, msg)
+	}
+}

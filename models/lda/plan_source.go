@@ -1,0 +1,63 @@
+package lda
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// sampleDocs is how many documents (at least; whole batches) PlanSource reads
+// to estimate the entries of a source that knows only its document count.
+const sampleDocs = 20000
+
+// PlanSource is PlanFit for a source: when the source knows its number of
+// documents but not of stored entries (Parquet and Arrow files record their
+// row counts, not the length of their list columns), it estimates the
+// entries from the first batches of one short partial pass (about
+// sampleDocs documents) and says so in the plan's NNZEstimated.
+func PlanSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, error) {
+	info := src.Info()
+	estimated := false
+	if info.Rows > 0 && info.NNZ < 0 {
+		nnz, exact, err := estimateNNZ(ctx, src, info.Rows)
+		if err != nil {
+			return nil, err
+		}
+		info.NNZ, estimated = nnz, nnz >= 0 && !exact
+	}
+	p, err := PlanFit(info, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.NNZEstimated = estimated
+	return p, nil
+}
+
+// estimateNNZ scales the entries per document of the first batches of src
+// (at least sampleDocs documents, or all of them) to rows documents; −1
+// when the sample holds no document; exact when the sample was the whole
+// source.
+func estimateNNZ(ctx context.Context, src stream.DocSource, rows int64) (nnz int64, exact bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var docs int64
+	for b, err := range src.Docs(ctx) {
+		if err != nil {
+			return 0, false, fmt.Errorf("lda: sampling the first documents for the plan: %w", err)
+		}
+		docs += int64(b.Len())
+		nnz += int64(b.NNZ())
+		b.Release()
+		if docs >= sampleDocs {
+			break
+		}
+	}
+	if docs == 0 {
+		return -1, false, nil
+	}
+	if docs >= rows {
+		return nnz, true, nil
+	}
+	return int64(float64(nnz) / float64(docs) * float64(rows)), false, nil
+}

@@ -1,0 +1,45 @@
+package lda
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+// TestAutoPowerPass checks the default pass policy: on a corpus whose first
+// sketch barely decays past k (few short documents over a large vocabulary, one extra column)
+// the default fit adds one power pass, and is then the same fit as
+// PowerIters 1; where the sketch decays (TestLDAAccuracy) it keeps two.
+func TestAutoPowerPass(t *testing.T) {
+	cc := synth.LDAConfig{Docs: 2000, Vocab: 5000, K: 8, Alpha0: 1, DocLen: 30, Seed: 5}
+	src, _ := corpus(t, cc)
+	cfg, err := Config{K: 8, Alpha0: 1, Oversample: 1, Seed: 1}.withDefaults(cc.Vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	omega := sketchMatrix(cc.Vocab, cfg)
+	p1, err := pairPass(context.Background(), src, omega, cfg, newTracker(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := whitening(context.Background(), p1, omega, cfg, nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(first.tail > autoPowerTail) {
+		t.Fatalf("first sketch tail %.3f: the corpus must be noise-dominated for this test", first.tail)
+	}
+	auto, _ := fitAndEval(t, cc, Config{K: 8, Alpha0: 1, Oversample: 1, Seed: 1})
+	one, _ := fitAndEval(t, cc, Config{K: 8, Alpha0: 1, Oversample: 1, Seed: 1, PowerIters: 1})
+	t.Logf("first sketch tail %.3f; default fit: %d passes, tail %.3f", first.tail, auto.Fit.Passes, auto.Fit.SketchTail)
+	if auto.Fit.Passes != 3 {
+		t.Errorf("default fit took %d passes, want 3 (tail %.3f > %.2f)", auto.Fit.Passes, first.tail, autoPowerTail)
+	}
+	for i := range auto.Topics {
+		if !slices.Equal(auto.Topics[i], one.Topics[i]) {
+			t.Fatalf("topic %d differs between the automatic power pass and PowerIters 1", i)
+		}
+	}
+}
