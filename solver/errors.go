@@ -1,6 +1,9 @@
 package solver
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors; solvers wrap them with the numbers that explain the failure,
 // so callers test with errors.Is.
@@ -20,3 +23,12 @@ var (
 	// ErrUnknownSolver is returned by ByName for a name not in Names().
 	ErrUnknownSolver = errors.New("solver: unknown solver")
 )
+
+// whitenedRank checks that r components fit a whitened (orthogonally
+// decomposable) tensor of dimension k, for the power methods.
+func whitenedRank(name string, r, k int) error {
+	if r < 1 || r > k {
+		return fmt.Errorf("%s: %w: rank %d must be in [1, dim=%d] (whitened tensors have at most dim orthogonal components)", name, ErrRank, r, k)
+	}
+	return nil
+}

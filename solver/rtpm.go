@@ -34,8 +34,8 @@ func defaultRestarts(k int) int { return max(20, k) }
 // ErrNonPositive.
 func RTPM(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	k := t.Dim()
-	if r < 1 || r > k {
-		return nil, fmt.Errorf("rtpm: %w: rank %d must be in [1, dim=%d] (whitened tensors have at most dim orthogonal components)", ErrRank, r, k)
+	if err := whitenedRank("rtpm", r, k); err != nil {
+		return nil, err
 	}
 	L := opt.Restarts
 	if L <= 0 {

@@ -30,8 +30,8 @@ const stopBlock = 8
 // options as in RTPM.
 func RTPMStop(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	k := t.Dim()
-	if r < 1 || r > k {
-		return nil, fmt.Errorf("rtpm-stop: %w: rank %d must be in [1, dim=%d]", ErrRank, r, k)
+	if err := whitenedRank("rtpm-stop", r, k); err != nil {
+		return nil, err
 	}
 	maxStarts := opt.Restarts
 	if maxStarts <= 0 {

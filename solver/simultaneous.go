@@ -64,8 +64,8 @@ const (
 // error wrapping ErrNonPositive, with the components found.
 func Simultaneous(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	k := t.Dim()
-	if r < 1 || r > k {
-		return nil, fmt.Errorf("simultaneous: %w: rank %d must be in [1, dim=%d] (whitened tensors have at most dim orthogonal components)", ErrRank, r, k)
+	if err := whitenedRank("simultaneous", r, k); err != nil {
+		return nil, err
 	}
 	blocks := opt.Restarts
 	if blocks <= 0 {
