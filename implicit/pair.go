@@ -45,7 +45,7 @@ func NewPairAcc(d, cols int) *PairAcc {
 
 // pairPart is one worker's reduction of a batch.
 type pairPart[F real] struct {
-	batch
+	*batch
 	om  []F            // Ω in precision F when it is dense (shared by the parts of a pass)
 	sp  *flatSparse[F] // Ω when it is sparse (shared)
 	r   []F            // usable documents × Cols: cᵀΩ/n2
@@ -91,8 +91,10 @@ func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context
 	} else {
 		sp = flatten[F](a.sp.rows, a.D)
 	}
+	var bufs batchBuffers
+	defer bufs.release()
 	return ordered(ctx, docs, workers, func() *pairPart[F] {
-		return &pairPart[F]{om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}
+		return &pairPart[F]{batch: bufs.get(), om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}
 	},
 		func(p *pairPart[F], b *stream.Docs) { p.compute(a, b) },
 		func(p *pairPart[F]) { p.commit(a) }, onBatch)

@@ -107,7 +107,7 @@ func NewTripleAccNoCubes(d, k int) *TripleAcc {
 
 // triplePart is one worker's reduction of a batch.
 type triplePart[F real] struct {
-	batch
+	*batch
 	w   []F       // W in precision F (shared by the parts of a pass)
 	y   []F       // usable documents × K: Wᵀc
 	y64 []float64 // y in float64 for OnRows, when F is float32
@@ -159,7 +159,11 @@ func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Con
 			}
 		}
 	}
-	err := ordered(ctx, docs, workers, func() *triplePart[F] { return &triplePart[F]{w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)} },
+	var bufs batchBuffers
+	defer bufs.release()
+	err := ordered(ctx, docs, workers, func() *triplePart[F] {
+		return &triplePart[F]{batch: bufs.get(), w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)}
+	},
 		func(p *triplePart[F], b *stream.Docs) { p.compute(a, b) },
 		func(p *triplePart[F]) {
 			if hookErr != nil {

@@ -1,6 +1,7 @@
 package lda
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -130,7 +131,13 @@ func vocab100k() Spec {
 //
 // STREAMFIT_BENCH_FORMAT=docword reads the docword file instead,
 // STREAMFIT_BENCH_VOCAB=100000 the corpus of BenchmarkVocab100k, and
-// STREAMFIT_BENCH_DECODE=1 profiles the decode-only pass.
+// STREAMFIT_BENCH_DECODE=1 profiles the decode-only pass, and
+// STREAMFIT_BENCH_INPUT=FILE (with STREAMFIT_BENCH_K, default 10) fits that
+// file instead of a generated corpus, without evaluation. For the steady
+// allocations of a fit:
+//
+//	STREAMFIT_BENCH_INPUT=corpus.parquet go test ./bench/lda -run '^$' -bench ProfileFit -benchtime 1x -memprofile mem.out -memprofilerate 65536
+//	go tool pprof -sample_index=alloc_space -top mem.out
 func BenchmarkProfileFit(b *testing.B) {
 	s := CorpusM
 	if f := os.Getenv("STREAMFIT_BENCH_FORMAT"); f != "" {
@@ -139,8 +146,17 @@ func BenchmarkProfileFit(b *testing.B) {
 	if os.Getenv("STREAMFIT_BENCH_VOCAB") == "100000" {
 		s = vocab100k()
 	}
-	data, truth := corpus(b, s)
-	j := fitJob(data, truth, s)
+	var j Job
+	if in := os.Getenv("STREAMFIT_BENCH_INPUT"); in != "" {
+		k, err := strconv.Atoi(cmp.Or(os.Getenv("STREAMFIT_BENCH_K"), "10"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		j = Job{Kind: "fit", Data: in, K: k, Alpha0: 1, Seed: 1}
+	} else {
+		data, truth := corpus(b, s)
+		j = fitJob(data, truth, s)
+	}
 	if os.Getenv("STREAMFIT_BENCH_DECODE") != "" {
 		j.Kind = "decode"
 	}
