@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ func runFit(ctx context.Context, args []string) error {
 	f.exactDim = fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this dimension (0: model default, -1: never)")
 	f.implicitOp = fs.Bool("implicit", false, "lda/topic: the same as --plan implicit")
 	f.plan = fs.String("plan", "auto", "lda/topic: how to hold the third moment: auto (chosen from k, the vocabulary, the documents and --memory, and printed), explicit (packed k×k×k tensor), implicit (whitened rows on disk, one pass over them per solver iteration) or sketch (tensor sketch)")
-	f.memory = fs.String("memory", "", "lda/topic: memory budget of the automatic plan, e.g. 2G (default: half the physical memory)")
+	f.memory = fs.String("memory", "", "lda/topic: memory budget of the automatic plan, e.g. 2G, also set as the Go runtime's soft memory limit (default: half the physical memory, no limit)")
 	f.sketchLen = fs.Int("sketch-len", 0, "lda/topic with --plan sketch: length of each count sketch (0: chosen from k)")
 	f.sketchCount = fs.Int("sketch-count", 0, "lda/topic with --plan sketch: number of sketches, combined by their median (0: 3)")
 	f.rowDir = fs.String("row-dir", "", "lda/topic with --plan implicit: directory for the temporary row files (default: the system temporary directory)")
@@ -131,6 +132,12 @@ func runFit(ctx context.Context, args []string) error {
 	third, memory, err := f.thirdFlags(fs)
 	if err != nil {
 		return err
+	}
+	if memory > 0 {
+		// The budget is also the runtime's soft limit: the collector then
+		// works harder near it instead of letting the heap double past
+		// the live data, so the peak follows the budget, not GC timing.
+		debug.SetMemoryLimit(memory)
 	}
 	start := time.Now()
 	p, done := startProgress(*prog, "fit "+model, 0)
