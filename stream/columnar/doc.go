@@ -22,7 +22,9 @@
 // bounded by Options.InflightBytes, not by the size of the writer's row groups.
 // Parquet column chunks are read page by page; the lists and pairs layouts
 // are decoded from the repetition and definition levels (parquet_lists.go),
-// the others through pqarrow's record reader. IPC files are memory-mapped;
+// INT32 leaves straight from their pages (parquet_pages.go) so that a pass
+// allocates next to nothing once warm, the others through pqarrow's record
+// reader. Page buffers come from a per-pass pool (bufpool.go). IPC files are memory-mapped;
 // an IPC stream is read a record batch at a time, so a stream's memory does
 // include its largest record batch. The hot loops work on the raw value and
 // offset slices of the typed Arrow arrays, never per element through an

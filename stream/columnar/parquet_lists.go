@@ -15,7 +15,9 @@ import (
 // Arrow list arrays: pqarrow's nested reader spent ~100 ns per entry (profiled:
 // delimitRecords and buffer growth), the levels cost a few. A leaf is read a
 // batch of rows at a time (leafCursor), so memory does not depend on the size
-// of the writer's row groups.
+// of the writer's row groups. INT32 leaves, the common case, are decoded from
+// their pages by pageLeaf (parquet_pages.go); other types through arrow-go's
+// column reader.
 
 // leafPlan says how to read one list leaf: its column index, the definition
 // level at which a row's list has an entry, and whether the integers are
@@ -97,8 +99,10 @@ func repeatedDef(c *schema.Column) int16 {
 	return def
 }
 
-// levelBatch is the number of levels read per call.
-const levelBatch = 1 << 16
+// levelBatch is the number of levels read per call: arrow-go's writer puts
+// this many levels in a page, and its column reader allocates 4 kB for each
+// page a call touches.
+const levelBatch = 1 << 18
 
 // leafScratch holds the buffers of one leafCursor: levels and values read
 // from the column but not yet handed out, and conversion space.
@@ -108,11 +112,13 @@ type leafScratch struct {
 	i64      []int64
 	f64      []float64
 	f32      []float32
+	page     pageLeaf
 }
 
 // leafCursor reads one list leaf of a row group a batch of rows at a time.
 type leafCursor struct {
-	cr file.ColumnChunkReader
+	cr file.ColumnChunkReader // nil when pl reads the pages
+	pl *pageLeaf
 	lp leafPlan
 	sc *leafScratch
 	// def/rep[pos:n] are levels read but not consumed, vals[vpos:nv] their values.
@@ -132,29 +138,57 @@ type badEntry struct {
 }
 
 func newLeafCursor(rg *file.RowGroupReader, lp leafPlan, sc *leafScratch) (*leafCursor, error) {
+	if sc.def == nil {
+		sc.def, sc.rep, sc.vals = make([]int16, levelBatch), make([]int16, levelBatch), make([]int32, levelBatch)
+	}
+	c := &leafCursor{lp: lp, sc: sc, badAt: -1}
+	if cc, err := rg.MetaData().ColumnChunk(lp.col); err == nil && pageLeafOK(cc, lp) {
+		pr, err := rg.GetColumnPageReader(lp.col)
+		if err != nil {
+			return nil, err
+		}
+		sc.page.reset(pr, lp)
+		c.pl = &sc.page
+		return c, nil
+	}
 	cr, err := rg.Column(lp.col)
 	if err != nil {
 		return nil, err
 	}
-	if sc.def == nil {
-		sc.def, sc.rep, sc.vals = make([]int16, levelBatch), make([]int16, levelBatch), make([]int32, levelBatch)
+	c.cr = cr
+	return c, nil
+}
+
+// close hands the page buffers back to the pass's bufPool.
+func (c *leafCursor) close() {
+	if c.pl != nil {
+		c.pl.pr.Close()
+		c.pl.pr = nil
+		return
 	}
-	return &leafCursor{cr: cr, lp: lp, sc: sc, badAt: -1}, nil
+	c.cr.Close()
 }
 
 // fill reads the next levels and values; n == 0 afterwards means the column
 // chunk is exhausted.
 func (c *leafCursor) fill() error {
 	c.pos, c.n, c.vpos, c.nv, c.badAt = 0, 0, 0, 0, -1
-	if !c.cr.HasNext() {
-		return c.cr.Err()
-	}
 	sc := c.sc
 	var (
 		total int64
 		nv    int
 		err   error
 	)
+	if c.pl != nil {
+		if total, nv, err = c.pl.ReadBatch(levelBatch, sc.vals, sc.def, sc.rep); err != nil {
+			return fmt.Errorf("column %d: %w", c.lp.col, err)
+		}
+		c.n, c.nv = int(total), nv
+		return nil
+	}
+	if !c.cr.HasNext() {
+		return c.cr.Err()
+	}
 	bad := func(j int, msg string) {
 		if c.badAt < 0 {
 			c.badAt, c.badMsg = j, msg

@@ -22,9 +22,13 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-// readBufferSize is the read size of the Parquet column streams: pages are
-// read through it one at a time instead of a whole column chunk at once.
-const readBufferSize = 1 << 20
+// readBufferSize is the buffer of the Parquet column streams, which are read
+// page by page instead of a whole column chunk at once. It only has to hold
+// a page header: a page body larger than the buffer is read straight into
+// the page reader's own (pooled) buffer. arrow-go makes this buffer anew for
+// every column chunk, outside the allocator, so it is kept small: at 1 MB it
+// was 2 MB of garbage per row group.
+const readBufferSize = 16 << 10
 
 func emitRange(n int) func(ctx context.Context, emit func(piece, int64) bool) error {
 	return func(ctx context.Context, emit func(piece, int64) bool) error {
@@ -43,6 +47,8 @@ func emitRange(n int) func(ctx context.Context, emit func(piece, int64) bool) er
 type parquetReader struct {
 	fr *pqarrow.FileReader
 	sc [2]leafScratch
+	// coff holds the counts' row offsets of a run, reused across row groups.
+	coff []int
 }
 
 // parquetPieces reads row groups, each in runs of rows rows, from the levels
@@ -51,7 +57,13 @@ type parquetReader struct {
 // row group.
 func parquetPieces(f *os.File, t *table, o stream.Options, cols []string, rows int, free *stream.FreeList) (func(context.Context, func(piece, int64) bool) error, loader, error) {
 	pool := make(chan *parquetReader, o.Workers)
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	// The level readers close their page readers, handing the buffers back
+	// to the pool; pqarrow's readers keep Go's allocator.
+	var mem memory.Allocator = memory.DefaultAllocator
+	if t.plan != nil {
+		mem = &bufPool{}
+	}
+	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = readBufferSize
 	newReader := func() (*parquetReader, error) {
@@ -126,10 +138,13 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 	if err != nil {
 		return err
 	}
+	// Closing hands the page readers' buffers back to the pass's bufPool.
+	defer tc.close()
 	cc, err := newLeafCursor(rg, plan[1], &r.sc[1])
 	if err != nil {
 		return err
 	}
+	defer cc.close()
 	// A batch is sized once for a quarter more than the row group's average
 	// entries per row, instead of growing by doubling: less garbage, and a
 	// reused batch rarely grows again, so the pass's memory does not creep
@@ -138,14 +153,16 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 	if ccm, err := rg.MetaData().ColumnChunk(plan[0].col); err == nil && n > 0 {
 		est = int(min(float64(rows)*float64(ccm.NumValues())/float64(n)*1.25, 1<<26))
 	}
-	var coff []int
+	coff := r.coff
+	defer func() { r.coff = coff }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		b := newDocs(free, 0)
 		b.Terms, b.Counts = slices.Grow(b.Terms, est), slices.Grow(b.Counts, est)
-		coff = append(coff[:0], 0)
+		b.Offsets = slices.Grow(b.Offsets, rows)
+		coff = slices.Grow(append(coff[:0], 0), rows)
 		// The two columns decode at once: a row group is then read on two
 		// cores however large it is, even when the budget holds the other
 		// workers back.
@@ -295,7 +312,11 @@ type recWithBytes struct {
 // batches to the workers for conversion.
 func streamPieces(f *os.File, t *table) (func(context.Context, func(piece, int64) bool) error, loader, error) {
 	cr := &stream.CountingReader{R: f}
-	r, err := ipc.NewReader(cr)
+	// Record batch bodies go back to a pool when a batch is released, so a
+	// pass reuses a few bodies instead of allocating one per batch (a steady
+	// stream of garbage that made a long pass's heap climb higher than a
+	// short one's).
+	r, err := ipc.NewReader(cr, ipc.WithAllocator(&bufPool{}))
 	if err != nil {
 		return nil, nil, err
 	}
