@@ -801,7 +801,9 @@ func decodeStats(r io.ReaderAt, size int64, payload func(*Stats, io.Reader) erro
 		return nil, fmt.Errorf("statistics header: %w", err)
 	}
 	cr := &crcReader{r: io.NewSectionReader(r, start, plen)}
-	zr, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1))
+	// The writer's window is zstd's default (8 MiB); a damaged frame header
+	// claiming more is refused instead of allocated.
+	zr, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(8<<20))
 	if err != nil {
 		return nil, err
 	}
