@@ -60,7 +60,7 @@ func runFit(ctx context.Context, args []string) error {
 	f.restarts = fs.Int("restarts", 0, "solver restarts per component (0: solver default)")
 	f.iters = fs.Int("iters", 0, "solver iterations per phase (0: solver default)")
 	f.oversample = fs.Int("oversample", 0, "lda/topic/gmm/ica: extra sketch columns beyond k for the randomized whitening (0: the model's default, 10)")
-	f.powerIters = fs.Int("power-iters", 0, "lda/topic/gmm/ica: power passes of the randomized whitening (each one more pass)")
+	f.powerIters = fs.Int("power-iters", 0, "lda/topic/gmm/ica: power passes of the randomized whitening, each one more pass (lda/topic: 0 adds one when the first sketch does not decay, -1 never does)")
 	f.exactDim = fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this dimension (0: model default, -1: never)")
 	f.implicitOp = fs.Bool("implicit", false, "lda/topic: the same as --plan implicit")
 	f.plan = fs.String("plan", "auto", "lda/topic: how to hold the third moment: auto (chosen from k, the vocabulary, the documents and --memory, and printed), explicit (packed k×k×k tensor), implicit (whitened rows on disk, one pass over them per solver iteration) or sketch (tensor sketch)")

@@ -35,7 +35,8 @@ type Config struct {
 	// each one more pass over the data. The default (0) is two passes in
 	// all, plus one power pass when the first sketch shows no decay past
 	// the k-th direction (σ_last/σ_k > 0.95, as at vocabulary 100,000 and
-	// k=100), where two passes would span some topics poorly.
+	// k=100), where two passes would span some topics poorly. A negative
+	// value means exactly two passes, never the automatic one.
 	PowerIters int
 	// ExactDim uses the exact dense whitening when the vocabulary has at
 	// most this many words; 0 means DefaultExactDim and a negative value
@@ -151,9 +152,6 @@ func (cfg Config) withDefaults(d int) (Config, error) {
 		cfg.Alpha0 = 0
 	} else if err := checkAlpha0(cfg.Alpha0); err != nil {
 		return cfg, err
-	}
-	if cfg.PowerIters < 0 {
-		return cfg, fmt.Errorf("lda: power-iters=%d must not be negative", cfg.PowerIters)
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)

@@ -17,7 +17,8 @@ import (
 var ErrTooManyTopics = errors.New("k is larger than the data support")
 
 // Fit learns an LDA (or, with cfg.Single, a single-topic) model from src in
-// two passes (plus cfg.PowerIters):
+// two passes (plus cfg.PowerIters, or with PowerIters 0 one automatic power
+// pass when the first sketch does not decay; see Config.PowerIters):
 //
 //  1. pass 1 accumulates the document counts, M̂1 and Ê2·Ω for a seeded
 //     sparse sign test matrix Ω of k+oversample columns (the identity for a

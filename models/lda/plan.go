@@ -292,7 +292,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	pairs := k * (k + 1) / 2
 	known := p.Docs >= 0
 	n, nnz := float64(max(p.Docs, 0)), float64(max(p.NNZ, 0))
-	c := Cost{Third: t, Passes: 2 + cfg.PowerIters}
+	c := Cost{Third: t, Passes: 2 + max(cfg.PowerIters, 0)}
 	if cfg.exact(p.D) {
 		c.Passes = 2
 	}

@@ -21,7 +21,7 @@ func statsConfig(cfg Config, d int) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if !cfg.exact(d) && cfg.PowerIters != 0 {
+	if !cfg.exact(d) && cfg.PowerIters > 0 {
 		return cfg, fmt.Errorf("lda: statistics hold the two passes of a fit; power-iters=%d needs passes that depend on earlier ones", cfg.PowerIters)
 	}
 	return cfg, nil

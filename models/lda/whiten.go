@@ -92,7 +92,7 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 			}
 		}
 	} else {
-		for powers := cfg.PowerIters; ; powers = 1 {
+		for powers := max(cfg.PowerIters, 0); ; powers = 1 {
 			for range powers {
 				q, err := orthonormal(y)
 				if err != nil {

@@ -42,4 +42,8 @@ func TestAutoPowerPass(t *testing.T) {
 			t.Fatalf("topic %d differs between the automatic power pass and PowerIters 1", i)
 		}
 	}
+	// A negative PowerIters forces the two passes.
+	if never, _ := fitAndEval(t, cc, Config{K: 8, Alpha0: 1, Oversample: 1, Seed: 1, PowerIters: -1}); never.Fit.Passes != 2 {
+		t.Errorf("PowerIters -1 took %d passes, want 2", never.Fit.Passes)
+	}
 }
