@@ -14,8 +14,7 @@ import (
 // document among the batch's usable documents, and the count), in document
 // order. Scattering per term touches each accumulator row once per batch
 // instead of once per occurrence, and nothing is done per vocabulary word
-// the batch does not use when the vocabulary is much larger than the batch
-// (unlike termMajor, which costs O(d) per batch).
+// the batch does not use when the vocabulary is much larger than the batch.
 type termGroups struct {
 	terms []int32
 	start []int32

@@ -166,23 +166,20 @@ type Exact struct {
 	// pass skips.
 	Batches int64
 	run     passFunc
-	// ordered: no exact totals (no arrays), only the batch count, Skip and
-	// Snapshot of Pass (NewPairOrdered).
-	ordered bool
 }
 
 // passFunc runs one pass of an accumulator.
-type passFunc = func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error
+type passFunc = func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int), fold *batchFold) error
 
 func pairRun(a *PairAcc, omega mat.Matrix) passFunc {
-	return func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error {
-		return a.Pass(ctx, docs, workers, omega, onBatch)
+	return func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int), fold *batchFold) error {
+		return a.pass(ctx, docs, workers, omega, onBatch, fold)
 	}
 }
 
 func tripleRun(a *TripleAcc, w *mat.Dense) passFunc {
-	return func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int)) error {
-		return a.Pass(ctx, docs, workers, w, onBatch)
+	return func(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(int), fold *batchFold) error {
+		return a.pass(ctx, docs, workers, w, onBatch, fold)
 	}
 }
 
@@ -196,12 +193,12 @@ func tripleRun(a *TripleAcc, w *mat.Dense) passFunc {
 // Its state cannot be saved in a statistics file (save the accumulator
 // without Exact and the count apart).
 func NewPairOrdered(a *PairAcc, omega mat.Matrix, batches int64) *Exact {
-	return &Exact{Batches: batches, run: pairRun(a, omega), ordered: true}
+	return &Exact{Batches: batches, run: pairRun(a, omega)}
 }
 
 // NewTripleOrdered is NewPairOrdered for a pass whitened by w.
 func NewTripleOrdered(a *TripleAcc, w *mat.Dense, batches int64) *Exact {
-	return &Exact{Batches: batches, run: tripleRun(a, w), ordered: true}
+	return &Exact{Batches: batches, run: tripleRun(a, w)}
 }
 
 // NewPairExact makes a's totals exact for passes against omega. Values a
@@ -380,7 +377,7 @@ func (e *Exact) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 	}
 	e.toRaw()
 	f := &batchFold{e: e, snapshot: opt.Snapshot, every: opt.SnapshotEvery, last: time.Now()}
-	err := e.run(context.WithValue(ctx, foldKey{}, f), skipBatches(docs, opt.Skip), workers, onBatch)
+	err := e.run(ctx, skipBatches(docs, opt.Skip), workers, onBatch, f)
 	if rerr := e.toRounded(); err == nil {
 		err = rerr
 	}
@@ -415,10 +412,6 @@ func skipBatches(docs func(context.Context) iter.Seq2[*stream.Docs, error], n in
 		}
 	}
 }
-
-// foldKey is the context key under which Exact.Pass hands its batchFold to
-// ordered, which runs inside the accumulator's Pass.
-type foldKey struct{}
 
 // batchFold folds each batch's partial sums into exact totals. ordered calls
 // before just ahead of a batch's commit, which then adds the partials to
@@ -557,7 +550,7 @@ func (e *Exact) meta() (*exactMeta, error) {
 	if e.raw {
 		return nil, errors.New("implicit: exact totals saved during a pass")
 	}
-	if e.ordered {
+	if e.arrays == nil { // NewPairOrdered: only the batch count
 		return nil, errors.New("implicit: ordered totals (NewPairOrdered) have no exact state to save")
 	}
 	m := &exactMeta{Batches: e.Batches, Arrays: make([]exactArrayMeta, len(e.arrays))}

@@ -56,10 +56,10 @@ func (s *sequencer) done() {
 // whatever the number of workers, and the totals are bit-identical for any
 // workers, at the price of one partial per worker. Batch i goes to worker
 // i mod workers (stream.Each's fixed assignment), which is how a worker
-// knows its turn. Under Exact.Pass (ctx carries its batchFold) each commit
-// is folded into exact totals (see Exact).
+// knows its turn. With a fold (Exact.Pass), each commit is folded into
+// exact totals (see Exact).
 func ordered[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int,
-	newPart func() P, compute func(P, *stream.Docs), commit func(P), onBatch func(docs int)) error {
+	newPart func() P, compute func(P, *stream.Docs), commit func(P), onBatch func(docs int), fold *batchFold) error {
 	workers = max(1, workers)
 	parts := make([]P, workers)
 	for i := range parts {
@@ -74,7 +74,6 @@ func ordered[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*s
 		return docs(c)
 	}
 	seen := make([]int, workers)
-	fold, _ := ctx.Value(foldKey{}).(*batchFold) // set by Exact.Pass
 	return stream.Each(ctx, wrapped, workers, func(w int, b *stream.Docs) error {
 		turn := seen[w]*workers + w
 		seen[w]++

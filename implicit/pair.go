@@ -76,14 +76,20 @@ func single(b *stream.Docs) func(context.Context) iter.Seq2[*stream.Docs, error]
 // such as sketch.Sparse) costs its non-zeros per document entry instead of
 // Cols.
 func (a *PairAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, omega mat.Matrix, onBatch func(docs int)) error {
-	a.begin(omega)
-	if a.Float32 {
-		return pairPass[float32](ctx, a, docs, workers, onBatch)
-	}
-	return pairPass[float64](ctx, a, docs, workers, onBatch)
+	return a.pass(ctx, docs, workers, omega, onBatch, nil)
 }
 
-func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(docs int)) error {
+// pass is Pass with each batch's commit folded into exact totals by fold
+// (nil: plain totals; see Exact.Pass).
+func (a *PairAcc) pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, omega mat.Matrix, onBatch func(docs int), fold *batchFold) error {
+	a.begin(omega)
+	if a.Float32 {
+		return pairPass[float32](ctx, a, docs, workers, onBatch, fold)
+	}
+	return pairPass[float64](ctx, a, docs, workers, onBatch, fold)
+}
+
+func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, onBatch func(docs int), fold *batchFold) error {
 	var om []F
 	var sp *flatSparse[F]
 	if a.sp.rows == nil {
@@ -97,7 +103,7 @@ func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context
 		return &pairPart[F]{batch: bufs.get(), om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}
 	},
 		func(p *pairPart[F], b *stream.Docs) { p.compute(a, b) },
-		func(p *pairPart[F]) { p.commit(a) }, onBatch)
+		func(p *pairPart[F]) { p.commit(a) }, onBatch, fold)
 }
 
 // begin checks omega and records its fingerprint and sparsity.

@@ -108,15 +108,6 @@ func (a *SketchAcc) Merge(o *SketchAcc) error {
 	return nil
 }
 
-// Bytes is the memory held by the sketches.
-func (a *SketchAcc) Bytes() int64 {
-	var n int64
-	for _, l := range a.lanes {
-		n += l.Bytes()
-	}
-	return n
-}
-
 // SketchedMoments holds the whitened moments of a pass averaged over the used
 // documents, with the third one as a tensor sketch: E3 sketches Ê3(W,W,W),
 // and Whitened (E3 nil) the pair moments, as TripleAcc.Moments gives them.

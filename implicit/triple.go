@@ -128,6 +128,12 @@ func (a *TripleAcc) Add(b *stream.Docs, w *mat.Dense) error {
 // not depend on workers (see PairAcc.Pass). It returns the first error of
 // docs or of OnRows, after which the statistics are incomplete.
 func (a *TripleAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w *mat.Dense, onBatch func(docs int)) error {
+	return a.pass(ctx, docs, workers, w, onBatch, nil)
+}
+
+// pass is Pass with each batch's commit folded into exact totals by fold
+// (nil: plain totals; see Exact.Pass).
+func (a *TripleAcc) pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w *mat.Dense, onBatch func(docs int), fold *batchFold) error {
 	if r, c := w.Dims(); r != a.D || c != a.K {
 		panic(fmt.Sprintf("implicit: TripleAcc(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
 	}
@@ -140,12 +146,12 @@ func (a *TripleAcc) Pass(ctx context.Context, docs func(context.Context) iter.Se
 		panic("implicit: TripleAcc.Add with a different W than earlier batches")
 	}
 	if a.Float32 {
-		return triplePass(ctx, a, docs, workers, convert[float32](nil, contiguous(w)), onBatch)
+		return triplePass(ctx, a, docs, workers, convert[float32](nil, contiguous(w)), onBatch, fold)
 	}
-	return triplePass(ctx, a, docs, workers, contiguous(w), onBatch)
+	return triplePass(ctx, a, docs, workers, contiguous(w), onBatch, fold)
 }
 
-func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w []F, onBatch func(docs int)) error {
+func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w []F, onBatch func(docs int), fold *batchFold) error {
 	// An OnRows error cancels the pass; commits already waiting their turn
 	// then skip their batch.
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -172,7 +178,7 @@ func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Con
 			if hookErr = p.commit(a); hookErr != nil {
 				cancel(hookErr)
 			}
-		}, done)
+		}, done, fold)
 	if hookErr != nil {
 		return hookErr
 	}

@@ -13,21 +13,16 @@ type Convergence struct {
 	Converged bool `json:"converged"`
 	// Warnings say, one line each, what did not converge and why.
 	Warnings []string `json:"warnings,omitempty"`
-
-	recorded int
 }
 
 // Record notes the result of one decomposition; what names it in the
 // warning ("the set tensor", or "" when the fit makes only one).
 func (c *Convergence) Record(what string, res *solver.Result) {
-	w := res.Warning()
-	c.Converged = w == "" && (c.recorded == 0 || c.Converged)
-	c.recorded++
-	if w == "" {
-		return
+	if w := res.Warning(); w != "" {
+		if what != "" {
+			w = "the decomposition of " + what + ": " + w
+		}
+		c.Warnings = append(c.Warnings, w+" (its answer is used; more --iters, another --solver or a lower k may help)")
 	}
-	if what != "" {
-		w = "the decomposition of " + what + ": " + w
-	}
-	c.Warnings = append(c.Warnings, w+" (its answer is used; more --iters, another --solver or a lower k may help)")
+	c.Converged = len(c.Warnings) == 0
 }

@@ -36,14 +36,7 @@ func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, erro
 	}
 	d1, d2, d3 := t.Dims()
 	dims := [3]int{d1, d2, d3}
-	sweeps := opt.Iters
-	if sweeps <= 0 {
-		sweeps = defaultALSSweeps
-	}
-	tol := opt.Tol
-	if tol <= 0 {
-		tol = defaultALSTol
-	}
+	sweeps, tol := opt.limits(defaultALSSweeps, defaultALSTol)
 	var f [3]*mat.Dense
 	if init != nil {
 		f = [3]*mat.Dense{mat.DenseCopyOf(init.A), mat.DenseCopyOf(init.B), mat.DenseCopyOf(init.C)}

@@ -178,14 +178,7 @@ func altRun(ctx context.Context, t multilinear, r int, opt Options, ao AltOption
 	if L <= 0 {
 		L = defaultAltStarts(r)
 	}
-	n := opt.Iters
-	if n <= 0 {
-		n = defaultAltIters
-	}
-	tol := opt.Tol
-	if tol <= 0 {
-		tol = defaultAltTol
-	}
+	n, tol := opt.limits(defaultAltIters, defaultAltTol)
 	if ao.ClusterCos <= 0 {
 		ao.ClusterCos = 0.8
 	}

@@ -352,17 +352,11 @@ func jdPrepare(ms []mat.Matrix, x0 []float64, name string) ([][]float64, []float
 // moves more than tol, the off-diagonal energy stalls, or the sweep cap. It
 // updates res's Iters, Converged, Reason and EigResidual.
 func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JDMethod, opt Options, res *Result, name string) error {
-	sweeps := opt.Iters
-	if sweeps <= 0 {
-		sweeps = defaultOJDSweeps
-		if method == NonOrthogonal {
-			sweeps = defaultNOJDSweeps
-		}
+	sweeps := defaultOJDSweeps
+	if method == NonOrthogonal {
+		sweeps = defaultNOJDSweeps
 	}
-	tol := opt.Tol
-	if tol <= 0 {
-		tol = defaultJDTol
-	}
+	sweeps, tol := opt.limits(sweeps, defaultJDTol)
 	converged := false
 	var hist []float64 // relative off-diagonal energy after each sweep
 	moved := 0.0

@@ -68,6 +68,18 @@ type Result struct {
 	Reason    string
 }
 
+// limits returns opt.Iters and opt.Tol, or the solver's defaults for those
+// not set (≤ 0).
+func (opt Options) limits(iters int, tol float64) (int, float64) {
+	if opt.Iters > 0 {
+		iters = opt.Iters
+	}
+	if opt.Tol > 0 {
+		tol = opt.Tol
+	}
+	return iters, tol
+}
+
 func newRNG(seed uint64) *rand.Rand {
 	// The second PCG word is fixed so one seed names one stream.
 	return rand.New(rand.NewPCG(seed, 0x73747266))

@@ -41,14 +41,7 @@ func RTPM(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	if L <= 0 {
 		L = defaultRestarts(k)
 	}
-	n := opt.Iters
-	if n <= 0 {
-		n = defaultPowerIters
-	}
-	tol := opt.Tol
-	if tol <= 0 {
-		tol = defaultTol
-	}
+	n, tol := opt.limits(defaultPowerIters, defaultTol)
 	rng := newRNG(opt.Seed)
 	res := &Result{Converged: true}
 	found := mat.NewDense(k, r, nil)

@@ -71,14 +71,7 @@ func Simultaneous(ctx context.Context, t Tensor, r int, opt Options) (*Result, e
 	if blocks <= 0 {
 		blocks = defaultBlocks
 	}
-	n := opt.Iters
-	if n <= 0 {
-		n = defaultPowerIters
-	}
-	tol := opt.Tol
-	if tol <= 0 {
-		tol = defaultTol
-	}
+	n, tol := opt.limits(defaultPowerIters, defaultTol)
 	m := min(k, r+(r+9)/10+2)
 	res := &Result{Converged: true, Restarts: blocks}
 	theta := mat.NewDense(k, blocks*m, nil)

@@ -11,7 +11,6 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
-	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mat"
 )
@@ -54,11 +53,6 @@ func NewCorpus(docs int64, d, k int, docLen float64, seed uint64, workers int) (
 		b.ColView(j).(*mat.VecDense).ScaleVec(s, u.ColView(j))
 	}
 	return &Corpus{Src: src, K: k, Alpha0: a0, W: w, B: b, Workers: workers}, nil
-}
-
-// Pass runs one pass with c.Workers goroutines, calling add(worker, batch).
-func (c *Corpus) Pass(ctx context.Context, add func(w int, b *stream.Docs) error) error {
-	return stream.Each(ctx, c.Src.Docs, c.Workers, add)
 }
 
 // Prepared is a whitened, LDA-corrected third moment ready for the solver,

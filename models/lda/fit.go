@@ -54,7 +54,13 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if err != nil {
 		return nil, err
 	}
-	plan, err := PlanSource(ctx, src, cfg)
+	var plan *Plan
+	if cfg.Third == Auto || cfg.OnPlan != nil {
+		plan, err = PlanSource(ctx, src, cfg)
+	} else {
+		// Nobody reads the prediction: no sample read for the entries.
+		plan, err = PlanFit(info, cfg)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,29 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			b.Release()
 			yield(nil, err)
 		}
+		// nextDoc closes the open document (yielding a full batch) and opens
+		// the one of id at table row r; false ends the pass.
+		nextDoc := func(r, id int64) bool {
+			if docIdx >= 0 {
+				if id < cur {
+					fail(stream.Errorf(s.t.path, 0, docIdx+1, s.ds.cols[0], stream.ErrOrder,
+						"table row %d has doc id %d after %d: rows must be sorted by doc id and a document's rows contiguous", r, id, cur))
+					return false
+				}
+				b.EndDoc()
+				if b.Len() >= s.o.BatchRows {
+					s.o.Progress.Add(int64(b.Len()), 0)
+					if !yield(b, nil) {
+						return false
+					}
+					b = free.Get(docIdx + 1)
+				}
+			}
+			docIdx++
+			cur = id
+			g = d.nextDoc()
+			return true
+		}
 		decode := func(l loaded) (longPart, error) { return decodeLong(s.ds, l) }
 		for p, err := range pass(ctx, s.t, s.o, s.ds.cols, longRunRows, nil, decode, longPart.size, nil) {
 			if err != nil {
@@ -143,25 +166,8 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 				return
 			}
 			for j, id := range p.doc {
-				if docIdx < 0 || id != cur {
-					if docIdx >= 0 {
-						if id < cur {
-							fail(stream.Errorf(s.t.path, 0, docIdx+1, s.ds.cols[0], stream.ErrOrder,
-								"table row %d has doc id %d after %d: rows must be sorted by doc id and a document's rows contiguous", tableRow+int64(j), id, cur))
-							return
-						}
-						b.EndDoc()
-						if b.Len() >= s.o.BatchRows {
-							s.o.Progress.Add(int64(b.Len()), 0)
-							if !yield(b, nil) {
-								return
-							}
-							b = free.Get(docIdx + 1)
-						}
-					}
-					docIdx++
-					cur = id
-					g = d.nextDoc()
+				if (docIdx < 0 || id != cur) && !nextDoc(tableRow+int64(j), id) {
+					return
 				}
 				t, c := p.term[j], p.count[j]
 				if t == nullTerm {

@@ -36,9 +36,7 @@ type loaded struct {
 	free *stream.FreeList
 }
 
-// newDocs returns an empty document batch from the pass's free list.
-func (l loaded) newDocs(start int64) *stream.Docs { return newDocs(l.free, start) }
-
+// newDocs returns an empty document batch from free (nil: the shared pool).
 func newDocs(free *stream.FreeList, start int64) *stream.Docs {
 	if free != nil {
 		return free.Get(start)
