@@ -1,8 +1,6 @@
 package models
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,41 +123,7 @@ func (m *Model) Write(path string) error {
 	}
 	head := *m
 	head.Topics = nil
-	b, err := json.Marshal(&head)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	// Only the key can contain the quotes unescaped: strings escape them.
-	before, after, ok := bytes.Cut(b, []byte(`"topics":null`))
-	if !ok {
-		return fmt.Errorf("%s: internal error: no topics field in the encoded model", path)
-	}
-	f, err := stream.CreateAtomic(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.Write(before)
-	w.WriteString(`"topics":[`)
-	for i, row := range m.Topics {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		r, err := json.Marshal(row)
-		if err != nil {
-			f.Abort()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		w.Write(r)
-	}
-	w.WriteByte(']')
-	w.Write(after)
-	w.WriteByte('\n')
-	if err := w.Flush(); err != nil {
-		f.Abort()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Commit()
+	return stream.WriteJSONRows(path, &head, "topics", m.Topics)
 }
 
 // Read loads and validates a model (or truth) file.

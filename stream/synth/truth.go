@@ -27,13 +27,12 @@ type Truth struct {
 	Params map[string]any `json:"params,omitempty"`
 }
 
-// Write stores the truth as indented JSON, atomically.
+// Write stores the truth as JSON, atomically, encoding the topics one row at a
+// time (a 100,000-word vocabulary with k=100 is 10⁷ probabilities).
 func (t *Truth) Write(path string) error {
-	b, err := json.MarshalIndent(t, "", " ")
-	if err != nil {
-		return err
-	}
-	return stream.WriteFileAtomic(path, append(b, '\n'))
+	head := *t
+	head.Topics = nil
+	return stream.WriteJSONRows(path, &head, "topics", t.Topics)
 }
 
 // ReadTruth reads a truth file written by Write and checks its shape.
