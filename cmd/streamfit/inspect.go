@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/text"
 )
 
@@ -31,7 +32,12 @@ type inspection struct {
 	Lengths *quants      `json:"doc_length,omitempty"`
 	Groups  int64        `json:"groups,omitempty"`
 	Columns []colSummary `json:"columns,omitempty"`
-	Seconds float64      `json:"seconds"`
+	// PieceUnit and Pieces list the row groups of a Parquet file or the
+	// record batches of an Arrow IPC file, for planning shards (stats
+	// --row-groups).
+	PieceUnit string           `json:"piece_unit,omitempty"`
+	Pieces    []columnar.Piece `json:"pieces,omitempty"`
+	Seconds   float64          `json:"seconds"`
 }
 
 type quants struct {
@@ -137,10 +143,13 @@ type colSummary struct {
 }
 
 func runInspect(ctx context.Context, args []string) error {
-	fs := newFlags("inspect", "FILE", "Reads FILE once and reports its format, schema, number of rows, vocabulary size, nnz, tokens and document-length quantiles (or per-column summaries of dense samples).")
+	fs := newFlags("inspect", "FILE", `Reads FILE once and reports its format, schema, number of rows, vocabulary size, nnz, tokens and document-length quantiles (or per-column summaries of dense samples).
+For a Parquet file (Arrow IPC file) it lists the row groups (record batches) with their rows, from the metadata: the units of `+"`streamfit stats --row-groups`"+`.
+With --row-groups it lists only those, from the metadata, without reading the data: planning shards of a big file is instant.`)
 	o := addInputFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	dense := fs.Bool("dense", false, "read as dense samples")
+	piecesOnly := fs.Bool("row-groups", false, "only list the row groups (record batches) and their rows, from the metadata, without reading the data")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -152,7 +161,12 @@ func runInspect(ctx context.Context, args []string) error {
 	path := pos[0]
 	start := time.Now()
 	var in *inspection
-	if !*dense {
+	if *piecesOnly {
+		if in, err = inspectPieces(path, *o); err != nil {
+			return err
+		}
+		*dense = false
+	} else if !*dense {
 		p, done := startProgress(*prog, "inspect", fileSize(path))
 		o.Progress = p
 		src, oerr := stream.Open(path, *o)
@@ -183,14 +197,63 @@ func runInspect(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if in.Pieces == nil {
+		if pieces, err := columnar.Pieces(path, *o); err == nil {
+			in.PieceUnit, in.Pieces = columnar.PieceUnit(in.Format, 1), pieces
+		} else if !errors.Is(err, columnar.ErrRange) {
+			return err
+		}
+	}
 	in.Seconds = time.Since(start).Seconds()
-	if *asJSON {
+	switch {
+	case *asJSON:
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(in)
+	case *piecesOnly:
+		printHead(in)
+		printPieces(in)
+	default:
+		printInspection(in)
 	}
-	printInspection(in)
 	return nil
+}
+
+// inspectPieces describes path from its metadata alone: what opening it
+// tells, and its row groups (record batches).
+func inspectPieces(path string, o stream.Options) (*inspection, error) {
+	pieces, err := columnar.Pieces(path, o)
+	if errors.Is(err, columnar.ErrRange) {
+		return nil, usageError{"--row-groups: " + err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	in := &inspection{Kind: "documents", Pieces: pieces}
+	if src, err := stream.Open(path, o); err == nil {
+		in.Info = src.Info()
+		stream.Close(src)
+	} else if dsrc, derr := stream.OpenDense(path, o); derr == nil {
+		in.Info, in.Kind = dsrc.Info(), "dense"
+		stream.Close(dsrc)
+	} else if errors.Is(err, stream.ErrNeedVocab) {
+		in.Kind = "text"
+	}
+	if in.Path == "" {
+		f, err := stream.Detect(path, o.Format)
+		if err != nil {
+			return nil, err
+		}
+		in.Info = stream.Info{Path: path, Format: f.Name, NNZ: -1, Bytes: fileSize(path)}
+	}
+	in.PieceUnit = columnar.PieceUnit(in.Format, 1)
+	if in.Layout != columnar.LayoutLong { // else pieces count entries
+		in.Rows = 0
+		for _, p := range pieces {
+			in.Rows += p.Rows
+		}
+	}
+	return in, nil
 }
 
 func inspectDocs(ctx context.Context, src stream.DocSource) (*inspection, error) {
@@ -326,7 +389,8 @@ func inspectDense(ctx context.Context, src stream.DenseSource) (*inspection, err
 	return in, nil
 }
 
-func printInspection(in *inspection) {
+// printHead prints what inspect knows of a file before reading it.
+func printHead(in *inspection) {
 	fmt.Printf("file:      %s\nformat:    %s", in.Path, in.Format)
 	if in.Layout != "" {
 		fmt.Printf(" (%s)", in.Layout)
@@ -339,6 +403,10 @@ func printInspection(in *inspection) {
 		fmt.Printf("size:      %.1f MB\n", float64(in.Bytes)/1e6)
 	}
 	fmt.Printf("rows:      %d\n", in.Rows)
+}
+
+func printInspection(in *inspection) {
+	printHead(in)
 	if in.Kind == "dense" {
 		fmt.Printf("columns:   %d\n", in.Cols)
 		if in.Groups > 0 {
@@ -351,6 +419,7 @@ func printInspection(in *inspection) {
 			}
 			fmt.Printf("  col %-4d mean %-10.4g std %-10.4g min %-10.4g max %.4g\n", j, c.Mean, c.Std, c.Min, c.Max)
 		}
+		printPieces(in)
 		fmt.Printf("time:      %.2fs\n", in.Seconds)
 		return
 	}
@@ -375,5 +444,33 @@ func printInspection(in *inspection) {
 		}
 		fmt.Println()
 	}
+	printPieces(in)
 	fmt.Printf("time:      %.2fs\n", in.Seconds)
+}
+
+// shownPieces is how many pieces inspect prints (--json lists all).
+const shownPieces = 20
+
+// printPieces lists the row groups (record batches) of the file, with the
+// rows each holds: the ranges `stats --row-groups` takes.
+func printPieces(in *inspection) {
+	if len(in.Pieces) == 0 {
+		return
+	}
+	what, hint := "documents", " (stats --row-groups FIRST:END reads a range of them)"
+	switch {
+	case in.Kind == "dense":
+		what, hint = "rows", ""
+	case in.Layout == columnar.LayoutLong:
+		what, hint = "table rows", " (long layout: a document may span them, so stats --row-groups refuses this file)"
+	}
+	fmt.Printf("%s: %d%s\n", columnar.PieceUnit(in.Format, len(in.Pieces)), len(in.Pieces), hint)
+	fmt.Printf("  %6s  %-27s %10s %10s\n", "#", what, "count", "MB")
+	for i, p := range in.Pieces {
+		if i == shownPieces {
+			fmt.Printf("  ... %d more (--json lists all)\n", len(in.Pieces)-shownPieces)
+			break
+		}
+		fmt.Printf("  %6d  %-27s %10d %10.2f\n", p.Index, fmt.Sprintf("%d:%d", p.FirstRow, p.FirstRow+p.Rows), p.Rows, float64(p.Bytes)/1e6)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/columnar"
 )
 
 func init() {
@@ -50,8 +52,17 @@ Phase 2 takes --model, --k, --alpha0, --seed and --oversample from the basis
 file; given explicitly, they must agree with it.
 
 Every statistics file lists the input files it covers (path, size, mtime and
-a fingerprint of size and first and last 64 KiB); merges of statistics that
-share an input are refused. --append LAST.stats computes the statistics of
+a fingerprint of size and first and last 64 KiB, and the range of documents
+under --docs or --row-groups); merges of statistics that share a document of
+an input are refused.
+
+Sharding one big file: --row-groups A:B reads only row groups A..B-1 of a
+Parquet file (record batches of an Arrow IPC file); `+"`streamfit inspect FILE`"+`
+lists them with their documents. The documents keep their numbers in the
+whole file (from the footer, without decoding the row groups before A), and
+statistics of ranges that partition the file merge to exactly those of the
+whole file. --docs A:B selects documents of any input, but decodes the file up
+to B. --append LAST.stats computes the statistics of
 the new INPUTs only (any input LAST covers is refused) with LAST's phase and
 settings, and writes LAST plus them atomically (to LAST unless --out is
 given): the nightly step. Appending to phase-2 statistics reuses their basis;
@@ -74,6 +85,8 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	exactDim := fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size (0: default, -1: never)")
 	docRangeFlag := fs.String("docs", "", "FIRST:END: only documents FIRST..END-1 of the (single) input, counted from 0, either end optional; "+
 		"statistics of complementary ranges that begin and end at multiples of --batch-rows merge exactly to the whole file's")
+	rowGroupsFlag := fs.String("row-groups", "", "FIRST:END: only row groups FIRST..END-1 of the (single) Parquet input, or record batches of an Arrow IPC file, "+
+		"counted from 0, either end optional; only those are read (see `streamfit inspect`)")
 	prog := addProgressFlag(fs)
 	inputs, err := parse(fs, args)
 	if err != nil {
@@ -82,12 +95,20 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	if len(inputs) == 0 {
 		return usagef("at least one INPUT file is required")
 	}
-	rng, err := parseDocRange(*docRangeFlag)
-	if err != nil {
+	var sel shardSel
+	if sel.docs, err = parseDocRange(*docRangeFlag); err != nil {
 		return err
 	}
-	if rng != nil && len(inputs) != 1 {
+	if sel.pieces, err = parseRange("row-groups", *rowGroupsFlag, "row groups FIRST..END-1 counted from 0"); err != nil {
+		return err
+	}
+	switch {
+	case sel.docs != nil && sel.pieces != nil:
+		return usagef("--docs and --row-groups both select a part of the input: give one")
+	case sel.docs != nil && len(inputs) != 1:
 		return usagef("--docs takes one INPUT file, not %d", len(inputs))
+	case sel.pieces != nil && len(inputs) != 1:
+		return usagef("--row-groups takes one INPUT file, not %d: row groups are numbered within one file", len(inputs))
 	}
 	if err := oneOf(*model, "lda", "topic"); err != nil {
 		return err
@@ -104,7 +125,7 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 		if !set(fs, "out") {
 			*out = *appendTo
 		}
-		return appendStats(ctx, fs, *appendTo, *basis, *driftTol, *out, inputs, *o, rng, cfg, *prog)
+		return appendStats(ctx, fs, *appendTo, *basis, *driftTol, *out, inputs, *o, sel, cfg, *prog)
 	}
 	switch {
 	case *phase == 1 && (*basis != "" || *previous != ""):
@@ -142,31 +163,70 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 			}
 		}
 	}
-	total, err := inputsStats(ctx, inputs, *o, rng, *phase, base, cfg, *prog)
+	total, err := inputsStats(ctx, inputs, *o, sel, *phase, base, cfg, *prog)
 	if err != nil {
 		return err
 	}
 	if err := implicit.WriteStats(ctx, *out, total); err != nil {
 		return err
 	}
-	fmt.Fprintf(statsOut, "stats: phase %d of %s (d=%d, k=%d) from %d input file(s), %d documents → %s\n", *phase, total.Header.Model, total.Header.D, total.Header.K, len(inputs), docs(total), *out)
+	from := fmt.Sprintf("%d input file(s)", len(inputs))
+	if sel.pieces != nil {
+		from = fmt.Sprintf("%v, row groups %s", total.Header.Inputs[0], *rowGroupsFlag)
+	}
+	fmt.Fprintf(statsOut, "stats: phase %d of %s (d=%d, k=%d) from %s, %d documents → %s\n", *phase, total.Header.Model, total.Header.D, total.Header.K, from, docs(total), *out)
 	return nil
 }
 
-// inputsStats computes the statistics of phase over the input files, as
-// one shard that records every input.
-func inputsStats(ctx context.Context, inputs []string, o stream.Options, rng *[2]int64, phase int, base *implicit.Stats, cfg lda.Config, prog progressMode) (*implicit.Stats, error) {
+// shardSel is the part of each input file a shard covers: a range of
+// documents (--docs), of row groups (--row-groups), or all of it (nil).
+type shardSel struct {
+	docs, pieces *[2]int64
+}
+
+// openShard opens the part of the input file path that sel selects, and
+// describes it for the provenance of its statistics.
+func openShard(path string, o stream.Options, sel shardSel) (stream.DocSource, implicit.Input, error) {
+	desc, err := implicit.DescribeInput(path)
+	if err != nil {
+		return nil, desc, err
+	}
+	if sel.pieces != nil {
+		src, err := columnar.OpenPieces(path, o, int(sel.pieces[0]), int(sel.pieces[1]))
+		if errors.Is(err, columnar.ErrRange) {
+			return nil, desc, usageError{"--row-groups: " + err.Error()}
+		}
+		if err != nil {
+			return nil, desc, err
+		}
+		r := src.DocRange()
+		desc.Docs = &r
+		return src, desc, nil
+	}
+	src, err := stream.Open(path, o)
+	if err != nil {
+		return nil, desc, err
+	}
+	if desc.Docs = sel.docs; sel.docs != nil {
+		src = docRange{src: src, r: *sel.docs}
+	}
+	return src, desc, nil
+}
+
+// inputsStats computes the statistics of phase over the part sel of the
+// input files, as one shard that records every input.
+func inputsStats(ctx context.Context, inputs []string, o stream.Options, sel shardSel, phase int, base *implicit.Stats, cfg lda.Config, prog progressMode) (*implicit.Stats, error) {
 	p, done := startProgress(prog, "stats", 0)
 	defer done()
 	o.Progress = p
 	var total *implicit.Stats
 	for _, in := range inputs {
-		desc, err := implicit.DescribeInput(in)
+		src, desc, err := openShard(in, o, sel)
 		if err != nil {
 			return nil, err
 		}
-		desc.Docs = rng
-		st, err := shardStats(ctx, in, o, rng, phase, base, cfg)
+		st, err := shardStats(ctx, in, src, phase, base, cfg)
+		stream.Close(src)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +243,7 @@ func inputsStats(ctx context.Context, inputs []string, o stream.Options, rng *[2
 
 // appendStats adds the statistics of inputs to those of the file last (see
 // the help of stats) and writes the sum to out.
-func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, driftTol float64, out string, inputs []string, o stream.Options, rng *[2]int64, cfg lda.Config, prog progressMode) error {
+func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, driftTol float64, out string, inputs []string, o stream.Options, sel shardSel, cfg lda.Config, prog progressMode) error {
 	total, err := implicit.ReadStats(last)
 	if err != nil {
 		return err
@@ -196,11 +256,11 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 		return err
 	}
 	for _, in := range inputs {
-		desc, err := implicit.DescribeInput(in)
+		src, desc, err := openShard(in, o, sel)
 		if err != nil {
 			return err
 		}
-		desc.Docs = rng
+		stream.Close(src)
 		if x, ok := h.Covers(desc); ok {
 			return fmt.Errorf("%v: %w: %s already covers it (as %v)", desc, implicit.ErrOverlap, last, x)
 		}
@@ -231,7 +291,7 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 			fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, driftTol, last)
 		}
 	}
-	add, err := inputsStats(ctx, inputs, o, rng, h.Phase, base, cfg, prog)
+	add, err := inputsStats(ctx, inputs, o, sel, h.Phase, base, cfg, prog)
 	if err != nil {
 		return err
 	}
@@ -274,18 +334,12 @@ func configFrom(fs *flag.FlagSet, cfg lda.Config, h implicit.StatsHeader, path s
 	return lda.ConfigFromStats(cfg, h), nil
 }
 
-// shardStats computes the statistics of one input file.
-func shardStats(ctx context.Context, path string, o stream.Options, rng *[2]int64, phase int, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
-	file, err := stream.Open(path, o)
-	if err != nil {
-		return nil, err
-	}
-	defer stream.Close(file)
-	src := file
-	if rng != nil {
-		src = docRange{src: file, r: *rng}
-	}
-	var st *implicit.Stats
+// shardStats computes the statistics of src, read from the file path.
+func shardStats(ctx context.Context, path string, src stream.DocSource, phase int, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+	var (
+		st  *implicit.Stats
+		err error
+	)
 	if phase == 1 {
 		st, err = lda.Phase1Stats(ctx, src, cfg)
 	} else {
@@ -339,6 +393,9 @@ func (d docRange) Info() stream.Info {
 	return info
 }
 
+// Close closes the source read.
+func (d docRange) Close() error { return stream.Close(d.src) }
+
 func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(yield func(*stream.Docs, error) bool) {
 		lo, hi := d.r[0], d.r[1]
@@ -375,6 +432,12 @@ func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 
 // parseDocRange parses --docs "a:b" (either end may be left out).
 func parseDocRange(v string) (*[2]int64, error) {
+	return parseRange("docs", v, "documents FIRST..END-1 counted from 0")
+}
+
+// parseRange parses the value v of the range flag name, "a:b" with either
+// end optional (b < 0 in the result: to the end); what says what it counts.
+func parseRange(name, v, what string) (*[2]int64, error) {
 	if v == "" {
 		return nil, nil
 	}
@@ -388,7 +451,7 @@ func parseDocRange(v string) (*[2]int64, error) {
 		r[1], err = strconv.ParseInt(b, 10, 64)
 	}
 	if !ok || err != nil || r[0] < 0 || (r[1] >= 0 && r[1] <= r[0]) {
-		return nil, usagef("--docs=%q: want FIRST:END, documents FIRST..END-1 counted from 0 (either may be left out)", v)
+		return nil, usagef("--%s=%q: want FIRST:END, %s (either may be left out)", name, v, what)
 	}
 	return &r, nil
 }

@@ -17,7 +17,13 @@ import (
 // writeDocword writes documents lo..hi−1 of docs as a docword file.
 func writeDocword(t *testing.T, path string, docs *stream.Docs, d, lo, hi int) {
 	t.Helper()
-	w, err := stream.Create(path, stream.WriteOptions{Terms: d})
+	writeDocsFile(t, path, docs, lo, hi, stream.WriteOptions{Terms: d})
+}
+
+// writeDocsFile writes documents lo..hi−1 of docs in the format of path.
+func writeDocsFile(t *testing.T, path string, docs *stream.Docs, lo, hi int, o stream.WriteOptions) {
+	t.Helper()
+	w, err := stream.Create(path, o)
 	if err != nil {
 		t.Fatal(err)
 	}

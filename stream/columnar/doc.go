@@ -34,6 +34,11 @@
 // or, by default, at DefaultRowGroupBytes (DefaultIPCBatchBytes) of decoded
 // data.
 //
+// A range of row groups (record batches of an IPC file) is opened with
+// OpenPieces: only those pieces are read, and documents keep their index in
+// the whole file, from the row counts in the Parquet footer or the record
+// batch headers (ipc_blocks.go). Pieces lists them without decoding.
+//
 // The vocabulary size and words travel in the schema metadata (keys
 // "streamfit.terms" and "streamfit.vocab"). Without them and without
 // Options.VocabPath or Options.Terms, a Parquet file's term column statistics

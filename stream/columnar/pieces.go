@@ -30,9 +30,10 @@ import (
 // was 2 MB of garbage per row group.
 const readBufferSize = 16 << 10
 
-func emitRange(n int) func(ctx context.Context, emit func(piece, int64) bool) error {
+// emitRange hands out the pieces [lo, hi) of a file in order.
+func emitRange(lo, hi int) func(ctx context.Context, emit func(piece, int64) bool) error {
 	return func(ctx context.Context, emit func(piece, int64) bool) error {
-		for i := range n {
+		for i := lo; i < hi; i++ {
 			if !emit(piece{idx: i}, 0) {
 				return nil
 			}
@@ -129,7 +130,7 @@ func parquetPieces(f *os.File, t *table, o stream.Options, cols []string, rows i
 		}
 		return nil
 	}
-	return emitRange(t.chunks), load, nil
+	return emitRange(t.lo, t.hi), load, nil
 }
 
 // levelRuns reads the two leaves of a plan in step, rows rows at a time.
@@ -263,7 +264,7 @@ func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, 
 		dropPages(mapped, rec)
 		return nil
 	}
-	return emitRange(n), load, unmap, nil
+	return emitRange(t.lo, min(t.hi, n)), load, unmap, nil
 }
 
 // dropPages takes the pages of the mapping that hold only rec's buffers out

@@ -28,6 +28,9 @@ type table struct {
 	meta   *metadata.FileMetaData // Parquet only
 	chunks int                    // row groups or record batches; -1 for IPC streams
 	rows   int64                  // -1 when unknown
+	// lo and hi are the pieces a pass reads, [lo, hi): all of them unless
+	// a range restricts the table (ranges.go).
+	lo, hi int
 
 	// plan, when set, makes Parquet passes read the lists or pairs layout
 	// from the levels (parquet_lists.go) instead of through pqarrow.
@@ -90,6 +93,7 @@ func openTable(path string, k kind) (*table, error) {
 	if err != nil {
 		return nil, corrupt(path, err)
 	}
+	t.hi = t.chunks
 	return t, nil
 }
 
