@@ -80,9 +80,16 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type StatsHeader struct {
 	// Model is "lda" or "topic" (the single-topic model).
 	Model string `json:"model"`
-	// Phase is 1 (sketch of the second moment, E2·Ω) or 2 (whitened third
-	// moment for the stored whitening W).
+	// Phase is 1 (sketch of the second moment, E2·Ω, or with Power > 0 a
+	// power pass E2·Q) or 2 (whitened third moment for the stored whitening
+	// W).
 	Phase int `json:"phase"`
+	// Power numbers the power passes of the randomized whitening: 0 for the
+	// first sketch (Ω from Seed), i > 0 for the i-th power pass, whose
+	// projection Q (stored as W) was computed from the merged statistics of
+	// power pass i−1. Readers that predate it see a phase-1 file whose basis
+	// is not Seed's Ω and refuse it as such.
+	Power int `json:"power,omitempty"`
 	// D is the vocabulary size, K the number of topics, Cols the columns of
 	// the projection the pass used (Ω in phase 1, W in phase 2).
 	D    int `json:"d"`
@@ -220,8 +227,10 @@ type StatsPayload struct {
 	Pair *PairAcc `json:"pair,omitempty"`
 	// Triple holds the phase-2 whitened sums.
 	Triple *TripleAcc `json:"triple,omitempty"`
-	// W is the whitening basis of phase 2 (D×Cols, row-major), so all
-	// shards of phase 2, and the fit, use the same one.
+	// W is the projection of the pass when the header's seed does not
+	// determine it (D×Cols, row-major): the whitening basis of phase 2, or
+	// the orthonormal Q of a power pass, so that all shards of the pass,
+	// and the passes and the fit after it, use the same one.
 	W []float64 `json:"w,omitempty"`
 	// Values are the scales D of W = Q D^{-1/2} (the eigenvalues of the
 	// second moment for an exact whitening), and
@@ -297,6 +306,7 @@ func (h StatsHeader) Compatible(o StatsHeader) error {
 	fields := []field{
 		{"model", h.Model, o.Model},
 		{"phase", h.Phase, o.Phase},
+		{"power pass", h.Power, o.Power},
 		{"d (vocabulary size)", h.D, o.D},
 		{"k", h.K, o.K},
 		{"projection columns", h.Cols, o.Cols},

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,43 @@ func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 	p2.Values = []float64{3, 2, 1}
 	p2.Passes = 1
 	return p1, p2
+}
+
+// powerStats is the exact phase-1 statistics of testExactStats as those of
+// a power pass: Power 1 and the projection stored as W (any values: files
+// do not check it).
+func powerStats(t testing.TB, seed uint64) *Stats {
+	t.Helper()
+	p1, _ := testExactStats(t, seed)
+	p1.Header.Power = 1
+	p1.W = slices.Clone(p1.Pair.E2Omega)
+	return p1
+}
+
+// TestPowerStatsFile checks that the statistics of a power pass keep their
+// number and projection through a file, and that merges across power
+// passes are refused naming the field.
+func TestPowerStatsFile(t *testing.T) {
+	pw := powerStats(t, 3)
+	path := filepath.Join(t.TempDir(), "pw.stats")
+	if err := WriteStats(context.Background(), path, pw); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadStats(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Header.Power != 1 || !slices.Equal(got.W, pw.W) || !slices.Equal(got.Pair.E2Omega, pw.Pair.E2Omega) {
+		t.Errorf("power statistics read back as power pass %d, W equal %t", got.Header.Power, slices.Equal(got.W, pw.W))
+	}
+	p1, _ := testExactStats(t, 4)
+	var ie *IncompatibleError
+	if err := got.Merge(p1); !errors.As(err, &ie) || ie.Field != "power pass" {
+		t.Errorf("merge of power-pass and phase-1 statistics: %v", err)
+	}
+	if err := p1.MergeFile(path); !errors.As(err, &ie) || ie.Field != "power pass" {
+		t.Errorf("merge of a power-pass file into phase-1 statistics: %v", err)
+	}
 }
 
 func TestStatsRoundTrip(t *testing.T) {
@@ -219,7 +257,7 @@ func TestStatsMerge(t *testing.T) {
 // it accepts encodes back to a readable file.
 func FuzzDecodeStats(f *testing.F) {
 	p1, p2 := testStats(f, 9)
-	for _, s := range []*Stats{p1, p2} {
+	for _, s := range []*Stats{p1, p2, powerStats(f, 9)} {
 		var buf bytes.Buffer
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			f.Fatal(err)

@@ -17,8 +17,11 @@ func runMerge(ctx context.Context, args []string) error {
 	fs := newFlags("merge", "A.stats B.stats ...", `Adds the statistics of shards (from `+"`streamfit stats`"+`, or earlier merges) and
 writes the sum atomically. Statistics of different models, phases, k, α₀,
 vocabularies, seeds or bases, and statistics that cover the same input, are
-refused, naming the field that differs. The sums are exact, so any order or
-grouping of the same shards gives the same file. Every file but the first is
+refused, naming the field that differs (statistics of different power passes,
+or of a power pass with different Q, included). The sums are exact, so any
+order or grouping of the same shards gives the same file. Merged phase-1
+statistics get the tail of their sketch printed and, when the default fit
+would take a power pass after them, the command of the power phase. Every file but the first is
 added as it is read, so the merge holds about one copy of the statistics.`)
 	out := fs.String("out", "all.stats", "output statistics file")
 	inputs, err := parse(fs, args)
@@ -51,7 +54,11 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 		return err
 	}
 	h := total.Header
-	fmt.Fprintf(statsOut, "merge: %d files, phase %d of %s (d=%d, k=%d, %d shards) → %s\n", len(inputs), h.Phase, h.Model, h.D, h.K, h.Shards, *out)
+	fmt.Fprintf(statsOut, "merge: %d files, %s of %s (d=%d, k=%d, %d shards) → %s\n", len(inputs), phaseName(h), h.Model, h.D, h.K, h.Shards, *out)
+	if h.Phase == 1 {
+		next := fmt.Sprintf("Next, on every shard:\n  streamfit stats --phase power --basis %s --out SHARD.power.stats [the input flags of the shard's phase 1] SHARD-INPUT...", quoteArg(*out))
+		return powerAdvice(ctx, "merge", total, "the merged statistics'", next)
+	}
 	return nil
 }
 

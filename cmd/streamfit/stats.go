@@ -28,7 +28,7 @@ func init() {
 var statsOut io.Writer = os.Stderr
 
 func runStats(ctx context.Context, args []string) error {
-	fs := newFlags("stats", "INPUT...", `Computes the statistics of one of the two passes of an LDA (or single-topic)
+	fs := newFlags("stats", "INPUT...", `Computes the statistics of one of the passes of an LDA (or single-topic)
 fit over the input files, which form one shard, and writes them (versioned,
 checksummed, zstd-compressed, atomically) for `+"`streamfit merge`"+` and
 `+"`streamfit fit --from-stats`"+`. A fit from the statistics of one shard is
@@ -38,17 +38,41 @@ models may differ in the last bits; merges of shards cut at batch boundaries
 give the model of the statistics of their union bit for bit.
 
   phase 1: counts, M1 and the sketch E2·Ω (Ω from --seed); no --basis.
+  power:   a power pass of the randomized whitening: counts, M1 and E2·Q for
+           Q = orth(M2·Ω) from --basis, the merged phase-1 statistics (or
+           orth(M2·Q') from merged power statistics, for a second power
+           pass). Q is stored in the file; merge the shards' power statistics
+           like phase 1's. Statistics of different Q are refused.
   phase 2: whitened third-order statistics and E2·W; --basis is the merged
-           phase-1 statistics (W is computed from them) or earlier phase-2
+           phase-1 statistics, or the merged power statistics of the last
+           power pass (W is computed from them), or earlier phase-2
            statistics (their W is reused, so the new shard merges with them).
+
+Power passes: the default fit adds one power pass when the first sketch does
+not decay past the k-th direction (σ_last/σ_k > 0.95, e.g. vocabulary 100,000
+and k=100), and the statistics route reproduces it as the power phase between
+phases 1 and 2. stats --phase 1 and merge print that tail, and the next
+command when a power pass is due. Phase 2 then refuses the phase-1 statistics
+as --basis unless --power-iters -1 says to reproduce a fit of exactly two
+passes (a two-pass fit of such data finds fewer topics, and a nightly job
+would drift silently from the default fit). --power-iters N > 0 at phase 2
+checks that the basis holds N power passes (as fit --power-iters N).
+The phase-2 statistics hold all that fit --from-stats needs (W, counts, the
+passes taken); the power statistics hold what phase 2 needs (their own counts
+and M1, and Q), so each phase takes one --basis file.
 
 Nightly increments: merge the new files' phase-1 statistics into the running
 total; run phase 2 with --basis the merged phase-1 file and --previous the
 running phase-2 file: the largest principal angle between the two bases is
 printed, and while it is at most --drift-tol the previous W is reused, else the
-new W is used and phase 2 must be recomputed over all the data.
+new W is used and phase 2 must be recomputed over all the data. With a power
+pass, tonight's power statistics reuse the Q of the running ones (--phase power
+--basis the merged phase-1 file --previous the running power file) and merge
+into them, and phase 2 takes the merged power file as --basis; beyond
+--drift-tol recompute the power phase (without --previous) and phase 2 over all
+the data.
 
-Phase 2 takes --model, --k, --alpha0, --seed and --oversample from the basis
+Power and phase 2 take --model, --k, --alpha0, --seed and --oversample from the basis
 file; given explicitly, they must agree with it.
 
 Every statistics file lists the input files it covers (path, size, mtime and
@@ -65,16 +89,21 @@ whole file. --docs A:B selects documents of any input, but decodes the file up
 to B. --append LAST.stats computes the statistics of
 the new INPUTs only (any input LAST covers is refused) with LAST's phase and
 settings, and writes LAST plus them atomically (to LAST unless --out is
-given): the nightly step. Appending to phase-2 statistics reuses their basis;
+given): the nightly step. Appending to power statistics reuses their Q (no
+--basis; the drift is checked at phase 2, whose --basis is then the updated
+power statistics). Appending to phase-2 statistics reuses their basis;
 with --basis (the updated phase-1 statistics) the basis drift is checked
 first, and beyond --drift-tol the append is refused with the command that
 recomputes phase 2 over all the inputs: a stale basis loses the part of the
 topics outside its span, and statistics of two bases cannot be merged.`)
 	o := addInputFlags(fs)
-	phase := fs.Int("phase", 1, "phase: 1 (second-moment sketch) or 2 (whitened third moment)")
-	basis := fs.String("basis", "", "phase 2: merged phase-1 statistics, or phase-2 statistics whose basis to reuse; with --append to phase-2 statistics: the updated phase-1 statistics, for the drift check")
+	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
+	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+
+		"with --append to phase-2 statistics: the updated phase-1 (or power) statistics, for the drift check")
+	powerIters := fs.Int("power-iters", 0, "phase 2: the power passes of the fit reproduced, which the --basis must hold: 0 as the default fit (one where the first sketch does not decay, else none), -1 none, N exactly N")
 	appendTo := fs.String("append", "", "existing statistics to which to add those of the INPUTs (see above)")
-	previous := fs.String("previous", "", "phase 2 with a phase-1 --basis: running phase-2 statistics whose basis to reuse while the drift is within --drift-tol")
+	previous := fs.String("previous", "", "phase 2 with a phase-1 (or power) --basis: running phase-2 statistics whose basis to reuse while the drift is within --drift-tol; "+
+		"power: running power statistics (of the pass after --basis) whose Q to reuse")
 	driftTol := fs.Float64("drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to phase 2 is refused")
 	model := fs.String("model", "lda", "model: lda or topic")
 	out := fs.String("out", "shard.stats", "output statistics file (with --append: LAST itself)")
@@ -120,7 +149,7 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)
 	}
 	cfg := lda.Config{K: *k, Alpha0: *alpha0, Single: *model == "topic", Seed: *seed, Workers: o.Workers,
-		Oversample: *oversample, ExactDim: *exactDim}
+		Oversample: *oversample, ExactDim: *exactDim, PowerIters: *powerIters}
 	if *appendTo != "" {
 		if !set(fs, "out") {
 			*out = *appendTo
@@ -128,42 +157,49 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 		return appendStats(ctx, fs, *appendTo, *basis, *driftTol, *out, inputs, *o, sel, cfg, *prog)
 	}
 	switch {
-	case *phase == 1 && (*basis != "" || *previous != ""):
-		return usagef("--basis and --previous are for --phase 2")
-	case *phase == 2 && *basis == "":
-		return usagef("--phase 2 needs --basis (the merged phase-1 statistics)")
-	case *phase != 1 && *phase != 2:
-		return usagef("--phase=%d: must be 1 or 2", *phase)
+	case *phase != "1" && *phase != "2" && *phase != "power":
+		return usagef("--phase=%s: must be 1, power or 2", *phase)
+	case *phase == "1" && (*basis != "" || *previous != ""):
+		return usagef("--basis and --previous are for --phase power and 2")
+	case *phase != "1" && *basis == "":
+		return usagef("--phase %s needs --basis (the merged phase-1 statistics, or those of the last power pass)", *phase)
+	case *phase != "2" && set(fs, "power-iters"):
+		return usagef("--power-iters is for --phase 2 (run --phase power once per power pass)")
 	}
 	var base *implicit.Stats
-	if *phase == 2 {
+	if *phase != "1" {
 		if base, err = implicit.ReadStats(*basis); err != nil {
 			return err
 		}
 		if cfg, err = configFrom(fs, cfg, base.Header, *basis); err != nil {
 			return err
 		}
+		if *phase == "power" && base.Header.Phase != 1 {
+			return usagef("--phase power needs a --basis of phase-1 or power statistics, but %s holds phase-%d statistics", *basis, base.Header.Phase)
+		}
 		if *previous != "" {
 			if base.Header.Phase != 1 {
-				return usagef("--previous needs a phase-1 --basis to compare with")
+				return usagef("--previous needs a phase-1 (or power) --basis to compare with")
 			}
 			prev, err := implicit.ReadStats(*previous)
 			if err != nil {
 				return err
 			}
-			angle, err := lda.BasisDrift(ctx, base, prev, cfg)
-			if err != nil {
-				return fmt.Errorf("%s vs %s: %w", *basis, *previous, err)
-			}
-			if angle <= *driftTol {
-				fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %.3g: reusing the basis of %s\n", angle, *driftTol, *previous)
-				base = prev
-			} else {
-				fmt.Fprintf(statsOut, "stats: basis drift %.3g rad > %.3g: new basis; phase 2 must be recomputed over all the data (%s cannot be merged with this shard)\n", angle, *driftTol, *previous)
+			if *phase == "power" {
+				if err := samePowerPass(base.Header, prev.Header, *basis, *previous); err != nil {
+					return err
+				}
+				fmt.Fprintf(statsOut, "stats: reusing the Q of %s (power pass %d), so this shard merges with it; its drift shows in phase 2 (--previous)\n", *previous, prev.Header.Power)
+				base, *phase = prev, "power-like"
+			} else if base, err = driftBasis(ctx, base, prev, cfg, *basis, *previous, *driftTol); err != nil {
+				return err
 			}
 		}
 	}
 	total, err := inputsStats(ctx, inputs, *o, sel, *phase, base, cfg, *prog)
+	if errors.Is(err, lda.ErrPowerPass) {
+		return fmt.Errorf("%w\nnext, on every shard (then merge them, and give the merged file as --basis of phase 2):\n  %s", err, nextPower(fs, *basis, *out, inputs))
+	}
 	if err != nil {
 		return err
 	}
@@ -174,8 +210,106 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	if sel.pieces != nil {
 		from = fmt.Sprintf("%v, row groups %s", total.Header.Inputs[0], *rowGroupsFlag)
 	}
-	fmt.Fprintf(statsOut, "stats: phase %d of %s (d=%d, k=%d) from %s, %d documents → %s\n", *phase, total.Header.Model, total.Header.D, total.Header.K, from, docs(total), *out)
+	fmt.Fprintf(statsOut, "stats: %s of %s (d=%d, k=%d) from %s, %d documents → %s\n", phaseName(total.Header), total.Header.Model, total.Header.D, total.Header.K, from, docs(total), *out)
+	if total.Header.Phase == 1 {
+		next := "Next, if this shard is all the data (else merge the shards' phase-1 statistics, which judges them together):\n  " + nextPower(fs, *out, *out, inputs)
+		return powerAdvice(ctx, "stats", total, "this shard's", next)
+	}
 	return nil
+}
+
+// driftBasis returns the basis of phase 2 given merged phase-1 or power
+// statistics p1 (from file path) and the running phase-2 statistics prev
+// (from file previous): prev, to reuse its W, while the largest principal
+// angle between its W and p1's is at most tol, else p1 (a new W, whose
+// phase 2 must be recomputed over all the data).
+func driftBasis(ctx context.Context, p1, prev *implicit.Stats, cfg lda.Config, path, previous string, tol float64) (*implicit.Stats, error) {
+	angle, err := lda.BasisDrift(ctx, p1, prev, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s vs %s: %w", path, previous, err)
+	}
+	if angle <= tol {
+		fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %.3g: reusing the basis of %s\n", angle, tol, previous)
+		return prev, nil
+	}
+	again := "phase 2"
+	if p1.Header.Power > 0 {
+		again = "the power phase (--basis the merged phase-1 statistics, no --previous) and phase 2"
+	}
+	fmt.Fprintf(statsOut, "stats: basis drift %.3g rad > %.3g: new basis; %s must be recomputed over all the data (%s cannot be merged with this shard)\n", angle, tol, again, previous)
+	return p1, nil
+}
+
+// samePowerPass checks that prev (from file previous) holds the power pass
+// after the statistics basis (from file path) for the same fit, so that its
+// Q can serve a new shard of that pass.
+func samePowerPass(basis, prev implicit.StatsHeader, path, previous string) error {
+	if prev.Power != basis.Power+1 {
+		return usagef("--previous %s holds %s, but the power pass after %s (%s) is power pass %d", previous, phaseName(prev), path, phaseName(basis), basis.Power+1)
+	}
+	h := prev
+	h.Power, h.Basis, h.Shards, h.Inputs = basis.Power, basis.Basis, basis.Shards, basis.Inputs
+	if err := basis.Compatible(h); err != nil {
+		return fmt.Errorf("%s vs %s: %w", path, previous, err)
+	}
+	return nil
+}
+
+// phaseName names the pass of statistics with header h.
+func phaseName(h implicit.StatsHeader) string {
+	if h.Power > 0 {
+		return fmt.Sprintf("power pass %d", h.Power)
+	}
+	return fmt.Sprintf("phase %d", h.Phase)
+}
+
+// powerAdvice prints (as command cmd) the tail of the sketch that the
+// phase-1 or power statistics st give (what says whose) and, when the
+// default fit would take a power pass after them, that and next, the
+// commands that compute it.
+func powerAdvice(ctx context.Context, cmd string, st *implicit.Stats, what, next string) error {
+	if st.Header.Exact {
+		return nil
+	}
+	tail, power, err := lda.PowerAdvice(ctx, st, lda.Config{})
+	if err != nil {
+		return err
+	}
+	if !power {
+		fmt.Fprintf(statsOut, "%s: %s sketch tail σ_last/σ_k = %.3f: no power pass due; phase 2 can take these statistics as its --basis\n", cmd, what, tail)
+		return nil
+	}
+	fmt.Fprintf(statsOut, "%s: %s sketch tail σ_last/σ_k = %.3f > 0.95: the sketch does not decay past k, so the default fit takes a power pass here. %s\n"+
+		"then give the power statistics (merged, with several shards) as --basis of phase 2 (or take exactly two passes with --phase 2 --power-iters -1)\n", cmd, what, tail, next)
+	return nil
+}
+
+// nextPower is the command of the power pass after the statistics basis
+// over inputs, with the flags of this command that select and read them
+// (fs; the fit's settings come from basis), writing next to out (this
+// command's output, named after the shard).
+func nextPower(fs *flag.FlagSet, basis, out string, inputs []string) string {
+	args := []string{"streamfit", "stats", "--phase", "power", "--basis", quoteArg(basis), "--out", quoteArg(strings.TrimSuffix(out, ".stats") + ".power.stats")}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "phase", "basis", "out", "previous", "append", "drift-tol", "power-iters", "exact-dim", "model", "k", "alpha0", "seed", "oversample", "progress":
+		default:
+			args = append(args, "--"+f.Name, quoteArg(f.Value.String()))
+		}
+	})
+	for _, in := range inputs {
+		args = append(args, quoteArg(in))
+	}
+	return strings.Join(args, " ")
+}
+
+// quoteArg quotes s for a POSIX shell when it holds anything but plain
+// characters.
+func quoteArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // shardSel is the part of each input file a shard covers: a range of
@@ -215,7 +349,7 @@ func openShard(path string, o stream.Options, sel shardSel) (stream.DocSource, i
 
 // inputsStats computes the statistics of phase over the part sel of the
 // input files, as one shard that records every input.
-func inputsStats(ctx context.Context, inputs []string, o stream.Options, sel shardSel, phase int, base *implicit.Stats, cfg lda.Config, prog progressMode) (*implicit.Stats, error) {
+func inputsStats(ctx context.Context, inputs []string, o stream.Options, sel shardSel, phase string, base *implicit.Stats, cfg lda.Config, prog progressMode) (*implicit.Stats, error) {
 	p, done := startProgress(prog, "stats", 0)
 	defer done()
 	o.Progress = p
@@ -233,6 +367,14 @@ func inputsStats(ctx context.Context, inputs []string, o stream.Options, sel sha
 		st.Header.Inputs = []implicit.Input{desc}
 		if total == nil {
 			total = st
+			// The other inputs take the projection the first one computed
+			// from base (the same one), instead of computing it again.
+			switch phase {
+			case "power":
+				phase, base = "power-like", st
+			case "2":
+				base = st
+			}
 		} else if err := total.Merge(st); err != nil {
 			return nil, fmt.Errorf("%s: %w", in, err)
 		}
@@ -249,8 +391,12 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 		return err
 	}
 	h := total.Header
-	if set(fs, "phase") && fs.Lookup("phase").Value.String() != fmt.Sprint(h.Phase) {
-		return usagef("--phase=%s, but %s holds phase-%d statistics", fs.Lookup("phase").Value, last, h.Phase)
+	phase := fmt.Sprint(h.Phase)
+	if h.Power > 0 {
+		phase = "power"
+	}
+	if set(fs, "phase") && fs.Lookup("phase").Value.String() != phase {
+		return usagef("--phase=%s, but %s holds statistics of %s", fs.Lookup("phase").Value, last, phaseName(h))
 	}
 	if cfg, err = configFrom(fs, cfg, h, last); err != nil {
 		return err
@@ -268,7 +414,9 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 	var base *implicit.Stats
 	switch {
 	case h.Phase == 1 && basis != "":
-		return usagef("--basis is for appending to phase-2 statistics")
+		return usagef("--basis is for appending to phase-2 statistics (the drift of a power pass's Q shows in the W of phase 2)")
+	case h.Power > 0:
+		base, phase = total, "power-like"
 	case h.Phase == 2:
 		base = total
 		if basis != "" {
@@ -291,7 +439,7 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 			fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, driftTol, last)
 		}
 	}
-	add, err := inputsStats(ctx, inputs, o, sel, h.Phase, base, cfg, prog)
+	add, err := inputsStats(ctx, inputs, o, sel, phase, base, cfg, prog)
 	if err != nil {
 		return err
 	}
@@ -301,7 +449,7 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 	if err := implicit.WriteStats(ctx, out, total); err != nil {
 		return err
 	}
-	fmt.Fprintf(statsOut, "stats: appended %d input file(s) to %s (phase %d, %d inputs, %d documents) → %s\n", len(inputs), last, h.Phase, len(total.Header.Inputs), docs(total), out)
+	fmt.Fprintf(statsOut, "stats: appended %d input file(s) to %s (%s, %d inputs, %d documents) → %s\n", len(inputs), last, phaseName(h), len(total.Header.Inputs), docs(total), out)
 	return nil
 }
 
@@ -334,15 +482,22 @@ func configFrom(fs *flag.FlagSet, cfg lda.Config, h implicit.StatsHeader, path s
 	return lda.ConfigFromStats(cfg, h), nil
 }
 
-// shardStats computes the statistics of src, read from the file path.
-func shardStats(ctx context.Context, path string, src stream.DocSource, phase int, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+// shardStats computes the statistics of phase over src, read from the file
+// path: "1", "power" (the power pass after base), "power-like" (base's power
+// pass, for --append) or "2".
+func shardStats(ctx context.Context, path string, src stream.DocSource, phase string, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
 	var (
 		st  *implicit.Stats
 		err error
 	)
-	if phase == 1 {
+	switch phase {
+	case "1":
 		st, err = lda.Phase1Stats(ctx, src, cfg)
-	} else {
+	case "power":
+		st, err = lda.PowerStats(ctx, src, base, cfg)
+	case "power-like":
+		st, err = lda.PowerStatsLike(ctx, src, base, cfg)
+	default:
 		st, err = lda.Phase2Stats(ctx, src, base, cfg)
 	}
 	if err != nil {

@@ -7,8 +7,9 @@
 // are mapped back. Memory is O(d·k + k³) whatever the number of documents,
 // and the result does not depend on the number of workers.
 //
-// The same two passes can run shard by shard as mergeable statistics
-// (Phase1Stats, Phase2Stats, FitStats), for sharded and incremental fits.
+// The same passes, and the power pass of the whitening, can run shard by
+// shard as mergeable statistics (Phase1Stats, PowerStats, Phase2Stats,
+// FitStats), for sharded and incremental fits.
 //
 // The package owns LDA's moment corrections and parameter recovery; it must
 // not parse files (sources come from stream) or hold decomposition code

@@ -54,13 +54,18 @@ func orthoBasis(a *mat.Dense) (*mat.Dense, error) {
 }
 
 // BasisDrift returns the largest principal angle (radians) between the
-// whitening W that merged phase-1 statistics give now and the W stored in
-// phase-2 statistics: how far the top-k subspace of the second moment has
-// moved since phase 2 was computed (see the incremental fits at
-// Phase1Stats).
+// whitening W that merged phase-1 (or power) statistics give now and the W
+// stored in phase-2 statistics: how far the top-k subspace of the second
+// moment has moved since phase 2 was computed (see the incremental fits at
+// Phase1Stats). p1 must be of the pass phase 2 was whitened after: phase-2
+// statistics of a route with a power pass compare with power statistics.
 func BasisDrift(ctx context.Context, p1, p2 *implicit.Stats, cfg Config) (float64, error) {
 	if p2.Header.Phase != 2 || p2.WMatrix() == nil {
 		return 0, fmt.Errorf("lda: basis drift needs phase-2 statistics, got phase %d", p2.Header.Phase)
+	}
+	if p1.Header.Phase == 1 && !p2.Header.Exact && p2.Passes != 1+p1.Header.Power {
+		return 0, fmt.Errorf("lda: basis drift: the phase-2 statistics were whitened after %d passes (%d power passes), the basis statistics hold %d power passes; compare with the statistics of the same pass",
+			p2.Passes, p2.Passes-1, p1.Header.Power)
 	}
 	if p1.Header.D != p2.Header.D || p1.Header.K != p2.Header.K {
 		return 0, &implicit.IncompatibleError{Field: "d×k", A: fmt.Sprintf("%d×%d", p1.Header.D, p1.Header.K), B: fmt.Sprintf("%d×%d", p2.Header.D, p2.Header.K)}

@@ -13,20 +13,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// statsConfig validates cfg for the statistics route over a vocabulary of d
-// words: the phases are Fit's two passes, so power passes (which depend on
-// an earlier pass of all the data) are refused.
-func statsConfig(cfg Config, d int) (Config, error) {
-	cfg, err := cfg.withDefaults(d)
-	if err != nil {
-		return cfg, err
-	}
-	if !cfg.exact(d) && cfg.PowerIters > 0 {
-		return cfg, fmt.Errorf("lda: statistics hold the two passes of a fit; power-iters=%d needs passes that depend on earlier ones", cfg.PowerIters)
-	}
-	return cfg, nil
-}
-
 // header describes statistics of phase over d words for cfg.
 func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) implicit.StatsHeader {
 	h := implicit.StatsHeader{
@@ -43,7 +29,7 @@ func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) im
 // vocabulary of d words (with vocabHash; 0 skips the vocabulary check).
 func checkStats(h implicit.StatsHeader, cfg Config, d int, vocabHash uint64) error {
 	want := header(cfg, d, nil, h.Phase, h.Cols, h.Basis)
-	want.VocabHash, want.Shards = h.VocabHash, h.Shards
+	want.VocabHash, want.Shards, want.Power = h.VocabHash, h.Shards, h.Power
 	if vocabHash != 0 {
 		want.VocabHash = vocabHash
 	}
@@ -56,10 +42,10 @@ func checkStats(h implicit.StatsHeader, cfg Config, d int, vocabHash uint64) err
 // ConfigFromStats fills the zero fields of cfg that statistics fix (K,
 // Alpha0, Seed; Single from the model) from the statistics header, so a fit
 // from statistics needs no repeated flags; set fields must agree with the
-// header. The whitening settings (ExactDim, Oversample, PowerIters) are
-// always taken from the header: the statistics were computed with them.
+// header. The whitening settings (ExactDim, Oversample) are always taken
+// from the header: the statistics were computed with them. PowerIters is
+// left as it is: it states which fit a phase 2 reproduces (Phase2Stats).
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
-	cfg.PowerIters = 0
 	if h.Exact {
 		cfg.ExactDim = h.D
 	} else {
@@ -87,14 +73,21 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
 // Phase1Stats computes the statistics of Fit's first pass over src: counts,
 // Σc/ℓ and Ê2·Ω for the Ω that cfg determines (see Fit).
 //
-// Sharded and incremental fits run Fit's two passes as two phases, each a
-// pass over every shard whose results are added (implicit.Stats.Merge):
+// Sharded and incremental fits run Fit's passes as phases, each a pass over
+// every shard whose results are added (implicit.Stats.Merge):
 //
 //  1. Phase1Stats: counts, Σc/ℓ and Ê2·Ω, with the Ω that cfg.Seed
 //     determines (the d×d identity for a vocabulary of at most ExactDim
 //     words). Merged phase-1 statistics determine the whitening W
 //     (Whitening).
-//  2. Phase2Stats: the whitened third-order statistics and Ê2·W for that W.
+//  2. Optionally PowerStats, once per power pass of Fit: the same sums
+//     against Q = orth(M̂2·Ω) (then orth(M̂2·Q) of the previous power pass),
+//     computed from the merged statistics of the pass before and stored in
+//     the file. Merged power statistics determine W as phase 1's do. The
+//     default Fit takes one power pass when the first sketch does not decay
+//     (PowerAdvice), and Phase2Stats refuses a phase-1 basis there unless
+//     told (cfg.PowerIters −1) to reproduce a fit without it.
+//  3. Phase2Stats: the whitened third-order statistics and Ê2·W for that W.
 //     W is stored in the file, so every shard of phase 2 uses the same one
 //     and merges of statistics taken with different W are refused.
 //
@@ -121,29 +114,43 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
 // span(W) and maps topics back through the measured Ê2·W, so a slightly
 // stale W costs little. When the top-k subspace moves beyond the tolerance,
 // recompute phase 2 over all the data with the new W.
+//
+// With a power pass the same holds one step later: power statistics are a
+// plain sum against the fixed Q stored in them, so each night adds the new
+// files' power statistics against that Q (PowerStatsLike) to the running
+// total, and the drift is measured between the W of the merged power
+// statistics and the running phase-2 W. Beyond the tolerance, recompute the
+// power pass over all the data from the merged phase-1 statistics (a new Q)
+// and phase 2 after it, which is then the default Fit of all the data.
 func Phase1Stats(ctx context.Context, src stream.DocSource, cfg Config) (*implicit.Stats, error) {
-	info := src.Info()
-	d := info.Terms
-	cfg, err := statsConfig(cfg, d)
+	d := src.Info().Terms
+	cfg, err := cfg.withDefaults(d)
 	if err != nil {
 		return nil, err
 	}
-	omega := sketchMatrix(d, cfg)
+	return pairStats(ctx, src, sketchMatrix(d, cfg), cfg)
+}
+
+// pairStats runs a pass of phase-1 sums against omega over src, with exact
+// totals, into statistics of the first sketch (the caller numbers a power
+// pass).
+func pairStats(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg Config) (*implicit.Stats, error) {
+	info := src.Info()
 	track := newTracker(cfg)
 	track.exactTotals = true
 	acc, err := pairPass(ctx, src, omega, cfg, track)
 	if err != nil {
 		return nil, err
 	}
-	st := &implicit.Stats{Header: header(cfg, d, info.Vocab, 1, acc.Cols, acc.Basis)}
+	st := &implicit.Stats{Header: header(cfg, info.Terms, info.Vocab, 1, acc.Cols, acc.Basis)}
 	st.Pair, st.Vocab, st.Exact = acc, info.Vocab, track.exact
 	return st, nil
 }
 
 // Whitening computes the whitening W = Q D^{-1/2} (d×k) and its scales D from
-// merged phase-1 statistics, as Fit does after its first pass (D are the top-k
-// eigenvalues of M̂2 when exact reports the dense path, else the singular
-// values of the sketch M̂2·Ω).
+// merged phase-1 or power statistics, as Fit does after its first pass or
+// its last power pass (D are the top-k eigenvalues of M̂2 when exact reports
+// the dense path, else the singular values of the sketch M̂2·Ω or M̂2·Q).
 func Whitening(ctx context.Context, p1 *implicit.Stats, cfg Config) (w *mat.Dense, values []float64, exact bool, err error) {
 	b, err := whiteningStats(ctx, p1, cfg)
 	if err != nil {
@@ -152,35 +159,39 @@ func Whitening(ctx context.Context, p1 *implicit.Stats, cfg Config) (w *mat.Dens
 	return b.w, b.values, b.exact, nil
 }
 
-// whiteningStats is Whitening with the whole basis.
+// whiteningStats is Whitening with the whole basis; its passes count the
+// first sketch and the power passes of p1.
 func whiteningStats(ctx context.Context, p1 *implicit.Stats, cfg Config) (*basis, error) {
-	h := p1.Header
-	if h.Phase != 1 || p1.Pair == nil {
-		return nil, fmt.Errorf("lda: whitening needs phase-1 statistics, got phase %d", h.Phase)
-	}
-	cfg, err := statsConfig(ConfigFromStats(cfg, h), h.D)
+	cfg, omega, err := sketchStats(p1, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStats(h, cfg, h.D, 0); err != nil {
+	// No data at hand: whitening adds no power pass.
+	cfg.PowerIters = 0
+	b, err := whitening(ctx, p1.Pair, omega, cfg, nil, nil, false)
+	if err != nil {
 		return nil, err
 	}
-	omega := sketchMatrix(h.D, cfg)
-	if fp := implicit.Fingerprint(omega); p1.Pair.Basis != 0 && fp != p1.Pair.Basis {
-		return nil, fmt.Errorf("lda: %w: phase-1 statistics basis %016x, seed %d gives %016x", implicit.ErrBasis, p1.Pair.Basis, cfg.Seed, fp)
-	}
-	return whitening(ctx, p1.Pair, omega, cfg, nil, nil, false)
+	b.passes += p1.Header.Power
+	return b, nil
 }
 
 // Phase2Stats computes the statistics of Fit's second pass over src. basis
-// is either merged phase-1 statistics (W is computed from them, identically
-// on every shard) or phase-2 statistics whose W is reused, which keeps the
-// new statistics mergeable with them (see the incremental fits above).
+// is either merged phase-1 or power statistics (W is computed from them,
+// identically on every shard) or phase-2 statistics whose W is reused, which
+// keeps the new statistics mergeable with them (see the incremental fits
+// above).
+//
+// With a phase-1 or power basis, cfg.PowerIters says which Fit the
+// statistics reproduce, and the basis must hold its power passes: N > 0
+// exactly N; −1 none; 0 (the default Fit) none where the first sketch
+// decays, else one or more, and a phase-1 basis whose sketch does not decay
+// is refused with ErrPowerPass (see PowerAdvice).
 func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, cfg Config) (*implicit.Stats, error) {
 	info := src.Info()
 	d := info.Terms
 	h := basis.Header
-	cfg, err := statsConfig(ConfigFromStats(cfg, h), d)
+	cfg, err := ConfigFromStats(cfg, h).withDefaults(d)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +210,10 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 		if err != nil {
 			return nil, err
 		}
-		w, values, passes, tail = b.w, b.values, 1, b.tail
+		if err := powerPolicy(cfg, h, b); err != nil {
+			return nil, err
+		}
+		w, values, passes, tail = b.w, b.values, b.passes, b.tail
 	case 2:
 		if w = basis.WMatrix(); w == nil {
 			return nil, errors.New("lda: phase-2 statistics without a whitening basis")
@@ -237,7 +251,7 @@ func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Mode
 	if h.Phase != 2 || st.Triple == nil {
 		return nil, fmt.Errorf("lda: fitting needs merged phase-2 statistics, got phase %d (run the phase-2 pass with this file as its basis first)", h.Phase)
 	}
-	cfg, err := statsConfig(ConfigFromStats(cfg, h), h.D)
+	cfg, err := ConfigFromStats(cfg, h).withDefaults(h.D)
 	if err != nil {
 		return nil, err
 	}

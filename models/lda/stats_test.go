@@ -39,24 +39,8 @@ func shards(t *testing.T, cc synth.LDAConfig, frac float64) (all, a, b *stream.M
 // phase 1) and returns the merged phase-2 statistics.
 func twoPhase(t *testing.T, cfg Config, srcs ...stream.DocSource) *implicit.Stats {
 	t.Helper()
-	ctx := context.Background()
-	merge := func(phase func(stream.DocSource) (*implicit.Stats, error)) *implicit.Stats {
-		var total *implicit.Stats
-		for _, s := range srcs {
-			st, err := phase(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if total == nil {
-				total = st
-			} else if err := total.Merge(st); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return total
-	}
-	p1 := merge(func(s stream.DocSource) (*implicit.Stats, error) { return Phase1Stats(ctx, s, cfg) })
-	return merge(func(s stream.DocSource) (*implicit.Stats, error) { return Phase2Stats(ctx, s, p1, cfg) })
+	_, p2 := powerRoute(t, cfg, 0, srcs...)
+	return p2
 }
 
 // relDiff is the largest difference between the topics and weights of two
@@ -253,7 +237,7 @@ func TestStatsRefused(t *testing.T) {
 	if _, err := FitStats(ctx, p1, cfg); err == nil {
 		t.Error("fit from phase-1 statistics succeeded")
 	}
-	if _, err := Phase1Stats(ctx, all, Config{K: 3, Alpha0: 1, ExactDim: -1, PowerIters: 1}); err == nil || !strings.Contains(err.Error(), "power-iters") {
-		t.Error("power iterations accepted for statistics")
+	if _, err := PowerStats(ctx, all, p1, cfg); err == nil || !strings.Contains(err.Error(), "exactly") {
+		t.Errorf("power pass of exactly whitened statistics: %v", err)
 	}
 }

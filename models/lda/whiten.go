@@ -55,8 +55,10 @@ type basis struct {
 // corpus M (two passes suffice: a power pass moves the mean ℓ1 by 0.002);
 // 0.98 at vocabulary 100,000 and k=100 on 1M documents, where the power pass
 // takes the fit from 75 to 100 topics found (mean ℓ1 0.39 → 0.16).
-// Statistics files (no data at hand) keep their two passes, and so does a
-// sketch without extra columns (whose tail is 1 by definition).
+// The statistics route takes that pass as a phase of its own (PowerStats;
+// Phase2Stats refuses phase-1 statistics whose sketch does not decay); a
+// sketch without extra columns keeps two passes (its tail is 1 by
+// definition).
 const autoPowerTail = 0.95
 
 // whitening finds the basis from the first pass's sums p1 against the
