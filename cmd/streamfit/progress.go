@@ -17,14 +17,20 @@ type progressMode string
 
 func addProgressFlag(fs *flag.FlagSet) *progressMode {
 	m := progressMode("auto")
-	fs.Func("progress", "progress on stderr: auto (when stderr is a terminal), on, off", func(s string) error {
-		if err := oneOf(s, "auto", "on", "off"); err != nil {
-			return err
-		}
-		m = progressMode(s)
-		return nil
-	})
+	fs.Var(&m, "progress", "progress on stderr: auto (when stderr is a terminal), on, off")
 	return &m
+}
+
+// String returns the mode, so that the flag reads back what was set.
+func (m *progressMode) String() string { return string(*m) }
+
+// Set parses a --progress value.
+func (m *progressMode) Set(s string) error {
+	if err := oneOf(s, "auto", "on", "off"); err != nil {
+		return err
+	}
+	*m = progressMode(s)
+	return nil
 }
 
 func stderrIsTerminal() bool {
