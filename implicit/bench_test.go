@@ -86,7 +86,7 @@ func benchCubes[F real](b *testing.B) {
 	dst := make([]F, k*pairs(k))
 	var kr []F
 	for b.Loop() {
-		kr = addCubes(dst, x, k, x, n, k, kr)
+		kr = addCubes(dst, x, k, x, nil, n, k, kr)
 	}
 	b.ReportMetric(float64(n*k*(k+1)*(k+2)/6)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
 }
@@ -116,8 +116,9 @@ func cpuTime() time.Duration {
 
 // BenchmarkAxpy is the kernel of the passes' gathers and scatters alone: one
 // float32 axpy of w values from a row of a 10,000-row table picked as a
-// document's terms pick them, reported in multiply-adds per CPU-second (the
-// unit of the lower bound in bench/lda/RESULTS.md).
+// document's terms pick them (the order the gathers used before they went
+// term by term, see BenchmarkGather), reported in multiply-adds per
+// CPU-second (the unit of the lower bound in bench/lda/RESULTS.md).
 func BenchmarkAxpy(b *testing.B) {
 	batch := benchBatch(b)
 	for _, w := range []int{50, 60, 100} {
@@ -136,4 +137,51 @@ func BenchmarkAxpy(b *testing.B) {
 			b.ReportMetric(float64(batch.NNZ()*w*b.N)/(cpuTime()-cpu).Seconds()/1e9, "GFMA/cpu-s")
 		})
 	}
+}
+
+// BenchmarkGather is the gather of a pass (y = Wᵀc for every document of a
+// batch) at the Wikipedia-shaped benchmark's shape (vocabulary 100,000,
+// k=100, mean length 160; W of 40 MB in float32, larger than the caches),
+// term by term as the passes do it, against document by document (each
+// occurrence reads its row of W), in entries per CPU-second:
+//
+//	go test ./implicit -run '^$' -bench Gather -count 5
+func BenchmarkGather(b *testing.B) {
+	const d, k = 100000, 100
+	c, err := synth.NewLDA(synth.LDAConfig{Docs: 4096, Vocab: d, K: k, Alpha0: 1, DocLen: 160, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs, err := stream.Collect(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p batch
+	p.prepare(docs, d)
+	x := convert[float32](nil, randDense(d, k, 1).RawMatrix().Data)
+	out := make([]float32, p.n*k)
+	run := func(b *testing.B, f func()) {
+		cpu := cpuTime()
+		for b.Loop() {
+			f()
+		}
+		b.ReportMetric(float64(docs.NNZ()*b.N)/(cpuTime()-cpu).Seconds()/1e6, "Mnnz/cpu-s")
+	}
+	b.Run("term-major", func(b *testing.B) {
+		run(b, func() { gather(&p.tm, p.n, x, k, out, nil) })
+	})
+	b.Run("document-major", func(b *testing.B) {
+		sum := make([]float32, k)
+		run(b, func() {
+			for i := range docs.Len() {
+				clear(sum)
+				terms, counts := docs.Doc(i)
+				for j, t := range terms {
+					axpy(float32(counts[j]), x[int(t)*k:int(t+1)*k], sum)
+				}
+				r := int(p.docRow[i])
+				copy(out[r*k:(r+1)*k], sum)
+			}
+		})
+	})
 }

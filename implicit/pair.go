@@ -49,7 +49,6 @@ type pairPart[F real] struct {
 	om  []F            // Ω in precision F when it is dense (shared by the parts of a pass)
 	sp  *flatSparse[F] // Ω when it is sparse (shared)
 	r   []F            // usable documents × Cols: cᵀΩ/n2
-	acc []F            // gather scratch
 	tmp [][]F          // scratch rows of the commit, one per goroutine
 }
 
@@ -127,28 +126,27 @@ func (p *pairPart[F]) compute(a *PairAcc, b *stream.Docs) {
 	cols := a.Cols
 	p.r = grow(p.r, p.n*cols)
 	if p.sp == nil {
-		gather(b, p.docRow, p.om, cols, p.r, p.inv2, &p.acc)
+		gather(&p.tm, p.n, p.om, cols, p.r, p.inv2)
 		return
 	}
-	// Sparse Ω: z scalar updates per entry instead of a row of Cols.
-	clear(p.r)
-	sp := p.sp
-	for i := range b.Len() {
-		row := p.docRow[i]
-		if row < 0 {
-			continue
-		}
-		r := p.r[int(row)*cols : int(row+1)*cols]
-		terms, counts := b.Doc(i)
-		for j, t := range terms {
-			c := F(counts[j])
-			lo, hi := sp.start[t], sp.start[t+1]
-			vals := sp.val[lo:hi]
-			for q, col := range sp.col[lo:hi] {
-				r[col] += c * vals[q]
+	// Sparse Ω: z scalar updates per entry instead of a row of Cols, term
+	// by term as in gather (each term's non-zeros are read once per batch).
+	r := p.r[:p.n*cols]
+	clear(r)
+	sp, tm := p.sp, &p.tm
+	for j, t := range tm.terms {
+		lo, hi := sp.start[t], sp.start[t+1]
+		cs, vals := sp.col[lo:hi], sp.val[lo:hi]
+		for _, e := range tm.ent[tm.start[j]:tm.start[j+1]] {
+			row := r[int(e.row)*cols : int(e.row+1)*cols]
+			c := F(e.cnt)
+			for q, col := range cs {
+				row[col] += c * vals[q]
 			}
 		}
-		scal(F(sp.scale*p.inv2[row]), r)
+	}
+	for i := range p.n {
+		scal(F(sp.scale*p.inv2[i]), r[i*cols:(i+1)*cols])
 	}
 }
 

@@ -1,7 +1,6 @@
 package implicit
 
 import (
-	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -31,6 +30,11 @@ func axpy[F real](alpha F, x, y []F) {
 // scaleTo sets dst = alpha·x.
 func scaleTo[F real](dst []F, alpha F, x []F) {
 	copy(dst, x[:len(dst)])
+	if alpha == 1 {
+		// The scatters' first count of a term, nearly always 1: the copy
+		// is already exact.
+		return
+	}
 	switch dst := any(dst).(type) {
 	case []float64:
 		impl.Dscal(len(dst), float64(alpha), dst, 1)
@@ -50,28 +54,27 @@ func scal[F real](alpha F, x []F) {
 }
 
 // gather sets row r of out (rows of width w) to s_r·Σ c·x_t over the
-// entries (t, c) of the usable documents of b (docRow[i] = r ≥ 0; x has rows
-// of width w; s nil means 1). Each document's sum is formed in the scratch
-// row *acc, which stays in cache and is aligned for the kernel, and then
-// written out once: adding into rows of out directly costs a third more.
-func gather[F real](b *stream.Docs, docRow []int32, x []F, w int, out []F, s []float64, acc *[]F) {
-	*acc = grow(*acc, w)
-	sum := *acc
-	for i := range b.Len() {
-		r := int(docRow[i])
-		if r < 0 {
-			continue
+// entries (t, c) of the batch's usable document r (s nil means 1), term by
+// term through the batch's regrouping tm: each row x_t is read once per
+// batch rather than once per occurrence. With a large vocabulary x does not
+// fit in cache while the batch's rows of out mostly do, so this is ≈5×
+// faster per CPU-second than summing document by document
+// (BenchmarkGather, vocabulary 100,000, k=100).
+// Each document's sum still runs over its terms in increasing order, so
+// for documents with sorted terms the result is the same to the bit.
+func gather[F real](tm *termGroups, n int, x []F, w int, out []F, s []float64) {
+	out = out[:n*w]
+	clear(out)
+	for j, t := range tm.terms {
+		xt := x[int(t)*w : int(t+1)*w]
+		for _, e := range tm.ent[tm.start[j]:tm.start[j+1]] {
+			r := int(e.row)
+			axpy(F(e.cnt), xt, out[r*w:(r+1)*w])
 		}
-		clear(sum)
-		terms, counts := b.Doc(i)
-		for j, t := range terms {
-			axpy(F(counts[j]), x[int(t)*w:int(t+1)*w], sum)
-		}
-		dst := out[r*w : (r+1)*w]
-		if s == nil {
-			copy(dst, sum)
-		} else {
-			scaleTo(dst, F(s[r]), sum)
+	}
+	if s != nil {
+		for r := range n {
+			scal(F(s[r]), out[r*w:(r+1)*w])
 		}
 	}
 }

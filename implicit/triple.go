@@ -6,7 +6,6 @@ import (
 	"iter"
 
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -111,7 +110,6 @@ type triplePart[F real] struct {
 	w   []F       // W in precision F (shared by the parts of a pass)
 	y   []F       // usable documents × K: Wᵀc
 	y64 []float64 // y in float64 for OnRows, when F is float32
-	acc []F       // gather scratch
 	ys  []F       // usable documents × 2K: [y/n3 | y/n2]
 	y3  []F       // the batch's Y3
 	kr  []F       // Khatri–Rao scratch
@@ -190,7 +188,7 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	p.prepare(b, a.D)
 	k, n := a.K, p.n
 	p.y = grow(p.y, n*k)
-	gather(b, p.docRow, p.w, k, p.y, nil, &p.acc)
+	gather(&p.tm, n, p.w, k, p.y, nil)
 	p.ys = grow(p.ys, n*2*k)
 	for r := range n {
 		y := p.y[r*k : (r+1)*k]
@@ -210,7 +208,7 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	}
 	p.y3 = grow(p.y3, k*pairs(k))
 	clear(p.y3)
-	p.kr = addCubes(p.y3, p.ys, 2*k, p.y, n, k, p.kr)
+	p.kr = addCubes(p.y3, p.ys, 2*k, p.y, nil, n, k, p.kr)
 }
 
 // commit adds p into the totals; the [Z | Z2] rows of the batch's terms are
@@ -244,14 +242,18 @@ func (p *triplePart[F]) commit(a *TripleAcc) error {
 
 // addCubes adds Σ_r s_r ⊗ x_r ⊗ x_r to dst (K × K(K+1)/2, rows a, pairs b ≤ c
 // with b ≥ a's block start) for the n rows of s (stride sStride) and x (n×k),
-// through Khatri–Rao chunks and GEMMs. It returns the (possibly grown)
-// scratch.
-func addCubes[F real](dst, s []F, sStride int, x []F, n, k int, kr []F) []F {
+// or, with v non-nil (n×k), Σ_r s_r ⊗ (x_r⊗v_r + v_r⊗x_r), through
+// Khatri–Rao chunks and GEMMs. It returns the (possibly grown) scratch.
+func addCubes[F real](dst, s []F, sStride int, x, v []F, n, k int, kr []F) []F {
 	p := pairs(k)
 	kr = grow(kr, min(n, chunkRows)*p)
 	for r0 := 0; r0 < n; r0 += chunkRows {
 		m := min(chunkRows, n-r0)
-		khatriRao(kr, x[r0*k:], m, k)
+		var vr []F
+		if v != nil {
+			vr = v[r0*k:]
+		}
+		khatriRao(kr, x[r0*k:], vr, m, k)
 		for a0 := 0; a0 < k; a0 += tripleBlock {
 			a1 := min(a0+tripleBlock, k)
 			off := pairOffset(a0, k)
@@ -262,15 +264,25 @@ func addCubes[F real](dst, s []F, sStride int, x []F, n, k int, kr []F) []F {
 }
 
 // khatriRao sets row r of kr (width K(K+1)/2) to the products x_b·x_c, b ≤ c,
-// of row r of x (n rows of width k).
-func khatriRao[F real](kr, x []F, n, k int) {
+// of row r of x (n rows of width k), or with v non-nil to the symmetric
+// products x_b·v_c + v_b·x_c.
+func khatriRao[F real](kr, x, v []F, n, k int) {
 	p := pairs(k)
 	for r := range n {
 		row := x[r*k : (r+1)*k]
 		out := kr[r*p : (r+1)*p]
 		q := 0
+		if v == nil {
+			for b := range k {
+				scaleTo(out[q:q+k-b], row[b], row[b:])
+				q += k - b
+			}
+			continue
+		}
+		vrow := v[r*k : (r+1)*k]
 		for b := range k {
-			scaleTo(out[q:q+k-b], row[b], row[b:])
+			scaleTo(out[q:q+k-b], row[b], vrow[b:])
+			axpy(vrow[b], row[b:], out[q:q+k-b])
 			q += k - b
 		}
 	}
@@ -299,10 +311,6 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 	a.Rows = append(a.Rows, o.Rows...)
 	a.InvN3 = append(a.InvN3, o.InvN3...)
 	return nil
-}
-
-func general(data []float64, r, c int) blas64.General {
-	return blas64.General{Rows: r, Cols: c, Stride: c, Data: data[:r*c]}
 }
 
 func growTo(s []float64, n int) []float64 { return grow(s, n) }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/solver"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -28,27 +26,28 @@ type Whitened struct {
 // piece; pieces are summed in a fixed order.
 const wChunk = 512
 
-// wTerms adds, for vocabulary rows lo..hi−1, 2 Σᵢ G3ᵢ ωᵢ⊗3 to acc (valid
-// entries as in Y3) and Σᵢ Zᵢₐ ωᵢ_b ωᵢ_c to zw (all rows a), the pieces of
-// the Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ) terms; gw and kr are scratch.
-func (a *TripleAcc) wTerms(wd []float64, lo, hi int, acc, zw, gw, kr []float64) []float64 {
-	k, p := a.K, pairs(a.K)
+// wTerms adds, for vocabulary rows lo..hi−1, the terms of Ê3(W,W,W) in W
+// to acc (valid entries as in Y3): 2 Σᵢ G3ᵢ ωᵢ⊗3 − 3 Σᵢ Sym₃(Zᵢ, ωᵢ, ωᵢ),
+// formed as Σᵢ (2 G3ᵢ ωᵢ − Zᵢ) ⊗ ωᵢ⊗ωᵢ − Σᵢ ωᵢ ⊗ (Zᵢ⊗ωᵢ + ωᵢ⊗Zᵢ): two
+// products of K³/6 per row that touch only the entries a ≤ b ≤ c, instead
+// of the full K × K(K+1)/2 sums of Zᵢ⊗ωᵢ⊗ωᵢ (K³/2 per row) that the three
+// orderings of Sym₃ would each read from. gw, nw and kr are scratch.
+func (a *TripleAcc) wTerms(wd []float64, lo, hi int, acc, gw, nw, kr []float64) []float64 {
+	k := a.K
 	m := hi - lo
 	for r := range m {
-		floats.ScaleTo(gw[r*k:(r+1)*k], 2*a.G3[lo+r], wd[(lo+r)*k:(lo+r+1)*k])
+		w, z := wd[(lo+r)*k:(lo+r+1)*k], a.Z[(lo+r)*k:(lo+r+1)*k]
+		g := gw[r*k : (r+1)*k]
+		floats.ScaleTo(g, 2*a.G3[lo+r], w)
+		floats.Sub(g, z)
+		floats.ScaleTo(nw[r*k:(r+1)*k], -1, w)
 	}
-	kr = addCubes(acc, gw, k, wd[lo*k:], m, k, kr)
-	for s0 := 0; s0 < m; s0 += chunkRows {
-		n := min(chunkRows, m-s0)
-		khatriRao(kr, wd[(lo+s0)*k:], n, k)
-		z := blas64.General{Rows: n, Cols: k, Stride: k, Data: a.Z[(lo+s0)*k:]}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, z, general(kr, n, p), 1, general(zw, k, p))
-	}
-	return kr
+	kr = addCubes(acc, gw, k, wd[lo*k:], nil, m, k, kr)
+	return addCubes(acc, nw, k, wd[lo*k:], a.Z[lo*k:], m, k, kr)
 }
 
 // Moments averages the statistics and forms the terms that depend only on W
-// (the whitening matrix the pass used), at O(d·K³·2/3) once per fit (E3 is
+// (the whitening matrix the pass used), at O(d·K³/3) once per fit (E3 is
 // nil, and that cost absent, for statistics without cubes: NoCubes). The
 // vocabulary is cut into fixed pieces computed on workers goroutines and
 // summed in order, so the result does not depend on workers.
@@ -76,21 +75,19 @@ func (a *TripleAcc) cubes(wd []float64, workers int) *solver.Sym3 {
 	// buffers, which are added to the totals in piece order.
 	pieces := (d + wChunk - 1) / wChunk
 	workers = max(1, min(workers, pieces))
-	type scratch struct{ acc, zw, gw, kr []float64 }
+	type scratch struct{ acc, gw, nw, kr []float64 }
 	bufs := make([]scratch, workers)
 	for i := range bufs {
-		bufs[i] = scratch{acc: make([]float64, k*p), zw: make([]float64, k*p), gw: make([]float64, min(d, wChunk)*k)}
+		rows := min(d, wChunk) * k
+		bufs[i] = scratch{acc: make([]float64, k*p), gw: make([]float64, rows), nw: make([]float64, rows)}
 	}
 	acc := append([]float64(nil), a.Y3...)
-	zw := make([]float64, k*p)
 	inOrder(pieces, workers, func(wk, i int) {
 		b := &bufs[wk]
 		clear(b.acc)
-		clear(b.zw)
-		b.kr = a.wTerms(wd, i*wChunk, min(d, (i+1)*wChunk), b.acc, b.zw, b.gw, b.kr)
+		b.kr = a.wTerms(wd, i*wChunk, min(d, (i+1)*wChunk), b.acc, b.gw, b.nw, b.kr)
 	}, func(wk, _ int) {
 		floats.Add(acc, bufs[wk].acc)
-		floats.Add(zw, bufs[wk].zw)
 	})
 	inv := 1 / float64(a.Docs)
 	e3 := solver.NewSym3(k)
@@ -98,9 +95,7 @@ func (a *TripleAcc) cubes(wd []float64, workers int) *solver.Sym3 {
 	for i := range k {
 		for j := i; j < k; j++ {
 			for l := j; l < k; l++ {
-				v := acc[i*p+pairOffset(j, k)+l-j] -
-					zw[i*p+pairOffset(j, k)+l-j] - zw[j*p+pairOffset(i, k)+l-i] - zw[l*p+pairOffset(i, k)+j-i]
-				e3.Data[q] = v * inv
+				e3.Data[q] = acc[i*p+pairOffset(j, k)+l-j] * inv
 				q++
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -78,10 +79,18 @@ func runFit(ctx context.Context, args []string) error {
 	f.fromStats = fs.String("from-stats", "", "lda/topic: fit from merged phase-2 statistics (`streamfit stats`/`merge`) instead of reading --input")
 	f.noTiming = fs.Bool("no-timing", false, "lda/topic: leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	f.topicsParquet = fs.String("topics-parquet", "", "lda/topic: also write the topic matrix as Parquet to this file (one row per topic: topic, alpha, probs list<double>)")
+	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to this file, for `go tool pprof`")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if *f.cpuProfile != "" {
+		stop, err := startCPUProfile(*f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if *f.fromStats != "" {
 		if model != "lda" && model != "topic" {
@@ -212,6 +221,26 @@ type fitFlags struct {
 	fromStats     *string
 	noTiming      *bool
 	topicsParquet *string
+	cpuProfile    *string
+}
+
+// startCPUProfile starts the runtime's CPU profiler writing to path and
+// returns the function that stops it and closes the file. A profile is a
+// diagnostic, not an output of the fit, so it is written in place (no
+// temporary name).
+func startCPUProfile(path string) (stop func(), err error) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
 }
 
 // writeTopicModel prints the fit's warnings on stderr and writes the model

@@ -43,8 +43,10 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 //     projected onto the simplex and the topics are ordered by weight.
 //
 // With the explicit tensor, Fit is the same computation as
-// FitStats(Phase2Stats(Phase1Stats(src))) on one shard, and gives the
-// identical model. The same source, cfg.Seed and representation give an
+// FitStats(Phase2Stats(Phase1Stats(src))) on one shard
+// (FitStats(Phase2Stats(PowerStats(Phase1Stats(src)))) when Fit takes a
+// power pass) and gives the same model up to the last bits: the statistics
+// hold exact totals where Fit sums in batch order. The same source, cfg.Seed and representation give an
 // identical model whatever cfg.Workers.
 func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, error) {
 	start := time.Now()
@@ -74,8 +76,11 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if err != nil {
 		return nil, err
 	}
-	b, err := whitening(ctx, p1, omega, cfg, src, track, true)
-	if err != nil {
+	var b *basis
+	if err := stage(ctx, "whitening", func(ctx context.Context) (err error) {
+		b, err = whitening(ctx, p1, omega, cfg, src, track, true)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	th, err := thirdPass(ctx, src, b.w, cfg, track)
@@ -83,8 +88,11 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 		return nil, err
 	}
 	defer th.close()
-	m, err := solveThird(ctx, th, b, cfg)
-	if err != nil {
+	var m *models.Model
+	if err := stage(ctx, "solve", func(ctx context.Context) (err error) {
+		m, err = solveThird(ctx, th, b, cfg)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	m.Vocab = info.Vocab
@@ -130,7 +138,9 @@ func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Conf
 // runThird runs acc's pass over src as the third-moment pass of the fit.
 func runThird(ctx context.Context, src stream.DocSource, acc *implicit.TripleAcc, w *mat.Dense, cfg Config, track *tracker) error {
 	pass := track.begin()
-	if err := acc.Pass(ctx, src.Docs, cfg.Workers, w, func(n int) { track.report(pass, "third-moment", n, false) }); err != nil {
+	if err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
+		return acc.Pass(ctx, src.Docs, cfg.Workers, w, func(n int) { track.report(pass, "third-moment", n, false) })
+	}); err != nil {
 		return err
 	}
 	track.report(pass, "third-moment", 0, true)

@@ -2,6 +2,8 @@ package lda
 
 import (
 	"context"
+	"fmt"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -56,7 +58,9 @@ func pairPass(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg C
 	pass := track.begin()
 	acc := implicit.NewPairAcc(d, cols)
 	acc.Float32 = !cfg.float64Sums
-	err := track.exactPair(ctx, src, acc, omega, cfg.Workers, func(n int) { track.report(pass, "second-moment", n, false) })
+	err := stage(ctx, passLabel(pass, "second-moment"), func(ctx context.Context) error {
+		return track.exactPair(ctx, src, acc, omega, cfg.Workers, func(n int) { track.report(pass, "second-moment", n, false) })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +75,28 @@ func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Con
 	acc := implicit.NewTripleAcc(d, k)
 	acc.KeepRows = cfg.Implicit
 	acc.Float32 = !cfg.float64Sums && !cfg.Implicit
-	err := track.exactTriple(ctx, src, acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
+	err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
+		return track.exactTriple(ctx, src, acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
+	})
 	if err != nil {
 		return nil, err
 	}
 	track.report(pass, "third-moment", 0, true)
 	return acc, nil
 }
+
+// stage runs f with the CPU profiler label stage=name, which the goroutines
+// f starts inherit, so `go tool pprof -tagfocus stage=NAME` (or -tags)
+// splits a profile of a fit (streamfit fit --cpuprofile) by pass and step.
+// Without a profile running the label costs nothing measurable.
+func stage(ctx context.Context, name string, f func(context.Context) error) error {
+	var err error
+	pprof.Do(ctx, pprof.Labels("stage", name), func(ctx context.Context) { err = f(ctx) })
+	return err
+}
+
+// passLabel names pass number pass computing what in profiles (stage).
+func passLabel(pass int, what string) string { return fmt.Sprintf("pass%d-%s", pass, what) }
 
 // m2Times returns M2·Ω = Ê2·Ω − c·M̂1(M̂1ᵀΩ) from pair sums taken against Ω.
 // With inPlace it overwrites the sums (acc.E2Omega) instead of allocating

@@ -311,14 +311,18 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	if solverName != "simultaneous" {
 		applies = p.K * (2*rtpmPhaseIters + 2)
 		blockCols = math.Max(20, k)
+		if r := cfg.restartsFor(solverName); r > 0 {
+			blockCols = float64(r)
+		}
 	}
 	c.Contractions = applies
 	switch t {
 	case Explicit:
 		// Pass: Y3 in float64 plus each worker's float32 partial; then
-		// Moments' W-term buffers, then Transform's four k³ arrays.
+		// Moments' W-term buffers (Y3, the total and one piece per
+		// worker), then Transform's four k³ arrays.
 		pass := pairs * k * (8 + 4*w)
-		moments := pairs * k * 8 * (3 + 2*w)
+		moments := pairs * k * 8 * (2 + w)
 		transform := k*k*k*8*4.2 + pairs*k*8
 		live = dk + math.Max(pass, math.Max(moments, transform))
 		ns = passNS + n*k*pairs*2/3/gemm32 + d*k*k*k*2/3/gemm64 + 6*k*k*k*k/gemm64 +

@@ -114,7 +114,12 @@ func diagnose(m *models.Model, cfg Config, b *basis) ([]string, error) {
 	}
 	var out []string
 	if b.tail > warnTail {
-		out = append(out, fmt.Sprintf("the sketch of the second moment barely decays past the k-th direction (last singular value %.2f of the k-th): the topics may be poorly spanned, and the checks below may blame k; one power pass (--power-iters 1, one more pass over the data) usually fixes it", b.tail))
+		advice := "one power pass (--power-iters 1, one more pass over the data) usually fixes it"
+		if b.passes > 1 {
+			// The automatic (or a requested) power pass already ran.
+			advice = fmt.Sprintf("after %d power pass(es) more documents, or another power pass (--power-iters %d), may help", b.passes-1, b.passes)
+		}
+		out = append(out, fmt.Sprintf("the sketch of the second moment barely decays past the k-th direction (last singular value %.2f of the k-th): the topics may be poorly spanned, and the checks below may blame k; %s", b.tail, advice))
 	}
 	if math.Abs(ratio-1) > warnSumRatio {
 		out = append(out, fmt.Sprintf("%s is %.3g, expected %g: some topics may be spurious (k=%d may exceed what the data support; try a lower k)", name, sum, want, cfg.K))

@@ -24,8 +24,11 @@ func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (
 // (steps 2–3 of Fit).
 func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.Model, error) {
 	acc := th.acc
-	mom, err := acc.Moments(b.w, cfg.Workers)
-	if err != nil {
+	var mom *implicit.Whitened
+	if err := stage(ctx, "moments", func(context.Context) (err error) {
+		mom, err = acc.Moments(b.w, cfg.Workers)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("lda: %w", err)
 	}
 	g := whitenedM2(mom, cfg.m2Coef())
@@ -43,7 +46,11 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 		return nil, fmt.Errorf("lda: %w", err)
 	}
 	k := cfg.K
-	res, err := decompose(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Refine: cfg.Refine})
+	var res *solver.Result
+	err = stage(ctx, "decompose", func(ctx context.Context) (err error) {
+		res, err = decompose(ctx, t, k, solver.Options{Restarts: cfg.restartsFor(name), Iters: cfg.Iters, Seed: cfg.Seed, Refine: cfg.Refine})
+		return err
+	})
 	if err != nil && th.kind() == Sketch && ctx.Err() == nil {
 		// Collision noise, not the data, is the likely cause.
 		b, count := cfg.sketchSize()

@@ -2,6 +2,7 @@ package lda
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -42,8 +43,20 @@ func TestAutoPowerPass(t *testing.T) {
 			t.Fatalf("topic %d differs between the automatic power pass and PowerIters 1", i)
 		}
 	}
-	// A negative PowerIters forces the two passes.
-	if never, _ := fitAndEval(t, cc, Config{K: 8, Alpha0: 1, Oversample: 1, Seed: 1, PowerIters: -1}); never.Fit.Passes != 2 {
-		t.Errorf("PowerIters -1 took %d passes, want 2", never.Fit.Passes)
+	// A negative PowerIters forces the two passes. Without the power pass
+	// this corpus is at the edge of what the checks accept (Σα̂ ≈ 5 against
+	// 1, the limit of ErrTooManyTopics), so the passes are counted from the
+	// progress reports and a refusal of the topics is not a failure here.
+	passes := 0
+	never := Config{K: 8, Alpha0: 1, Oversample: 1, Seed: 1, PowerIters: -1, Progress: func(p Progress) {
+		if p.Done {
+			passes++
+		}
+	}}
+	if _, err := Fit(context.Background(), src, never); err != nil && !errors.Is(err, ErrTooManyTopics) {
+		t.Fatal(err)
+	}
+	if passes != 2 {
+		t.Errorf("PowerIters -1 took %d passes, want 2", passes)
 	}
 }

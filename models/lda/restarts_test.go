@@ -1,0 +1,26 @@
+package lda
+
+import "testing"
+
+// TestRestartsFor checks the starts per topic each solver is given: RTPM's
+// default max(20, k) capped at rtpmStarts, the user's value whenever set,
+// and 0 (the solver's own default) for the other solvers.
+func TestRestartsFor(t *testing.T) {
+	for _, c := range []struct {
+		k, restarts int
+		solver      string
+		want        int
+	}{
+		{10, 0, "rtpm", 20},
+		{25, 0, "rtpm", 25},
+		{100, 0, "rtpm", rtpmStarts},
+		{100, 100, "rtpm", 100},
+		{100, 0, "simultaneous", 0},
+		{100, 7, "ojd", 7},
+	} {
+		cfg := Config{K: c.k, Restarts: c.restarts}
+		if got := cfg.restartsFor(c.solver); got != c.want {
+			t.Errorf("k=%d Restarts=%d solver %s: %d starts, want %d", c.k, c.restarts, c.solver, got, c.want)
+		}
+	}
+}
