@@ -86,6 +86,23 @@ func (b *Docs) Tokens() int64 {
 	return n
 }
 
+// Reserve makes sure the empty batch b has room for need entries: when it has
+// less, its arrays are replaced by new ones of exactly max(need, room)
+// entries (append would round up by its own growth). Passes reserve a quarter
+// more than a typical batch, so a reused batch is sized once, not regrown
+// (leaving its old arrays as garbage) each time a batch comes slightly
+// larger than any before: a longer pass would see more of those and hold
+// more.
+func (b *Docs) Reserve(need, room int) {
+	room = max(room, need)
+	if cap(b.Terms) < need {
+		b.Terms = make([]int32, 0, room)
+	}
+	if cap(b.Counts) < need {
+		b.Counts = make([]int32, 0, room)
+	}
+}
+
 // Add appends one entry to the document being built; EndDoc closes it.
 func (b *Docs) Add(term, count int32) {
 	b.Terms = append(b.Terms, term)
@@ -207,10 +224,26 @@ func (b *Dense) AppendRow(x []float64) {
 // batches for the pass's lifetime: a pass then reuses a fixed set of batches,
 // so its live heap, and with it the collector's heap goal and the peak RSS,
 // stays the same however long the pass runs. It is dropped with the pass.
+//
+// Batches are handed out oldest-released first, so every batch a list holds
+// is used in turn: a list made by NewFreeList(n) has all n batches grown to
+// their working size after its first n batches, instead of growing a new one
+// whenever the pass happens to get one batch busier than before.
 // Safe for concurrent use.
 type FreeList struct {
 	mu   sync.Mutex
-	free []*Docs
+	free []*Docs // oldest first
+}
+
+// NewFreeList returns a free list holding n empty batches (they get memory
+// when first filled). A pass that never has more than n batches out at once
+// then allocates no other, whatever its timing (see ResultSlots).
+func NewFreeList(n int) *FreeList {
+	l := &FreeList{free: make([]*Docs, n)}
+	for i := range l.free {
+		l.free[i] = &Docs{}
+	}
+	return l
 }
 
 // Get returns an empty batch starting at document start; Release hands it
@@ -219,7 +252,9 @@ func (l *FreeList) Get(start int64) *Docs {
 	l.mu.Lock()
 	var b *Docs
 	if n := len(l.free); n > 0 {
-		b, l.free[n-1] = l.free[n-1], nil
+		b = l.free[0]
+		copy(l.free, l.free[1:])
+		l.free[n-1] = nil
 		l.free = l.free[:n-1]
 	}
 	l.mu.Unlock()

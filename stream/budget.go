@@ -16,6 +16,15 @@ const DefaultInflightBytes = 8 << 20
 // the number of queued results is bounded too.
 const minResultSize = 4 << 10
 
+// ResultSlots is the most results an OrderedBudget pass with the given
+// number of workers holds at once, from the moment a worker starts decoding
+// one until the consumer takes it: one being decoded per worker and as many
+// again (plus one) decoded ahead. A pass that takes its batches from a
+// FreeList made by NewFreeList(ResultSlots(workers)+1) (the one more is the
+// batch the consumer holds) then never allocates another, so its memory is
+// set by its first few batches however long it runs.
+func ResultSlots(workers int) int { return 2*max(workers, 1) + 1 }
+
 // OrderedBudget runs one parallel decoding pass in which a work item decodes
 // into a sequence of results (a Parquet row group into batches of a few
 // thousand documents, say). split emits the work items in order, each with
@@ -24,12 +33,18 @@ const minResultSize = 4 << 10
 // emit with its size in bytes. Results come out in item order, and in emit
 // order within an item.
 //
-// Memory is bounded by bytes, not items: emit blocks while the results
-// produced but not yet taken by the consumer, plus the work items read ahead,
-// would exceed budget. The item the consumer is waiting for may always queue
-// two results, so a pass never deadlocks, and a single result larger than the
+// Memory is bounded by bytes and by count. Bytes: emit blocks while the
+// results produced but not yet taken by the consumer, plus the work items
+// read ahead, would exceed budget. Count: at most ResultSlots(workers)
+// results exist at once, counted from the moment a worker starts decoding
+// one (when it starts an item, and when emit returns for the next) until the
+// consumer takes it; emit waits for a slot before returning. The count makes
+// the set of batches a pass needs fixed, instead of depending on how busy the
+// pass happened to get (see ResultSlots). The item the consumer is waiting
+// for may always queue two results, and one slot is kept for it whenever it
+// holds none, so a pass never deadlocks, and a single result larger than the
 // budget goes through alone. When emit returns false the pass is stopping:
-// the result has been released and decode should return.
+// decode should return (a result not queued has been released).
 //
 // Breaking out of the loop or cancelling ctx stops every goroutine before the
 // iterator returns; results never yielded are passed to release (if non-nil).
@@ -47,7 +62,7 @@ func OrderedBudget[W, R any](ctx context.Context, workers int, budget int64,
 		parent := ctx
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		q := newBudgetQueue[W, R](budget, 2*workers+1)
+		q := newBudgetQueue[W, R](budget, 2*workers+1, ResultSlots(workers))
 		stopWatch := context.AfterFunc(ctx, q.stop)
 		defer stopWatch()
 
@@ -74,15 +89,16 @@ func OrderedBudget[W, R any](ctx context.Context, workers int, budget int64,
 			wg.Go(func() {
 				for j := range jobs {
 					var err error
-					if err = ctx.Err(); err == nil {
+					if err = ctx.Err(); err == nil && q.slot(j) {
 						err = decode(ctx, j.w, func(r R, size int64) bool {
-							if q.put(j, r, size) {
-								return true
+							if !q.put(j, r, size) {
+								if release != nil {
+									release(r)
+								}
+								return false
 							}
-							if release != nil {
-								release(r)
-							}
-							return false
+							// The next result's slot, before decode makes it.
+							return q.slot(j)
 						})
 					}
 					q.finish(j, err)
@@ -127,6 +143,7 @@ type budgetJob[W, R any] struct {
 	w       W
 	size    int64 // bytes w holds until decoded
 	results []sized[R]
+	held    bool // holds a slot for the result being decoded
 	done    bool
 	err     error
 }
@@ -145,14 +162,16 @@ type budgetQueue[W, R any] struct {
 	budget   int64
 	used     int64
 	maxJobs  int
+	slots    int // results allowed at once (ResultSlots)
+	inUse    int // results being decoded or queued
 	order    []*budgetJob[W, R]
 	stopped  bool
 	split    bool // split has returned
 	splitErr error
 }
 
-func newBudgetQueue[W, R any](budget int64, maxJobs int) *budgetQueue[W, R] {
-	q := &budgetQueue[W, R]{budget: budget, maxJobs: maxJobs}
+func newBudgetQueue[W, R any](budget int64, maxJobs, slots int) *budgetQueue[W, R] {
+	q := &budgetQueue[W, R]{budget: budget, maxJobs: maxJobs, slots: max(slots, 1)}
 	q.cond.L = &q.mu
 	return q
 }
@@ -180,7 +199,31 @@ func (q *budgetQueue[W, R]) admit(w W, size int64) *budgetJob[W, R] {
 	return j
 }
 
+// slot waits until j may start decoding a result; false means the pass is
+// stopping. Items behind the awaited one leave the last slot free, so the
+// awaited item, when it holds no slot (none decoding, none queued), always
+// finds one: the others hold at most slots-1. When it holds some, the
+// consumer frees them by taking its results.
+func (q *budgetQueue[W, R]) slot(j *budgetJob[W, R]) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for !q.stopped && !j.held {
+		limit := q.slots
+		if q.order[0] != j {
+			limit--
+		}
+		if q.inUse < limit {
+			j.held = true
+			q.inUse++
+			break
+		}
+		q.cond.Wait()
+	}
+	return !q.stopped
+}
+
 // put queues a result of j, waiting for room; false means the pass is stopping.
+// The result takes over the slot j held for it.
 func (q *budgetQueue[W, R]) put(j *budgetJob[W, R], r R, size int64) bool {
 	size = max(size, minResultSize)
 	q.mu.Lock()
@@ -191,6 +234,10 @@ func (q *budgetQueue[W, R]) put(j *budgetJob[W, R], r R, size int64) bool {
 	if q.stopped {
 		return false
 	}
+	if !j.held {
+		q.inUse++ // emitted without a slot: count it all the same
+	}
+	j.held = false
 	j.results = append(j.results, sized[R]{r, size})
 	q.used += size
 	q.cond.Broadcast()
@@ -204,6 +251,10 @@ func (q *budgetQueue[W, R]) finish(j *budgetJob[W, R], err error) {
 	j.done, j.err = true, err
 	q.used -= j.size
 	j.size = 0
+	if j.held {
+		j.held = false
+		q.inUse--
+	}
 	q.cond.Broadcast()
 }
 
@@ -257,6 +308,7 @@ func (q *budgetQueue[W, R]) next() (r R, err error, ok bool) {
 			h.results[0] = sized[R]{}
 			h.results = h.results[1:]
 			q.used -= s.size
+			q.inUse--
 			q.cond.Broadcast()
 			return s.r, nil, true
 		}

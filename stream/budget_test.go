@@ -233,3 +233,69 @@ func TestOrderedBudgetStops(t *testing.T) {
 	}
 	settle(t, before)
 }
+
+// At most ResultSlots(workers) results exist at once, counted from when a
+// worker starts making one until the consumer takes it, however long the
+// items are (the byte budget here would allow 256); with a slow consumer the
+// pass does reach that many, so a pass's set of batches is set early and not
+// by its timing.
+func TestOrderedBudgetBoundsResults(t *testing.T) {
+	for _, workers := range []int{1, 2, 4} {
+		var live, peak atomic.Int64
+		decode := func(ctx context.Context, i int, emit func(int, int64) bool) error {
+			for range 1 + i%7 {
+				n := live.Add(1) // a slot is held from here
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				if !emit(i, 100) {
+					return nil
+				}
+			}
+			return nil
+		}
+		n := 0
+		for _, err := range OrderedBudget(context.Background(), workers, 1<<20, splitSized(200, 0), decode, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			live.Add(-1)
+			if n++; n%10 == 0 {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		if want := 4 * 200; n < 200 || n > want {
+			t.Fatalf("workers %d: %d results", workers, n)
+		}
+		// The consumer counts a result as taken only once next has handed it
+		// over (and freed its slot), so its count may show one more.
+		if got, want := peak.Load(), int64(ResultSlots(workers)); got < want || got > want+1 {
+			t.Fatalf("workers %d: peak %d results made and not taken, want ResultSlots = %d (+1 being handed over)", workers, got, want)
+		}
+	}
+}
+
+// A free list from NewFreeList(n) hands out its n batches oldest-released
+// first, so each is used in turn, and makes more only when all are out.
+func TestFreeListTakesOldest(t *testing.T) {
+	l := NewFreeList(3)
+	a, b, c := l.Get(0), l.Get(1), l.Get(2)
+	if a == b || b == c || a == c || a.Start != 0 || c.Start != 2 {
+		t.Fatal("the first three batches are not distinct, fresh batches")
+	}
+	d := l.Get(3) // all three are out: a new one
+	if d == a || d == b || d == c {
+		t.Fatal("a batch was handed out twice")
+	}
+	a.Terms = append(a.Terms, 7)
+	for _, x := range []*Docs{b, a, d, c} {
+		x.Release()
+	}
+	for i, want := range []*Docs{b, a, d, c} {
+		if got := l.Get(int64(i)); got != want || got.Len() != 0 || got.NNZ() != 0 {
+			t.Fatalf("get %d: not the oldest released batch, or not reset", i)
+		}
+	}
+	if cap(a.Terms) == 0 {
+		t.Fatal("a reused batch lost its memory")
+	}
+}

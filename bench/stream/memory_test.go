@@ -36,14 +36,15 @@ const (
 // STREAMFIT_RSS_DOCS sets n (default 1000000, so n is the benchmark's corpus;
 // both corpora are cached under STREAMFIT_BENCH_DIR). n must be large enough
 // that the pass reaches its steady state: the in-flight budget fills (the
-// test fails if n documents decode to less than four budgets) and the heap
-// has grown to the collector's goal, about twice the pass's live heap. A
-// pass allocates little (batches and buffers are recycled for the whole
-// pass), so the heap creeps up to that goal over the first few hundred
-// thousand documents or more: at n = 500000 a Parquet pass peaked at 74–78 MB
-// against 88–91 MB at 2M, the heap filling up to its bound, not growth with
-// n (with a GC forced every 100 batches, the live heap of a 4M-document zstd
-// docword pass stays at 31 MB from batch 100 to 900).
+// test fails if n documents decode to less than four budgets). What a pass
+// holds is then fixed early: its document batches (stream.ResultSlots + 1 of
+// them for Parquet and Arrow, each used in turn from the first batches on,
+// so how busy the pass happens to get does not matter), buffers recycled for
+// the whole pass, and for a memory-mapped Arrow file the pages of the record
+// batches being decoded. What still grows with n is the little garbage a
+// pass makes after warm-up (arrow-go's page headers and record structures,
+// about 1 MB per million documents), which the collector lets accumulate
+// until the heap reaches its goal, about twice the live heap.
 func TestPassMemoryFlat(t *testing.T) {
 	if path := os.Getenv("STREAMFIT_RSS_CHILD"); path != "" {
 		childPass(t, path)

@@ -30,11 +30,69 @@ type docDecoder struct {
 	tscratch, cscratch []int32
 	o64a, o64b         []int64
 
-	// free is the free list of the pass being decoded (nil: the shared pool).
+	// free is the free list of the pass being decoded (nil: the shared pool),
+	// and room what a batch of the run being decoded needs.
 	free *stream.FreeList
+	room room
 }
 
-func (d *docDecoder) newDocs(start int64) *stream.Docs { return newDocs(d.free, start) }
+// newDocs returns an empty batch with room for the run being decoded.
+func (d *docDecoder) newDocs(start int64) *stream.Docs {
+	b := newDocs(d.free, start)
+	b.Reserve(d.room.need, d.room.reserve)
+	b.Offsets = slices.Grow(b.Offsets, d.batchRows)
+	return b
+}
+
+// maxReserve bounds the entries reserved for one batch (2 × 256 MB).
+const maxReserve = 1 << 26
+
+// room is what a batch needs for a run of documents (need entries) and what
+// it gets when it is (re)allocated (reserve entries).
+type room struct{ need, reserve int }
+
+// roomFor is the room of a batch of rows documents for the run recs (one
+// list column col): it needs the run's entries and gets a quarter more than
+// rows of the run's average document (than the run, for a run of less than
+// a quarter of rows). A reused batch is reallocated only when
+// a run does not fit it, so its size is set by its first use, not ratcheted
+// up by append's growth with each slightly larger run (a longer pass sees
+// more of them, and would end up holding more).
+func roomFor(recs []arrow.RecordBatch, col string, rows int) room {
+	var n, entries int64
+	for _, rec := range recs {
+		a := column(rec, col)
+		if a == nil {
+			return room{}
+		}
+		o32, o64, v := offsets(a)
+		var e int64
+		switch {
+		case len(o32) > 0:
+			e = int64(o32[len(o32)-1] - o32[0])
+		case len(o64) > 0:
+			e = o64[len(o64)-1] - o64[0]
+		}
+		if v != nil {
+			// Offsets are checked later; a damaged file must not make a
+			// batch larger than the values it holds.
+			e = min(max(e, 0), int64(v.Len()))
+		}
+		entries += max(e, 0)
+		n += rec.NumRows()
+	}
+	if n == 0 {
+		return room{}
+	}
+	entries = min(entries, maxReserve)
+	est := entries + entries/4
+	if 4*n >= int64(rows) {
+		// Enough rows for their average to stand for a whole batch; a few
+		// long documents at the end of a record batch would not.
+		est = int64(float64(entries) / float64(n) * float64(rows) * 1.25)
+	}
+	return room{need: int(entries), reserve: int(min(max(est, entries), maxReserve))}
+}
 
 func newDocDecoder(path string, terms, batchRows int, termCol, cntCol string) *docDecoder {
 	return &docDecoder{path: path, terms: terms, batchRows: batchRows, termCol: termCol, cntCol: cntCol,
@@ -304,6 +362,8 @@ func (d *docDecoder) decodeDocs(ds docSchema, l loaded) (docsPart, error) {
 		return docsPart{batches: []*stream.Docs{l.docs}, rows: int64(l.docs.Len())}, nil
 	}
 	d.free = l.free
+	defer func() { d.free = nil }() // the pooled decoder must not keep the pass's batches
+	d.room = roomFor(l.recs, ds.cols[0], d.batchRows)
 	part := docsPart{batches: []*stream.Docs{d.newDocs(0)}}
 	for _, rec := range l.recs {
 		var err error

@@ -252,6 +252,11 @@ func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, 
 	}
 	n := r.NumRecords()
 	per := t.size / int64(max(n, 1))
+	blocks, _ := ipcBlocks(f, t.size)
+	var mu sync.Mutex
+	finished := make([]bool, n)
+	low := t.lo
+	var droppedTo int64
 	load = func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
 		rec, err := r.RecordBatchAt(p.idx)
 		if err != nil {
@@ -262,6 +267,31 @@ func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, 
 			return err
 		}
 		dropPages(mapped, rec)
+		// dropPages leaves what lies outside rec's buffers: its header, the
+		// pages it shares with its neighbours, and the pages the kernel maps
+		// around a fault (whole folios), which a later record's header read
+		// maps in again after its neighbour dropped them. Once every record
+		// before the first unfinished one is decoded, nobody reads the file
+		// below that record's block: drop all of it, so pages left behind do
+		// not pile up with the length of the file.
+		if len(mapped) > 0 && len(blocks) == n {
+			mu.Lock()
+			finished[p.idx] = true
+			for low < n && finished[low] {
+				low++
+			}
+			end := int64(len(mapped))
+			if low < n {
+				end = blocks[low].offset
+			}
+			page := int64(syscall.Getpagesize())
+			end = end / page * page
+			if end > droppedTo {
+				syscall.Madvise(mapped[droppedTo:end], syscall.MADV_DONTNEED)
+				droppedTo = end
+			}
+			mu.Unlock()
+		}
 		return nil
 	}
 	return emitRange(t.lo, min(t.hi, n)), load, unmap, nil

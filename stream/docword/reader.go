@@ -79,7 +79,7 @@ func (s *Source) Info() stream.Info { return s.info }
 // of about Options.BatchRows documents.
 func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(yield func(*stream.Docs, error) bool) {
-		pl := new(passPools)
+		pl := newPassPools(s.opts.Workers)
 		split := func(ctx context.Context, emit func(chunk) bool) error { return s.split(ctx, emit, pl) }
 		parse := func(ctx context.Context, ch chunk) (*part, error) { return s.parse(ctx, ch, pl) }
 		release := func(p *part) { s.release(p, pl) }

@@ -19,27 +19,64 @@ const maxLine = 1 << 20
 // cycle, they keep what was released until the pass ends, so a pass reuses a
 // fixed set of buffers: its live heap, the collector's heap goal and so its
 // peak RSS do not drift up with the length of the file.
+//
+// The set is fixed from the start: the pools begin with as many (empty)
+// buffers and parts as a pass can have out at once (chunkSlots), and hand
+// out the oldest released first, so every one is in use after the first few
+// chunks. Taking the newest instead kept a pass to the few its busiest moment
+// so far had needed, more of them the longer it ran (a 4M-document .gz pass
+// held 3–4 MB more than a 1M one).
 type passPools struct {
 	mu    sync.Mutex
-	bufs  []*[]byte
-	parts []*part
+	bufs  []*[]byte // oldest released first
+	parts []*part   // oldest released first
 	docs  stream.FreeList
 }
 
-// getBuf returns a buffer of length n.
+// chunkSlots is the most chunks a pass with workers parsers has out at once:
+// 2×workers queued in stream.Ordered, one being emitted, the splitter's next
+// buffer and the part being stitched; parts are two fewer (the splitter's
+// two buffers are not parsed yet).
+func chunkSlots(workers int) int { return 2*max(workers, 1) + 3 }
+
+func newPassPools(workers int) *passPools {
+	pl := &passPools{bufs: make([]*[]byte, chunkSlots(workers)), parts: make([]*part, chunkSlots(workers)-2)}
+	for i := range pl.bufs {
+		pl.bufs[i] = new([]byte)
+	}
+	for i := range pl.parts {
+		pl.parts[i] = new(part)
+	}
+	return pl
+}
+
+// oldest removes and returns the first element of *q, or nil.
+func oldest[T any](q *[]*T) *T {
+	s := *q
+	if len(s) == 0 {
+		return nil
+	}
+	x := s[0]
+	copy(s, s[1:])
+	s[len(s)-1] = nil
+	*q = s[:len(s)-1]
+	return x
+}
+
+// getBuf returns a buffer of length n: the oldest released, grown if it is
+// too small.
 func (pl *passPools) getBuf(n int) *[]byte {
 	pl.mu.Lock()
-	for i := len(pl.bufs) - 1; i >= 0; i-- {
-		if b := pl.bufs[i]; cap(*b) >= n {
-			pl.bufs = append(pl.bufs[:i], pl.bufs[i+1:]...)
-			pl.mu.Unlock()
-			*b = (*b)[:n]
-			return b
-		}
-	}
+	b := oldest(&pl.bufs)
 	pl.mu.Unlock()
-	b := make([]byte, n)
-	return &b
+	if b == nil {
+		b = new([]byte)
+	}
+	if cap(*b) < n {
+		*b = make([]byte, n)
+	}
+	*b = (*b)[:n]
+	return b
 }
 
 func (pl *passPools) putBuf(b *[]byte) {
@@ -52,13 +89,12 @@ func (pl *passPools) putBuf(b *[]byte) {
 
 func (pl *passPools) getPart() *part {
 	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if n := len(pl.parts); n > 0 {
-		p := pl.parts[n-1]
-		pl.parts = pl.parts[:n-1]
-		return p
+	p := oldest(&pl.parts)
+	pl.mu.Unlock()
+	if p == nil {
+		p = new(part)
 	}
-	return new(part)
+	return p
 }
 
 func (pl *passPools) putPart(p *part) {

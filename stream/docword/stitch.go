@@ -50,18 +50,14 @@ func (st *stitcher) flush() error {
 	b := st.cur
 	st.s.opts.Progress.Add(int64(b.Len()), 0)
 	st.cur = st.docs.Get(b.Start + int64(b.Len()))
-	// Room for a batch a quarter larger than this one: reused batches then
-	// rarely grow again as the pass goes on.
-	reserve(st.cur, b.NNZ()+b.NNZ()/4)
+	// A batch without room for one as large as this one gets room for one
+	// a quarter larger (see stream.Docs.Reserve).
+	n := b.NNZ()
+	st.cur.Reserve(n, n+n/4)
 	if !st.yield(b, nil) {
 		return errStopped
 	}
 	return nil
-}
-
-// reserve makes room for n entries in b.
-func reserve(b *stream.Docs, n int) {
-	b.Terms, b.Counts = slices.Grow(b.Terms, n), slices.Grow(b.Counts, n)
 }
 
 // maxReserve bounds the entries reserved from the header's word: 2M entries
@@ -77,7 +73,7 @@ func (s *Source) firstBatch(l *stream.FreeList) *stream.Docs {
 		// Bounded: the header is not checked against the body yet.
 		per := min((h.NNZ+h.D-1)/h.D, maxReserve)
 		n := min(int64(s.opts.BatchRows)*per, h.NNZ, maxReserve)
-		reserve(b, int(n+n/4))
+		b.Reserve(int(n+n/4), 0)
 	}
 	return b
 }
