@@ -30,6 +30,11 @@ func TestDetect(t *testing.T) {
 		}
 		return 0
 	}})
+	t.Cleanup(func() { // so that -count N registers it afresh
+		formatsMu.Lock()
+		delete(formats, "test-xyz")
+		formatsMu.Unlock()
+	})
 	f, err := Detect(odd, "")
 	if err != nil || f.Name != "test-xyz" {
 		t.Fatalf("detected %q, %v", f.Name, err)
