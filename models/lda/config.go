@@ -81,7 +81,8 @@ type Config struct {
 	// pass, one call at a time.
 	Progress func(Progress)
 	// OnPlan, when set, is called with the plan (PlanSource) before the
-	// first pass.
+	// first pass, and again with a revised plan (Plan.Revised) after the
+	// whitening when the fit took the automatic power pass.
 	OnPlan func(*Plan)
 	// Checkpoint, when its Dir is set, saves the passes' statistics there
 	// and resumes from them after an interruption (checkpoint.go).

@@ -83,6 +83,9 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}); err != nil {
 		return nil, err
 	}
+	if r := plan.Revise(b.passes + 1); r != nil && cfg.OnPlan != nil {
+		cfg.OnPlan(r) // the automatic power pass was taken
+	}
 	th, err := thirdPass(ctx, src, b.w, cfg, track)
 	if err != nil {
 		return nil, err

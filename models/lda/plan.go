@@ -45,6 +45,9 @@ type Plan struct {
 	// three.
 	Predicted Cost   `json:"predicted"`
 	Options   []Cost `json:"options"`
+	// Revised is set in a plan revised after the whitening (Revise): the
+	// first sketch did not decay and the fit took the power pass.
+	Revised bool `json:"revised,omitempty"`
 }
 
 // PlanRecord is what model.json keeps of a fit's plan (fit.plan): the
@@ -68,21 +71,35 @@ func (p *Plan) Record() *PlanRecord {
 	return r
 }
 
-// Cost is the predicted cost of a fit in one representation. Seconds is −1
-// when the number of documents or entries is unknown.
+// Cost is the predicted cost of a fit in one representation. CPUSeconds is
+// −1 when the number of documents or entries is unknown.
 type Cost struct {
 	Third Third `json:"third"`
-	// Passes over the source (the whitening's and the third moment's).
-	Passes int `json:"passes"`
+	// Passes over the source (the whitening's and the third moment's),
+	// without the automatic power pass; PowerPass is set when the fit
+	// takes that one more pass if its first sketch does not decay (the
+	// default PowerIters with a randomized whitening that has extra
+	// columns), which only pass 1 can tell: CPUSecondsPower is then the
+	// CPU time with it.
+	Passes          int     `json:"passes"`
+	PowerPass       bool    `json:"power_pass,omitempty"`
+	CPUSecondsPower float64 `json:"cpu_seconds_power,omitempty"`
 	// Contractions T(I,Θ,Θ) the solver is expected to make; for the rows on
 	// disk each is one more pass over them.
 	Contractions int `json:"contractions"`
-	// Seconds is the predicted wall time on this machine's cores;
-	// PeakBytes the predicted peak resident memory; DiskBytes the
-	// temporary disk space.
-	Seconds   float64 `json:"seconds"`
-	PeakBytes int64   `json:"peak_bytes"`
-	DiskBytes int64   `json:"disk_bytes,omitempty"`
+	// CPUSeconds is the predicted CPU time (user + system, all cores) of
+	// the fit: what could be calibrated on a shared machine. On two idle
+	// cores the wall time lies between CPUSeconds/2 and CPUSeconds (the
+	// passes' decoding and accumulation and the GEMMs use both cores, the
+	// whitening's SVDs mostly one); fits given free cores kept 1.4–1.9 of
+	// them busy, so about CPUSeconds/1.4–CPUSeconds/1.9; on a loaded
+	// machine it is CPUSeconds divided by the cores the fit gets
+	// (bench/lda/SCALE.md).
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// PeakBytes is the predicted peak resident memory (VmHWM); DiskBytes
+	// the temporary disk space.
+	PeakBytes int64 `json:"peak_bytes"`
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
 	// RelError is, for the sketch, the predicted relative error of a
 	// contraction of the whitened tensor (0 for the exact representations).
 	RelError float64 `json:"rel_error,omitempty"`
@@ -153,36 +170,61 @@ func ParseBytes(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// Cost-model constants, measured on the 2-core development machine (see
-// bench/lda/SCALE.md for the measurements and how predictions compare);
-// times in nanoseconds.
+// Cost-model constants: CPU time (user + system, all cores) and peak RSS
+// fitted to fits of 20,000–100,000 documents, k=10/50/100 and vocabularies of
+// 2,000–100,000 words on the tree of 700cbea (2026-11-23 06:42–06:50 UTC,
+// per-stage CPU from fit --cpuprofile; bench/lda/SCALE.md, "The plan's
+// prediction", which also checks them on other corpora); times in nanoseconds, rates
+// in flops per nanosecond of CPU.
 const (
 	// nsPerNNZ is a pass's cost per stored entry apart from the k-wide
-	// work: decoding, regrouping, the per-term scalars.
-	nsPerNNZ = 6.0
-	// nsPerNNZK is a pass's cost per stored entry and whitened dimension
-	// (gathers and scatters of k-wide float32 rows, both cores).
-	nsPerNNZK = 0.25
+	// work: decoding, regrouping, the per-term scalars (28–30 in the
+	// second-moment and the rows' third-moment passes).
+	nsPerNNZ = 28.0
+	// nsPerNNZCol is a whitening pass's cost per entry and sketch column
+	// (0.36: 36 ns per entry at 20 columns, 68 at 110).
+	nsPerNNZCol = 0.36
+	// nsPerNNZK is the third-moment pass's cost per entry and whitened
+	// dimension (gathers and scatters of k-wide rows): 0.85.
+	nsPerNNZK = 0.85
+	// bigSketchBytes and bigSketchSlow: when the whitening's d×cols
+	// float64 sums exceed this size, the per-entry costs are this much
+	// higher (cache misses; 1.35 at d=100,000, k=100 against d=5,000).
+	bigSketchBytes = 32 << 20
+	bigSketchSlow  = 1.35
+	// powerPassSlow is the cost of a power pass (a dense basis instead of
+	// the sparse sign sketch) relative to the first whitening pass: 1.46
+	// measured at d=100,000, k=100.
+	powerPassSlow = 1.5
 	// nsPerDocK is the per-document, per-dimension cost of a pass
 	// without cubes (scaling, the row hook's conversion).
 	nsPerDocK = 0.5
-	// gemm32 and gemm64 are the float32 and float64 GEMM rates of gonum on
-	// both cores, in flops per nanosecond.
-	gemm32 = 6.0
-	gemm64 = 3.5
-	// gemmRows is the rate of the rows' contractions (chunks of rows times
-	// the block, on both cores): fitted to the CPU time of the implicit
-	// fits at k=50 and k=100 (bench/lda/SCALE.md), where 3.5 predicted
-	// about twice the measured time.
-	gemmRows = 8.0
+	// cube32 is the rate of the third-moment pass's per-document float32
+	// cubes (n·k·k(k+1)/2·2/3 flops): 7–15 measured at k=50 and 100.
+	cube32 = 12.0
+	// gemm64 is the float64 GEMM rate of gonum: the moments' d·k³ W-terms
+	// (6.3–6.8 at k=100) and the whitening's SVDs (≈10·d·cols² flops a
+	// pass).
+	gemm64 = 6.0
+	// rtpmRate is the rate of RTPM's block contractions of the packed
+	// tensor (2·k·k(k+1)/2 flops per column): 4.9 at k=50, 5.6 at k=100.
+	rtpmRate = 5.3
+	// gemmRows is the rate of the rows' contractions (4·n·k·columns flops
+	// per pass over the rows): 7.6 at k=50, 6.4 at k=100.
+	gemmRows = 6.5
 	// nsPerRowByte is the cost per byte of a stored row: compression in the
 	// pass, and reading plus decompression in every contraction.
 	nsPerRowByte = 1.0
+	// nsPerRowPass is the fixed cost of a pass over the rows (workers,
+	// decoders): most of the 5.8 ms a pass took at 20,000 documents,
+	// k=10, where the bytes and flops modelled are ≈1 ms.
+	nsPerRowPass = 4e6
 	// nsFFT is c in the cost c·b·log₂b of a real FFT of length b.
-	nsFFT = 1.2
+	nsFFT = 1.3
 	// baseBytes is a fit's resident memory apart from its statistics and
-	// the decoded data in flight: the runtime, the binary, buffers.
-	baseBytes = 120 << 20
+	// the decoded data in flight: the runtime, the binary, buffers (98–126
+	// MB measured for the smallest fits).
+	baseBytes = 100 << 20
 	// inFlightMax caps the decoded data in flight, predicted as a third of
 	// the decoded source (8 bytes per entry) up to this: fitted to the peak
 	// RSS of fits of 20,000 to 800,000 documents (bench/lda/SCALE.md), which
@@ -192,13 +234,22 @@ const (
 	// gcSlack multiplies the live heap of the statistics: the Go heap grows
 	// to about twice the live data between collections.
 	gcSlack = 1.6
+	// dkArrays is the number of d×k float64 arrays of statistics a fit
+	// holds at its peak (W in float64 and float32, Z, Z2, Ê2·W, the
+	// sketch sums and the whitening's copies): 5 fits 814 MB at d=100,000,
+	// k=100 (9 did before round 3).
+	dkArrays = 5
+	// rowCoderMax caps the row store's compression buffers, predicted as
+	// the rows' size up to this (implicit at k=300, d=5,000: 652 MB).
+	rowCoderMax = 64 << 20
 	// rtpmPhaseIters and simultaneousApplies are the block contractions a
 	// solve takes on average: RTPM's phases stop early (tol) after about
-	// this many iterations each (k·(2·that+2) contractions in all; measured
-	// fit.solver.iters / max(20,k): 118 at k=10, 763 at k=50); the
-	// simultaneous method's block phase, evaluation and polish take about
-	// this many in all (measured 18 at k=10, 25 at k=50).
-	rtpmPhaseIters      = 6
+	// this many iterations each (k·(2·that+2) blocks in all; measured
+	// fit.solver.iters / min(max(20,k),30): 125 at k=10, 748 at k=50,
+	// 1545 at k=100); the simultaneous method's block phase, evaluation
+	// and polish take about this many in all (measured 19 at k=10, 25 at
+	// k=50, 26 at k=100).
+	rtpmPhaseIters      = 6.5
 	simultaneousApplies = 25
 	// sketchErrC is C in the sketch's relative contraction error
 	// C·k^1.5/√(b·count), fitted to bench/sketch/RESULTS.md.
@@ -265,8 +316,8 @@ func (p *Plan) choose() (Third, string) {
 	ex, rows, sk := by[Explicit], by[Rows], by[Sketch]
 	switch {
 	case ex.Fits && rows.Fits:
-		if rows.Seconds >= 0 && rows.Seconds < ex.Seconds {
-			return Rows, fmt.Sprintf("both exact representations fit; the rows on disk are predicted faster (%s vs %s)", seconds(rows.Seconds), seconds(ex.Seconds))
+		if rows.CPUSeconds >= 0 && rows.CPUSeconds < ex.CPUSeconds {
+			return Rows, fmt.Sprintf("both exact representations fit; the rows on disk are predicted faster (%s vs %s)", seconds(rows.CPUSeconds), seconds(ex.CPUSeconds))
 		}
 		return Explicit, "the packed k×k×k tensor fits the memory budget and is the fastest exact representation"
 	case ex.Fits:
@@ -296,20 +347,28 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	if cfg.exact(p.D) {
 		c.Passes = 2
 	}
-	// Statistics of size d·k that every representation keeps: W (float64
-	// and float32), Z, Z2, Ê2·W, pass one's sketch sums and the whitening's
-	// copies of them. 9 arrays is fitted: 5.5 predicted 0.96 GB against
-	// 1.47 GB measured at d=100,000, k=100 (bench/lda/SCALE.md).
-	dk := d * k * 8 * 9
+	// The power pass Fit adds when the first sketch does not decay
+	// (whitening, autoPowerTail).
+	c.PowerPass = !cfg.exact(p.D) && cfg.PowerIters == 0 && cfg.sketchCols(p.D) > cfg.K
+	// Statistics of size d·k that every representation keeps (dkArrays).
+	dk := d * k * 8 * dkArrays
 	cols := float64(cfg.sketchCols(p.D))
-	// Whitening passes and the second pass's k-wide gathers and scatters.
-	passNS := float64(c.Passes)*nsPerNNZ*nnz + float64(c.Passes-1)*nsPerNNZK*nnz*cols + nsPerNNZK*nnz*3*k
+	slow := 1.0
+	if d*cols*8 > bigSketchBytes {
+		slow = bigSketchSlow
+	}
+	// A whitening pass: the entries, their gathers of sketch rows, and the
+	// SVDs of the d×cols sketch that end it.
+	pairNS := slow*(nsPerNNZ+nsPerNNZCol*cols)*nnz + 10*d*cols*cols/gemm64
+	// The whitening passes (power passes cost more: a dense basis) and
+	// the third-moment pass's k-wide gathers and scatters.
+	passNS := pairNS + float64(c.Passes-2)*powerPassSlow*pairNS + slow*(nsPerNNZ+nsPerNNZK*k)*nnz
 	var live, ns float64
 	solverName := cfg.solverFor(t)
 	blockCols := 2 * math.Min(k, k+math.Ceil(k/10)+2)
 	applies := simultaneousApplies
 	if solverName != "simultaneous" {
-		applies = p.K * (2*rtpmPhaseIters + 2)
+		applies = int(k * (2*rtpmPhaseIters + 2))
 		blockCols = math.Max(20, k)
 		if r := cfg.restartsFor(solverName); r > 0 {
 			blockCols = float64(r)
@@ -325,19 +384,24 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		moments := pairs * k * 8 * (2 + w)
 		transform := k*k*k*8*4.2 + pairs*k*8
 		live = dk + math.Max(pass, math.Max(moments, transform))
-		ns = passNS + n*k*pairs*2/3/gemm32 + d*k*k*k*2/3/gemm64 + 6*k*k*k*k/gemm64 +
-			float64(applies)*2*k*pairs*blockCols/gemm64
+		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm64 + 6*k*k*k*k/gemm64 +
+			float64(applies)*2*k*pairs*blockCols/rtpmRate
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)
-		perApply := n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemmRows + 8*d*k*blockCols/gemm64
-		live = dk + w*(implicit.DefaultChunkRows*k*8*2+4<<20) + (w+2)*k*blockCols*8 + 4*d*math.Min(blockCols, 64)*8
+		perApply := nsPerRowPass + n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemmRows + 8*d*k*blockCols/gemm64
+		// Each worker's chunk of rows, its product with the block and that
+		// product squared; the block's workspace; the W-terms' four d×L
+		// arrays of every contraction (implicit.Operator.Apply: 640 MB at
+		// d=100,000, L=200); the compressors.
+		chunk := implicit.DefaultChunkRows * (k*8*2 + 2*blockCols*8)
+		live = dk + w*(chunk+4<<20) + (w+2)*k*blockCols*8 + 4*d*blockCols*8 + math.Min(float64(c.DiskBytes), rowCoderMax)
 		ns = passNS + n*k*nsPerDocK + n*rowBytes*nsPerRowByte + float64(applies)*perApply
 	case Sketch:
 		b, count := float64(p.SketchLen), float64(p.SketchCount)
 		fft := nsFFT * b * math.Log2(b)
 		live = dk + (sketchLanesMem+w+1)*count*(b/2+1)*16
-		ns = passNS + n*count*(fft+k)/w + 2*d*count*fft/w + float64(applies)*blockCols*count*4*fft/w
+		ns = passNS + n*count*(fft+k) + 2*d*count*fft + float64(applies)*blockCols*count*4*fft
 		c.RelError = sketchError(p.K, p.SketchLen, p.SketchCount)
 	}
 	inFlight := float64(inFlightMax)
@@ -345,9 +409,12 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		inFlight = math.Min(inFlight, nnz*8/3)
 	}
 	c.PeakBytes = int64(baseBytes + inFlight + gcSlack*live)
-	c.Seconds = ns / 1e9
+	c.CPUSeconds = ns / 1e9
+	if c.PowerPass {
+		c.CPUSecondsPower = (ns + powerPassSlow*pairNS) / 1e9
+	}
 	if !known {
-		c.Seconds = -1
+		c.CPUSeconds, c.CPUSecondsPower = -1, -1
 	}
 	var why []string
 	if c.PeakBytes > p.Memory {
@@ -401,8 +468,13 @@ func DefaultSketch(k int, memory int64) (b, count int) {
 }
 
 // String is the plan in a few lines for a terminal: the choice and the
-// prediction of every representation.
+// prediction of every representation; for a revised plan (Revise), one
+// line with the new prediction of the chosen representation.
 func (p *Plan) String() string {
+	if p.Revised {
+		return fmt.Sprintf("plan revised: the first sketch did not decay (σ_last/σ_k > %g), so the whitening took the power pass: %s %s",
+			autoPowerTail, p.Third, p.Predicted.line())
+	}
 	var s strings.Builder
 	docs := "unknown documents"
 	if p.Docs >= 0 {
@@ -422,10 +494,7 @@ func (p *Plan) String() string {
 		if c.Third == p.Third {
 			mark = "*"
 		}
-		fmt.Fprintf(&s, "  %s %-8s passes %d + %d contractions, time %s, peak %s", mark, c.Third, c.Passes, c.Contractions, seconds(c.Seconds), bytesStr(c.PeakBytes))
-		if c.DiskBytes > 0 {
-			fmt.Fprintf(&s, ", disk %s", bytesStr(c.DiskBytes))
-		}
+		fmt.Fprintf(&s, "  %s %-8s %s", mark, c.Third, c.line())
 		if c.Third == Sketch {
 			fmt.Fprintf(&s, ", sketch %d×%d, error ≈%.2g", p.SketchLen, p.SketchCount, c.RelError)
 		}
@@ -435,6 +504,40 @@ func (p *Plan) String() string {
 		s.WriteByte('\n')
 	}
 	return strings.TrimRight(s.String(), "\n")
+}
+
+// line is c's passes, time and memory in words.
+func (c Cost) line() string {
+	passes := fmt.Sprintf("passes %d", c.Passes)
+	cpu := "CPU " + seconds(c.CPUSeconds)
+	if c.PowerPass {
+		passes = fmt.Sprintf("passes %d (+1 if the first sketch does not decay)", c.Passes)
+		if c.CPUSeconds >= 0 {
+			cpu = fmt.Sprintf("CPU %s (%s with the power pass)", seconds(c.CPUSeconds), seconds(c.CPUSecondsPower))
+		}
+	}
+	s := fmt.Sprintf("%s + %d contractions, %s, peak %s", passes, c.Contractions, cpu, bytesStr(c.PeakBytes))
+	if c.DiskBytes > 0 {
+		s += ", disk " + bytesStr(c.DiskBytes)
+	}
+	return s
+}
+
+// Revise returns the plan as it stands once the whitening is done and the
+// fit knows it takes passes passes over the source in all: nil when p
+// predicted that, else (the automatic power pass was taken) a copy whose
+// Predicted counts it (p.Predicted.CPUSecondsPower) and whose String is one
+// line saying so. Fit hands it to Config.OnPlan.
+func (p *Plan) Revise(passes int) *Plan {
+	c := p.Predicted
+	if !c.PowerPass || passes != c.Passes+1 {
+		return nil
+	}
+	r := *p
+	r.Options = nil
+	c.Passes, c.CPUSeconds, c.CPUSecondsPower, c.PowerPass = passes, c.CPUSecondsPower, 0, false
+	r.Predicted, r.Revised = c, true
+	return &r
 }
 
 func seconds(s float64) string {

@@ -2,12 +2,16 @@ package lda
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
+	_ "github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -54,8 +58,8 @@ func TestPlanSourceEstimatesEntries(t *testing.T) {
 		t.Fatalf("estimated %d entries (flag %v) for %d documents; true %d", p.NNZ, p.NNZEstimated, p.Docs, truth)
 	}
 	for _, c := range p.Options {
-		if !c.Fits || c.Seconds < 0 {
-			t.Errorf("%s: fits %v (%s), predicted %.3gs", c.Third, c.Fits, c.Why, c.Seconds)
+		if !c.Fits || c.CPUSeconds < 0 {
+			t.Errorf("%s: fits %v (%s), predicted %.3gs", c.Third, c.Fits, c.Why, c.CPUSeconds)
 		}
 	}
 	if !strings.Contains(p.String(), "estimated") {
@@ -72,8 +76,11 @@ func TestPlanSourceEstimatesEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Third != Explicit || p.Options[1].Fits || p.Options[0].Seconds != -1 {
-		t.Errorf("unknown documents: chose %s, rows fit %v, explicit time %v", p.Third, p.Options[1].Fits, p.Options[0].Seconds)
+	if s := p.String(); !strings.Contains(s, "CPU unknown, peak") {
+		t.Errorf("unknown documents: the plan does not say the time is unknown:\n%s", s)
+	}
+	if p.Third != Explicit || p.Options[1].Fits || p.Options[0].CPUSeconds != -1 {
+		t.Errorf("unknown documents: chose %s, rows fit %v, explicit time %v", p.Third, p.Options[1].Fits, p.Options[0].CPUSeconds)
 	}
 }
 
@@ -93,13 +100,15 @@ func TestPlanChoices(t *testing.T) {
 		{wiki, 10, 2 << 30, Explicit},
 		{wiki, 50, 2 << 30, Explicit},
 		{wiki, 100, 2 << 30, Explicit},
-		// Both fit; RTPM's ≈k·26 contractions of the k³/6 tensor are
+		// Both fit; RTPM's ≈15·k block contractions of the k³/6 tensor are
 		// predicted slower than 25 passes over the rows.
 		{small, 300, 2 << 30, Rows},
 		{small, 300, 1 << 30, Rows}, // the transform's 4·k³·8 bytes no longer fit
-		// Nothing fits: the d×k statistics alone take 1.2 GB at k=300; the
-		// smallest is the rows (the sketch of the largest length allowed).
-		{wiki, 300, 2 << 30, Rows},
+		// Nothing fits: the d×k statistics alone take 1.2 GB at k=300
+		// (1.9 GB of RSS), and the rows' contractions four d×L arrays
+		// (L=600: 1.9 GB, implicit.Operator.Apply); the smallest is the
+		// sketch (of the largest length allowed).
+		{wiki, 300, 2 << 30, Sketch},
 		{wiki, 1000, 1 << 30, Sketch},
 	}
 	for _, c := range cases {
@@ -112,7 +121,7 @@ func TestPlanChoices(t *testing.T) {
 		if p.Third != c.want || !p.Auto {
 			t.Errorf("k=%d, budget %s: chose %s (auto %v), want %s\n%s", c.k, bytesStr(c.memory), p.Third, p.Auto, c.want, p)
 		}
-		if p.Predicted.Third != p.Third || p.Predicted.Seconds <= 0 || p.Predicted.PeakBytes <= 0 {
+		if p.Predicted.Third != p.Third || p.Predicted.CPUSeconds <= 0 || p.Predicted.PeakBytes <= 0 {
 			t.Errorf("k=%d: prediction %+v for %s", c.k, p.Predicted, p.Third)
 		}
 	}
@@ -175,5 +184,137 @@ func TestSketchTooCoarse(t *testing.T) {
 	_, err := Fit(context.Background(), src, Config{K: 8, Alpha0: 1, Seed: 2, Third: Sketch, SketchLen: 16, SketchCount: 1})
 	if err == nil || !strings.Contains(err.Error(), "--sketch-len") {
 		t.Fatalf("16×1 sketch at k=8: err %v, want advice to raise --sketch-len", err)
+	}
+}
+
+// TestPlanPowerPass: where Fit may add the automatic power pass (default
+// PowerIters, a randomized whitening with extra columns), every option says
+// so and prices it; where it cannot (exact whitening, PowerIters set, no
+// extra columns) none does; Revise turns the prediction into the three-pass
+// one only when the fit took that pass.
+func TestPlanPowerPass(t *testing.T) {
+	info := stream.Info{Terms: 100000, Rows: 1_000_000, NNZ: 150_000_000}
+	p, err := PlanFit(info, Config{K: 100, Alpha0: 1, Third: Auto, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Options {
+		if !c.PowerPass || c.Passes != 2 || !(c.CPUSecondsPower > c.CPUSeconds) || c.CPUSeconds <= 0 {
+			t.Errorf("%s: power pass %v, passes %d, CPU %.3g s, with the power pass %.3g s", c.Third, c.PowerPass, c.Passes, c.CPUSeconds, c.CPUSecondsPower)
+		}
+	}
+	if s := p.String(); !strings.Contains(s, "passes 2 (+1 if the first sketch does not decay)") || !strings.Contains(s, "with the power pass") {
+		t.Errorf("the plan does not mention the possible power pass:\n%s", s)
+	}
+	if p.Revise(2) != nil {
+		t.Error("Revise(2) of a two-pass prediction revised it")
+	}
+	r := p.Revise(3)
+	if r == nil || !r.Revised || r.Predicted.Passes != 3 || r.Predicted.PowerPass || r.Predicted.CPUSeconds != p.Predicted.CPUSecondsPower || r.Third != p.Third {
+		t.Fatalf("Revise(3): %+v", r)
+	}
+	if s := r.String(); strings.Contains(s, "\n") || !strings.Contains(s, "passes 3 ") || !strings.Contains(s, "power pass") {
+		t.Errorf("revised plan: %q", s)
+	}
+	if p.Predicted.PowerPass != true || p.Options[0].PowerPass != true {
+		t.Error("Revise changed the plan it revised")
+	}
+	// The pass costs one pass over the entries plus the gathers of its
+	// k+oversample sketch columns, less than a third of the fit.
+	if extra := p.Predicted.CPUSecondsPower - p.Predicted.CPUSeconds; extra > p.Predicted.CPUSeconds/2 {
+		t.Errorf("power pass predicted at %.3g s of a %.3g s fit", extra, p.Predicted.CPUSeconds)
+	}
+	// Unknown documents: the passes still say +1, the time is unknown.
+	unknown, err := PlanFit(stream.Info{Terms: 100000, Rows: -1, NNZ: -1}, Config{K: 100, Alpha0: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := unknown.String(); !strings.Contains(s, "(+1 if the first sketch does not decay) + ") || !strings.Contains(s, "contractions, CPU unknown, peak") || strings.Contains(s, "with the power pass") {
+		t.Errorf("unknown documents:\n%s", s)
+	}
+	for name, cfg := range map[string]Config{
+		"power-iters -1": {K: 100, Alpha0: 1, PowerIters: -1},
+		"power-iters 1":  {K: 100, Alpha0: 1, PowerIters: 1},
+		"no oversample":  {K: 100, Alpha0: 1, Oversample: -1},
+		"exact":          {K: 100, Alpha0: 1, ExactDim: 200000},
+	} {
+		p, err := PlanFit(info, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2
+		if cfg.PowerIters == 1 {
+			want = 3
+		}
+		if c := p.Predicted; c.PowerPass || c.Passes != want || c.CPUSecondsPower != 0 || p.Revise(want+1) != nil {
+			t.Errorf("%s: power pass %v, passes %d (want %d), with the power pass %.3g s", name, c.PowerPass, c.Passes, want, c.CPUSecondsPower)
+		}
+		if strings.Contains(p.String(), "+1 if") {
+			t.Errorf("%s: the plan mentions a power pass:\n%s", name, p)
+		}
+	}
+}
+
+// TestFitRevisesPlan: when the first sketch does not decay (here topics
+// drawn from Dirichlet(1), so the k-th eigenvalue of M2 is close to the
+// noise, and 2 extra columns), Fit takes the power pass and reports the
+// revised prediction through OnPlan before the third-moment pass; the
+// revision counts the passes the fit took. With the power pass turned off
+// there is no revision.
+func TestFitRevisesPlan(t *testing.T) {
+	src, _ := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 2000, K: 10, Alpha0: 1, DocLen: 50, Beta: 1, Seed: 3})
+	for _, power := range []int{0, -1} {
+		var got []*Plan
+		m, err := Fit(context.Background(), src, Config{K: 10, Alpha0: 1, Seed: 1, Oversample: 2, PowerIters: power, OnPlan: func(p *Plan) { got = append(got, p) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || got[0].Revised || got[0].Predicted.Passes != 2 || got[0].Predicted.PowerPass != (power == 0) {
+			t.Fatalf("power-iters %d: first plan %+v", power, got)
+		}
+		want := 1
+		if power == 0 {
+			want = 2
+		}
+		if len(got) != want {
+			t.Fatalf("power-iters %d: %d plans reported, want %d (passes %d, tail %.3f)", power, len(got), want, m.Fit.Passes, m.Fit.SketchTail)
+		}
+		if r := got[len(got)-1]; r.Predicted.Passes != m.Fit.Passes {
+			t.Errorf("power-iters %d: plan predicts %d passes, the fit took %d", power, r.Predicted.Passes, m.Fit.Passes)
+		}
+		if power == 0 && (!got[1].Revised || got[1].Predicted.CPUSeconds != got[0].Predicted.CPUSecondsPower) {
+			t.Errorf("revision %+v of %+v", got[1], got[0])
+		}
+	}
+}
+
+// TestPlanPredictions prints, for bench/lda/SCALE.md, the plan's prediction
+// for the files in $STREAMFIT_PLAN_FILES (comma-separated FILE:K entries;
+// skipped when unset): one TSV line per file and representation with the
+// documents, entries, passes, CPU seconds (and with the power pass), peak
+// and contractions. bench/lda/scale.sh predict runs it.
+func TestPlanPredictions(t *testing.T) {
+	list := os.Getenv("STREAMFIT_PLAN_FILES")
+	if list == "" {
+		t.Skip("STREAMFIT_PLAN_FILES not set")
+	}
+	for _, e := range strings.Split(list, ",") {
+		file, ks, _ := strings.Cut(e, ":")
+		k, err := strconv.Atoi(ks)
+		if err != nil {
+			t.Fatalf("%q: want FILE:K", e)
+		}
+		src, err := stream.Open(file, stream.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := PlanSource(context.Background(), src, Config{K: k, Alpha0: 1, Workers: 2, Third: Auto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Options {
+			fmt.Printf("PLAN\t%s\t%d\t%s\t%v\t%d\t%d\t%d\t%v\t%.2f\t%.2f\t%.0f\t%d\n", file, k, c.Third, c.Third == p.Third,
+				p.Docs, p.NNZ, c.Passes, c.PowerPass, c.CPUSeconds, c.CPUSecondsPower, float64(c.PeakBytes)/(1<<20), c.Contractions)
+		}
 	}
 }
