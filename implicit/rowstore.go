@@ -56,6 +56,7 @@ type RowStore struct {
 	pend  []float64 // pending rows, up to ChunkRows×K
 	pinv  []float64
 	raw   []byte
+	comp  []byte // the last chunk compressed
 	enc   *zstd.Encoder
 	dec   *zstd.Decoder
 	state error // sticky: set by a failed write or Close
@@ -183,7 +184,11 @@ func (s *RowStore) flush() error {
 		binary.LittleEndian.PutUint64(raw[p:], math.Float64bits(v))
 		p += 8
 	}
-	comp := s.enc.EncodeAll(raw, nil)
+	// Into the same buffer every chunk: a fresh one per chunk (≈0.4 MB at
+	// k=10) was garbage that grew with the rows and set the peak of the
+	// pass (bench/lda TestFitScaling).
+	s.comp = s.enc.EncodeAll(raw, s.comp[:0])
+	comp := s.comp
 	rf := s.files[0]
 	if _, err := rf.f.Write(comp); err != nil {
 		return s.fail(fmt.Errorf("implicit: row store %s: %w", rf.path, err))

@@ -23,6 +23,7 @@ func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (
 // into a model: re-whitening, decomposition, recovery and diagnostics
 // (steps 2–3 of Fit).
 func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.Model, error) {
+	collect() // the pass's batches, before the solve allocates
 	acc := th.acc
 	var mom *implicit.Whitened
 	if err := stage(ctx, "moments", func(context.Context) (err error) {
