@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -207,9 +208,16 @@ func TestTripleAgainstBruteForce(t *testing.T) {
 
 // TestExplicitMatchesImplicit compares T(I,θ,θ) of the packed tensor with the
 // operator over cached rows, on a corpus big enough to cross row chunks and
-// with k not a multiple of the GEMM block.
+// with k not a multiple of the GEMM block; the larger vocabulary crosses the
+// blocks of words of the W terms too.
 func TestExplicitMatchesImplicit(t *testing.T) {
-	const d, k, l = 40, 11, 7
+	for _, d := range []int{40, WRows + 40} {
+		t.Run(fmt.Sprint(d), func(t *testing.T) { explicitMatchesImplicit(t, d) })
+	}
+}
+
+func explicitMatchesImplicit(t *testing.T, d int) {
+	const k, l = 11, 7
 	b, _ := tinyCorpus(opRows+500, d, 5)
 	w := randDense(d, k, 6)
 	acc := NewTripleAcc(d, k)

@@ -30,6 +30,10 @@ var _ solver.Tensor = (*Operator)(nil)
 // scratch to opRows×L.
 const opRows = 4096
 
+// WRows is the number of words whose W terms Operator.Apply contracts at
+// once, bounding that scratch to 4·WRows×L values whatever the vocabulary.
+const WRows = 4096
+
 // Operator returns the implicit operator for statistics accumulated with
 // KeepRows and the whitening matrix w of that pass. It shares a's memory.
 func (a *TripleAcc) Operator(w *mat.Dense) (*Operator, error) {
@@ -90,24 +94,34 @@ func (o *Operator) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 		part.Mul(y.T(), &g)
 		dst.Add(dst, &part)
 	}
-	var u, zt mat.Dense
-	u.Mul(o.w, theta)
-	zt.Mul(o.z, theta)
-	ur, zr := u.RawMatrix(), zt.RawMatrix()
-	v := mat.NewDense(o.d, l, nil)
-	uu := mat.NewDense(o.d, l, nil)
-	vr, uur := v.RawMatrix(), uu.RawMatrix()
-	for i := range o.d {
-		for j := range l {
-			x := ur.Data[i*ur.Stride+j]
-			vr.Data[i*vr.Stride+j] = 2*o.g3[i]*x*x - 2*x*zr.Data[i*zr.Stride+j]
-			uur.Data[i*uur.Stride+j] = x * x
+	// The W terms a block of WRows words at a time: whole, their four d×L
+	// scratch matrices are 640 MB at d=100,000 and L=200 restarts.
+	var u, zt, v, uu mat.Dense
+	for i0 := 0; i0 < o.d; i0 += WRows {
+		i1 := min(i0+WRows, o.d)
+		wb, zb := o.w.Slice(i0, i1, 0, o.k), o.z.Slice(i0, i1, 0, o.k)
+		for _, m := range []*mat.Dense{&u, &zt, &v, &uu} {
+			m.Reset()
 		}
+		u.Mul(wb, theta)
+		zt.Mul(zb, theta)
+		v.ReuseAs(i1-i0, l)
+		uu.ReuseAs(i1-i0, l)
+		ur, zr := u.RawMatrix(), zt.RawMatrix()
+		vr, uur := v.RawMatrix(), uu.RawMatrix()
+		for i := range i1 - i0 {
+			g := o.g3[i0+i]
+			for j := range l {
+				x := ur.Data[i*ur.Stride+j]
+				vr.Data[i*vr.Stride+j] = 2*g*x*x - 2*x*zr.Data[i*zr.Stride+j]
+				uur.Data[i*uur.Stride+j] = x * x
+			}
+		}
+		part.Mul(wb.T(), &v)
+		dst.Add(dst, &part)
+		part.Mul(zb.T(), &uu)
+		dst.Sub(dst, &part)
 	}
-	part.Mul(o.w.T(), v)
-	dst.Add(dst, &part)
-	part.Mul(o.z.T(), uu)
-	dst.Sub(dst, &part)
 	dst.Scale(1/o.n, dst)
 	return nil
 }

@@ -391,11 +391,11 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		c.DiskBytes = int64(n * rowBytes)
 		perApply := nsPerRowPass + n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemmRows + 8*d*k*blockCols/gemm64
 		// Each worker's chunk of rows, its product with the block and that
-		// product squared; the block's workspace; the W-terms' four d×L
-		// arrays of every contraction (implicit.Operator.Apply: 640 MB at
-		// d=100,000, L=200); the compressors.
+		// product squared; the block's workspace; the W-terms' four
+		// blocks of words × L (implicit.Operator.Apply takes the words
+		// implicit.WRows at a time); the compressors.
 		chunk := implicit.DefaultChunkRows * (k*8*2 + 2*blockCols*8)
-		live = dk + w*(chunk+4<<20) + (w+2)*k*blockCols*8 + 4*d*blockCols*8 + math.Min(float64(c.DiskBytes), rowCoderMax)
+		live = dk + w*(chunk+4<<20) + (w+2)*k*blockCols*8 + 4*math.Min(d, implicit.WRows)*blockCols*8 + math.Min(float64(c.DiskBytes), rowCoderMax)
 		ns = passNS + n*k*nsPerDocK + n*rowBytes*nsPerRowByte + float64(applies)*perApply
 	case Sketch:
 		b, count := float64(p.SketchLen), float64(p.SketchCount)

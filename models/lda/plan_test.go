@@ -105,10 +105,10 @@ func TestPlanChoices(t *testing.T) {
 		{small, 300, 2 << 30, Rows},
 		{small, 300, 1 << 30, Rows}, // the transform's 4·k³·8 bytes no longer fit
 		// Nothing fits: the d×k statistics alone take 1.2 GB at k=300
-		// (1.9 GB of RSS), and the rows' contractions four d×L arrays
-		// (L=600: 1.9 GB, implicit.Operator.Apply); the smallest is the
-		// sketch (of the largest length allowed).
-		{wiki, 300, 2 << 30, Sketch},
+		// (1.9 GB of RSS); the smallest is then the rows (2.4 GiB: their
+		// contractions take the W terms a block of words at a time, not
+		// as four d×L arrays) before the sketch (3.0 GiB).
+		{wiki, 300, 2 << 30, Rows},
 		{wiki, 1000, 1 << 30, Sketch},
 	}
 	for _, c := range cases {
