@@ -145,8 +145,20 @@ func (p *batch) prepare(b *stream.Docs, d int) {
 }
 
 // addScalars adds the per-term sums of p into the vocabulary-length totals
-// (nil ones are skipped).
-func (p *batch) addScalars(m1, g2, g3 []float64) {
+// (nil ones are skipped), exactly with a fold (see addTotal).
+func (p *batch) addScalars(fold *batchFold, m1, g2, g3 []float64) {
+	if fold != nil {
+		for _, t := range [3]struct{ total, part []float64 }{{m1, p.m1}, {g2, p.g2}, {g3, p.g3}} {
+			if t.total == nil {
+				continue
+			}
+			a := fold.array(t.total)
+			for j, term := range p.tm.terms {
+				foldAt(fold, a, int(term), t.part[j:j+1])
+			}
+		}
+		return
+	}
 	for j, t := range p.tm.terms {
 		if m1 != nil {
 			m1[t] += p.m1[j]

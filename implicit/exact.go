@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/streamfit/streamfit/stream"
@@ -34,8 +35,8 @@ import (
 // Between passes the accumulator's own float64 array holds round(V), so
 // everything that reads the accumulator works unchanged, and Exact holds the
 // low words L; H is recovered from round(V) and L (unround). During a pass the
-// array holds H·2^(e+63) and each batch's partial is folded in by ordered, per
-// batch and only over the terms the batch touched.
+// array holds H·2^(e+63), and each batch's commit folds its partial sums into
+// it row by row as it forms them (addTotal), so nothing is copied per batch.
 
 const (
 	// fixedFracBits is the resolution below a document's bound.
@@ -79,26 +80,27 @@ func scaleFor(bound float64) fixedScale {
 // add adds x to the total whose high part is *v (H·hi) and low word *lo. It
 // reports false when the total leaves the exact range.
 func (s fixedScale) add(v *float64, lo *uint64, x float64) bool {
-	seg, base, los := [1]float64{x}, [1]float64{*v}, [1]uint64{*lo}
-	ok := s.fold(seg[:], base[:], los[:])
-	*v, *lo = seg[0], los[0]
+	vs, los := [1]float64{*v}, [1]uint64{*lo}
+	ok := foldFixed(s, vs[:], []float64{x}, los[:])
+	*v, *lo = vs[0], los[0]
 	return ok
 }
 
-// fold adds the values of seg exactly to the totals with high parts base
-// and low words lo, writing the new high parts to seg. It reports false
-// when a total leaves the exact range.
+// foldFixed adds the values of x exactly to the totals of resolution s with
+// high parts dst and low words lo, in place. It reports false when a total
+// leaves the exact range.
 //
-// Each value x is truncated towards zero to a multiple of lo and split as
+// Each value is truncated towards zero to a multiple of lo and split as
 // h·hi + l·lo (h an integer held in a float64, l < 2^63, two's complement
 // below), without a branch or a call: the signs of partial sums are random,
 // a branch on them would be mispredicted half the time, and this loop runs
 // over every total a batch touches.
-func (s fixedScale) fold(seg, base []float64, lo []uint64) bool {
-	base, lo = base[:len(seg)], lo[:len(seg)]
+func foldFixed[F real](s fixedScale, dst []float64, x []F, lo []uint64) bool {
+	dst, lo = dst[:len(x)], lo[:len(x)]
 	iv, hi, invLo, limit := s.iv, s.hi, s.invLo, s.limit
 	bad := false
-	for j, x := range seg {
+	for j, xf := range x {
+		x := float64(xf)
 		a := math.Abs(x)
 		// Truncation by signed conversion; a value beyond int64 (or NaN)
 		// gives a huge h, which the range check reports.
@@ -113,8 +115,8 @@ func (s fixedScale) fold(seg, base []float64, lo []uint64) bool {
 		l = ((l ^ neg) - neg) & fixedLoMask
 		sum := lo[j] + l
 		lo[j] = sum & fixedLoMask
-		v := base[j] + (h+float64(sum>>fixedLoBits))*hi
-		seg[j] = v
+		v := dst[j] + (h+float64(sum>>fixedLoBits))*hi
+		dst[j] = v
 		bad = bad || !(math.Abs(v) < limit)
 	}
 	return !bad
@@ -146,11 +148,10 @@ func (s fixedScale) unround(r float64, l uint64) float64 {
 // fixedArray is one exact total array: the accumulator's float64 values and
 // their low words.
 type fixedArray struct {
-	name   string
-	v      []float64
-	lo     []uint64
-	scale  fixedScale
-	stride int // values per vocabulary term; 0: every batch adds to all of it
+	name  string
+	v     []float64
+	lo    []uint64
+	scale fixedScale
 	// field is the accumulator's field holding v, which Stats.Merge
 	// detaches while the accumulator merges everything but the totals.
 	field *[]float64
@@ -220,8 +221,8 @@ func NewTripleExact(a *TripleAcc, w *mat.Dense, prev *Exact) (*Exact, error) {
 // pairArrays lists a's totals with the scales of M1 and E2·Ω.
 func pairArrays(a *PairAcc, s0, s1 fixedScale) []fixedArray {
 	return []fixedArray{
-		{name: "pair.m1", v: a.M1, stride: 1, scale: s0, field: &a.M1},
-		{name: "pair.e2omega", v: a.E2Omega, stride: a.Cols, scale: s1, field: &a.E2Omega},
+		{name: "pair.m1", v: a.M1, scale: s0, field: &a.M1},
+		{name: "pair.e2omega", v: a.E2Omega, scale: s1, field: &a.E2Omega},
 	}
 }
 
@@ -229,11 +230,11 @@ func pairArrays(a *PairAcc, s0, s1 fixedScale) []fixedArray {
 // cubic ones.
 func tripleArrays(a *TripleAcc, s0, s1, s3 fixedScale) []fixedArray {
 	arrays := []fixedArray{
-		{name: "triple.m1", v: a.M1, stride: 1, scale: s0, field: &a.M1},
-		{name: "triple.g2", v: a.G2, stride: 1, scale: s0, field: &a.G2},
-		{name: "triple.g3", v: a.G3, stride: 1, scale: s0, field: &a.G3},
-		{name: "triple.z", v: a.Z, stride: a.K, scale: s1, field: &a.Z},
-		{name: "triple.z2", v: a.Z2, stride: a.K, scale: s1, field: &a.Z2},
+		{name: "triple.m1", v: a.M1, scale: s0, field: &a.M1},
+		{name: "triple.g2", v: a.G2, scale: s0, field: &a.G2},
+		{name: "triple.g3", v: a.G3, scale: s0, field: &a.G3},
+		{name: "triple.z", v: a.Z, scale: s1, field: &a.Z},
+		{name: "triple.z2", v: a.Z2, scale: s1, field: &a.Z2},
 	}
 	if a.Y3 != nil {
 		arrays = append(arrays, fixedArray{name: "triple.y3", v: a.Y3, scale: s3, field: &a.Y3})
@@ -273,12 +274,19 @@ func (e *Exact) adopt(prev *Exact) error {
 
 // same reports how o's arrays differ from e's, if they do.
 func (e *Exact) same(o *Exact) error {
+	return e.sameArrays(o, true)
+}
+
+// sameArrays reports how o's arrays differ from e's in name and resolution
+// and, with lengths, in length (not for exact totals described by a file's
+// metadata, whose sections carry the lengths).
+func (e *Exact) sameArrays(o *Exact, lengths bool) error {
 	if len(e.arrays) != len(o.arrays) {
 		return fmt.Errorf("implicit: exact totals of %d and %d arrays", len(e.arrays), len(o.arrays))
 	}
 	for i, a := range e.arrays {
 		b := o.arrays[i]
-		if a.name != b.name || len(a.v) != len(b.v) || a.scale.exp != b.scale.exp {
+		if a.name != b.name || (lengths && len(a.v) != len(b.v)) || a.scale.exp != b.scale.exp {
 			return fmt.Errorf("implicit: exact totals differ: %s (%d values at 2^%d) vs %s (%d values at 2^%d)",
 				a.name, len(a.v), a.scale.exp, b.name, len(b.v), b.scale.exp)
 		}
@@ -295,7 +303,7 @@ func (e *Exact) Merge(o *Exact) error {
 	}
 	for i := range e.arrays {
 		a, b := &e.arrays[i], &o.arrays[i]
-		if err := a.addFrom(0, b.v, b.lo, b.scale.unround); err != nil {
+		if err := a.addFrom(0, b.v, b.lo); err != nil {
 			return err
 		}
 	}
@@ -303,14 +311,14 @@ func (e *Exact) Merge(o *Exact) error {
 	return nil
 }
 
-// addFrom adds the totals (v, lo) to a's values from off on; high(v, lo)
-// gives the high part of a total of v (unround for rounded values).
-func (a *fixedArray) addFrom(off int, v []float64, lo []uint64, high func(float64, uint64) float64) error {
+// addFrom adds the rounded totals (v, lo) of a's resolution to a's values
+// from off on.
+func (a *fixedArray) addFrom(off int, v []float64, lo []uint64) error {
 	s := a.scale
 	dst, dlo := a.v[off:off+len(v)], a.lo[off:off+len(v)]
 	for j := range v {
 		h := s.unround(dst[j], dlo[j])
-		if !s.addFixed(&h, &dlo[j], high(v[j], lo[j]), lo[j]) {
+		if !s.addFixed(&h, &dlo[j], s.unround(v[j], lo[j]), lo[j]) {
 			return fmt.Errorf("%w: %s", ErrOverflow, a.name)
 		}
 		dst[j] = s.round(h, dlo[j])
@@ -332,8 +340,8 @@ func (e *Exact) toRaw() {
 }
 
 // toRounded turns high parts back into rounded totals. A high part that is
-// not a whole multiple of its unit means that a batch added to a total it
-// did not declare (see touchedTerms): a broken accumulator, reported.
+// not a whole multiple of its unit means that a commit added to a total
+// without addTotal: a broken accumulator, reported.
 func (e *Exact) toRounded() error {
 	if !e.raw {
 		return nil
@@ -413,82 +421,66 @@ func skipBatches(docs func(context.Context) iter.Seq2[*stream.Docs, error], n in
 	}
 }
 
-// batchFold folds each batch's partial sums into exact totals. ordered calls
-// before just ahead of a batch's commit, which then adds the partials to
-// zeroed totals, and after it, which adds them exactly to the saved high
-// parts. Both run in batch order, one batch at a time.
+// batchFold folds each batch's partial sums into exact totals: the
+// commit of a batch adds them with addTotal (on several goroutines, each
+// to its own rows), and ordered then calls after, in batch order.
 type batchFold struct {
 	e        *Exact
-	save     []float64
+	mu       sync.Mutex
+	bad      string // the first array that left its exact range
 	snapshot func(int64) error
 	every    time.Duration
 	last     time.Time // of the last snapshot
 }
 
-// touchedTerms lists the vocabulary terms whose rows a batch's commit adds
-// to (per-term arrays); other rows are left alone.
-func (p *batch) touchedTerms() []int32 { return p.tm.terms }
-
-// terms returns the terms part p's commit touches, or nil for all of them.
-func terms(p any) []int32 {
-	if t, ok := p.(interface{ touchedTerms() []int32 }); ok {
-		return t.touchedTerms()
+// exact returns f when it folds partials into exact totals, and nil when it
+// only counts batches (NewPairOrdered: plain totals) or is nil: what a
+// commit is given.
+func (f *batchFold) exact() *batchFold {
+	if f == nil || f.e.arrays == nil {
+		return nil
 	}
-	return nil
+	return f
 }
 
-// each calls fn on the pieces of a that a batch touching terms adds to.
-func (a *fixedArray) each(terms []int32, fn func(seg []float64, off int)) {
-	if a.stride == 0 || terms == nil {
-		fn(a.v, 0)
+// addTotal adds the partial sums x of a batch to total[off:off+len(x)]:
+// by float64 addition without a fold, else exactly into the exact array
+// that holds total.
+func addTotal[F real](f *batchFold, total []float64, off int, x []F) {
+	if f == nil {
+		addTo(total[off:off+len(x)], x)
 		return
 	}
-	for _, t := range terms {
-		off := int(t) * a.stride
-		fn(a.v[off:off+a.stride], off)
+	foldAt(f, f.array(total), off, x)
+}
+
+// foldAt folds x exactly into a's totals from off on, noting an overflow
+// for after.
+func foldAt[F real](f *batchFold, a *fixedArray, off int, x []F) {
+	if !foldFixed(a.scale, a.v[off:], x, a.lo[off:]) {
+		f.mu.Lock()
+		if f.bad == "" {
+			f.bad = a.name
+		}
+		f.mu.Unlock()
 	}
 }
 
-func (f *batchFold) before(p any) {
-	tm := terms(p)
-	// Sized once for the batch, so that the buffer does not grow by
-	// appends (each leaving garbage of its size) in the first batches.
-	n := 0
-	for _, a := range f.e.arrays {
-		if a.stride == 0 || tm == nil {
-			n += len(a.v)
-		} else {
-			n += len(tm) * a.stride
+// array returns the exact array whose values are total.
+func (f *batchFold) array(total []float64) *fixedArray {
+	for i := range f.e.arrays {
+		if a := &f.e.arrays[i]; &a.v[0] == &total[0] {
+			return a
 		}
 	}
-	if cap(f.save) < n {
-		f.save = make([]float64, 0, n)
-	}
-	f.save = f.save[:0]
-	for i := range f.e.arrays {
-		f.e.arrays[i].each(tm, func(seg []float64, _ int) {
-			f.save = append(f.save, seg...)
-			clear(seg)
-		})
-	}
+	panic("implicit: a commit added to a total that has no exact array")
 }
 
-func (f *batchFold) after(p any) error {
-	tm := terms(p)
-	k := 0
-	var bad string
-	for i := range f.e.arrays {
-		a := &f.e.arrays[i]
-		s := a.scale
-		a.each(tm, func(seg []float64, off int) {
-			if !s.fold(seg, f.save[k:], a.lo[off:]) && bad == "" {
-				bad = a.name
-			}
-			k += len(seg)
-		})
-	}
-	if bad != "" {
-		return fmt.Errorf("%w: %s", ErrOverflow, bad)
+// after ends a batch whose partials have been folded: it reports an
+// overflow, counts the batch and takes a snapshot when one is due.
+func (f *batchFold) after() error {
+	if f.bad != "" {
+		return fmt.Errorf("%w: %s", ErrOverflow, f.bad)
 	}
 	f.e.Batches++
 	if f.snapshot != nil && time.Since(f.last) >= f.every {
@@ -597,32 +589,39 @@ func (e *Exact) bind(pair *PairAcc, triple *TripleAcc) error {
 		if a.name != w.name || len(a.lo) != len(w.v) {
 			return fmt.Errorf("exact totals %s of %d values for %s of %d", a.name, len(a.lo), w.name, len(w.v))
 		}
-		a.v, a.stride, a.field = w.v, w.stride, w.field
+		a.v, a.field = w.v, w.field
 	}
 	return nil
 }
 
 // mergeDetached runs merge, the accumulators' own Merge of e's and o's
-// accumulators, with their totals detached (empty), so that it checks
-// shapes and bases and adds counts and kept rows but leaves the totals to
-// e.Merge, which then adds them exactly.
+// accumulators, with their totals detached (see detached), and then adds
+// the totals exactly (e.Merge).
 func (e *Exact) mergeDetached(o *Exact, merge func() error) error {
 	if err := e.same(o); err != nil {
 		return err
 	}
-	for _, x := range [2]*Exact{e, o} {
+	if err := detached(merge, e, o); err != nil {
+		return err
+	}
+	return e.Merge(o)
+}
+
+// detached runs merge with the accumulator fields holding the totals of
+// each of es set to nil, and then restores them: the accumulators' Merge
+// then checks shapes and bases and adds counts and kept rows, but leaves
+// the totals to the exact merge.
+func detached(merge func() error, es ...*Exact) error {
+	for _, x := range es {
 		for _, a := range x.arrays {
 			*a.field = nil
 		}
 	}
 	err := merge()
-	for _, x := range [2]*Exact{e, o} {
+	for _, x := range es {
 		for _, a := range x.arrays {
 			*a.field = a.v
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return e.Merge(o)
+	return err
 }

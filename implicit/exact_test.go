@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
@@ -375,5 +376,31 @@ func BenchmarkExactPass(b *testing.B) {
 				return a, func(on func(int)) error { return a.Pass(context.Background(), src, 2, w, on) }, e
 			})
 		})
+	}
+}
+
+// TestExactOverflow checks that a total leaving its exact range stops the
+// pass with ErrOverflow naming the array, for totals folded row by row on
+// several goroutines (Z, Z2) and whole (Y3).
+func TestExactOverflow(t *testing.T) {
+	const d, k, rows = 60, 5, 40
+	docs, _ := tinyCorpus(400, d, 45)
+	w := randDense(d, k, 46)
+	for _, name := range []string{"triple.z", "triple.y3", "triple.m1"} {
+		a := NewTripleAcc(d, k)
+		e, err := NewTripleExact(a, w, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range e.arrays {
+			if e.arrays[i].name == name {
+				// A range of 2^-7: the first batch leaves it.
+				e.arrays[i].scale = newFixedScale(-120)
+			}
+		}
+		err = e.Pass(context.Background(), batches(docs, rows, -1), 2, nil, PassOptions{})
+		if !errors.Is(err, ErrOverflow) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s out of range: %v", name, err)
+		}
 	}
 }

@@ -56,8 +56,8 @@ func (s *sequencer) done() {
 // whatever the number of workers, and the totals are bit-identical for any
 // workers, at the price of one partial per worker. Batch i goes to worker
 // i mod workers (stream.Each's fixed assignment), which is how a worker
-// knows its turn. With a fold (Exact.Pass), each commit is folded into
-// exact totals (see Exact).
+// knows its turn. With a fold (Exact.Pass), each commit folds its partials
+// into exact totals (addTotal; commit must be given the fold too).
 func ordered[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int,
 	newPart func() P, compute func(P, *stream.Docs), commit func(P), onBatch func(docs int), fold *batchFold) error {
 	workers = max(1, workers)
@@ -81,12 +81,9 @@ func ordered[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*s
 		if err := seq.wait(pass, turn); err != nil {
 			return err
 		}
-		if fold == nil {
-			commit(parts[w])
-		} else {
-			fold.before(parts[w])
-			commit(parts[w])
-			if err := fold.after(parts[w]); err != nil {
+		commit(parts[w])
+		if fold != nil {
+			if err := fold.after(); err != nil {
 				return err
 			}
 		}

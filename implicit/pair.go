@@ -50,6 +50,9 @@ type pairPart[F real] struct {
 	sp  *flatSparse[F] // Ω when it is sparse (shared)
 	r   []F            // usable documents × Cols: cᵀΩ/n2
 	tmp [][]F          // scratch rows of the commit, one per goroutine
+	// part holds, per goroutine of the commit, a term's partial row in
+	// float64 before it is folded into exact totals (nil without a fold).
+	part [][]float64
 }
 
 // Add accumulates the documents of b; omega must be D×Cols and the same for
@@ -97,12 +100,17 @@ func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context
 		sp = flatten[F](a.sp.rows, a.D)
 	}
 	var bufs batchBuffers
+	exact := fold.exact()
 	defer bufs.release()
 	return ordered(ctx, docs, workers, func() *pairPart[F] {
-		return &pairPart[F]{batch: bufs.get(), om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}
+		p := &pairPart[F]{batch: bufs.get(), om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}
+		if exact != nil {
+			p.part = scratchRows[float64](len(p.tmp), a.Cols)
+		}
+		return p
 	},
 		func(p *pairPart[F], b *stream.Docs) { p.compute(a, b) },
-		func(p *pairPart[F]) { p.commit(a) }, onBatch, fold)
+		func(p *pairPart[F]) { p.commit(a, exact) }, onBatch, fold)
 }
 
 // begin checks omega and records its fingerprint and sparsity.
@@ -189,12 +197,13 @@ func flatten[F real](sp rowsNZ, d int) *flatSparse[F] {
 }
 
 // scatter forms, for each distinct term j of tm, the row Σ c·x[row] over
-// its entries (rows of x have width w) and hands it to add(j, term, row).
-// The terms are cut into len(tmp) ranges done concurrently, each in its own
-// scratch row tmp[i] (width w), so add may write the totals of its term
-// without locking. The sums run in document order whatever the cut.
-func scatter[F real](tm *termGroups, x []F, w int, tmp [][]F, add func(j int, t int32, row []F)) {
-	one := func(lo, hi int, out []F) {
+// its entries (rows of x have width w) and hands it to add(g, j, term, row).
+// The terms are cut into len(tmp) ranges done concurrently, range g in its
+// own scratch row tmp[g] (width w), so add may write the totals of its term
+// without locking, and use scratch of its own indexed by g. The sums run in
+// document order whatever the cut.
+func scatter[F real](tm *termGroups, x []F, w int, tmp [][]F, add func(g, j int, t int32, row []F)) {
+	one := func(g, lo, hi int, out []F) {
 		for j := lo; j < hi; j++ {
 			ent := tm.ent[tm.start[j]:tm.start[j+1]]
 			row := int(ent[0].row)
@@ -203,12 +212,12 @@ func scatter[F real](tm *termGroups, x []F, w int, tmp [][]F, add func(j int, t 
 				row := int(e.row)
 				axpy(F(e.cnt), x[row*w:(row+1)*w], out)
 			}
-			add(j, tm.terms[j], out)
+			add(g, j, tm.terms[j], out)
 		}
 	}
 	n := len(tm.terms)
 	if len(tmp) == 1 {
-		one(0, n, tmp[0][:w])
+		one(0, 0, n, tmp[0][:w])
 		return
 	}
 	var wg sync.WaitGroup
@@ -216,7 +225,7 @@ func scatter[F real](tm *termGroups, x []F, w int, tmp [][]F, add func(j int, t 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			one(n*i/len(tmp), n*(i+1)/len(tmp), t[:w])
+			one(i, n*i/len(tmp), n*(i+1)/len(tmp), t[:w])
 		}()
 	}
 	wg.Wait()
@@ -234,13 +243,19 @@ func scratchRows[F real](n, w int) [][]F {
 // commit adds p into the totals: Σ c·R per term, scattered in the commit
 // (on several goroutines) rather than into a per-worker copy of every row
 // the batch touches, which for a large vocabulary would rival the totals in
-// size; and the diagonal term −diag(Σ c/n2)Ω.
-func (p *pairPart[F]) commit(a *PairAcc) {
+// size; and the diagonal term −diag(Σ c/n2)Ω. With a fold each term's
+// partial row is formed apart and folded into the exact totals.
+func (p *pairPart[F]) commit(a *PairAcc, fold *batchFold) {
 	a.Counts.Merge(p.Counts)
-	p.addScalars(a.M1, nil, nil)
+	p.addScalars(fold, a.M1, nil, nil)
 	w := a.Cols
-	scatter(&p.tm, p.r, w, p.tmp, func(j int, t int32, row []F) {
+	scatter(&p.tm, p.r, w, p.tmp, func(g, j int, t int32, row []F) {
 		dst := a.E2Omega[int(t)*w : int(t+1)*w]
+		if fold != nil {
+			// The term's partial alone, in float64, then folded.
+			dst = p.part[g]
+			clear(dst)
+		}
 		addTo(dst, row)
 		if sp := a.sp.rows; sp != nil {
 			cols, vals := sp.RowNZ(int(t))
@@ -249,6 +264,9 @@ func (p *pairPart[F]) commit(a *PairAcc) {
 			}
 		} else {
 			floats.AddScaled(dst, -p.g2[j], a.sp.dense.RawRowView(int(t)))
+		}
+		if fold != nil {
+			addTotal(fold, a.E2Omega, int(t)*w, dst)
 		}
 	})
 }

@@ -711,26 +711,16 @@ func (s *Stats) mergePayload(o *Stats, zr io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Exact.sameArrays(oe, false); err != nil {
+		return err
+	}
 	exact := map[string]*fixedArray{}
 	for i := range s.Exact.arrays {
 		a := &s.Exact.arrays[i]
 		exact[a.name] = a
 	}
-	for _, b := range oe.arrays {
-		if a := exact[b.name]; a == nil || a.scale.exp != b.scale.exp || len(oe.arrays) != len(exact) {
-			return fmt.Errorf("implicit: exact totals differ: %s at 2^%d has no counterpart", b.name, b.scale.exp)
-		}
-	}
-	// The accumulators' Merge checks shapes and bases and adds the counts;
-	// o's arrays are empty, and s's are detached while it runs.
-	for _, a := range s.Exact.arrays {
-		*a.field = nil
-	}
-	err = s.mergeAccs(o)
-	for _, a := range s.Exact.arrays {
-		*a.field = a.v
-	}
-	if err != nil {
+	// o's arrays are empty (read chunk by chunk below).
+	if err := detached(func() error { return s.mergeAccs(o) }, s.Exact); err != nil {
 		return err
 	}
 	secs := s.sections()
@@ -743,7 +733,7 @@ func (s *Stats) mergePayload(o *Stats, zr io.Reader) error {
 			return nil
 		}
 		a := exact[sec.name]
-		return a.addFrom(off, v, lo, a.scale.unround)
+		return a.addFrom(off, v, lo)
 	})
 	if err != nil {
 		return err
@@ -916,7 +906,12 @@ func (s *Stats) decodePayload(zr io.Reader) error {
 	if err != nil {
 		return err
 	}
-	return s.validate()
+	// allocate and eachChunk gave every array its length; W is used as it
+	// is, so it must be finite.
+	if slices.ContainsFunc(s.W, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
+		return errors.New("statistics file is inconsistent: W is not finite")
+	}
+	return nil
 }
 
 // allocate makes the arrays of the accumulators that the header promises,
@@ -937,7 +932,7 @@ func (s *Stats) allocate(hasW bool) error {
 		if a.D != d || a.K != c {
 			return fmt.Errorf("statistics file is inconsistent: triple statistics of d=%d, k=%d, header d=%d, cols=%d", a.D, a.K, d, c)
 		}
-		if a.KeepRows {
+		if a.KeepRows || len(a.Rows) > 0 || len(a.InvN3) > 0 {
 			return errors.New("statistics file is inconsistent: kept rows")
 		}
 		if !a.NoCubes {
@@ -966,56 +961,4 @@ func (c *crcReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.crc = crc32.Update(c.crc, crcTable, p[:n])
 	return n, err
-}
-
-// validate checks that the payload has the sizes the header promises, so a
-// well-formed but inconsistent file cannot panic later.
-func (s *Stats) validate() error {
-	h := s.Header
-	bad := func(what string, got, want int) error {
-		return fmt.Errorf("statistics file is inconsistent: %s has %d values, want %d", what, got, want)
-	}
-	if h.D < 1 || h.Cols < 1 || h.K < 1 {
-		return fmt.Errorf("statistics file is inconsistent: d=%d, k=%d, cols=%d", h.D, h.K, h.Cols)
-	}
-	if a := s.Pair; a != nil {
-		if a.D != h.D || a.Cols != h.Cols {
-			return bad("pair shape", a.D*a.Cols, h.D*h.Cols)
-		}
-		if len(a.M1) != h.D {
-			return bad("M1", len(a.M1), h.D)
-		}
-		if len(a.E2Omega) != h.D*h.Cols {
-			return bad("E2·Ω", len(a.E2Omega), h.D*h.Cols)
-		}
-	}
-	if a := s.Triple; a != nil {
-		k, d := a.K, a.D
-		if d != h.D || k != h.Cols {
-			return bad("triple shape", d*k, h.D*h.Cols)
-		}
-		for _, c := range []struct {
-			name      string
-			got, want int
-		}{
-			{"Y3", len(a.Y3), k * pairs(k)}, {"Z", len(a.Z), d * k}, {"Z2", len(a.Z2), d * k},
-			{"G3", len(a.G3), d}, {"G2", len(a.G2), d}, {"M1", len(a.M1), d},
-		} {
-			if c.got != c.want {
-				return bad(c.name, c.got, c.want)
-			}
-		}
-		if len(a.Rows)%k != 0 || len(a.InvN3) != len(a.Rows)/k {
-			return bad("kept rows", len(a.InvN3), len(a.Rows)/k)
-		}
-	}
-	if len(s.W) != 0 && len(s.W) != h.D*h.Cols {
-		return bad("W", len(s.W), h.D*h.Cols)
-	}
-	for _, v := range s.W {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return errors.New("statistics file is inconsistent: W is not finite")
-		}
-	}
-	return nil
 }

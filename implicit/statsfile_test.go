@@ -166,6 +166,29 @@ func TestStatsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestStatsNoCubes checks that phase-2 statistics without cube sums
+// (NewTripleAccNoCubes) read back as written.
+func TestStatsNoCubes(t *testing.T) {
+	_, p2 := testStats(t, 1)
+	a := NewTripleAccNoCubes(p2.Header.D, p2.Header.K)
+	a.Counts = p2.Triple.Counts
+	copy(a.Z, p2.Triple.Z)
+	copy(a.Z2, p2.Triple.Z2)
+	copy(a.M1, p2.Triple.M1)
+	p2.Triple = a
+	var buf bytes.Buffer
+	if err := p2.Encode(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeStats(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := got.Triple; !b.NoCubes || b.Y3 != nil || !slices.Equal(b.Z, a.Z) || !slices.Equal(b.Z2, a.Z2) || !slices.Equal(b.M1, a.M1) || b.Counts != a.Counts {
+		t.Errorf("statistics without cubes changed in the round trip")
+	}
+}
+
 func TestStatsCorrupt(t *testing.T) {
 	p1, _ := testStats(t, 2)
 	var buf bytes.Buffer
@@ -437,6 +460,10 @@ func TestExactStatsMerge(t *testing.T) {
 		o.Exact.arrays[1].scale = newFixedScale(o.Exact.arrays[1].scale.exp + 1)
 		if err := decode(a).Merge(o); err == nil || !strings.Contains(err.Error(), "exact totals differ") {
 			t.Errorf("phase %d: merge of another resolution: %v", phase+1, err)
+		}
+		os.WriteFile(filepath.Join(dir, "res"), encode(o), 0o644)
+		if err := decode(a).MergeFile(filepath.Join(dir, "res")); err == nil || !strings.Contains(err.Error(), "exact totals differ") {
+			t.Errorf("phase %d: streamed merge of another resolution: %v", phase+1, err)
 		}
 		// Low words that do not match their totals are not written, and a
 		// file whose exact totals name other arrays is refused.

@@ -164,6 +164,7 @@ func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Con
 		}
 	}
 	var bufs batchBuffers
+	exact := fold.exact()
 	defer bufs.release()
 	err := ordered(ctx, docs, workers, func() *triplePart[F] {
 		return &triplePart[F]{batch: bufs.get(), w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)}
@@ -173,7 +174,7 @@ func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Con
 			if hookErr != nil {
 				return
 			}
-			if hookErr = p.commit(a); hookErr != nil {
+			if hookErr = p.commit(a, exact); hookErr != nil {
 				cancel(hookErr)
 			}
 		}, done, fold)
@@ -212,17 +213,18 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 }
 
 // commit adds p into the totals; the [Z | Z2] rows of the batch's terms are
-// scattered here (see PairAcc's commit). It returns OnRows's error.
-func (p *triplePart[F]) commit(a *TripleAcc) error {
+// scattered here (see PairAcc's commit), exactly with a fold. It returns
+// OnRows's error.
+func (p *triplePart[F]) commit(a *TripleAcc, fold *batchFold) error {
 	k := a.K
 	a.Counts.Merge(p.Counts)
-	p.addScalars(a.M1, a.G2, a.G3)
-	scatter(&p.tm, p.ys, 2*k, p.tmp, func(_ int, t int32, row []F) {
-		addTo(a.Z[int(t)*k:int(t+1)*k], row[:k])
-		addTo(a.Z2[int(t)*k:int(t+1)*k], row[k:])
+	p.addScalars(fold, a.M1, a.G2, a.G3)
+	scatter(&p.tm, p.ys, 2*k, p.tmp, func(_, _ int, t int32, row []F) {
+		addTotal(fold, a.Z, int(t)*k, row[:k])
+		addTotal(fold, a.Z2, int(t)*k, row[k:2*k])
 	})
 	if !a.NoCubes {
-		addTo(a.Y3, p.y3)
+		addTotal(fold, a.Y3, 0, p.y3[:len(a.Y3)])
 	}
 	if a.KeepRows {
 		for _, v := range p.y[:p.n*k] {

@@ -219,56 +219,32 @@ func (b *Dense) AppendRow(x []float64) {
 	b.Rows++
 }
 
-// FreeList recycles the document batches of one pass. Unlike the shared pool
-// behind NewDocs, which the collector empties every cycle, it keeps released
-// batches for the pass's lifetime: a pass then reuses a fixed set of batches,
-// so its live heap, and with it the collector's heap goal and the peak RSS,
-// stays the same however long the pass runs. It is dropped with the pass.
-//
-// Batches are handed out oldest-released first, so every batch a list holds
-// is used in turn: a list made by NewFreeList(n) has all n batches grown to
-// their working size after its first n batches, instead of growing a new one
-// whenever the pass happens to get one batch busier than before.
-// Safe for concurrent use.
+// FreeList recycles the document batches of one pass: a Recycler of
+// batches, kept for the pass's lifetime (unlike the shared pool behind
+// NewDocs, which the collector empties every cycle) and handed out
+// oldest-released first, so a pass reuses a fixed set of batches. It is
+// dropped with the pass. Safe for concurrent use.
 type FreeList struct {
-	mu   sync.Mutex
-	free []*Docs // oldest first
+	r Recycler[Docs]
 }
 
 // NewFreeList returns a free list holding n empty batches (they get memory
 // when first filled). A pass that never has more than n batches out at once
 // then allocates no other, whatever its timing (see ResultSlots).
 func NewFreeList(n int) *FreeList {
-	l := &FreeList{free: make([]*Docs, n)}
-	for i := range l.free {
-		l.free[i] = &Docs{}
-	}
+	l := &FreeList{}
+	l.r.Prefill(n)
 	return l
 }
 
 // Get returns an empty batch starting at document start; Release hands it
 // back to l.
 func (l *FreeList) Get(start int64) *Docs {
-	l.mu.Lock()
-	var b *Docs
-	if n := len(l.free); n > 0 {
-		b = l.free[0]
-		copy(l.free, l.free[1:])
-		l.free[n-1] = nil
-		l.free = l.free[:n-1]
-	}
-	l.mu.Unlock()
-	if b == nil {
-		b = &Docs{}
-	}
+	b := l.r.Get()
 	b.pool = l
 	b.Reset(start)
 	return b
 }
 
 // Put takes back a batch released by its holder.
-func (l *FreeList) Put(x any) {
-	l.mu.Lock()
-	l.free = append(l.free, x.(*Docs))
-	l.mu.Unlock()
-}
+func (l *FreeList) Put(x any) { l.r.Put(x.(*Docs)) }

@@ -88,20 +88,7 @@ func OrderedBudget[W, R any](ctx context.Context, workers int, budget int64,
 		for range workers {
 			wg.Go(func() {
 				for j := range jobs {
-					var err error
-					if err = ctx.Err(); err == nil && q.slot(j) {
-						err = decode(ctx, j.w, func(r R, size int64) bool {
-							if !q.put(j, r, size) {
-								if release != nil {
-									release(r)
-								}
-								return false
-							}
-							// The next result's slot, before decode makes it.
-							return q.slot(j)
-						})
-					}
-					q.finish(j, err)
+					q.decode(ctx, j, decode, release)
 				}
 			})
 		}
@@ -220,6 +207,27 @@ func (q *budgetQueue[W, R]) slot(j *budgetJob[W, R]) bool {
 		q.cond.Wait()
 	}
 	return !q.stopped
+}
+
+// decode runs decode on j's work item, queueing its results, each in a slot
+// taken before decode makes it; a result the stopping pass refuses goes to
+// release. It finishes j.
+func (q *budgetQueue[W, R]) decode(ctx context.Context, j *budgetJob[W, R],
+	decode func(ctx context.Context, w W, emit func(r R, size int64) bool) error, release func(R)) {
+	err := ctx.Err()
+	if err == nil && q.slot(j) {
+		err = decode(ctx, j.w, func(r R, size int64) bool {
+			if q.put(j, r, size) {
+				// The next result's slot, before decode makes it.
+				return q.slot(j)
+			}
+			if release != nil {
+				release(r)
+			}
+			return false
+		})
+	}
+	q.finish(j, err)
 }
 
 // put queues a result of j, waiting for room; false means the pass is stopping.

@@ -1,7 +1,6 @@
 package lda
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -148,11 +147,7 @@ func BenchmarkProfileFit(b *testing.B) {
 	}
 	var j Job
 	if in := os.Getenv("STREAMFIT_BENCH_INPUT"); in != "" {
-		k, err := strconv.Atoi(cmp.Or(os.Getenv("STREAMFIT_BENCH_K"), "10"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		j = Job{Kind: "fit", Data: in, K: k, Alpha0: 1, Seed: 1}
+		j = Job{Kind: "fit", Data: in, K: envInt(b, "STREAMFIT_BENCH_K", 10), Alpha0: 1, Seed: 1}
 	} else {
 		data, truth := corpus(b, s)
 		j = fitJob(data, truth, s)

@@ -1,8 +1,8 @@
 package lda
 
 import (
+	"cmp"
 	"os"
-	"strconv"
 	"testing"
 )
 
@@ -20,17 +20,9 @@ import (
 // STREAMFIT_LDA_RSS_DOCS sets n (default 50,000) and STREAMFIT_LDA_RSS_FORMAT
 // the file format (parquet, the default, or docword).
 func TestFitMemoryFlat(t *testing.T) {
-	if os.Getenv("STREAMFIT_LDA_RSS") == "" {
-		t.Skip("generates two corpora and runs ten fits in child processes; set STREAMFIT_LDA_RSS=1")
-	}
-	n := int64(50000)
-	if v, err := strconv.ParseInt(os.Getenv("STREAMFIT_LDA_RSS_DOCS"), 10, 64); err == nil && v > 0 {
-		n = v
-	}
-	format := "parquet"
-	if f := os.Getenv("STREAMFIT_LDA_RSS_FORMAT"); f != "" {
-		format = f
-	}
+	gate(t, "STREAMFIT_LDA_RSS", "generates two corpora and runs ten fits in child processes")
+	n := int64(envInt(t, "STREAMFIT_LDA_RSS_DOCS", 50000))
+	format := cmp.Or(os.Getenv("STREAMFIT_LDA_RSS_FORMAT"), "parquet")
 	peak := func(docs int64) (float64, *Result) {
 		s := CorpusM.With(docs).In(format)
 		data, truth := corpus(t, s)

@@ -42,9 +42,7 @@ import (
 // binary to measure instead of one built from this tree (a baseline). Corpora (≈25 MB of
 // Parquet per 100,000 documents) are cached under $STREAMFIT_BENCH_DIR.
 func TestFitScaling(t *testing.T) {
-	if os.Getenv("STREAMFIT_LDA_SCALE") == "" {
-		t.Skip("generates four corpora and runs 24 fits in child processes; set STREAMFIT_LDA_SCALE=1")
-	}
+	gate(t, "STREAMFIT_LDA_SCALE", "generates four corpora and runs 24 fits in child processes")
 	n := envInt(t, "STREAMFIT_LDA_SCALE_DOCS", 100000)
 	runs := envInt(t, "STREAMFIT_LDA_SCALE_RUNS", 3)
 	tol := 0.05
@@ -154,18 +152,6 @@ func childRun(bin string, args ...string) (*syscall.Rusage, error) {
 		return nil, fmt.Errorf("streamfit %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
-}
-
-func envInt(t *testing.T, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
 }
 
 func fmtList(xs []float64, f string) string {

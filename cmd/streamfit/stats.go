@@ -224,9 +224,9 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 // angle between its W and p1's is at most tol, else p1 (a new W, whose
 // phase 2 must be recomputed over all the data).
 func driftBasis(ctx context.Context, p1, prev *implicit.Stats, cfg lda.Config, path, previous string, tol float64) (*implicit.Stats, error) {
-	angle, err := lda.BasisDrift(ctx, p1, prev, cfg)
+	angle, err := basisDrift(ctx, p1, prev, cfg, path, previous)
 	if err != nil {
-		return nil, fmt.Errorf("%s vs %s: %w", path, previous, err)
+		return nil, err
 	}
 	if angle <= tol {
 		fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %.3g: reusing the basis of %s\n", angle, tol, previous)
@@ -419,24 +419,11 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 		base, phase = total, "power-like"
 	case h.Phase == 2:
 		base = total
-		if basis != "" {
-			p1, err := implicit.ReadStats(basis)
-			if err != nil {
-				return err
-			}
-			angle, err := lda.BasisDrift(ctx, p1, total, cfg)
-			if err != nil {
-				return fmt.Errorf("%s vs %s: %w", basis, last, err)
-			}
-			if angle > driftTol {
-				all := make([]string, 0, len(h.Inputs)+len(inputs))
-				for _, in := range h.Inputs {
-					all = append(all, in.Path)
-				}
-				return fmt.Errorf("basis drift %.3g rad > --drift-tol %g: the basis of %s no longer spans the topics of %s; recompute phase 2 over all the inputs:\n  streamfit stats --phase 2 --basis %s --out %s %s",
-					angle, driftTol, last, basis, basis, last, strings.Join(append(all, inputs...), " "))
-			}
-			fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, driftTol, last)
+		if basis == "" {
+			break
+		}
+		if err := appendDrift(ctx, total, cfg, last, basis, driftTol, inputs); err != nil {
+			return err
 		}
 	}
 	add, err := inputsStats(ctx, inputs, o, sel, phase, base, cfg, prog)
@@ -451,6 +438,45 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 	}
 	fmt.Fprintf(statsOut, "stats: appended %d input file(s) to %s (%s, %d inputs, %d documents) → %s\n", len(inputs), last, phaseName(h), len(total.Header.Inputs), docs(total), out)
 	return nil
+}
+
+// appendDrift checks, before inputs are appended to the phase-2 statistics
+// last (total), that the basis the updated phase-1 (or power) statistics in
+// the file basis give is within tol of last's, and beyond it refuses with
+// the command that recomputes phase 2 over all the inputs.
+func appendDrift(ctx context.Context, total *implicit.Stats, cfg lda.Config, last, basis string, tol float64, inputs []string) error {
+	p1, err := implicit.ReadStats(basis)
+	if err != nil {
+		return err
+	}
+	angle, err := basisDrift(ctx, p1, total, cfg, basis, last)
+	if err != nil {
+		return err
+	}
+	if angle > tol {
+		all := make([]string, 0, len(total.Header.Inputs)+len(inputs))
+		for _, in := range total.Header.Inputs {
+			all = append(all, quoteArg(in.Path))
+		}
+		for _, in := range inputs {
+			all = append(all, quoteArg(in))
+		}
+		return fmt.Errorf("basis drift %.3g rad > --drift-tol %g: the basis of %s no longer spans the topics of %s; recompute phase 2 over all the inputs:\n  streamfit stats --phase 2 --basis %s --out %s %s",
+			angle, tol, last, basis, quoteArg(basis), quoteArg(last), strings.Join(all, " "))
+	}
+	fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, tol, last)
+	return nil
+}
+
+// basisDrift is the largest principal angle between the basis of phase 2
+// that the phase-1 (or power) statistics p1, from the file path, give and
+// the basis of the phase-2 statistics prev, from the file previous.
+func basisDrift(ctx context.Context, p1, prev *implicit.Stats, cfg lda.Config, path, previous string) (float64, error) {
+	angle, err := lda.BasisDrift(ctx, p1, prev, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("%s vs %s: %w", path, previous, err)
+	}
+	return angle, nil
 }
 
 // configFrom takes the settings of a fit from the header of statistics in

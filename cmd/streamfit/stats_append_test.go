@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -71,5 +72,23 @@ func TestStatsAppend(t *testing.T) {
 	}
 	if _, err := os.Stat(p("x.stats")); !os.IsNotExist(err) {
 		t.Error("a refused command left its output")
+	}
+}
+
+// TestQuoteArg checks that the commands stats prints (the power pass, the
+// recomputation of phase 2) survive a POSIX shell: every argument comes back
+// as it was, and plain ones are left unquoted.
+func TestQuoteArg(t *testing.T) {
+	for _, s := range []string{"plain/path-1.stats", "", "a b", "it's", `$HOME "x" \n`, "tab\there", "*.stats"} {
+		got, err := exec.Command("sh", "-c", "printf %s "+quoteArg(s)).Output()
+		if err != nil {
+			t.Fatalf("sh: %v", err)
+		}
+		if string(got) != s {
+			t.Errorf("quoteArg(%q) = %s: the shell reads %q", s, quoteArg(s), got)
+		}
+	}
+	if q := quoteArg("plain/path-1.stats"); q != "plain/path-1.stats" {
+		t.Errorf("a plain argument was quoted: %s", q)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -33,41 +32,14 @@ func TestStatsMergeExact(t *testing.T) {
 	common := []string{"--k", "4", "--alpha0", "1", "--seed", "3", "--batch-rows", "250", "--progress", "off"}
 	stats := func(phase, out, basis string, inputs ...string) {
 		t.Helper()
-		args := []string{"stats", "--phase", phase, "--out", p(out)}
-		if basis != "" {
-			args = append(args, "--basis", p(basis))
-		}
+		args := statsArgs(p, phase, out, basis)
 		for _, in := range inputs {
 			args = append(args, p("docword."+in+".txt"))
 		}
 		mustRun(t, append(append(args, common...), "--workers", "2")...)
 	}
-	merge := func(out string, in ...string) []byte {
-		t.Helper()
-		args := []string{"merge", "--out", p(out)}
-		for _, f := range in {
-			args = append(args, p(f))
-		}
-		mustRun(t, args...)
-		b, err := os.ReadFile(p(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	read := func(name string) []byte {
-		t.Helper()
-		b, err := os.ReadFile(p(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	fitStats := func(out, stats string) []byte {
-		t.Helper()
-		mustRun(t, "fit", "lda", "--from-stats", p(stats), "--no-timing", "--progress", "off", "--out", p(out))
-		return read(out)
-	}
+	merge := func(out string, in ...string) []byte { t.Helper(); return mergeFiles(t, p, out, in...) }
+	fitStats := func(out, stats string) []byte { t.Helper(); return fitFrom(t, p, stats, out) }
 
 	// Phase 1: every grouping of the three shards gives the same file.
 	for _, s := range []string{"a", "b", "c"} {
@@ -110,7 +82,7 @@ func TestStatsMergeExact(t *testing.T) {
 	// fit on the union.
 	mustRun(t, append([]string{"fit", "lda", "--input", p("docword.all.txt"), "--plan", "explicit", "--no-timing", "--workers", "3",
 		"--out", p("fit.json")}, common...)...)
-	if b := read("fit.json"); len(b) < 100 {
+	if b := readFile(t, p("fit.json")); len(b) < 100 {
 		t.Fatalf("fit wrote %q", b)
 	}
 	// Ranges of documents of the one file, cut at batch boundaries.

@@ -48,11 +48,7 @@ func (r *powerRun) must(args ...string) string {
 func (r *powerRun) phase(phase, basis, name string, shards ...string) {
 	r.t.Helper()
 	for _, s := range shards {
-		args := []string{"stats", "--phase", phase, "--out", r.p(s + "." + name + ".stats")}
-		if basis != "" {
-			args = append(args, "--basis", r.p(basis))
-		}
-		r.must(append(args, r.p("docword."+s+".txt"))...)
+		r.must(append(statsArgs(r.p, phase, s+"."+name+".stats", basis), r.p("docword."+s+".txt"))...)
 	}
 }
 
@@ -71,8 +67,7 @@ func (r *powerRun) merge(out, name string, shards ...string) (string, []byte) {
 // fit fits from statistics stats into out and returns model.json.
 func (r *powerRun) fit(out, stats string) []byte {
 	r.t.Helper()
-	r.must("fit", "lda", "--from-stats", r.p(stats), "--no-timing", "--progress", "off", "--out", r.p(out))
-	return readFile(r.t, r.p(out))
+	return fitFrom(r.t, r.p, stats, out)
 }
 
 func newPowerRun(t *testing.T, cc synth.LDAConfig, cuts map[string][2]int, common ...string) *powerRun {

@@ -28,28 +28,13 @@ func TestStatsRowGroups(t *testing.T) {
 			writeDocsFile(t, in, docs, 0, docs.Len(), stream.WriteOptions{Terms: d, RowGroupRows: 250})
 			stats := func(phase, out, basis, groups string) {
 				t.Helper()
-				args := []string{"stats", "--phase", phase, "--out", p(out), in}
-				if basis != "" {
-					args = append(args, "--basis", p(basis))
-				}
+				args := append(statsArgs(p, phase, out, basis), in)
 				if groups != "" {
 					args = append(args, "--row-groups", groups)
 				}
 				mustRun(t, append(args, common...)...)
 			}
-			merge := func(out string, files ...string) {
-				t.Helper()
-				args := []string{"merge", "--out", p(out)}
-				for _, f := range files {
-					args = append(args, p(f))
-				}
-				mustRun(t, args...)
-			}
-			fit := func(stats string) []byte {
-				t.Helper()
-				mustRun(t, "fit", "lda", "--from-stats", p(stats), "--no-timing", "--progress", "off", "--out", p(name+".json"))
-				return readFile(t, p(name+".json"))
-			}
+			fit := func(stats string) []byte { t.Helper(); return fitFrom(t, p, stats, name+".json") }
 			stats("1", "all1.stats", "", "")
 			stats("2", "all2.stats", "all1.stats", "")
 			whole := fit("all2.stats")
@@ -58,11 +43,11 @@ func TestStatsRowGroups(t *testing.T) {
 			for i, r := range ranges {
 				stats("1", string(rune('a'+i))+"1.stats", "", r)
 			}
-			merge("m1.stats", "c1.stats", "a1.stats", "b1.stats")
+			mergeFiles(t, p, "m1.stats", "c1.stats", "a1.stats", "b1.stats")
 			for i, r := range ranges {
 				stats("2", string(rune('a'+i))+"2.stats", "m1.stats", r)
 			}
-			merge("m2.stats", "b2.stats", "c2.stats", "a2.stats")
+			mergeFiles(t, p, "m2.stats", "b2.stats", "c2.stats", "a2.stats")
 			if got := fit("m2.stats"); !bytes.Equal(got, whole) {
 				t.Errorf("model from row-group shards :3, 3:8, 8: differs from the whole file's:\n%s\n%s", got, whole)
 			}

@@ -150,6 +150,36 @@ func TestStatsMergeCommands(t *testing.T) {
 	}
 }
 
+// statsArgs is the start of a `streamfit stats` command line writing the
+// statistics of phase to out, against basis when given (names under p).
+func statsArgs(p func(string) string, phase, out, basis string) []string {
+	args := []string{"stats", "--phase", phase, "--out", p(out)}
+	if basis != "" {
+		args = append(args, "--basis", p(basis))
+	}
+	return args
+}
+
+// mergeFiles merges the statistics files into out (names under p) and
+// returns the merged file.
+func mergeFiles(t *testing.T, p func(string) string, out string, files ...string) []byte {
+	t.Helper()
+	args := []string{"merge", "--out", p(out)}
+	for _, f := range files {
+		args = append(args, p(f))
+	}
+	mustRun(t, args...)
+	return readFile(t, p(out))
+}
+
+// fitFrom fits from the statistics file stats into out (names under p,
+// --no-timing) and returns model.json.
+func fitFrom(t *testing.T, p func(string) string, stats, out string) []byte {
+	t.Helper()
+	mustRun(t, "fit", "lda", "--from-stats", p(stats), "--no-timing", "--progress", "off", "--out", p(out))
+	return readFile(t, p(out))
+}
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

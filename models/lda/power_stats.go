@@ -130,11 +130,12 @@ func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.St
 	if like.Header.Power < 1 {
 		return nil, fmt.Errorf("lda: statistics of phase %d are not of a power pass", like.Header.Phase)
 	}
-	cfg, q, err := sketchStats(like, cfg)
+	// sketchStats checks like's Q; projectedStats stores a copy of it.
+	cfg, _, err := sketchStats(like, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return projectedStats(ctx, src, like, mat.DenseCopyOf(q), like.Header.Power, cfg)
+	return projectedStats(ctx, src, like, like.WMatrix(), like.Header.Power, cfg)
 }
 
 // projectedStats runs the pass of power statistics number power against

@@ -215,10 +215,10 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 		}
 		w, values, passes, tail = b.w, b.values, b.passes, b.tail
 	case 2:
+		// Read only; st.W below is a copy.
 		if w = basis.WMatrix(); w == nil {
 			return nil, errors.New("lda: phase-2 statistics without a whitening basis")
 		}
-		w = mat.DenseCopyOf(w)
 		values, passes, tail = slices.Clone(basis.Values), basis.Passes, basis.Tail
 	default:
 		return nil, fmt.Errorf("lda: unknown statistics phase %d", h.Phase)

@@ -61,6 +61,22 @@ func vocab(d int) []string {
 	return v
 }
 
+// eachTable runs fn, as a subtest per columnar kind and layout, on a file of
+// that kind holding docs written with o in that layout.
+func eachTable(t *testing.T, docs *stream.Docs, layouts []string, o stream.WriteOptions, fn func(t *testing.T, k kind, layout, path string)) {
+	for _, k := range []kind{kindParquet, kindArrow, kindStream} {
+		for _, layout := range layouts {
+			t.Run(k.String()+"/"+layout, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "c"+exts[k])
+				o := o
+				o.Layout = layout
+				writeDocs(t, path, docs, o)
+				fn(t, k, layout, path)
+			})
+		}
+	}
+}
+
 func writeDocs(t testing.TB, path string, docs *stream.Docs, o stream.WriteOptions) {
 	t.Helper()
 	w, err := stream.Create(path, o)
@@ -101,29 +117,23 @@ func TestRoundTrip(t *testing.T) {
 	// The last documents are empty, so the long layout must keep trailing ones.
 	docs.EndDoc()
 	docs.EndDoc()
-	for _, k := range []kind{kindParquet, kindArrow, kindStream} {
-		for _, layout := range []string{LayoutLists, LayoutPairs, LayoutLong} {
-			t.Run(k.String()+"/"+layout, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "c"+exts[k])
-				writeDocs(t, path, docs, stream.WriteOptions{Layout: layout, Vocab: vocab(300), RowGroupRows: 170})
-				src, err := stream.Open(path, stream.Options{BatchRows: 64, Workers: 3})
-				if err != nil {
-					t.Fatal(err)
-				}
-				info := src.Info()
-				if info.Format != k.String() || info.Layout != layout || info.Terms != 300 || len(info.Vocab) != 300 || info.Vocab[7] != "w7" {
-					t.Fatalf("info %+v", info)
-				}
-				for pass := range 2 {
-					got, err := stream.Collect(context.Background(), src)
-					if err != nil {
-						t.Fatalf("pass %d: %v", pass, err)
-					}
-					sameDocs(t, got, docs)
-				}
-			})
+	eachTable(t, docs, []string{LayoutLists, LayoutPairs, LayoutLong}, stream.WriteOptions{Vocab: vocab(300), RowGroupRows: 170}, func(t *testing.T, k kind, layout, path string) {
+		src, err := stream.Open(path, stream.Options{BatchRows: 64, Workers: 3})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		info := src.Info()
+		if info.Format != k.String() || info.Layout != layout || info.Terms != 300 || len(info.Vocab) != 300 || info.Vocab[7] != "w7" {
+			t.Fatalf("info %+v", info)
+		}
+		for pass := range 2 {
+			got, err := stream.Collect(context.Background(), src)
+			if err != nil {
+				t.Fatalf("pass %d: %v", pass, err)
+			}
+			sameDocs(t, got, docs)
+		}
+	})
 }
 
 func TestBatchesInOrder(t *testing.T) {

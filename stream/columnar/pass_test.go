@@ -2,7 +2,6 @@ package columnar
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
@@ -15,50 +14,44 @@ import (
 // whole pass (the pass makes more batches instead of waiting for releases).
 func TestPassUsesFixedBatches(t *testing.T) {
 	docs := corpus(6000, 400, 20, 21)
-	for _, k := range []kind{kindParquet, kindArrow, kindStream} {
-		for _, layout := range []string{LayoutLists, LayoutPairs} {
-			t.Run(k.String()+"/"+layout, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "c"+exts[k])
-				writeDocs(t, path, docs, stream.WriteOptions{Layout: layout, Terms: 400, RowGroupRows: 700})
-				for _, workers := range []int{1, 2, 3} {
-					src, err := stream.Open(path, stream.Options{BatchRows: 50, Workers: workers})
-					if err != nil {
-						t.Fatal(err)
-					}
-					seen := map[*stream.Docs]bool{}
-					n := 0
-					for b, err := range src.Docs(context.Background()) {
-						if err != nil {
-							t.Fatal(err)
-						}
-						seen[b] = true
-						n += b.Len()
-						b.Release()
-					}
-					if want := stream.ResultSlots(workers) + 1; n != docs.Len() || len(seen) != want {
-						t.Fatalf("workers %d: %d documents in %d distinct batches, want %d in %d", workers, n, len(seen), docs.Len(), want)
-					}
-				}
-				src, err := stream.Open(path, stream.Options{BatchRows: 50, Workers: 2})
+	eachTable(t, docs, []string{LayoutLists, LayoutPairs}, stream.WriteOptions{Terms: 400, RowGroupRows: 700}, func(t *testing.T, k kind, layout, path string) {
+		for _, workers := range []int{1, 2, 3} {
+			src, err := stream.Open(path, stream.Options{BatchRows: 50, Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[*stream.Docs]bool{}
+			n := 0
+			for b, err := range src.Docs(context.Background()) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var kept []*stream.Docs
-				got := &stream.Docs{Offsets: []int{0}}
-				for b, err := range src.Docs(context.Background()) {
-					if err != nil {
-						t.Fatal(err)
-					}
-					kept = append(kept, b)
-				}
-				for _, b := range kept {
-					for i := range b.Len() {
-						got.AppendDoc(b.Doc(i))
-					}
-					b.Release()
-				}
-				sameDocs(t, got, docs)
-			})
+				seen[b] = true
+				n += b.Len()
+				b.Release()
+			}
+			if want := stream.ResultSlots(workers) + 1; n != docs.Len() || len(seen) != want {
+				t.Fatalf("workers %d: %d documents in %d distinct batches, want %d in %d", workers, n, len(seen), docs.Len(), want)
+			}
 		}
-	}
+		src, err := stream.Open(path, stream.Options{BatchRows: 50, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []*stream.Docs
+		got := &stream.Docs{Offsets: []int{0}}
+		for b, err := range src.Docs(context.Background()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, b)
+		}
+		for _, b := range kept {
+			for i := range b.Len() {
+				got.AppendDoc(b.Doc(i))
+			}
+			b.Release()
+		}
+		sameDocs(t, got, docs)
+	})
 }

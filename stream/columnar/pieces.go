@@ -152,7 +152,7 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 	// up with the largest batch seen so far.
 	var est int
 	if ccm, err := rg.MetaData().ColumnChunk(plan[0].col); err == nil && n > 0 {
-		est = int(min(float64(rows)*float64(ccm.NumValues())/float64(n)*1.25, 1<<26))
+		est = int(min(float64(rows)*float64(ccm.NumValues())/float64(n)*1.25, maxReserve))
 	}
 	coff := r.coff
 	defer func() { r.coff = coff }()
@@ -161,7 +161,7 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 			return err
 		}
 		b := newDocs(free, 0)
-		b.Terms, b.Counts = slices.Grow(b.Terms, est), slices.Grow(b.Counts, est)
+		b.Reserve(est, est)
 		b.Offsets = slices.Grow(b.Offsets, rows)
 		coff = slices.Grow(append(coff[:0], 0), rows)
 		// The two columns decode at once: a row group is then read on two
@@ -252,11 +252,7 @@ func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, 
 	}
 	n := r.NumRecords()
 	per := t.size / int64(max(n, 1))
-	blocks, _ := ipcBlocks(f, t.size)
-	var mu sync.Mutex
-	finished := make([]bool, n)
-	low := t.lo
-	var droppedTo int64
+	mark := &decodedMark{mapped: mapped, blocks: t.blocks, finished: make([]bool, n), low: t.lo}
 	load = func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
 		rec, err := r.RecordBatchAt(p.idx)
 		if err != nil {
@@ -267,31 +263,7 @@ func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, 
 			return err
 		}
 		dropPages(mapped, rec)
-		// dropPages leaves what lies outside rec's buffers: its header, the
-		// pages it shares with its neighbours, and the pages the kernel maps
-		// around a fault (whole folios), which a later record's header read
-		// maps in again after its neighbour dropped them. Once every record
-		// before the first unfinished one is decoded, nobody reads the file
-		// below that record's block: drop all of it, so pages left behind do
-		// not pile up with the length of the file.
-		if len(mapped) > 0 && len(blocks) == n {
-			mu.Lock()
-			finished[p.idx] = true
-			for low < n && finished[low] {
-				low++
-			}
-			end := int64(len(mapped))
-			if low < n {
-				end = blocks[low].offset
-			}
-			page := int64(syscall.Getpagesize())
-			end = end / page * page
-			if end > droppedTo {
-				syscall.Madvise(mapped[droppedTo:end], syscall.MADV_DONTNEED)
-				droppedTo = end
-			}
-			mu.Unlock()
-		}
+		mark.decoded(p.idx)
 		return nil
 	}
 	return emitRange(t.lo, min(t.hi, n)), load, unmap, nil
@@ -329,6 +301,48 @@ func dropPages(mapped []byte, rec arrow.RecordBatch) {
 	lo, hi = (lo+page-1)/page*page, min(hi, uintptr(len(mapped)))/page*page
 	if lo < hi {
 		syscall.Madvise(mapped[lo:hi], syscall.MADV_DONTNEED)
+	}
+}
+
+// decodedMark drops the pages of a mapped IPC file below the first record
+// batch not yet decoded. dropPages leaves what lies outside a record's
+// buffers: its header, the pages it shares with its neighbours, and the
+// pages the kernel maps around a fault (whole folios), which a later
+// record's header read maps in again after its neighbour dropped them. Once
+// every record before the first unfinished one is decoded, nobody reads the
+// file below that record's block: all of it goes, so pages left behind do
+// not pile up with the length of the file. Safe for concurrent use.
+type decodedMark struct {
+	mu        sync.Mutex
+	mapped    []byte
+	blocks    []ipcBlock // from the table (nil when unreadable: nothing is dropped here)
+	finished  []bool
+	low       int // the first record not decoded
+	droppedTo int64
+}
+
+// decoded notes that record i is decoded and drops what no record needs.
+func (m *decodedMark) decoded(i int) {
+	n := len(m.finished)
+	if len(m.mapped) == 0 || len(m.blocks) != n {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.finished[i] = true
+	for m.low < n && m.finished[m.low] {
+		m.low++
+	}
+	end := int64(len(m.mapped))
+	if m.low < n {
+		// min: the blocks were read when the table was opened.
+		end = min(m.blocks[m.low].offset, end)
+	}
+	page := int64(syscall.Getpagesize())
+	end = end / page * page
+	if end > m.droppedTo {
+		syscall.Madvise(m.mapped[m.droppedTo:end], syscall.MADV_DONTNEED)
+		m.droppedTo = end
 	}
 }
 

@@ -22,47 +22,41 @@ import (
 // ahead of it.
 func TestHugeRowGroupReadInPieces(t *testing.T) {
 	docs := corpus(20000, 500, 30, 11)
-	for _, k := range []kind{kindParquet, kindArrow, kindStream} {
-		for _, layout := range []string{LayoutLists, LayoutPairs, LayoutLong} {
-			t.Run(k.String()+"/"+layout, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "c"+exts[k])
-				writeDocs(t, path, docs, stream.WriteOptions{Layout: layout, Terms: 500, RowGroupRows: docs.Len()})
-				if k == kindParquet {
-					if n := parquetRowGroups(t, path); n != 1 {
-						t.Fatalf("%d row groups, want 1", n)
-					}
-				}
-				prog := stream.NewProgress(0)
-				src, err := stream.Open(path, stream.Options{BatchRows: 128, Workers: 2, InflightBytes: 64 << 10, Progress: prog})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := &stream.Docs{Offsets: []int{0}}
-				first := true
-				for b, err := range src.Docs(context.Background()) {
-					if err != nil {
-						t.Fatal(err)
-					}
-					if b.Len() > 128 {
-						t.Fatalf("batch of %d documents, BatchRows 128", b.Len())
-					}
-					if first && layout != LayoutLong {
-						// Give the decoders time to run ahead as far as they may.
-						time.Sleep(50 * time.Millisecond)
-						if read, size := prog.Bytes(), src.Info().Bytes; read > size/4 {
-							t.Fatalf("decoders read %d of %d bytes ahead of a stalled consumer", read, size)
-						}
-						first = false
-					}
-					for i := range b.Len() {
-						got.AppendDoc(b.Doc(i))
-					}
-					b.Release()
-				}
-				sameDocs(t, got, docs)
-			})
+	eachTable(t, docs, []string{LayoutLists, LayoutPairs, LayoutLong}, stream.WriteOptions{Terms: 500, RowGroupRows: docs.Len()}, func(t *testing.T, k kind, layout, path string) {
+		if k == kindParquet {
+			if n := parquetRowGroups(t, path); n != 1 {
+				t.Fatalf("%d row groups, want 1", n)
+			}
 		}
-	}
+		prog := stream.NewProgress(0)
+		src, err := stream.Open(path, stream.Options{BatchRows: 128, Workers: 2, InflightBytes: 64 << 10, Progress: prog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &stream.Docs{Offsets: []int{0}}
+		first := true
+		for b, err := range src.Docs(context.Background()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Len() > 128 {
+				t.Fatalf("batch of %d documents, BatchRows 128", b.Len())
+			}
+			if first && layout != LayoutLong {
+				// Give the decoders time to run ahead as far as they may.
+				time.Sleep(50 * time.Millisecond)
+				if read, size := prog.Bytes(), src.Info().Bytes; read > size/4 {
+					t.Fatalf("decoders read %d of %d bytes ahead of a stalled consumer", read, size)
+				}
+				first = false
+			}
+			for i := range b.Len() {
+				got.AppendDoc(b.Doc(i))
+			}
+			b.Release()
+		}
+		sameDocs(t, got, docs)
+	})
 }
 
 func parquetRowGroups(t *testing.T, path string) int {

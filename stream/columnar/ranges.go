@@ -97,18 +97,18 @@ func (t *table) pieces(n int) ([]Piece, error) {
 		}
 		return out, nil
 	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	blocks, err := ipcBlocks(f, t.size)
+	blocks, err := t.blocks, t.blocksErr
 	if err == nil && len(blocks) < n {
 		err = fmt.Errorf("the footer lists %d record batches, not %d", len(blocks), n)
 	}
 	if err != nil {
 		return nil, corrupt(t.path, err)
 	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	for i := range out {
 		rows, err := ipcRows(f, blocks[i])
 		if err != nil {

@@ -35,6 +35,12 @@ type table struct {
 	// plan, when set, makes Parquet passes read the lists or pairs layout
 	// from the levels (parquet_lists.go) instead of through pqarrow.
 	plan *[2]leafPlan
+
+	// blocks are an Arrow IPC file's record batch blocks, read from its
+	// footer once (ipcBlocks), for ranges and for each pass's page
+	// dropping; blocksErr says why they could not be read.
+	blocks    []ipcBlock
+	blocksErr error
 }
 
 // openTable reads the schema (and the Parquet footer) of path.
@@ -80,6 +86,7 @@ func openTable(path string, k kind) (*table, error) {
 			t.schema = r.Schema()
 			t.chunks = r.NumRecords()
 			r.Close()
+			t.blocks, t.blocksErr = ipcBlocks(f, t.size)
 		case kindStream:
 			r, err := ipc.NewReader(f)
 			if err != nil {

@@ -114,7 +114,7 @@ func (s *scratch) seen(t int32, limit int) bool {
 // the chunk and is recorded in part.err, so that the stitcher reports problems
 // in file order after the lines before them.
 func (s *Source) parse(ctx context.Context, ch chunk, pl *passPools) (*part, error) {
-	p := pl.getPart()
+	p := pl.parts.Get()
 	p.reset(ch)
 
 	sc := scratchPool.Get().(*scratch)

@@ -123,9 +123,9 @@ func (s *Source) release(p *part, pl *passPools) {
 	if p.ch.m != nil {
 		p.ch.m.drop(p.ch.data)
 	}
-	pl.putBuf(p.ch.buf)
+	pl.bufs.Put(p.ch.buf)
 	p.ch = chunk{}
-	pl.putPart(p)
+	pl.parts.Put(p)
 }
 
 // errStopped says the consumer broke out of the loop.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"sync"
 
 	"github.com/streamfit/streamfit/stream"
 )
@@ -15,21 +14,16 @@ import (
 const maxLine = 1 << 20
 
 // passPools recycles the memory of one pass: chunk buffers, parsed parts and
-// document batches. Unlike sync.Pool, which the collector empties every
-// cycle, they keep what was released until the pass ends, so a pass reuses a
-// fixed set of buffers: its live heap, the collector's heap goal and so its
-// peak RSS do not drift up with the length of the file.
-//
-// The set is fixed from the start: the pools begin with as many (empty)
-// buffers and parts as a pass can have out at once (chunkSlots), and hand
-// out the oldest released first, so every one is in use after the first few
-// chunks. Taking the newest instead kept a pass to the few its busiest moment
-// so far had needed, more of them the longer it ran (a 4M-document .gz pass
-// held 3–4 MB more than a 1M one).
+// document batches, each a stream.Recycler kept until the pass ends, so a
+// pass reuses a fixed set of buffers and its peak RSS does not drift up with
+// the length of the file. The set is fixed from the start: the recyclers
+// begin with as many (empty) buffers and parts as a pass can have out at
+// once (chunkSlots). Taking the newest released instead kept a pass to the
+// few its busiest moment so far had needed, more of them the longer it ran
+// (a 4M-document .gz pass held 3–4 MB more than a 1M one).
 type passPools struct {
-	mu    sync.Mutex
-	bufs  []*[]byte // oldest released first
-	parts []*part   // oldest released first
+	bufs  stream.Recycler[[]byte]
+	parts stream.Recycler[part]
 	docs  stream.FreeList
 }
 
@@ -40,67 +34,21 @@ type passPools struct {
 func chunkSlots(workers int) int { return 2*max(workers, 1) + 3 }
 
 func newPassPools(workers int) *passPools {
-	pl := &passPools{bufs: make([]*[]byte, chunkSlots(workers)), parts: make([]*part, chunkSlots(workers)-2)}
-	for i := range pl.bufs {
-		pl.bufs[i] = new([]byte)
-	}
-	for i := range pl.parts {
-		pl.parts[i] = new(part)
-	}
+	pl := &passPools{}
+	pl.bufs.Prefill(chunkSlots(workers))
+	pl.parts.Prefill(chunkSlots(workers) - 2)
 	return pl
-}
-
-// oldest removes and returns the first element of *q, or nil.
-func oldest[T any](q *[]*T) *T {
-	s := *q
-	if len(s) == 0 {
-		return nil
-	}
-	x := s[0]
-	copy(s, s[1:])
-	s[len(s)-1] = nil
-	*q = s[:len(s)-1]
-	return x
 }
 
 // getBuf returns a buffer of length n: the oldest released, grown if it is
 // too small.
 func (pl *passPools) getBuf(n int) *[]byte {
-	pl.mu.Lock()
-	b := oldest(&pl.bufs)
-	pl.mu.Unlock()
-	if b == nil {
-		b = new([]byte)
-	}
+	b := pl.bufs.Get()
 	if cap(*b) < n {
 		*b = make([]byte, n)
 	}
 	*b = (*b)[:n]
 	return b
-}
-
-func (pl *passPools) putBuf(b *[]byte) {
-	if b != nil {
-		pl.mu.Lock()
-		pl.bufs = append(pl.bufs, b)
-		pl.mu.Unlock()
-	}
-}
-
-func (pl *passPools) getPart() *part {
-	pl.mu.Lock()
-	p := oldest(&pl.parts)
-	pl.mu.Unlock()
-	if p == nil {
-		p = new(part)
-	}
-	return p
-}
-
-func (pl *passPools) putPart(p *part) {
-	pl.mu.Lock()
-	pl.parts = append(pl.parts, p)
-	pl.mu.Unlock()
 }
 
 // split reads the file sequentially (decompressing it here, on one goroutine),
@@ -126,7 +74,7 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools
 	n := 0 // bytes held in *bp
 	for {
 		if ctx.Err() != nil {
-			pl.putBuf(bp)
+			pl.bufs.Put(bp)
 			return nil // the pipeline reports the cancellation
 		}
 		buf := *bp
@@ -145,12 +93,12 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools
 			line++
 		}
 		if rerr != nil {
-			pl.putBuf(bp)
+			pl.bufs.Put(bp)
 			at := line + int64(bytes.Count(data, []byte{'\n'}))
 			return stream.Errorf(s.path, at, -1, "", stream.ErrCorrupt, "decompressing: %v", rerr)
 		}
 		if skip > 0 && eof {
-			pl.putBuf(bp)
+			pl.bufs.Put(bp)
 			return stream.Errorf(s.path, line, -1, "", stream.ErrCorrupt, "the header is gone: the file changed since it was opened")
 		}
 		cut := len(data)
@@ -160,12 +108,12 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools
 		if cut == 0 && !eof {
 			// No complete line: keep reading into a bigger buffer.
 			if len(data) > maxLine {
-				pl.putBuf(bp)
+				pl.bufs.Put(bp)
 				return stream.Errorf(s.path, line, -1, "", stream.ErrValue, "line is longer than %d bytes", maxLine)
 			}
 			nb := pl.getBuf(2 * len(buf))
 			n = copy(*nb, data)
-			pl.putBuf(bp)
+			pl.bufs.Put(bp)
 			bp = nb
 			continue
 		}
@@ -178,16 +126,16 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools
 				lines++ // last line of the file, without a newline
 			}
 			if !emit(chunk{buf: bp, data: data[:cut], line: line}) {
-				pl.putBuf(bp)
-				pl.putBuf(nb)
+				pl.bufs.Put(bp)
+				pl.bufs.Put(nb)
 				return nil
 			}
 			line += lines
 		} else {
-			pl.putBuf(bp)
+			pl.bufs.Put(bp)
 		}
 		if eof {
-			pl.putBuf(nb)
+			pl.bufs.Put(nb)
 			return nil
 		}
 		bp, n = nb, kept

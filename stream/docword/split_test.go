@@ -21,8 +21,8 @@ func TestPassPoolsRotate(t *testing.T) {
 	if b := pl.getBuf(10); seen[b] {
 		t.Fatal("all buffers are out, yet one came back")
 	}
-	pl.putBuf(out[3])
-	pl.putBuf(out[1])
+	pl.bufs.Put(out[3])
+	pl.bufs.Put(out[1])
 	if b := pl.getBuf(50); b != out[3] || cap(*b) < 100 {
 		t.Fatal("not the oldest released buffer, or its memory was dropped")
 	}
@@ -31,7 +31,7 @@ func TestPassPoolsRotate(t *testing.T) {
 	}
 	parts := map[*part]bool{}
 	for range n - 2 {
-		parts[pl.getPart()] = true
+		parts[pl.parts.Get()] = true
 	}
 	if len(parts) != n-2 {
 		t.Fatalf("%d distinct parts, want %d", len(parts), n-2)
