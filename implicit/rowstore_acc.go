@@ -62,6 +62,11 @@ type RowOperator struct {
 	n     float64
 	store *RowStore
 	agg   *Operator
+	// Progress, when set, is called after each chunk a contraction has
+	// read, one call at a time, with the rows read so far in that
+	// contraction: at large K one contraction is a long pass over the rows
+	// on disk (minutes at K=1000), and a user wants to see it move.
+	Progress func(rows int64)
 }
 
 var _ solver.Tensor = (*RowOperator)(nil)
@@ -101,6 +106,9 @@ func NewRowOperator(store *RowStore, acc *TripleAcc, w *mat.Dense) (*RowOperator
 // Dim is K.
 func (o *RowOperator) Dim() int { return o.k }
 
+// Rows is the number of rows each contraction reads.
+func (o *RowOperator) Rows() int64 { return o.store.Rows() }
+
 // applyBytes bounds the scratch YΘ of one worker: a chunk is multiplied a
 // piece of rows at a time so that wide blocks (L in the thousands at large
 // K) stay within a few megabytes.
@@ -117,6 +125,8 @@ func (o *RowOperator) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 	parts := make([]*mat.Dense, workers)
 	gs := make([]mat.Dense, workers)
 	total := mat.NewDense(k, l, nil)
+	chunkRows := make([]int, workers)
+	var read int64
 	err := o.store.ScanOrdered(ctx, func(wk int, y *mat.Dense, inv3 []float64) {
 		if parts[wk] == nil {
 			parts[wk] = mat.NewDense(k, l, nil)
@@ -124,6 +134,7 @@ func (o *RowOperator) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 		p, g := parts[wk], &gs[wk]
 		p.Zero()
 		rows, _ := y.Dims()
+		chunkRows[wk] = rows
 		for r0 := 0; r0 < rows; r0 += piece {
 			r1 := min(rows, r0+piece)
 			yp := y.Slice(r0, r1, 0, k)
@@ -139,7 +150,12 @@ func (o *RowOperator) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 			// p += ypᵀ·g without a temporary.
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, yp.(*mat.Dense).RawMatrix(), gr, 1, p.RawMatrix())
 		}
-	}, func(wk int) { total.Add(total, parts[wk]) })
+	}, func(wk int) {
+		total.Add(total, parts[wk])
+		if read += int64(chunkRows[wk]); o.Progress != nil {
+			o.Progress(read)
+		}
+	})
 	if err != nil {
 		return err
 	}

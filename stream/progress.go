@@ -10,6 +10,7 @@ import (
 // and a nil *Progress ignores every call, so readers can advance it freely.
 type Progress struct {
 	rows, bytes, total, totalRows atomic.Int64
+	stage                         atomic.Pointer[string]
 	start                         time.Time
 }
 
@@ -45,6 +46,15 @@ func (p *Progress) SetTotalRows(total int64) {
 	}
 }
 
+// SetStage names what the work is doing now (e.g. "pass 2 (third-moment)"
+// or a solver's contraction); String prints it first, since the counts alone
+// stop moving when a fit leaves its data passes.
+func (p *Progress) SetStage(s string) {
+	if p != nil {
+		p.stage.Store(&s)
+	}
+}
+
 // Rows is the number of rows read so far.
 func (p *Progress) Rows() int64 {
 	if p == nil {
@@ -71,6 +81,9 @@ func (p *Progress) String() string {
 	rows, by, tot := p.rows.Load(), p.bytes.Load(), p.total.Load()
 	el = max(el, 1e-9)
 	s := fmt.Sprintf("%d rows (%.0f/s)", rows, float64(rows)/el)
+	if st := p.stage.Load(); st != nil && *st != "" {
+		s = *st + " · read " + s
+	}
 	if by > 0 {
 		mb := float64(by) / 1e6
 		s += fmt.Sprintf(", %.1f MB (%.1f MB/s)", mb, mb/el)

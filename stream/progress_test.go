@@ -25,7 +25,12 @@ func TestProgressLine(t *testing.T) {
 	if s := q.String(); !strings.Contains(s, "25%") || !strings.Contains(s, "ETA") {
 		t.Fatalf("byte total: %q", s)
 	}
+	q.SetStage("solve: contraction 3")
+	if s := q.String(); !strings.HasPrefix(s, "solve: contraction 3 · read 10 rows") {
+		t.Fatalf("with a stage: %q", s)
+	}
 	var none *Progress
+	none.SetStage("x")
 	none.Add(1, 1)
 	none.SetTotalRows(5)
 	if none.String() != "" {

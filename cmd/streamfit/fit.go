@@ -168,6 +168,9 @@ func runFit(ctx context.Context, args []string) error {
 			Solver: f.solverFlag(fs), Refine: *f.refine, Restarts: *f.restarts, Iters: *f.iters,
 		}
 		cfg.OnPlan = func(p *lda.Plan) { fmt.Fprintln(os.Stderr, p) }
+		if p != nil {
+			cfg.Progress = func(pr lda.Progress) { p.SetStage(ldaStage(pr)) }
+		}
 		if cfg.Checkpoint, err = ck.config(*f.input, *o); err != nil { // checkpoint.go
 			return err
 		}
@@ -189,6 +192,17 @@ func runFit(ctx context.Context, args []string) error {
 	done()
 	fmt.Fprintf(os.Stderr, "fit %s: %s in %.1fs → %s\n", model, summary, time.Since(start).Seconds(), *f.out)
 	return nil
+}
+
+// ldaStage names an LDA fit's stage for the progress line.
+func ldaStage(pr lda.Progress) string {
+	switch {
+	case pr.Stage != "solve":
+		return fmt.Sprintf("pass %d (%s)", pr.Pass, pr.Stage)
+	case pr.Rows > 0:
+		return fmt.Sprintf("solve: contraction %d, %d of %d rows", pr.Contraction, pr.Docs, pr.Rows)
+	}
+	return fmt.Sprintf("solve: contraction %d", pr.Contraction)
 }
 
 // fitFlags holds the flags of `fit`, shared by every model.

@@ -149,11 +149,20 @@ const sketchZeta = sketch.DefaultSparsity
 // Progress reports the state of a fit.
 type Progress struct {
 	// Pass counts passes over the data from 1; Stage says what it computes:
-	// "second-moment" (products M2·Ω for the whitening) or "third-moment".
+	// "second-moment" (products M2·Ω for the whitening), "third-moment",
+	// or "solve" for the contractions of a solve over rows on disk or a
+	// tensor sketch (each a pass over the rows or a set of FFTs, minutes
+	// apiece at large k; the packed tensor's solve is not reported).
 	Pass  int
 	Stage string
-	// Docs is the number of documents read so far in this pass.
+	// Docs is the number of documents read so far in this pass; in the
+	// solve, the rows read so far in the current contraction.
 	Docs int64
+	// Contraction counts the solve's contractions from 1 and Rows is the
+	// number of rows each reads (0 for a sketch); both are 0 outside the
+	// solve.
+	Contraction int
+	Rows        int64
 	// Done is set on the last call of a pass.
 	Done    bool
 	Elapsed time.Duration

@@ -91,6 +91,7 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 		return nil, err
 	}
 	defer th.close()
+	th.track = track
 	var m *models.Model
 	if err := stage(ctx, "solve", func(ctx context.Context) (err error) {
 		m, err = solveThird(ctx, th, b, cfg)

@@ -158,8 +158,15 @@ func TestRepresentations(t *testing.T) {
 	var got []*Plan
 	res := map[Third]*models.Evaluation{}
 	for _, th := range []Third{Explicit, Rows, Sketch} {
-		m, ev := fitAndEval(t, cc, Config{K: 5, Alpha0: 1, Seed: 2, Third: th, RowDir: t.TempDir(), OnPlan: func(p *Plan) { got = append(got, p) }})
-		t.Logf("%s: mean ℓ1 %.4f, max %.4f, found %d, α err %.3f, %d passes, solver %s", th, ev.MeanL1, ev.MaxL1, ev.Found, ev.AlphaRelErr, m.Fit.Passes, m.Fit.Solver.Name)
+		var solve []Progress
+		m, ev := fitAndEval(t, cc, Config{K: 5, Alpha0: 1, Seed: 2, Third: th, RowDir: t.TempDir(), OnPlan: func(p *Plan) { got = append(got, p) },
+			Progress: func(p Progress) {
+				if p.Stage == "solve" {
+					solve = append(solve, p)
+				}
+			}})
+		t.Logf("%s: mean ℓ1 %.4f, max %.4f, found %d, α err %.3f, %d passes, solver %s, %d solve reports", th, ev.MeanL1, ev.MaxL1, ev.Found, ev.AlphaRelErr, m.Fit.Passes, m.Fit.Solver.Name, len(solve))
+		checkSolveProgress(t, th, solve, m.Fit.Passes, int64(cc.Docs))
 		res[th] = ev
 		if len(got) != len(res) || got[len(got)-1].Third != th {
 			t.Fatalf("%s: OnPlan called %d times for %d fits", th, len(got), len(res))
@@ -174,6 +181,43 @@ func TestRepresentations(t *testing.T) {
 	}
 	if s := res[Sketch]; s.Found != 5 || s.MeanL1 > 2*ex.MeanL1 {
 		t.Errorf("default sketch: mean ℓ1 %.4f vs explicit %.4f, found %d", s.MeanL1, ex.MeanL1, s.Found)
+	}
+}
+
+// checkSolveProgress checks the solve's reports of one fit: none for the
+// packed tensor; otherwise contractions numbered 1, 2, … each begun (0 rows
+// read) and ended (Done, every row read over rows on disk), and over rows
+// the reads in between (at least one per contraction) growing to the
+// store's rows.
+func checkSolveProgress(t *testing.T, th Third, solve []Progress, passes int, docs int64) {
+	t.Helper()
+	if th == Explicit {
+		if len(solve) != 0 {
+			t.Errorf("explicit: %d solve reports, want none", len(solve))
+		}
+		return
+	}
+	var rows int64
+	if th == Rows {
+		rows = docs
+	}
+	n, read := 0, int64(0)
+	for i, p := range solve {
+		switch {
+		case p.Pass != passes || p.Rows != rows:
+			t.Fatalf("%s: report %d %+v: want pass %d, %d rows", th, i, p, passes, rows)
+		case p.Contraction == n+1 && p.Docs == 0 && !p.Done:
+			n, read = n+1, 0 // a contraction begins
+		case p.Contraction != n || p.Docs < read || p.Docs > rows || p.Done && p.Docs != rows:
+			t.Fatalf("%s: report %d %+v after contraction %d at %d rows", th, i, p, n, read)
+		}
+		read = p.Docs
+	}
+	if th == Rows && len(solve) < 3*n {
+		t.Errorf("%s: %d reports for %d contractions: the chunks read are not reported", th, len(solve), n)
+	}
+	if n < 2 || !solve[len(solve)-1].Done {
+		t.Errorf("%s: %d contractions reported, the last ended %v", th, n, len(solve) > 0 && solve[len(solve)-1].Done)
 	}
 }
 

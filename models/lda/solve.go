@@ -41,6 +41,7 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	if err != nil {
 		return nil, err
 	}
+	t = th.reported(t)
 	name := cfg.solverFor(th.kind())
 	decompose, err := solver.ByName(name)
 	if err != nil {
@@ -95,6 +96,8 @@ type third struct {
 	acc    *implicit.TripleAcc
 	sketch *implicit.SketchAcc
 	rows   *implicit.RowAcc
+	op     *implicit.RowOperator // over rows, once tensor made it
+	track  *tracker              // reports the solve's contractions (Fit only)
 }
 
 // kind is the representation th holds.
@@ -143,7 +146,7 @@ func (th *third) tensor(mom *implicit.Whitened, w, p *mat.Dense, cfg Config) (so
 		if err != nil {
 			return nil, fmt.Errorf("lda: %w", err)
 		}
-		base = op
+		base, th.op = op, op
 	case cfg.Implicit:
 		op, err := th.acc.Operator(w)
 		if err != nil {
