@@ -152,12 +152,17 @@ func rewhiten(g *mat.SymDense) (p *mat.Dense, gvals []float64, err error) {
 	if !ges.Factorize(g, true) {
 		return nil, nil, errors.New("lda: eigendecomposition of the whitened second moment did not converge")
 	}
-	gvals = ges.Values(nil)
-	for i, v := range gvals {
-		if !(v > gvals[len(gvals)-1]*1e-10) {
-			return nil, nil, fmt.Errorf("lda: %w: the whitened second moment has eigenvalue %.3g (index %d), so the data support fewer than k=%d topics; lower k",
-				ErrTooManyTopics, v, i, len(gvals))
+	gvals = ges.Values(nil) // ascending
+	k := len(gvals)
+	bad := 0
+	for _, v := range gvals {
+		if !(v > gvals[k-1]*1e-10) {
+			bad++
 		}
+	}
+	if bad > 0 {
+		return nil, nil, fmt.Errorf("lda: %w: %d of the k=%d eigenvalues of the whitened second moment are not positive (the smallest is %.3g), so the data support at most %d topics; lower k, or give more or longer documents",
+			ErrTooManyTopics, bad, k, gvals[0], k-bad)
 	}
 	var gvec mat.Dense
 	ges.VectorsTo(&gvec)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/stream/synth"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestAutoPowerPass checks the default pass policy: on a corpus whose first
@@ -58,5 +60,24 @@ func TestAutoPowerPass(t *testing.T) {
 	}
 	if passes != 2 {
 		t.Errorf("PowerIters -1 took %d passes, want 2", passes)
+	}
+}
+
+// TestRewhitenCountsUnsupported: a whitened second moment with two
+// non-positive eigenvalues of four is refused as ErrTooManyTopics, saying
+// how many and that the data support at most two topics.
+func TestRewhitenCountsUnsupported(t *testing.T) {
+	g := mat.NewSymDense(4, nil)
+	for i, v := range []float64{1, 0.5, -0.02, 0} {
+		g.SetSym(i, i, v)
+	}
+	_, _, err := rewhiten(g)
+	if !errors.Is(err, ErrTooManyTopics) || !strings.Contains(err.Error(), "2 of the k=4 eigenvalues") || !strings.Contains(err.Error(), "at most 2 topics") {
+		t.Fatalf("err %v", err)
+	}
+	g.SetSym(2, 2, 0.1)
+	g.SetSym(3, 3, 0.2)
+	if _, vals, err := rewhiten(g); err != nil || len(vals) != 4 || vals[0] != 0.1 {
+		t.Fatalf("positive definite: values %v, err %v", vals, err)
 	}
 }
