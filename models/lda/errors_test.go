@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -163,6 +164,30 @@ func TestTooManyTopics(t *testing.T) {
 			if k > 3 && !slices.ContainsFunc(m.Fit.Warnings, func(w string) bool { return strings.Contains(w, "support about 3 topics") }) {
 				t.Errorf("d=%d k=%d: no warning suggests 3 topics: %q", d, k, m.Fit.Warnings)
 			}
+		}
+	}
+}
+
+// TestDiagnoseListsFewTopics: the warning about topics the projection moved
+// names the first warnList of them and counts the rest, so that k=1000 does
+// not print a screen of numbers; a short list is named whole.
+func TestDiagnoseListsFewTopics(t *testing.T) {
+	for _, far := range []int{3, 25} {
+		m := &models.Model{Alpha: make([]float64, 40), Fit: &models.FitStats{ProjectionL1: make([]float64, 40)}}
+		for i := range m.Alpha {
+			m.Alpha[i] = 1.0 / 40
+			if i < far {
+				m.Fit.ProjectionL1[i] = 0.3
+			}
+		}
+		warns, err := diagnose(m, Config{K: 40, Alpha0: 1}, &basis{})
+		if err != nil || len(warns) != 1 {
+			t.Fatalf("%d far topics: warnings %q, err %v", far, warns, err)
+		}
+		named := strings.Count(warns[0], "(0.30)")
+		more := strings.Contains(warns[0], fmt.Sprintf("and %d more", far-warnList))
+		if far <= warnList && (named != far || more) || far > warnList && (named != warnList || !more) {
+			t.Errorf("%d far topics: %q", far, warns[0])
 		}
 	}
 }

@@ -76,6 +76,7 @@ const (
 	warnEigenRatio = 0.01 // warn when λ_k(M̂2)/λ_1(M̂2) is below this
 	failMeanMoved  = 0.5  // fail when the mean projection ℓ1 exceeds this
 	failSumRatioLo = 0.2  // fail when Σα̂/α₀ is outside [failSumRatioLo, 1/failSumRatioLo]
+	warnList       = 10   // topics named in a warning; the rest are counted
 	// warnTail flags a sketch whose singular values barely decay past the
 	// k-th (σ_last/σ_k above it): its range is mostly noise and may span the
 	// topics poorly. Measured: 0.07–0.15 on the test corpora and 0.75 on
@@ -125,7 +126,12 @@ func diagnose(m *models.Model, cfg Config, b *basis) ([]string, error) {
 		out = append(out, fmt.Sprintf("%s is %.3g, expected %g: some topics may be spurious (k=%d may exceed what the data support; try a lower k)", name, sum, want, cfg.K))
 	}
 	if len(far) > 0 {
-		out = append(out, fmt.Sprintf("topics %s had more than %.2f of ℓ1 mass moved by the projection onto the simplex: poorly estimated or spurious (try a lower k)", strings.Join(far, ", "), warnMoved))
+		list := strings.Join(far, ", ")
+		if len(far) > warnList {
+			// At k=1000 the full list would be a screen of numbers.
+			list = fmt.Sprintf("%s and %d more (each topic's in fit.projection_l1)", strings.Join(far[:warnList], ", "), len(far)-warnList)
+		}
+		out = append(out, fmt.Sprintf("topics %s had more than %.2f of ℓ1 mass moved by the projection onto the simplex: poorly estimated or spurious (try a lower k)", list, warnMoved))
 	}
 	if ev := m.Fit.M2Eigenvalues; len(ev) > 1 {
 		weak := 0
