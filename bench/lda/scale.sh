@@ -4,7 +4,7 @@
 # the peak RSS (VmHWM); the plan's prediction is read from the fit's stderr
 # and the recovery error from `streamfit eval` against the generator's truth.
 #
-#   bench/lda/scale.sh ksweep|scaling|workers|wiki|calibrate|check
+#   bench/lda/scale.sh ksweep|k1000|scaling|workers|wiki|calibrate|check
 #
 # Corpora are generated once and cached under $STREAMFIT_SCALE_DIR (default
 # /tmp/streamfit-scale; the Wikipedia-shaped one takes ≈1 GB of Parquet);
@@ -22,12 +22,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${STREAMFIT:-$dir/streamfit}
 [ -n "${STREAMFIT:-}" ] || (cd "$root" && go build -o "$bin" ./cmd/streamfit)
 
-# corpus NAME DOCS VOCAB K DOCLEN [SEED]: generate $dir/NAME.parquet once
-# (α₀ = 1, topics Dirichlet(0.1); seed 3 by default).
+# corpus NAME DOCS VOCAB K DOCLEN [SEED [BETA]]: generate $dir/NAME.parquet
+# once (α₀ = 1, topics Dirichlet(BETA), default 0.1; seed 3 by default).
 corpus() {
 	local f=$dir/$1.parquet
 	[ -f "$f" ] || nice "$bin" gen lda --docs "$2" --vocab "$3" --k "$4" --alpha0 1 --doc-len "$5" --seed "${6:-3}" \
-		--out "$f" --truth "$dir/$1.truth.json" >&2
+		--beta "${7:-0.1}" --out "$f" --truth "$dir/$1.truth.json" >&2
 }
 
 # fit NAME K PLAN [flags...]: one fit of $dir/NAME.parquet, one TSV line.
@@ -66,6 +66,13 @@ ksweep)
 	for p in explicit implicit; do fit k50 50 $p; done
 	for p in explicit implicit; do fit k100 100 $p; done
 	for p in explicit implicit; do fit k300 300 $p; done
+	;;
+k1000)
+	# k=1000: the data must hold 1000 topics. 50,000 documents of 2,000
+	# tokens over 5,000 words do with Dirichlet(0.02) topics (Dirichlet(0.1)
+	# ones are refused: a whitened M2 eigenvalue is negative). ≈35 CPU-min.
+	corpus k1000 50000 5000 1000 2000 7 0.02
+	fit k1000 1000 "${STREAMFIT_K1000_PLAN:-auto}"
 	;;
 scaling)
 	# n, 2n, 4n, 8n documents of one model (k=10), default plan and the rows.
@@ -121,7 +128,7 @@ wiki)
 	fit wiki 100 "${STREAMFIT_WIKI_PLAN:-auto}" ${STREAMFIT_WIKI_FLAGS:-}
 	;;
 *)
-	echo "usage: $0 ksweep|scaling|workers|wiki|calibrate|check" >&2
+	echo "usage: $0 ksweep|k1000|scaling|workers|wiki|calibrate|check" >&2
 	exit 2
 	;;
 esac
