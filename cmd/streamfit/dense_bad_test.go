@@ -107,3 +107,34 @@ func TestDenseBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicOnlyFlags: a flag that only the topic models read (a checkpoint,
+// a plan, the row directory, …) is refused for another model with exit 2
+// instead of being ignored: a --checkpoint that never resumes would be worse
+// than none.
+func TestTopicOnlyFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.parquet")
+	writeDense(t, in, 3, oneHot(60, 3), nil)
+	out := filepath.Join(dir, "m.json")
+	for _, name := range topicOnlyFlags {
+		arg := "--" + name + "=1"
+		switch name {
+		case "implicit", "no-timing":
+			arg = "--" + name
+		case "plan":
+			arg = "--plan=explicit"
+		case "checkpoint", "row-dir", "topics-parquet":
+			arg = "--" + name + "=" + filepath.Join(dir, "c")
+		case "checkpoint-every":
+			arg = "--checkpoint-every=1s"
+		}
+		code, _, msg := streamfit(t, "fit", "gmm", "--input", in, "--columns", "c0,c1,c2", "--k", "2", "--out", out, arg)
+		if code != 2 || !strings.Contains(msg, "--"+name+" is for lda and topic, not gmm") {
+			t.Errorf("fit gmm %s: exit %d, %q", arg, code, strings.TrimSpace(msg))
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("fit gmm %s wrote %s", arg, out)
+		}
+	}
+}

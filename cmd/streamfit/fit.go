@@ -132,8 +132,12 @@ func runFit(ctx context.Context, args []string) error {
 	if model == "lda" && (!(*f.alpha0 > 0) || math.IsInf(*f.alpha0, 1)) {
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0 (1 is the usual choice)", *f.alpha0)
 	}
-	if (*f.noTiming || *f.topicsParquet != "") && model != "lda" && model != "topic" {
-		return usagef("--no-timing and --topics-parquet are for lda and topic")
+	if model != "lda" && model != "topic" {
+		for _, name := range topicOnlyFlags {
+			if set(fs, name) {
+				return usagef("--%s is for lda and topic, not %s", name, model)
+			}
+		}
 	}
 	if _, err := solver.ByName(*f.solverName); err != nil {
 		return usageError{err.Error()}
@@ -193,6 +197,12 @@ func runFit(ctx context.Context, args []string) error {
 	fmt.Fprintf(os.Stderr, "fit %s: %s in %.1fs → %s\n", model, summary, time.Since(start).Seconds(), *f.out)
 	return nil
 }
+
+// topicOnlyFlags are the flags of `fit` that only the topic models read: given
+// to another model they would be ignored silently (a --checkpoint that
+// never resumes), so they are refused.
+var topicOnlyFlags = []string{"plan", "implicit", "sketch-len", "sketch-count", "row-dir", "checkpoint", "checkpoint-every",
+	"no-timing", "topics-parquet", "refine"}
 
 // ldaStage names an LDA fit's stage for the progress line.
 func ldaStage(pr lda.Progress) string {
