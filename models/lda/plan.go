@@ -450,6 +450,17 @@ func sketchError(k, b, count int) float64 {
 	return sketchErrC * math.Pow(float64(k), 1.5) / math.Sqrt(float64(b)*float64(count))
 }
 
+// sketchAdvice says what to do about a sketch too coarse for k topics: the
+// length whose predicted error is maxSketchErr, or, when that is beyond the
+// largest sketch (2²²; at k=1000 it is ≈2³²), the exact representations.
+func sketchAdvice(k, count int) string {
+	b, need := sketchLenFor(k, count, func(int) bool { return true })
+	if float64(b) < need {
+		return fmt.Sprintf("a sketch accurate enough for k=%d would need ≈%.0g buckets per sketch, beyond the largest (%d); use --plan implicit or explicit", k, need, 1<<22)
+	}
+	return fmt.Sprintf("raise --sketch-len to %d (predicted error %.2g; the error falls as 1/√length) or --sketch-count, or use --plan implicit or explicit", b, sketchError(k, b, count))
+}
+
 // DefaultSketch returns the default tensor sketch for k topics within a
 // memory budget: 3 sketches (combined by their median), each of the
 // smallest power-of-two length whose predicted contraction error
@@ -459,12 +470,20 @@ func sketchError(k, b, count int) float64 {
 // (bench/sketch/RESULTS.md).
 func DefaultSketch(k int, memory int64) (b, count int) {
 	count = 3
-	need := math.Pow(sketchErrC*math.Pow(float64(k), 1.5)/maxSketchErr, 2) / float64(count)
+	b, _ = sketchLenFor(k, count, func(b int) bool { return int64(sketchLanesMem+3)*int64(count)*int64(b)*8 < memory/4 })
+	return b, count
+}
+
+// sketchLenFor returns the smallest power-of-two length in [2¹⁰, 2²²] whose
+// predicted error for k topics and count sketches is at most maxSketchErr,
+// doubling only while fits(b) holds, and the (real) length that error needs.
+func sketchLenFor(k, count int, fits func(b int) bool) (b int, need float64) {
+	need = math.Pow(sketchErrC*math.Pow(float64(k), 1.5)/maxSketchErr, 2) / float64(count)
 	b = 1 << 10
-	for float64(b) < need && b < 1<<22 && int64(sketchLanesMem+3)*int64(count)*int64(b)*8 < memory/4 {
+	for float64(b) < need && b < 1<<22 && fits(b) {
 		b *= 2
 	}
-	return b, count
+	return b, need
 }
 
 // String is the plan in a few lines for a terminal: the choice and the

@@ -362,3 +362,21 @@ func TestPlanPredictions(t *testing.T) {
 		}
 	}
 }
+
+// TestSketchAdvice: a too-coarse sketch is told the length that reaches the
+// default error when one exists (a power of two, within the largest), and
+// the exact representations when none does (k=1000).
+func TestSketchAdvice(t *testing.T) {
+	a := sketchAdvice(8, 1)
+	if !strings.Contains(a, "raise --sketch-len to ") {
+		t.Fatalf("k=8: %q", a)
+	}
+	var b int
+	fmt.Sscanf(a[strings.Index(a, "to ")+3:], "%d", &b)
+	if b&(b-1) != 0 || sketchError(8, b, 1) > maxSketchErr || sketchError(8, b/2, 1) <= maxSketchErr {
+		t.Errorf("k=8: advised length %d (error %.3g; half of it %.3g)", b, sketchError(8, b, 1), sketchError(8, b/2, 1))
+	}
+	if a := sketchAdvice(1000, 3); !strings.Contains(a, "beyond the largest") || !strings.Contains(a, "--plan implicit") {
+		t.Errorf("k=1000: %q", a)
+	}
+}

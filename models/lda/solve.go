@@ -56,8 +56,8 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	if err != nil && th.kind() == Sketch && ctx.Err() == nil {
 		// Collision noise, not the data, is the likely cause.
 		b, count := cfg.sketchSize()
-		return nil, fmt.Errorf("lda: the tensor sketch of %d×%d buckets (predicted contraction error %.2g) is too coarse for k=%d: raise --sketch-len (e.g. to %d; the error falls as 1/√length) or --sketch-count, or use --plan explicit or implicit: %w",
-			b, count, sketchError(k, b, count), k, 4*b, err)
+		return nil, fmt.Errorf("lda: the tensor sketch of %d×%d buckets (predicted contraction error %.2g) is too coarse for k=%d: %s: %w",
+			b, count, sketchError(k, b, count), k, sketchAdvice(k, count), err)
 	}
 	if errors.Is(err, solver.ErrNonPositive) {
 		return nil, fmt.Errorf("lda: %w: the whitened third moment has fewer than k=%d positive eigenvalues; lower k: %v", ErrTooManyTopics, k, err)
