@@ -70,7 +70,7 @@ func RTPMStop(ctx context.Context, t Tensor, r int, opt Options) (*Result, error
 			randomUnit(theta, rng)
 			res.Restarts += stopBlock
 			it, _, err := powerPhase(ctx, defl, theta, n, tol)
-			res.Iters += it * stopBlock
+			res.Iters += it
 			if err != nil {
 				return nil, err
 			}

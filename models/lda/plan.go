@@ -246,11 +246,16 @@ const (
 	// solve takes on average: RTPM's phases stop early (tol) after about
 	// this many iterations each (k·(2·that+2) blocks in all; measured
 	// fit.solver.iters / min(max(20,k),30): 125 at k=10, 748 at k=50,
-	// 1545 at k=100); the simultaneous method's block phase, evaluation
+	// 1545 at k=100, when every column of a block was contracted to the
+	// end of its phase); the simultaneous method's block phase, evaluation
 	// and polish take about this many in all (measured 19 at k=10, 25 at
 	// k=50, 26 at k=100).
 	rtpmPhaseIters      = 6.5
 	simultaneousApplies = 25
+	// rtpmActive is the share of a block's columns RTPM still contracts:
+	// settled starts leave the block (solver powerPhase). Corpus M (k=50):
+	// 14,606 column iterations against 21,500 when all were carried.
+	rtpmActive = 0.68
 	// sketchErrC is C in the sketch's relative contraction error
 	// C·k^1.5/√(b·count), fitted to bench/sketch/RESULTS.md.
 	sketchErrC = 0.35
@@ -367,14 +372,17 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	solverName := cfg.solverFor(t)
 	blockCols := 2 * math.Min(k, k+math.Ceil(k/10)+2)
 	applies := simultaneousApplies
+	colShare := 1.0 // of a block's columns contracted, on average
 	if solverName != "simultaneous" {
 		applies = int(k * (2*rtpmPhaseIters + 2))
 		blockCols = math.Max(20, k)
 		if r := cfg.restartsFor(solverName); r > 0 {
 			blockCols = float64(r)
 		}
+		colShare = rtpmActive
 	}
 	c.Contractions = applies
+	workCols := blockCols * colShare // the block's memory is blockCols wide
 	switch t {
 	case Explicit:
 		// Pass: Y3 in float64 plus each worker's float32 partial; then
@@ -385,11 +393,11 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		transform := k*k*k*8*4.2 + pairs*k*8
 		live = dk + math.Max(pass, math.Max(moments, transform))
 		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm64 + 6*k*k*k*k/gemm64 +
-			float64(applies)*2*k*pairs*blockCols/rtpmRate
+			float64(applies)*2*k*pairs*workCols/rtpmRate
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)
-		perApply := nsPerRowPass + n*rowBytes*nsPerRowByte + 4*n*k*blockCols/gemmRows + 8*d*k*blockCols/gemm64
+		perApply := nsPerRowPass + n*rowBytes*nsPerRowByte + 4*n*k*workCols/gemmRows + 8*d*k*workCols/gemm64
 		// Each worker's chunk of rows, its product with the block and that
 		// product squared; the block's workspace; the W-terms' four
 		// blocks of words × L (implicit.Operator.Apply takes the words
@@ -401,7 +409,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		b, count := float64(p.SketchLen), float64(p.SketchCount)
 		fft := nsFFT * b * math.Log2(b)
 		live = dk + (sketchLanesMem+w+1)*count*(b/2+1)*16
-		ns = passNS + n*count*(fft+k) + 2*d*count*fft + float64(applies)*blockCols*count*4*fft
+		ns = passNS + n*count*(fft+k) + 2*d*count*fft + float64(applies)*workCols*count*4*fft
 		c.RelError = sketchError(p.K, p.SketchLen, p.SketchCount)
 	}
 	inFlight := float64(inFlightMax)
