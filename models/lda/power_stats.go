@@ -70,7 +70,15 @@ func PowerAdvice(ctx context.Context, p *implicit.Stats, cfg Config) (tail float
 // whitening (autoPowerTail), where the first sketch's extra columns show
 // no decay.
 func autoPower(h implicit.StatsHeader, b *basis) bool {
-	return !b.exact && h.Power == 0 && h.Cols > h.K && b.tail > autoPowerTail
+	return !b.exact && undecayed(h.Power, h.Cols, h.K, b.tail)
+}
+
+// undecayed is the rule of the automatic power pass, shared by Fit
+// (whitening) and the statistics route (autoPower): a first sketch (no
+// power pass yet) with extra columns beyond k whose last singular value is
+// above autoPowerTail of the k-th.
+func undecayed(powers, cols, k int, tail float64) bool {
+	return powers == 0 && cols > k && tail > autoPowerTail
 }
 
 // powerPolicy checks that the phase-1 or power statistics with header h,

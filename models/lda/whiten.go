@@ -119,7 +119,7 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 				return nil, fmt.Errorf("lda: whitening: %w", err)
 			}
 			b.values, b.tail = sv[:cfg.K], sv[len(sv)-1]/sv[cfg.K-1]
-			if b.passes > 1 || cfg.PowerIters != 0 || src == nil || len(sv) == cfg.K || !(b.tail > autoPowerTail) {
+			if cfg.PowerIters != 0 || src == nil || !undecayed(b.passes-1, len(sv), cfg.K, b.tail) {
 				break
 			}
 		}
