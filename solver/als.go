@@ -87,14 +87,14 @@ func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, erro
 			}
 			if mode < 2 {
 				// Unit columns for A and B; the scale lives in C.
-				normalizeCols(nx, nil)
+				normalizeCols(nx)
 				old := mat.DenseCopyOf(f[mode])
 				moved = math.Max(moved, signFreeChange(nx, old))
 			} else {
 				old := mat.DenseCopyOf(f[2])
-				normalizeCols(old, nil)
+				normalizeCols(old)
 				un := mat.DenseCopyOf(nx)
-				normalizeCols(un, nil)
+				normalizeCols(un)
 				moved = math.Max(moved, signFreeChange(un, old))
 			}
 			f[mode] = nx
@@ -110,7 +110,7 @@ func CPALS(ctx context.Context, t Asym, r int, init *CP, opt Options) (*CP, erro
 		out.W[j] = mat.Norm(f[2].ColView(j), 2)
 	}
 	out.C = f[2]
-	normalizeCols(out.C, nil)
+	normalizeCols(out.C)
 	out.Found = r
 	if !out.Converged {
 		out.Reason = fmt.Sprintf("als: %d sweeps without meeting tol %.3g", sweeps, tol)
@@ -182,7 +182,7 @@ func Symmetrize(ctx context.Context, t Tensor, cp *CP) (*Result, error) {
 			u.Set(i, j, cp.A.At(i, j)+sb*cp.B.At(i, j)+sc*cp.C.At(i, j))
 		}
 	}
-	normalizeCols(u, nil)
+	normalizeCols(u)
 	lam, err := fitWeights(ctx, t, u)
 	if err != nil {
 		return nil, err

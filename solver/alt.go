@@ -302,7 +302,7 @@ func initStarts(ctx context.Context, t multilinear, L int, svd bool, rng *rand.R
 		if err := t.contract(ctx, m, f[m], xs); err != nil {
 			return nil, err
 		}
-		normalizeCols(f[m], nil)
+		normalizeCols(f[m])
 	}
 	return f, nil
 }
@@ -381,8 +381,8 @@ func svdInit(ctx context.Context, t multilinear, f []*mat.Dense, rng *rand.Rand)
 			}
 		}
 	}
-	normalizeCols(f[0], nil)
-	normalizeCols(f[1], nil)
+	normalizeCols(f[0])
+	normalizeCols(f[1])
 	return thetas, nil
 }
 
@@ -407,7 +407,7 @@ func altPhase(ctx context.Context, t multilinear, f []*mat.Dense, n int, tol flo
 			}
 		}
 		for m := range f {
-			normalizeCols(nf[m], nil)
+			normalizeCols(nf[m])
 		}
 		for j := 0; j < L; j++ {
 			if done[j] != 0 {

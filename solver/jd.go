@@ -141,7 +141,7 @@ func JointDiagWith(ctx context.Context, t Tensor, r int, opt Options, jo JDOptio
 				ws.SetCol(i, mat.Col(nil, i, st.u))
 			}
 		}
-		normalizeCols(ws, nil)
+		normalizeCols(ws)
 		if st, err = jdStage(ctx, t, r, ws, st.basis, st.xinv, opt, method, res, name); err != nil {
 			return nil, err
 		}

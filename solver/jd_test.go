@@ -12,7 +12,7 @@ import (
 // unitFactors returns r independent uniform unit vectors in R^d.
 func unitFactors(d, r int, rng *rand.Rand) *mat.Dense {
 	m := randDense(d, r, rng)
-	normalizeCols(m, nil)
+	normalizeCols(m)
 	return m
 }
 
@@ -25,7 +25,7 @@ func coherentFactors(d, r int, mu float64, rng *rand.Rand) *mat.Dense {
 	m := orthoFactors(d, r, rng)
 	p := unitFactors(d, r, rng)
 	m.Add(m, scaled(mu, p))
-	normalizeCols(m, nil)
+	normalizeCols(m)
 	return m
 }
 

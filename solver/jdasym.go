@@ -173,7 +173,7 @@ func liftCols(b, x *mat.Dense) *mat.Dense {
 	}
 	var out mat.Dense
 	out.Mul(b, x)
-	normalizeCols(&out, nil)
+	normalizeCols(&out)
 	return &out
 }
 
@@ -321,7 +321,7 @@ func thirdMode(ctx context.Context, t Asym, a, b *mat.Dense, name string) (*mat.
 			return nil, nil, fmt.Errorf("%s: %w: component %d has a zero third mode", name, ErrDegenerate, j)
 		}
 	}
-	normalizeCols(c, nil)
+	normalizeCols(c)
 	return c, w, nil
 }
 

@@ -94,7 +94,7 @@ func randomUnit(m *mat.Dense, rng *rand.Rand) {
 			row[j] = rng.NormFloat64()
 		}
 	}
-	normalizeCols(m, nil)
+	normalizeCols(m)
 }
 
 // Warning is the one-line message a command line should print about this

@@ -55,7 +55,7 @@ func removeResidual(ctx context.Context, t multilinear, w []float64, f []*mat.De
 			for i := 0; i < k; i++ {
 				wt[i] = mat.Norm(g.ColView(i), 2)
 			}
-			normalizeCols(g, nil)
+			normalizeCols(g)
 			proc5(f[mode], g, wt, eta0, eta1)
 		}
 		wmax := 0.0
@@ -113,7 +113,7 @@ func proc5(f, g *mat.Dense, wt []float64, eta0, eta1 float64) {
 		}
 		moveTowards(f, q, i, step)
 	}
-	normalizeCols(f, nil)
+	normalizeCols(f)
 }
 
 // moveTowards sets column i of f to column i of g, or moves it at most step

@@ -310,7 +310,7 @@ func polishBlock(ctx context.Context, t Tensor, v, out *mat.Dense, tol float64, 
 	for it := 0; it < polishIters && !settled; it++ {
 		prev.Copy(v)
 		v.Copy(out)
-		normalizeCols(v, nil)
+		normalizeCols(v)
 		change := keepDistinct(v, prev, failed)
 		if err := t.Apply(ctx, out, v); err != nil {
 			return nil, nil, nil, err

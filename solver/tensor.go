@@ -203,12 +203,10 @@ func symFrobSq(a *mat.SymDense) float64 {
 	return s
 }
 
-// normalizeCols scales every column of m to unit length and returns the
-// largest change ‖new_j − old_j‖ against prev (if non-nil). Zero columns are
+// normalizeCols scales every column of m to unit length. Zero columns are
 // left at zero.
-func normalizeCols(m, prev *mat.Dense) float64 {
+func normalizeCols(m *mat.Dense) {
 	r, c := m.Dims()
-	maxd := 0.0
 	for j := 0; j < c; j++ {
 		n := 0.0
 		for i := 0; i < r; i++ {
@@ -220,14 +218,5 @@ func normalizeCols(m, prev *mat.Dense) float64 {
 				m.Set(i, j, m.At(i, j)/n)
 			}
 		}
-		if prev != nil {
-			d := 0.0
-			for i := 0; i < r; i++ {
-				x := m.At(i, j) - prev.At(i, j)
-				d += x * x
-			}
-			maxd = math.Max(maxd, math.Sqrt(d))
-		}
 	}
-	return maxd
 }
