@@ -353,34 +353,45 @@ func inputsStats(ctx context.Context, inputs []string, o stream.Options, sel sha
 	p, done := startProgress(prog, "stats", 0)
 	defer done()
 	o.Progress = p
-	var total *implicit.Stats
-	for _, in := range inputs {
-		src, desc, err := openShard(in, o, sel)
+	// base is not read after the first input's pass begins, so the basis
+	// file's statistics (several d×k arrays at a large vocabulary: 250 MB
+	// of the power phase's peak at d=100k) are collected during it.
+	total, err := inputStats(ctx, inputs[0], o, sel, phase, base, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The other inputs take the projection the first one computed from
+	// base (the same one), instead of computing it again: total holds it.
+	if phase == "power" {
+		phase = "power-like"
+	}
+	for _, in := range inputs[1:] {
+		st, err := inputStats(ctx, in, o, sel, phase, total, cfg)
 		if err != nil {
 			return nil, err
 		}
-		st, err := shardStats(ctx, in, src, phase, base, cfg)
-		stream.Close(src)
-		if err != nil {
-			return nil, err
-		}
-		st.Header.Inputs = []implicit.Input{desc}
-		if total == nil {
-			total = st
-			// The other inputs take the projection the first one computed
-			// from base (the same one), instead of computing it again.
-			switch phase {
-			case "power":
-				phase, base = "power-like", st
-			case "2":
-				base = st
-			}
-		} else if err := total.Merge(st); err != nil {
+		if err := total.Merge(st); err != nil {
 			return nil, fmt.Errorf("%s: %w", in, err)
 		}
 	}
 	total.Header.Shards = 1
 	return total, nil
+}
+
+// inputStats computes the statistics of phase over the part sel of one
+// input file, recording it as the statistics' input.
+func inputStats(ctx context.Context, in string, o stream.Options, sel shardSel, phase string, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+	src, desc, err := openShard(in, o, sel)
+	if err != nil {
+		return nil, err
+	}
+	st, err := shardStats(ctx, in, src, phase, base, cfg)
+	stream.Close(src)
+	if err != nil {
+		return nil, err
+	}
+	st.Header.Inputs = []implicit.Input{desc}
+	return st, nil
 }
 
 // appendStats adds the statistics of inputs to those of the file last (see

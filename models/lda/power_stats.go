@@ -152,7 +152,9 @@ func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.St
 func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, q *mat.Dense, power int, cfg Config) (*implicit.Stats, error) {
 	info := src.Info()
 	d := info.Terms
-	h := basis.Header
+	// Nothing below reads basis: its sums and exact arrays (d×cols each)
+	// can be collected during the pass.
+	h, vocab := basis.Header, basis.Vocab
 	if err := checkStats(h, cfg, d, implicit.VocabHash(d, info.Vocab)); err != nil {
 		return nil, err
 	}
@@ -163,7 +165,7 @@ func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.S
 	st.Header.Power, st.Header.VocabHash = power, h.VocabHash
 	st.W = slices.Clone(q.RawMatrix().Data)
 	if st.Vocab == nil {
-		st.Vocab = basis.Vocab
+		st.Vocab = vocab
 	}
 	return st, nil
 }

@@ -223,6 +223,9 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	default:
 		return nil, fmt.Errorf("lda: unknown statistics phase %d", h.Phase)
 	}
+	// Nothing below reads basis: its sums and exact arrays (several d×k
+	// arrays) can be collected during the pass.
+	vocab := basis.Vocab
 	track := newTracker(cfg)
 	track.exactTotals = true
 	acc, err := triplePass(ctx, src, w, cfg, track)
@@ -237,7 +240,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	st.Values, st.Passes, st.Tail = values, passes, tail
 	st.Vocab = info.Vocab
 	if st.Vocab == nil {
-		st.Vocab = basis.Vocab
+		st.Vocab = vocab
 	}
 	return st, nil
 }
