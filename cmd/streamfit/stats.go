@@ -555,6 +555,9 @@ func fitFromStats(ctx context.Context, path string, cfg lda.Config) (*models.Mod
 	if err != nil {
 		return nil, err
 	}
+	// The exact totals' low words serve merges only; dropped, they are not
+	// held through the solve (a d×k array's worth per total at d=100k).
+	st.Exact = nil
 	m, err := lda.FitStats(ctx, st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
