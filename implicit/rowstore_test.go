@@ -235,7 +235,7 @@ func peakHeap(fn func()) uint64 {
 // TestRowStoreMemoryFlat: the peak heap of a pass into a RowAcc plus three
 // operator calls must not grow with the number of documents (the rows are on
 // disk); 4× the documents may cost at most 15% (plus 1 MiB for sampling
-// noise) more heap.
+// noise) more heap, comparing the least peak of three runs of each size.
 func TestRowStoreMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("memory measurement skipped with -short")
@@ -256,7 +256,11 @@ func TestRowStoreMemoryFlat(t *testing.T) {
 			acc.Close()
 		})
 	}
-	small, large := run(10000), run(40000)
+	// The least of three runs per size: the sampled peak depends on when
+	// the collector runs, which a loaded machine (CI beside other jobs)
+	// delays, and a delay only adds to the peak.
+	least := func(docs int64) uint64 { return min(run(docs), run(docs), run(docs)) }
+	small, large := least(10000), least(40000)
 	t.Logf("peak heap: %d docs %.2f MiB, %d docs %.2f MiB", 10000, float64(small)/(1<<20), 40000, float64(large)/(1<<20))
 	if float64(large) > 1.15*float64(small)+(1<<20) {
 		t.Errorf("peak heap grew from %.2f MiB to %.2f MiB with 4× the documents", float64(small)/(1<<20), float64(large)/(1<<20))
