@@ -51,10 +51,20 @@ func (t *tracker) report(pass int, stage string, docs int, done bool) {
 	if t.hook == nil {
 		return
 	}
+	t.send(func() Progress {
+		t.docs += int64(docs)
+		return Progress{Pass: pass, Stage: stage, Docs: t.docs, Done: done}
+	})
+}
+
+// send calls the hook, one call at a time, with the progress next forms
+// under the tracker's lock and the time since the fit began.
+func (t *tracker) send(next func() Progress) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.docs += int64(docs)
-	t.hook(Progress{Pass: pass, Stage: stage, Docs: t.docs, Done: done, Elapsed: time.Since(t.start)})
+	p := next()
+	p.Elapsed = time.Since(t.start)
+	t.hook(p)
 }
 
 // collect runs a garbage collection between the stages of a fit. A pass over

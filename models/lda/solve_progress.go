@@ -2,7 +2,6 @@ package lda
 
 import (
 	"context"
-	"time"
 
 	"github.com/streamfit/streamfit/solver"
 	"gonum.org/v1/gonum/mat"
@@ -49,8 +48,7 @@ func (c *contractions) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 // report sends the state of the current contraction; read is the rows read
 // so far in it.
 func (c *contractions) report(read int64, done bool) {
-	t := c.track
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.hook(Progress{Pass: t.passes, Stage: "solve", Docs: read, Done: done, Contraction: c.n, Rows: c.rows, Elapsed: time.Since(t.start)})
+	c.track.send(func() Progress {
+		return Progress{Pass: c.track.passes, Stage: "solve", Docs: read, Done: done, Contraction: c.n, Rows: c.rows}
+	})
 }
