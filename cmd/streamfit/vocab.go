@@ -17,6 +17,7 @@ func init() {
 func addBuildFlags(fs *flag.FlagSet) *text.BuildOptions {
 	b := &text.BuildOptions{}
 	fs.Int64Var(&b.MinCount, "min-count", text.DefaultMinCount, "vocabulary: drop words seen fewer times in the whole corpus")
+	fs.Int64Var(&b.MinDocs, "min-df", 0, "vocabulary: drop words found in fewer documents than this")
 	fs.Float64Var(&b.MaxDocFreq, "max-df", text.DefaultMaxDocFreq, "vocabulary: drop words in more than this fraction of documents")
 	fs.IntVar(&b.MaxSize, "max-size", 0, "vocabulary: keep at most this many most frequent words (0: no limit)")
 	return b

@@ -30,6 +30,9 @@ type BuildOptions struct {
 	// MinCount is the least total number of occurrences a word needs (default
 	// DefaultMinCount; 1 keeps every word).
 	MinCount int64
+	// MinDocs is the least number of documents a word must occur in (0 or 1
+	// keeps every word).
+	MinDocs int64
 	// MaxDocFreq is the largest fraction of documents a word may occur in
 	// (default DefaultMaxDocFreq; 1 or more keeps every word).
 	MaxDocFreq float64
@@ -109,8 +112,8 @@ func Build(ctx context.Context, src stream.TextSource, o stream.Options, b Build
 	v := all.filter(b)
 	if len(v.Words) == 0 {
 		return v, stream.Errorf(src.Info().Path, 0, -1, "", stream.ErrEmpty,
-			"no word passes the filters (min count %d, max document frequency %g): %d distinct tokens in %d documents",
-			b.MinCount, b.MaxDocFreq, v.Distinct, v.Docs)
+			"no word passes the filters (min count %d, min documents %d, max document frequency %g): %d distinct tokens in %d documents",
+			b.MinCount, b.MinDocs, b.MaxDocFreq, v.Distinct, v.Docs)
 	}
 	return v, nil
 }
@@ -180,7 +183,7 @@ func (c *counter) filter(b BuildOptions) *Vocabulary {
 	maxDF := b.MaxDocFreq * float64(c.docs)
 	var keep []int32
 	for id := range c.words {
-		if c.count[id] < b.MinCount {
+		if c.count[id] < b.MinCount || c.df[id] < b.MinDocs {
 			continue
 		}
 		if b.MaxDocFreq < 1 && float64(c.df[id]) > maxDF {

@@ -40,6 +40,8 @@ func TestBuildFilters(t *testing.T) {
 	}{
 		{"everything", BuildOptions{MinCount: 1, MaxDocFreq: 1}, []string{"apple", "banana", "cherry", "date", "elder", "fig"}, []int64{5, 3, 2, 1, 1, 1}},
 		{"min count", BuildOptions{MinCount: 2, MaxDocFreq: 1}, []string{"apple", "banana", "cherry"}, []int64{5, 3, 2}},
+		{"min docs", BuildOptions{MinCount: 1, MinDocs: 2, MaxDocFreq: 1}, []string{"apple", "banana", "cherry"}, []int64{5, 3, 2}},
+		{"min docs 3", BuildOptions{MinCount: 1, MinDocs: 3, MaxDocFreq: 1}, []string{"apple", "banana"}, []int64{5, 3}},
 		{"max doc freq", BuildOptions{MinCount: 1, MaxDocFreq: 0.5}, []string{"cherry", "date", "elder", "fig"}, []int64{2, 1, 1, 1}},
 		{"max doc freq 0.75", BuildOptions{MinCount: 1, MaxDocFreq: 0.75}, []string{"banana", "cherry", "date", "elder", "fig"}, []int64{3, 2, 1, 1, 1}},
 		{"max size", BuildOptions{MinCount: 1, MaxDocFreq: 1, MaxSize: 4}, []string{"apple", "banana", "cherry", "date"}, []int64{5, 3, 2, 1}},
