@@ -279,7 +279,7 @@ func writeTopicModel(m *models.Model, f *fitFlags) error {
 		m.Fit.Seconds = 0
 	}
 	if *f.topicsParquet != "" {
-		if err := writeTopicsParquet(m, *f.topicsParquet); err != nil {
+		if err := models.WriteTopicsParquet(m, *f.topicsParquet); err != nil {
 			return err
 		}
 	}
