@@ -23,14 +23,25 @@ func runEval(ctx context.Context, args []string) error {
 	fs := newFlags("eval", "", `Matches the fitted components to the true ones (Hungarian algorithm) and reports
 the papers' metrics: for topic models the mean and max ℓ1 distance, the number of
 topics found (ℓ1 < 0.5) and the relative α error; for GMMs and snapshot models the
-relative spectral-norm errors after relabelling and the ℓ1 error of distributions.`)
+relative spectral-norm errors after relabelling and the ℓ1 error of distributions.
+With --coherence TRAIN, scores a topic model without truth instead: the
+coherence of its topics over TRAIN and their diversity. --model may then also be
+a .npy k×d matrix (e.g. numpy.save of gensim's get_topics()) or a Parquet topic
+matrix (the layout of fit --topics-parquet).`)
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")
+	var mf modelFlags
+	mf.add(fs)
+	var cf coherenceFlags
+	cf.add(fs)
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
+	}
+	if cf.train != "" {
+		return runCoherence(ctx, *modelPath, &mf, &cf, *asJSON)
 	}
 	kind, err := modelKind(*modelPath)
 	if err != nil {

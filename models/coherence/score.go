@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -286,4 +287,21 @@ func NPMI(joint, da, db, n float64) float64 {
 	}
 	v := math.Log((pj+npmiEps)/(pa*pb)) / -math.Log(pj+npmiEps)
 	return max(-1, min(1, v)) // ε can push it a hair outside
+}
+
+// ScoreModel scores the topics of m over src (Score), after checking that
+// the two agree on the vocabulary when both know their words: the scores of
+// a model against a corpus built with another vocabulary would be noise.
+func ScoreModel(ctx context.Context, src stream.DocSource, m *models.Model, o Options) (*Result, error) {
+	if v := src.Info().Vocab; v != nil && m.Vocab != nil {
+		if len(v) != len(m.Vocab) {
+			return nil, fmt.Errorf("%s: vocabulary of %d words, but the model's has %d", src.Info().Path, len(v), len(m.Vocab))
+		}
+		for i := range v {
+			if v[i] != m.Vocab[i] {
+				return nil, fmt.Errorf("%s: term id %d is %q, but %q in the model's vocabulary", src.Info().Path, i, v[i], m.Vocab[i])
+			}
+		}
+	}
+	return Score(ctx, src, m.Topics, o)
 }

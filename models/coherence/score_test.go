@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -199,5 +200,21 @@ func TestScoreErrors(t *testing.T) {
 	bad := &stream.MemoryDocs{All: &stream.Docs{Offsets: []int{0, 1}, Terms: []int32{7}, Counts: []int32{1}}}
 	if _, err := Score(context.Background(), bad, [][]float64{{0.5, 0.5, 0, 0}}, Options{}); err == nil {
 		t.Error("a term id beyond the topics' vocabulary was accepted")
+	}
+}
+
+func TestScoreModelVocabulary(t *testing.T) {
+	src := corpus(20, 3, 2)
+	src.Vocab = []string{"a", "b", "c"}
+	m := &models.Model{Model: "lda", K: 1, D: 3, Alpha: []float64{1}, Topics: [][]float64{{0.5, 0.3, 0.2}}}
+	for _, c := range []struct {
+		vocab []string
+		ok    bool
+	}{{nil, true}, {[]string{"a", "b", "c"}, true}, {[]string{"a", "x", "c"}, false}} {
+		m.Vocab = c.vocab
+		_, err := ScoreModel(context.Background(), src, m, Options{})
+		if (err == nil) != c.ok {
+			t.Errorf("model vocabulary %v: error %v", c.vocab, err)
+		}
 	}
 }
