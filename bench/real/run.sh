@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of streamfit and gensim on the real corpora of
+# corpora.sh: for each corpus and k, fits
+#   gensim-1, gensim-5   gensim LdaModel, 1 and 5 passes (gensim_lda.py)
+#   sf-spectral          streamfit fit lda --em-passes 0 (the spectral fit alone)
+#   sf-default           streamfit fit lda (spectral start + likelihood refinement)
+# and scores every model with the same streamfit code: held-out perplexity
+# (eval --heldout TEST, document completion), UMass and NPMI coherence and
+# topic diversity of the top-10 words over the training documents (eval
+# --coherence TRAIN), wall seconds and peak RSS of the fit (GNU time). One
+# table is printed at the end and written to $OUT/table.md.
+#
+# Usage: bench/real/run.sh [CACHE]
+#   CACHE     corpora cache (as corpora.sh; default $STREAMFIT_REAL_CACHE, else
+#             ${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real)
+#   env KS="10 20 50 100", CORPORA="spam debian",
+#       METHODS="gensim-1 gensim-5 sf-spectral sf-default",
+#       OUT=$CACHE/runs, KEEP=1 keeps results already in $OUT (default: refit),
+#       STREAMFIT=binary (default: built from this checkout)
+# Installs python3-gensim with apt-get when /usr/bin/python3 cannot import it.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cache=${1:-${STREAMFIT_REAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real}}
+py=/usr/bin/python3
+KS=${KS:-10 20 50 100}
+CORPORA=${CORPORA:-spam debian}
+METHODS=${METHODS:-gensim-1 gensim-5 sf-spectral sf-default}
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+out=${OUT:-$cache/runs}
+mkdir -p "$out"
+
+if ! "$py" -c 'import gensim' 2>/dev/null; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-gensim
+fi
+command -v /usr/bin/time >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q time
+
+sf=${STREAMFIT:-}
+if [ -z "$sf" ]; then
+	sf=$out/streamfit
+	(cd "$root" && go build -o "$sf" ./cmd/streamfit)
+fi
+export STREAMFIT=$sf
+CORPORA="$CORPORA" "$here/corpora.sh" "$cache"
+
+has_em=0
+"$sf" fit lda -h 2>&1 | grep -q -- '-em-passes' && has_em=1
+has_heldout=0
+"$sf" eval -h 2>&1 | grep -q -- '-heldout' && has_heldout=1
+
+# record FILE KEY=VALUE...: one JSON object per run.
+record() {
+	local f=$1
+	shift
+	"$py" -c '
+import json, sys
+r = {}
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    try:
+        v = float(v)
+    except ValueError:
+        pass
+    r[k] = v
+json.dump(r, open(sys.argv[1], "w"))
+' "$f" "$@"
+}
+
+# score MODEL TRAIN TEST: prints "perplexity=… umass=… npmi=… diversity=…".
+score() {
+	local model=$1 train=$2 test=$3
+	"$sf" eval --model "$model" --coherence "$train" --json | "$py" -c '
+import json, sys
+r = json.load(sys.stdin)
+print("umass=%r npmi=%r diversity=%r" % (r["umass"], r["npmi"], r["diversity"]))'
+	if [ $has_heldout = 1 ]; then
+		"$sf" eval --model "$model" --heldout "$test" --json | "$py" -c '
+import json, sys
+r = json.load(sys.stdin)
+key = "perplexity" if "perplexity" in r else next(k for k in r if "perplexity" in k)
+print("perplexity=%r" % r[key])'
+	fi
+}
+
+for c in $CORPORA; do
+	train=$cache/$c/train.docword.gz
+	test=$cache/$c/test.docword.gz
+	for k in $KS; do
+		for m in $METHODS; do
+			rec=$out/$c-k$k-$m.json
+			[ "${KEEP:-0}" = 1 ] && [ -f "$rec" ] && continue
+			base=$out/$c-k$k-$m
+			case $m in
+			gensim-*)
+				model=$base.npy
+				cmd=("$py" "$here/gensim_lda.py" "$train" "$k" "${m#gensim-}" "$model")
+				;;
+			sf-spectral)
+				model=$base.json
+				cmd=("$sf" fit lda --input "$train" --k "$k" --out "$model" --progress off)
+				[ $has_em = 1 ] && cmd+=(--em-passes 0)
+				;;
+			sf-default)
+				if [ $has_em = 0 ]; then
+					echo "$c k=$k $m: this streamfit has no likelihood refinement (--em-passes); skipped" >&2
+					continue
+				fi
+				model=$base.json
+				cmd=("$sf" fit lda --input "$train" --k "$k" --out "$model" --progress off)
+				;;
+			*)
+				echo "unknown method $m" >&2
+				exit 2
+				;;
+			esac
+			echo "$c k=$k $m: ${cmd[*]}" >&2
+			if /usr/bin/time -f '%e %M' -o "$base.time" "${cmd[@]}" >"$base.log" 2>&1; then
+				read -r wall rss <"$base.time"
+				# shellcheck disable=SC2046
+				record "$rec" corpus="$c" k="$k" method="$m" status=ok wall="$wall" rss_mb=$((rss / 1024)) \
+					$(score "$model" "$train" "$test")
+			else
+				msg=$(grep -v '^Command exited' "$base.log" | grep -m1 -i 'error\|refus\|streamfit' || tail -1 "$base.log")
+				record "$rec" corpus="$c" k="$k" method="$m" status=failed error="$msg"
+			fi
+		done
+	done
+done
+
+"$py" "$here/table.py" "$out" | tee "$out/table.md"
