@@ -27,10 +27,14 @@ relative spectral-norm errors after relabelling and the ℓ1 error of distributi
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")
+	heldout := fs.String("heldout", "", "lda/topic: held-out documents to score instead of a truth file: document-completion perplexity (alternate tokens observed/predicted, topics mixed with uniform by 0.001)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
+	}
+	if *heldout != "" {
+		return evalHeldOut(ctx, *modelPath, *heldout, *asJSON) // heldout.go
 	}
 	kind, err := modelKind(*modelPath)
 	if err != nil {
