@@ -118,3 +118,28 @@ func inOrder(n, workers int, compute, commit func(w, i int)) {
 	}
 	wg.Wait()
 }
+
+// InOrder runs one pass over docs with workers goroutines as the
+// accumulators' passes do: compute reduces each batch into its worker's
+// part (made by newPart) concurrently, and commit takes the parts strictly
+// in batch order, so what commit does (sum, write out) does not depend on
+// workers. The first error of the source or of commit ends the pass and is
+// returned. A batch stays valid until its commit has returned.
+func InOrder[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int,
+	newPart func() P, compute func(P, *stream.Docs), commit func(P) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var failed error
+	err := ordered(ctx, docs, workers, newPart, compute, func(p P) {
+		if failed != nil {
+			return
+		}
+		if failed = commit(p); failed != nil {
+			cancel()
+		}
+	}, nil, nil)
+	if failed != nil {
+		return failed
+	}
+	return err
+}

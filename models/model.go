@@ -67,6 +67,26 @@ type FitStats struct {
 	// Warnings describe doubts about the fit that did not stop it (also
 	// printed on stderr by the command line).
 	Warnings []string `json:"warnings,omitempty"`
+	// EM records the likelihood refinement after the spectral fit, when
+	// there was one.
+	EM *EMStats `json:"em,omitempty"`
+}
+
+// EMStats records the variational EM passes that refined a spectral fit.
+type EMStats struct {
+	Passes int `json:"passes"`
+	// Bounds holds, per pass, the training bound per token (the evidence
+	// lower bound of the documents plus the topics' log prior, over the
+	// tokens) of the parameters the pass started from: non-decreasing.
+	Bounds []float64 `json:"bounds"`
+	// Converged says the last pass improved the bound by less than Tol
+	// (relatively); otherwise the pass cap ended the refinement.
+	Converged bool    `json:"converged"`
+	Tol       float64 `json:"tol"`
+	// FitAlpha says the Dirichlet parameters (topic weights) were
+	// re-estimated; Eta is the pseudo-count of the topics' M-step.
+	FitAlpha bool    `json:"fit_alpha"`
+	Eta      float64 `json:"eta"`
 }
 
 // SolverStats are the tensor decomposition's diagnostics.

@@ -31,6 +31,7 @@ matrix (the layout of fit --topics-parquet).`)
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")
+	heldout := fs.String("heldout", "", "lda/topic: held-out documents to score instead of a truth file: document-completion perplexity (alternate tokens observed/predicted, topics mixed with uniform by 0.001)")
 	var mf modelFlags
 	mf.add(fs)
 	var cf coherenceFlags
@@ -40,7 +41,12 @@ matrix (the layout of fit --topics-parquet).`)
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
 	}
-	if cf.train != "" {
+	switch {
+	case *heldout != "" && cf.train != "":
+		return usagef("--heldout and --coherence are separate runs; give one")
+	case *heldout != "":
+		return evalHeldOut(ctx, &mf, *modelPath, *heldout, *asJSON) // heldout.go
+	case cf.train != "":
 		return runCoherence(ctx, *modelPath, &mf, &cf, *asJSON)
 	}
 	kind, err := modelKind(*modelPath)

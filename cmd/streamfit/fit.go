@@ -57,7 +57,10 @@ func runFit(ctx context.Context, args []string) error {
 	f.seed = fs.Uint64("seed", 1, "random seed (same input and seed give the same model)")
 	f.alpha0 = fs.Float64("alpha0", 1, "Dirichlet concentration α₀, a finite number > 0: lda (topic mixture), markov/hmm-snapshot (set mixture)")
 	f.solverName = fs.String("solver", "rtpm", "tensor decomposition (every model): "+strings.Join(solver.Names(), ", "))
-	f.refine = fs.Int("refine", 0, "lda/topic: CP-ALS sweeps after the solver")
+	f.alsSweeps = fs.Int("als-sweeps", 0, "lda/topic: CP-ALS sweeps on the whitened tensor after the solver (not the likelihood refinement: see --em-passes)")
+	f.emPasses = fs.Int("em-passes", defaultEMPasses, "lda/topic: cap on the variational EM passes over --input that refine the spectral fit by likelihood (0: the pure spectral fit)")
+	f.emTol = fs.Float64("em-tol", lda.DefaultEMTol, "lda/topic: stop the EM passes when the training bound improved by less than this, relatively, in a pass")
+	f.emAlpha = fs.Bool("em-alpha", true, "lda: re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
 	f.restarts = fs.Int("restarts", 0, "solver restarts per component (0: solver default)")
 	f.iters = fs.Int("iters", 0, "solver iterations per phase (0: solver default)")
 	f.oversample = fs.Int("oversample", 0, "lda/topic/gmm/ica: extra sketch columns beyond k for the randomized whitening (0: the model's default, 10)")
@@ -96,11 +99,14 @@ func runFit(ctx context.Context, args []string) error {
 		if model != "lda" && model != "topic" {
 			return usagef("--from-stats works for lda and topic")
 		}
+		if set(fs, "em-passes") && *f.emPasses > 0 {
+			return usagef("--from-stats has no documents for the EM passes; fit from --input to refine, or give --em-passes 0")
+		}
 		if (set(fs, "plan") && *f.plan != string(lda.Explicit) && *f.plan != string(lda.Auto)) || *f.implicitOp {
 			return usagef("--from-stats fits the explicit tensor the statistics hold; --plan %s and --implicit do not apply", *f.plan)
 		}
 		// k, α₀ and seed come from the statistics unless given explicitly.
-		cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: f.solverFlag(fs), Refine: *f.refine,
+		cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: f.solverFlag(fs), Refine: *f.alsSweeps,
 			Restarts: *f.restarts, Iters: *f.iters}
 		fs.Visit(func(fl *flag.Flag) {
 			switch fl.Name {
@@ -128,6 +134,9 @@ func runFit(ctx context.Context, args []string) error {
 	}
 	if *f.k < 1 {
 		return usagef("--k=%d: need at least one component", *f.k)
+	}
+	if *f.emPasses < 0 || !(*f.emTol > 0) {
+		return usagef("--em-passes=%d and --em-tol=%g: want a cap of at least 0 and a positive tolerance", *f.emPasses, *f.emTol)
 	}
 	if model == "lda" && (!(*f.alpha0 > 0) || math.IsInf(*f.alpha0, 1)) {
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0 (1 is the usual choice)", *f.alpha0)
@@ -169,11 +178,21 @@ func runFit(ctx context.Context, args []string) error {
 			K: *f.k, Alpha0: *f.alpha0, Single: model == "topic", Seed: *f.seed, Workers: o.Workers,
 			Oversample: *f.oversample, PowerIters: *f.powerIters, ExactDim: *f.exactDim,
 			Third: third, Memory: memory, SketchLen: *f.sketchLen, SketchCount: *f.sketchCount, RowDir: *f.rowDir,
-			Solver: f.solverFlag(fs), Refine: *f.refine, Restarts: *f.restarts, Iters: *f.iters,
+			Solver: f.solverFlag(fs), Refine: *f.alsSweeps, Restarts: *f.restarts, Iters: *f.iters,
+			EM: lda.EM{Passes: *f.emPasses, Tol: *f.emTol, FitAlpha: *f.emAlpha},
 		}
 		cfg.OnPlan = func(p *lda.Plan) { fmt.Fprintln(os.Stderr, p) }
 		if p != nil {
-			cfg.Progress = func(pr lda.Progress) { p.SetStage(ldaStage(pr)) }
+			cfg.Progress = func(pr lda.Progress) {
+				p.SetStage(ldaStage(pr))
+				if pr.Stage == "em" && pr.Done { // one line per EM pass stays on the screen
+					clear := ""
+					if stderrIsTerminal() {
+						clear = "\r\033[K"
+					}
+					fmt.Fprintf(os.Stderr, "%sfit %s: %s (%.1fs)\n", clear, model, ldaStage(pr), pr.Elapsed.Seconds())
+				}
+			}
 		}
 		if cfg.Checkpoint, err = ck.config(*f.input, *o); err != nil { // checkpoint.go
 			return err
@@ -184,6 +203,9 @@ func runFit(ctx context.Context, args []string) error {
 		}
 		write = func() error { return writeTopicModel(m, f) }
 		summary = fmt.Sprintf("%d topics over %d words from %d documents (%d skipped), %d passes", m.K, m.D, m.Fit.Docs, m.Fit.Skipped, m.Fit.Passes)
+		if em := m.Fit.EM; em != nil {
+			summary += fmt.Sprintf(" (%d of them EM, training bound %.5f per token)", em.Passes, em.Bounds[len(em.Bounds)-1])
+		}
 	default:
 		var err error
 		if write, summary, err = fitDense(ctx, model, f, o); err != nil {
@@ -202,11 +224,17 @@ func runFit(ctx context.Context, args []string) error {
 // to another model they would be ignored silently (a --checkpoint that
 // never resumes), so they are refused.
 var topicOnlyFlags = []string{"plan", "implicit", "sketch-len", "sketch-count", "row-dir", "checkpoint", "checkpoint-every",
-	"no-timing", "topics-parquet", "refine"}
+	"no-timing", "topics-parquet", "als-sweeps", "em-passes", "em-tol", "em-alpha"}
+
+// defaultEMPasses caps the EM passes of `fit lda|topic`: the stopping rule
+// (--em-tol) usually ends them earlier.
+const defaultEMPasses = 10
 
 // ldaStage names an LDA fit's stage for the progress line.
 func ldaStage(pr lda.Progress) string {
 	switch {
+	case pr.Stage == "em" && pr.Done:
+		return fmt.Sprintf("pass %d (em): bound %.5f per token", pr.Pass, pr.Bound)
 	case pr.Stage != "solve":
 		return fmt.Sprintf("pass %d (%s)", pr.Pass, pr.Stage)
 	case pr.Rows > 0:
@@ -223,7 +251,10 @@ type fitFlags struct {
 	seed          *uint64
 	alpha0        *float64
 	solverName    *string
-	refine        *int
+	alsSweeps     *int
+	emPasses      *int
+	emTol         *float64
+	emAlpha       *bool
 	restarts      *int
 	iters         *int
 	oversample    *int

@@ -87,6 +87,9 @@ type Config struct {
 	// Checkpoint, when its Dir is set, saves the passes' statistics there
 	// and resumes from them after an interruption (checkpoint.go).
 	Checkpoint Checkpoint
+	// EM refines the spectral fit by variational EM passes over the source
+	// (em.go; the zero value: none).
+	EM EM
 
 	// float64Sums forms the batch partial sums in float64 instead of float32
 	// (tests compare the two; the implicit operator always uses float64, as
@@ -166,6 +169,9 @@ type Progress struct {
 	// Done is set on the last call of a pass.
 	Done    bool
 	Elapsed time.Duration
+	// Bound is, on the last call of an EM pass (Stage "em"), the training
+	// bound per token the pass measured for the parameters it started from.
+	Bound float64
 }
 
 // withDefaults validates cfg against a vocabulary of d words.

@@ -99,6 +99,11 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}); err != nil {
 		return nil, err
 	}
+	if cfg.EM.Passes > 0 {
+		if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
+			return nil, err
+		}
+	}
 	m.Vocab = info.Vocab
 	m.Fit.Passes = track.passes
 	m.Fit.Plan = plan.Record()

@@ -1,0 +1,128 @@
+package implicit
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// EMAcc holds the statistics of one variational EM pass for fixed topic
+// parameters (TopicParams): the expected word-topic counts, the weights'
+// sufficient statistics and the bound, summed over the documents. They are
+// additive: the statistics of two shards merge (Merge) into those of their
+// union, and the M-step needs nothing else. Memory is d·k.
+type EMAcc struct {
+	D, K int
+	// Docs and Tokens count the documents with at least one token and
+	// their tokens; Empty counts the documents without any.
+	Docs, Tokens, Empty int64
+	// N[w*K+j] = Σ_d c_dw φ_dwj, the expected number of times word w was
+	// drawn from topic j.
+	N []float64
+	// Suff[j] = Σ_d E log θ_dj (LDA) or Σ_d r_dj (single topic).
+	Suff []float64
+	// Bound is Σ_d of the documents' bounds (EStep.Expect).
+	Bound float64
+}
+
+// NewEMAcc returns empty statistics for d words and k topics.
+func NewEMAcc(d, k int) *EMAcc {
+	return &EMAcc{D: d, K: k, N: make([]float64, d*k), Suff: make([]float64, k)}
+}
+
+// Merge adds o into a.
+func (a *EMAcc) Merge(o *EMAcc) error {
+	if a.D != o.D || a.K != o.K {
+		return fmt.Errorf("%w: EM statistics of d=%d, k=%d and d=%d, k=%d", ErrIncompatible, a.D, a.K, o.D, o.K)
+	}
+	a.Docs += o.Docs
+	a.Tokens += o.Tokens
+	a.Empty += o.Empty
+	addTo(a.N, o.N)
+	addTo(a.Suff, o.Suff)
+	a.Bound += o.Bound
+	return nil
+}
+
+// emPart is one worker's reduction of a batch: its own E-step and the
+// batch's rows of N, one per distinct word (slot[w]−1 is w's row, 0: none).
+type emPart struct {
+	es                  *EStep
+	slot                []int32
+	terms               []int32 // the batch's distinct words, in order of first use
+	rows                []float64
+	suff                []float64
+	bound               float64
+	docs, tokens, empty int64
+	start               int64 // the batch's first document
+}
+
+// Pass adds one pass over docs with the E-step for p, on workers
+// goroutines; each batch's partial sums are added to the totals in batch
+// order, so the statistics do not depend on workers. onBatch is told each
+// batch's number of documents, in order.
+func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int)) error {
+	if p.K != a.K || p.D != a.D {
+		return fmt.Errorf("implicit: EM statistics of d=%d, k=%d for parameters of d=%d, k=%d", a.D, a.K, p.D, p.K)
+	}
+	if err := p.Check(); err != nil {
+		return err
+	}
+	k := a.K
+	var bad error
+	err := ordered(ctx, docs, workers,
+		func() *emPart {
+			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k)}
+		},
+		func(q *emPart, b *stream.Docs) {
+			q.terms, q.rows = q.terms[:0], q.rows[:0]
+			clear(q.suff)
+			q.bound, q.docs, q.tokens, q.empty, q.start = 0, 0, 0, 0, b.Start
+			for i := range b.Len() {
+				terms, counts := b.Doc(i)
+				l := b.Length(i)
+				if l == 0 {
+					q.empty++
+					continue
+				}
+				q.docs++
+				q.tokens += l
+				q.bound += q.es.Expect(terms, counts)
+				addTo(q.suff, q.es.Suff())
+				for w, t := range terms {
+					s := q.slot[t]
+					if s == 0 {
+						q.terms = append(q.terms, t)
+						n := len(q.rows)
+						q.rows = slices.Grow(q.rows, k)[:n+k]
+						clear(q.rows[n:])
+						s = int32(len(q.terms))
+						q.slot[t] = s
+					}
+					addTo(q.rows[int(s-1)*k:int(s)*k], q.es.Phi(w))
+				}
+			}
+		},
+		func(q *emPart) {
+			for s, t := range q.terms {
+				addTo(a.N[int(t)*k:int(t+1)*k], q.rows[s*k:(s+1)*k])
+				q.slot[t] = 0
+			}
+			addTo(a.Suff, q.suff)
+			a.Bound += q.bound
+			a.Docs += q.docs
+			a.Tokens += q.tokens
+			a.Empty += q.empty
+			if bad == nil && (math.IsNaN(q.bound) || math.IsInf(q.bound, 0)) {
+				bad = fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bound, q.start)
+			}
+		}, onBatch, nil)
+	if err != nil {
+		return err
+	}
+	return bad
+}

@@ -1,0 +1,277 @@
+package implicit
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// TopicParams are fixed topic-model parameters for the per-document E-step:
+// the topics word-major (Beta[w*K+j] = p(word w | topic j), every entry
+// positive) and, for LDA, the Dirichlet parameters Alpha of the topic
+// mixture; for the single-topic model (Single), Alpha holds the topic
+// weights (positive, summing to 1).
+type TopicParams struct {
+	K, D   int
+	Alpha  []float64
+	Beta   []float64
+	Single bool
+	// Tol stops a document's fixed-point iteration when the mean absolute
+	// change of γ falls below it (0: DefaultEStepTol); MaxIter caps the
+	// iterations (0: DefaultEStepIters). Unused when Single (the posterior
+	// over one topic is exact).
+	Tol     float64
+	MaxIter int
+}
+
+// The E-step's defaults: gensim's gamma_threshold, and a cap that ordinary
+// documents never reach at that tolerance.
+const (
+	DefaultEStepTol   = 1e-3
+	DefaultEStepIters = 100
+)
+
+// Check validates p's shapes and entries.
+func (p *TopicParams) Check() error {
+	if p.K < 1 || p.D < 1 || len(p.Alpha) != p.K || len(p.Beta) != p.K*p.D {
+		return fmt.Errorf("implicit: topic parameters k=%d, d=%d with %d weights and %d topic entries", p.K, p.D, len(p.Alpha), len(p.Beta))
+	}
+	for j, a := range p.Alpha {
+		if !(a > 0) || math.IsInf(a, 0) {
+			return fmt.Errorf("implicit: topic %d has weight %g; the E-step needs positive finite ones", j, a)
+		}
+	}
+	for i, b := range p.Beta {
+		if !(b > 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("implicit: word %d of topic %d has probability %g; the E-step needs smoothed (positive) topics", i/p.K, i%p.K, b)
+		}
+	}
+	return nil
+}
+
+// EStep runs the per-document E-step for fixed parameters. It holds one
+// worker's buffers (grown to the longest document seen, then reused: no
+// allocation per document), so each goroutine needs its own.
+//
+// For LDA it is the variational E-step of Blei, Ng and Jordan (2003): with
+// q(θ) = Dirichlet(γ) and q(z_n = j) = φ_nj, the fixed point
+//
+//	φ_wj ∝ β_wj · exp(ψ(γ_j))        (for each distinct word w of the document)
+//	γ_j  = α_j + Σ_w c_w φ_wj
+//
+// is iterated from γ = α + L/k (L the document's tokens) until the mean
+// change of γ is below Tol. The evidence lower bound of the document is
+//
+//	ELBO = Σ_w c_w log Σ_j β_wj e^{E log θ_j} + Σ_j (α_j − γ_j) E log θ_j
+//	       + Σ_j log Γ(γ_j) − log Γ(Σγ) + log Γ(α₀) − Σ_j log Γ(α_j),
+//
+// E log θ_j = ψ(γ_j) − ψ(Σγ), with φ optimal for the final γ. For the
+// single-topic model the posterior over the one topic is exact,
+// r_j ∝ w_j Π_w β_wj^{c_w}, and the "bound" is the log-likelihood
+// log Σ_j w_j Π_w β_wj^{c_w}.
+type EStep struct {
+	p     *TopicParams
+	tol   float64
+	iters int
+	lgA   float64 // log Γ(α₀) − Σ log Γ(α_j)
+	logW  []float64
+	// per document
+	b     []float64 // the document's rows of Beta, n×k
+	c     []float64 // the counts as floats
+	gamma []float64
+	next  []float64
+	e     []float64 // exp(ψ(γ_j) − max ψ)
+	s     []float64
+	elog  []float64 // E log θ_j (LDA) or r_j (single)
+	phi   []float64 // n×k: c_w φ_wj after Expect
+	// Iters is the number of fixed-point iterations of the last document.
+	Iters int
+}
+
+// NewEStep returns an E-step for p (which it reads, never writes; p must
+// pass Check).
+func NewEStep(p *TopicParams) *EStep {
+	e := &EStep{p: p, tol: p.Tol, iters: p.MaxIter}
+	if e.tol <= 0 {
+		e.tol = DefaultEStepTol
+	}
+	if e.iters <= 0 {
+		e.iters = DefaultEStepIters
+	}
+	k := p.K
+	e.gamma, e.next, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	if p.Single {
+		e.logW = make([]float64, k)
+		for j, a := range p.Alpha {
+			e.logW[j] = math.Log(a)
+		}
+	} else {
+		a0 := 0.0
+		for _, a := range p.Alpha {
+			a0 += a
+			lg, _ := math.Lgamma(a)
+			e.lgA -= lg
+		}
+		lg0, _ := math.Lgamma(a0)
+		e.lgA += lg0
+	}
+	return e
+}
+
+// load gathers the document's rows of Beta and its counts; it returns the
+// number of tokens.
+func (e *EStep) load(terms, counts []int32) float64 {
+	k, n := e.p.K, len(terms)
+	e.b = grow(e.b, n*k)
+	e.c = grow(e.c, n)
+	l := 0.0
+	for i, t := range terms {
+		copy(e.b[i*k:(i+1)*k], e.p.Beta[int(t)*k:int(t+1)*k])
+		e.c[i] = float64(counts[i])
+		l += e.c[i]
+	}
+	return l
+}
+
+// Infer returns the posterior of the document's topic shares: the
+// variational Dirichlet parameters γ (LDA; γ/Σγ is the posterior mean of
+// θ) or the posterior probabilities of the one topic (Single). The slice
+// is e's and is overwritten by the next call.
+func (e *EStep) Infer(terms, counts []int32) []float64 {
+	l := e.load(terms, counts)
+	if e.p.Single {
+		e.single()
+		return e.elog
+	}
+	e.fixedPoint(l)
+	return e.gamma
+}
+
+// Expect runs the E-step on the document and returns its bound (ELBO for
+// LDA, log-likelihood for Single). Afterwards Phi holds the expected
+// counts c_w φ_wj of its words and Suff its contribution to the weights'
+// sufficient statistics: E log θ_j (LDA) or r_j (Single).
+func (e *EStep) Expect(terms, counts []int32) float64 {
+	l := e.load(terms, counts)
+	k, n := e.p.K, len(terms)
+	e.phi = grow(e.phi, n*k)
+	if e.p.Single {
+		ll := e.single()
+		for i := range n {
+			scaleTo(e.phi[i*k:(i+1)*k], e.c[i], e.elog)
+		}
+		return ll
+	}
+	e.fixedPoint(l)
+	// φ and the bound for the final γ.
+	gs := floats.Sum(e.gamma)
+	psiSum := digamma(gs)
+	mx := e.expPsi()
+	bound := e.lgA - lgamma(gs) + l*(mx-psiSum)
+	for j, g := range e.gamma {
+		el := digamma(g) - psiSum
+		e.elog[j] = el
+		bound += (e.p.Alpha[j]-g)*el + lgamma(g)
+	}
+	for i := range n {
+		row := e.b[i*k : (i+1)*k]
+		norm := floats.Dot(e.e, row)
+		bound += e.c[i] * math.Log(norm)
+		out := e.phi[i*k : (i+1)*k]
+		r := e.c[i] / norm
+		for j := range out {
+			out[j] = r * e.e[j] * row[j]
+		}
+	}
+	return bound
+}
+
+// Phi returns row i (the i-th distinct word of the last document given to
+// Expect) of the expected counts c_w φ_wj.
+func (e *EStep) Phi(i int) []float64 { k := e.p.K; return e.phi[i*k : (i+1)*k] }
+
+// Suff returns the last document's contribution to the weights' sufficient
+// statistics (see Expect).
+func (e *EStep) Suff() []float64 { return e.elog }
+
+// expPsi sets e.e to exp(ψ(γ_j) − m) for m = max ψ(γ_j) and returns m.
+func (e *EStep) expPsi() float64 {
+	mx := math.Inf(-1)
+	for j, g := range e.gamma {
+		v := digamma(g)
+		e.e[j] = v
+		mx = max(mx, v)
+	}
+	for j, v := range e.e {
+		e.e[j] = math.Exp(v - mx)
+	}
+	return mx
+}
+
+// fixedPoint iterates γ for the loaded document of l tokens.
+func (e *EStep) fixedPoint(l float64) {
+	k, n := e.p.K, len(e.c)
+	for j, a := range e.p.Alpha {
+		e.gamma[j] = a + l/float64(k)
+	}
+	e.Iters = 0
+	for e.Iters < e.iters {
+		e.Iters++
+		e.expPsi()
+		clear(e.s)
+		for i := range n {
+			row := e.b[i*k : (i+1)*k]
+			floats.AddScaled(e.s, e.c[i]/floats.Dot(e.e, row), row)
+		}
+		change := 0.0
+		for j, a := range e.p.Alpha {
+			g := a + e.e[j]*e.s[j]
+			change += math.Abs(g - e.gamma[j])
+			e.gamma[j] = g
+		}
+		if change < e.tol*float64(k) {
+			break
+		}
+	}
+}
+
+// single sets e.elog to the posterior over the one topic of the loaded
+// document and returns its log-likelihood.
+func (e *EStep) single() float64 {
+	k, n := e.p.K, len(e.c)
+	copy(e.elog, e.logW)
+	for i := range n {
+		row := e.b[i*k : (i+1)*k]
+		for j, b := range row {
+			e.elog[j] += e.c[i] * math.Log(b)
+		}
+	}
+	mx := floats.Max(e.elog)
+	s := 0.0
+	for j, v := range e.elog {
+		x := math.Exp(v - mx)
+		e.elog[j] = x
+		s += x
+	}
+	floats.Scale(1/s, e.elog)
+	return mx + math.Log(s)
+}
+
+func lgamma(x float64) float64 { v, _ := math.Lgamma(x); return v }
+
+// digamma is ψ(x) for x > 0: the recurrence ψ(x) = ψ(x+1) − 1/x up to
+// x ≥ 6, then the asymptotic series to x⁻¹² (absolute error below 2e-12).
+func digamma(x float64) float64 {
+	r := 0.0
+	for x < 6 {
+		r -= 1 / x
+		x++
+	}
+	f := 1 / (x * x)
+	t := f * (-1.0/12 + f*(1.0/120+f*(-1.0/252+f*(1.0/240+f*(-1.0/132+f*(691.0/32760))))))
+	return r + math.Log(x) - 0.5/x + t
+}
+
+// Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
+func Digamma(x float64) float64 { return digamma(x) }

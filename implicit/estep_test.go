@@ -1,0 +1,317 @@
+package implicit
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/mathext"
+)
+
+func TestDigamma(t *testing.T) {
+	// ψ(n) = −γ + H_{n−1} and ψ(n+½) = −γ − 2 ln 2 + Σ_{i≤n} 2/(2i−1).
+	const euler = 0.57721566490153286061
+	whole, half := -euler, -euler-2*math.Ln2
+	for n := 1; n <= 60; n++ {
+		if n > 1 {
+			whole += 1 / float64(n-1)
+		}
+		if got := digamma(float64(n)); math.Abs(got-whole) > 2e-12 {
+			t.Errorf("ψ(%d) = %.15g, want %.15g", n, got, whole)
+		}
+		if got := digamma(float64(n-1) + 0.5); math.Abs(got-half) > 2e-12 {
+			t.Errorf("ψ(%g) = %.15g, want %.15g", float64(n-1)+0.5, got, half)
+		}
+		half += 2 / float64(2*n-1)
+	}
+	for _, x := range []float64{1e-4, 0.01, 0.3, 7.3, 1e4, 1e7} {
+		if got, want := digamma(x), mathext.Digamma(x); math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+			t.Errorf("ψ(%g) = %.15g, gonum %.15g", x, got, want)
+		}
+	}
+}
+
+// randomParams draws k topics over d words (word-major, positive) and
+// positive Dirichlet parameters.
+func randomParams(r *rand.Rand, k, d int, single bool) *TopicParams {
+	p := &TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: single}
+	for j := range k {
+		s := 0.0
+		for w := range d {
+			v := r.ExpFloat64() + 1e-3
+			p.Beta[w*k+j] = v
+			s += v
+		}
+		for w := range d {
+			p.Beta[w*k+j] /= s
+		}
+		p.Alpha[j] = 0.05 + r.Float64()
+	}
+	if single {
+		s := 0.0
+		for _, a := range p.Alpha {
+			s += a
+		}
+		for j := range p.Alpha {
+			p.Alpha[j] /= s
+		}
+	}
+	return p
+}
+
+// naiveEStep is the textbook variational E-step over the document's
+// individual tokens: φ_n ∝ β_{w_n} exp(ψ(γ)), γ = α + Σ_n φ_n, for iters
+// iterations from γ = α + L/k, and the ELBO as the five expectations of
+// Blei et al. (2003, A.3) written out term by term.
+func naiveEStep(p *TopicParams, tokens []int, iters int) (gamma []float64, elbo float64) {
+	k, l := p.K, len(tokens)
+	gamma = make([]float64, k)
+	for j := range gamma {
+		gamma[j] = p.Alpha[j] + float64(l)/float64(k)
+	}
+	phi := make([][]float64, l)
+	update := func() {
+		for n, w := range tokens {
+			phi[n] = make([]float64, k)
+			s := 0.0
+			for j := range k {
+				phi[n][j] = p.Beta[w*k+j] * math.Exp(digamma(gamma[j]))
+				s += phi[n][j]
+			}
+			for j := range k {
+				phi[n][j] /= s
+			}
+		}
+	}
+	for range iters {
+		update()
+		for j := range k {
+			gamma[j] = p.Alpha[j]
+			for n := range tokens {
+				gamma[j] += phi[n][j]
+			}
+		}
+	}
+	update()
+	a0, g0 := 0.0, 0.0
+	for j := range k {
+		a0 += p.Alpha[j]
+		g0 += gamma[j]
+	}
+	elog := make([]float64, k)
+	for j := range k {
+		elog[j] = digamma(gamma[j]) - digamma(g0)
+	}
+	lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+	// E log p(θ|α)
+	elbo = lg(a0)
+	for j := range k {
+		elbo += -lg(p.Alpha[j]) + (p.Alpha[j]-1)*elog[j]
+	}
+	// E log p(z|θ) + E log p(w|z,β) − E log q(z)
+	for n, w := range tokens {
+		for j := range k {
+			if phi[n][j] > 0 {
+				elbo += phi[n][j] * (elog[j] + math.Log(p.Beta[w*k+j]) - math.Log(phi[n][j]))
+			}
+		}
+	}
+	// − E log q(θ|γ)
+	elbo -= lg(g0)
+	for j := range k {
+		elbo -= -lg(gamma[j]) + (gamma[j]-1)*elog[j]
+	}
+	return gamma, elbo
+}
+
+// tinyDoc draws a document of a few distinct words and returns it both as
+// (terms, counts) and as its list of tokens.
+func tinyDoc(r *rand.Rand, d int) (terms, counts []int32, tokens []int) {
+	n := 1 + r.IntN(4)
+	for _, w := range r.Perm(d)[:n] {
+		c := 1 + r.IntN(3)
+		terms = append(terms, int32(w))
+		counts = append(counts, int32(c))
+		for range c {
+			tokens = append(tokens, w)
+		}
+	}
+	return terms, counts, tokens
+}
+
+func TestEStepMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 20 {
+		k, d := 2+r.IntN(4), 6+r.IntN(5)
+		p := randomParams(r, k, d, false)
+		const iters = 25
+		p.Tol, p.MaxIter = 1e-300, iters // exactly iters iterations
+		e := NewEStep(p)
+		terms, counts, tokens := tinyDoc(r, d)
+		bound := e.Expect(terms, counts)
+		gamma := append([]float64(nil), e.Infer(terms, counts)...)
+		wantG, wantB := naiveEStep(p, tokens, iters)
+		for j := range k {
+			if math.Abs(gamma[j]-wantG[j]) > 1e-10 {
+				t.Fatalf("trial %d: γ_%d = %.12g, brute force %.12g", trial, j, gamma[j], wantG[j])
+			}
+		}
+		if math.Abs(bound-wantB) > 1e-9 {
+			t.Fatalf("trial %d: ELBO %.12g, brute force %.12g", trial, bound, wantB)
+		}
+		// The expected counts add up to the document's counts.
+		for i, c := range counts {
+			s := 0.0
+			for _, v := range e.Phi(i) {
+				s += v
+			}
+			if math.Abs(s-float64(c)) > 1e-12 {
+				t.Fatalf("trial %d: word %d has expected counts summing to %g, count %d", trial, i, s, c)
+			}
+		}
+	}
+}
+
+// TestEStepBoundBelowLikelihood integrates the likelihood of tiny
+// documents under two-topic LDA numerically and checks that the converged
+// ELBO is below it, by no more than the mean-field gap of such short
+// documents (up to about a nat).
+func TestEStepBoundBelowLikelihood(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 10 {
+		d := 5
+		p := randomParams(r, 2, d, false)
+		p.Tol = 1e-12
+		terms, counts, tokens := tinyDoc(r, d)
+		bound := NewEStep(p).Expect(terms, counts)
+		// p(w) = ∫ Beta(x; α1, α2) Π_n (x β_{w,1} + (1−x) β_{w,2}) dx: the
+		// Beta density's mass over each cell is exact (its CDF), the
+		// polynomial is taken at the cell's midpoint.
+		a1, a2 := p.Alpha[0], p.Alpha[1]
+		const cells = 200000
+		lik := 0.0
+		cdf := func(x float64) float64 { return mathext.RegIncBeta(a1, a2, x) }
+		prev := 0.0
+		for c := range cells {
+			hi := float64(c+1) / cells
+			cur := cdf(hi)
+			x := (float64(c) + 0.5) / cells
+			v := 1.0
+			for _, w := range tokens {
+				v *= x*p.Beta[w*2] + (1-x)*p.Beta[w*2+1]
+			}
+			lik += (cur - prev) * v
+			prev = cur
+		}
+		ll := math.Log(lik)
+		if bound > ll+1e-6 || bound < ll-1.5 {
+			t.Errorf("trial %d: ELBO %.6f, log-likelihood %.6f: not a close lower bound", trial, bound, ll)
+		}
+	}
+}
+
+func TestSingleTopicPosterior(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 10 {
+		k, d := 2+r.IntN(4), 8
+		p := randomParams(r, k, d, true)
+		terms, counts, _ := tinyDoc(r, d)
+		e := NewEStep(p)
+		ll := e.Expect(terms, counts)
+		post := append([]float64(nil), e.Infer(terms, counts)...)
+		joint := make([]float64, k)
+		tot := 0.0
+		for j := range k {
+			joint[j] = p.Alpha[j]
+			for i, w := range terms {
+				joint[j] *= math.Pow(p.Beta[int(w)*k+j], float64(counts[i]))
+			}
+			tot += joint[j]
+		}
+		if math.Abs(ll-math.Log(tot)) > 1e-10 {
+			t.Fatalf("trial %d: log-likelihood %.12g, brute force %.12g", trial, ll, math.Log(tot))
+		}
+		for j := range k {
+			if math.Abs(post[j]-joint[j]/tot) > 1e-12 {
+				t.Fatalf("trial %d: posterior of topic %d %.12g, brute force %.12g", trial, j, post[j], joint[j]/tot)
+			}
+		}
+	}
+}
+
+// emCorpus draws n documents of 0–7 distinct words over d words, in
+// batches of 7.
+func emCorpus(r *rand.Rand, n, d int) *stream.MemoryDocs {
+	all := stream.NewDocs(0)
+	for range n {
+		for _, w := range r.Perm(d)[:r.IntN(8)] {
+			all.Add(int32(w), int32(1+r.IntN(4)))
+		}
+		all.EndDoc()
+	}
+	return &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: 7}
+}
+
+// sub is the documents [lo, hi) of m, in batches of 7.
+func sub(m *stream.MemoryDocs, lo, hi int) *stream.MemoryDocs {
+	b := stream.NewDocs(int64(lo))
+	for i := lo; i < hi; i++ {
+		b.AppendDoc(m.All.Doc(i))
+	}
+	return &stream.MemoryDocs{All: b.Clone(), Terms: m.Terms, BatchRows: 7}
+}
+
+func TestEMAccWorkersAndMerge(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const k, d = 4, 30
+	for _, single := range []bool{false, true} {
+		p := randomParams(r, k, d, single)
+		src := emCorpus(r, 200, d)
+		var accs []*EMAcc
+		for _, workers := range []int{1, 3} {
+			a := NewEMAcc(d, k)
+			if err := a.Pass(context.Background(), src.Docs, workers, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			accs = append(accs, a)
+		}
+		a, b := accs[0], accs[1]
+		if a.Bound != b.Bound || a.Docs != b.Docs {
+			t.Fatalf("single=%t: bound %v with 1 worker, %v with 3", single, a.Bound, b.Bound)
+		}
+		for i := range a.N {
+			if a.N[i] != b.N[i] {
+				t.Fatalf("single=%t: N[%d] %v with 1 worker, %v with 3", single, i, a.N[i], b.N[i])
+			}
+		}
+		// The expected counts hold every token once.
+		s := 0.0
+		for _, v := range a.N {
+			s += v
+		}
+		if math.Abs(s-float64(a.Tokens)) > 1e-9*s {
+			t.Fatalf("single=%t: expected counts sum to %g, %d tokens", single, s, a.Tokens)
+		}
+		// Two halves merge into the whole.
+		h1, h2 := NewEMAcc(d, k), NewEMAcc(d, k)
+		if err := h1.Pass(context.Background(), sub(src, 0, 98).Docs, 2, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := h2.Pass(context.Background(), sub(src, 98, 200).Docs, 2, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := h1.Merge(h2); err != nil {
+			t.Fatal(err)
+		}
+		if h1.Docs+h1.Empty != 200 || h1.Docs != a.Docs || math.Abs(h1.Bound-a.Bound) > 1e-9*math.Abs(a.Bound) {
+			t.Fatalf("single=%t: merged halves: %d docs, bound %v; whole: %d docs, bound %v", single, h1.Docs, h1.Bound, a.Docs, a.Bound)
+		}
+		for i := range a.N {
+			if math.Abs(h1.N[i]-a.N[i]) > 1e-9 {
+				t.Fatalf("single=%t: merged N[%d] = %v, whole %v", single, i, h1.N[i], a.N[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,282 @@
+package lda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// EM configures the likelihood refinement that follows the spectral fit
+// (Config.EM): batch variational EM passes over the source, each an E-step
+// per document with the current topics and α (implicit.EStep) whose
+// expected word-topic counts add up over the pass (implicit.EMAcc), then an
+// M-step. The zero value refines nothing: the pure spectral fit.
+//
+// Batch, not online, EM: the spectral start already is what online EM's
+// first passes are for (a rough placement of the topics), and a batch pass
+// gives statistics that add up over batches and shards (parallel, and the
+// same bytes whatever the number of workers), one M-step per pass whose
+// bound never decreases (the stopping rule reads it), and a state between
+// passes of d·k numbers that a checkpoint saves. Online EM's many small
+// M-steps depend on the batch order and size and have no such bound.
+type EM struct {
+	// Passes caps the EM passes (0: none).
+	Passes int
+	// Tol stops the passes when the bound improved by less than Tol
+	// relatively in the last pass (0: DefaultEMTol).
+	Tol float64
+	// FitAlpha updates LDA's α in every M-step by Minka's fixed point
+	// (α₀ is then no longer the one given); for the single-topic model
+	// the topic weights are always updated.
+	FitAlpha bool
+	// Eta is the pseudo-count added to every word of every topic in the
+	// M-step (a Dirichlet(1+η) prior on the topics, whose log density the
+	// bound includes; 0: DefaultEta). It keeps every word possible in
+	// every topic.
+	Eta float64
+	// EStepTol is the per-document tolerance of the E-step
+	// (implicit.TopicParams.Tol; 0: its default).
+	EStepTol float64
+}
+
+// Defaults of EM.
+const (
+	DefaultEMTol = 1e-3
+	DefaultEta   = 0.01
+	// startMix is the weight of the uniform distribution mixed into the
+	// spectral topics before the first E-step: the projection onto the
+	// simplex leaves exact zeros, and a word with probability zero in a
+	// topic could never be given to it.
+	startMix = 0.01
+)
+
+func (e EM) withDefaults() EM {
+	if e.Tol <= 0 {
+		e.Tol = DefaultEMTol
+	}
+	if e.Eta <= 0 {
+		e.Eta = DefaultEta
+	}
+	return e
+}
+
+// emState is the model between EM passes.
+type emState struct {
+	params implicit.TopicParams
+	bounds []float64 // per token, one per pass done
+	done   bool      // the stopping rule ended the passes
+}
+
+// refine runs the EM passes of cfg.EM on m (the spectral fit) over src and
+// stores the refined topics and weights in m.
+func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, track *tracker) error {
+	em := cfg.EM.withDefaults()
+	st := startState(m, em)
+	ck := newEMCheckpoint(track.ckpt, em)
+	if ck != nil {
+		found, err := ck.load(st)
+		if err != nil {
+			return err
+		}
+		if found {
+			track.mu.Lock()
+			track.passes += len(st.bounds)
+			track.mu.Unlock()
+		}
+	}
+	for len(st.bounds) < em.Passes && !st.done {
+		pass := track.begin()
+		acc := implicit.NewEMAcc(m.D, m.K)
+		label := "em"
+		if err := stage(ctx, passLabel(pass, label), func(ctx context.Context) error {
+			return acc.Pass(ctx, src.Docs, cfg.Workers, &st.params, func(n int) { track.report(pass, label, n, false) })
+		}); err != nil {
+			return err
+		}
+		if acc.Tokens == 0 {
+			return fmt.Errorf("lda: EM: the source has no tokens")
+		}
+		bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
+		if n := len(st.bounds); n > 0 {
+			prev := st.bounds[n-1]
+			st.done = (bound-prev)/math.Abs(prev) < em.Tol
+		}
+		st.bounds = append(st.bounds, bound)
+		mStep(&st.params, acc, em)
+		if track.hook != nil {
+			track.send(func() Progress {
+				return Progress{Pass: pass, Stage: label, Docs: acc.Docs + acc.Empty, Done: true, Bound: bound}
+			})
+		}
+		if ck != nil {
+			if err := ck.save(st); err != nil {
+				return err
+			}
+		}
+	}
+	st.store(m, em)
+	return nil
+}
+
+// startState smooths the spectral topics into EM's starting point.
+func startState(m *models.Model, em EM) *emState {
+	k, d := m.K, m.D
+	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol}
+	for j, row := range m.Topics {
+		for w, v := range row {
+			p.Beta[w*k+j] = (1-startMix)*max(v, 0) + startMix/float64(d)
+		}
+	}
+	copy(p.Alpha, m.Alpha)
+	asum := 0.0
+	for _, a := range p.Alpha {
+		asum += max(a, 0)
+	}
+	if !(asum > 0) || math.IsInf(asum, 0) {
+		asum = 1
+		for j := range p.Alpha {
+			p.Alpha[j] = 1 / float64(k)
+		}
+	}
+	// A weight the spectral fit put at (or below) zero would bar its
+	// topic from every document: floor it at a thousandth of the mean.
+	for j, a := range p.Alpha {
+		p.Alpha[j] = max(a, 1e-3*asum/float64(k))
+	}
+	if p.Single {
+		s := 0.0
+		for _, a := range p.Alpha {
+			s += a
+		}
+		for j := range p.Alpha {
+			p.Alpha[j] /= s
+		}
+	}
+	return &emState{params: p}
+}
+
+// mStep sets the topics to the MAP estimate from the expected counts,
+// β_wj = (N_wj + η)/(N_j + dη), and the weights: the single-topic model's to
+// the mean posterior, LDA's α by Minka's fixed point when em.FitAlpha.
+func mStep(p *implicit.TopicParams, acc *implicit.EMAcc, em EM) {
+	k, d := p.K, p.D
+	tot := make([]float64, k)
+	for w := range d {
+		for j, v := range acc.N[w*k : (w+1)*k] {
+			tot[j] += v
+		}
+	}
+	for j := range tot {
+		tot[j] = 1 / (tot[j] + float64(d)*em.Eta)
+	}
+	for w := range d {
+		row, n := p.Beta[w*k:(w+1)*k], acc.N[w*k:(w+1)*k]
+		for j := range row {
+			row[j] = (n[j] + em.Eta) * tot[j]
+		}
+	}
+	switch {
+	case p.Single:
+		for j := range p.Alpha {
+			// A topic no document chose keeps a tiny weight, so the
+			// E-step's logarithms stay finite.
+			p.Alpha[j] = max(acc.Suff[j]/float64(acc.Docs), 1e-12)
+		}
+	case em.FitAlpha && acc.Docs > 0:
+		s := make([]float64, k)
+		for j := range s {
+			s[j] = acc.Suff[j] / float64(acc.Docs)
+		}
+		minkaAlpha(p.Alpha, s)
+	}
+}
+
+// minkaAlpha maximises Σ_d log Dir(θ_d | α) in expectation, given the mean
+// sufficient statistics s_j = E log θ_j, by Minka's fixed point
+// ψ(α_j) = ψ(Σα) + s_j (Minka 2000, "Estimating a Dirichlet
+// distribution", eq. 9), each step of which increases the objective.
+func minkaAlpha(alpha, s []float64) {
+	for range 200 {
+		a0 := 0.0
+		for _, a := range alpha {
+			a0 += a
+		}
+		p0 := implicit.Digamma(a0)
+		change := 0.0
+		for j := range alpha {
+			a := invDigamma(p0 + s[j])
+			change = max(change, math.Abs(a-alpha[j])/alpha[j])
+			alpha[j] = a
+		}
+		if change < 1e-10 {
+			return
+		}
+	}
+}
+
+// invDigamma solves ψ(x) = y by Newton's method from Minka's start.
+func invDigamma(y float64) float64 {
+	x := math.Exp(y) + 0.5
+	if y < -2.22 {
+		x = -1 / (y + 0.5772156649015329)
+	}
+	for range 6 {
+		x -= (implicit.Digamma(x) - y) / trigamma(x)
+	}
+	return x
+}
+
+// trigamma is ψ'(x) for x > 0: the recurrence ψ'(x) = ψ'(x+1) + 1/x² up to
+// x ≥ 6, then the asymptotic series.
+func trigamma(x float64) float64 {
+	r := 0.0
+	for x < 6 {
+		r += 1 / (x * x)
+		x++
+	}
+	f := 1 / (x * x)
+	return r + 1/x + f/2 + f/x*(1.0/6+f*(-1.0/30+f*(1.0/42+f*(-1.0/30))))
+}
+
+// sumLog is Σ log v over v.
+func sumLog(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += math.Log(x)
+	}
+	return s
+}
+
+// store writes the refined parameters into m, topics in order of
+// decreasing weight, and records the passes.
+func (st *emState) store(m *models.Model, em EM) {
+	p := &st.params
+	k, d := p.K, p.D
+	order := make([]int, k)
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p.Alpha[order[a]] > p.Alpha[order[b]] })
+	m.Alpha = make([]float64, k)
+	m.Topics = make([][]float64, k)
+	for i, j := range order {
+		m.Alpha[i] = p.Alpha[j]
+		row := make([]float64, d)
+		for w := range d {
+			row[w] = p.Beta[w*k+j]
+		}
+		m.Topics[i] = row
+	}
+	if !p.Single {
+		m.Alpha0 = 0
+		for _, a := range m.Alpha {
+			m.Alpha0 += a
+		}
+	}
+	m.Fit.EM = &models.EMStats{Passes: len(st.bounds), Bounds: st.bounds, Converged: st.done, Tol: em.Tol, FitAlpha: em.FitAlpha || p.Single, Eta: em.Eta}
+}

@@ -1,0 +1,106 @@
+package lda
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// emCheckpoint saves the model after every EM pass in the fit's checkpoint
+// directory, as em.ckpt (one file, replaced atomically), and resumes from
+// it: a JSON header line (emHeader), then α (k float64) and the topics
+// word-major (d·k float64), little endian, bit for bit. The passes that
+// follow a resumed one are those of an uninterrupted fit, so the model is
+// the same. The pass cap is not part of the settings a checkpoint must
+// share: a refinement resumed with a higher cap continues.
+type emCheckpoint struct {
+	path string
+	run  string
+}
+
+// emHeader is the first line of an EM checkpoint.
+type emHeader struct {
+	Run    string    `json:"run"`
+	K      int       `json:"k"`
+	D      int       `json:"d"`
+	Bounds []float64 `json:"bounds"`
+	Done   bool      `json:"done"`
+}
+
+func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
+	if c == nil {
+		return nil
+	}
+	return &emCheckpoint{
+		path: filepath.Join(c.Dir, "em.ckpt"),
+		run:  fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol),
+	}
+}
+
+// save writes the state after a pass.
+func (c *emCheckpoint) save(st *emState) error {
+	f, err := stream.CreateAtomic(c.path)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	p := &st.params
+	w := bufio.NewWriterSize(f, 1<<16)
+	h, _ := json.Marshal(emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done})
+	w.Write(append(h, '\n'))
+	var buf [8]byte
+	for _, vs := range [][]float64{p.Alpha, p.Beta} {
+		for _, v := range vs {
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+			w.Write(buf[:])
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Abort()
+		return fmt.Errorf("checkpoint %s: %w", c.path, err)
+	}
+	return f.Commit()
+}
+
+// load reads the saved state into st (whose shape it must have) and
+// reports whether there was one.
+func (c *emCheckpoint) load(st *emState) (bool, error) {
+	f, err := os.Open(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("checkpoint: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	line, err := r.ReadBytes('\n')
+	var h emHeader
+	if err == nil {
+		err = json.Unmarshal(line, &h)
+	}
+	if err != nil {
+		return false, fmt.Errorf("checkpoint %s: not an EM checkpoint: %v (remove it to start the refinement over)", c.path, err)
+	}
+	if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
+		return false, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
+	}
+	st.bounds, st.done = h.Bounds, h.Done
+	var buf [8]byte
+	for _, vs := range [][]float64{st.params.Alpha, st.params.Beta} {
+		for i := range vs {
+			if _, err := io.ReadFull(r, buf[:]); err != nil {
+				return false, fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
+			}
+			vs[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,97 @@
+package lda
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream/synth"
+	"gonum.org/v1/gonum/mathext"
+)
+
+// TestEMBoundNeverDecreases runs batch EM passes from the spectral start
+// with a tight per-document tolerance and checks that the training bound
+// never decreases from pass to pass, that the refinement keeps (or
+// improves) the recovery of the true topics, and that the stopping rule
+// ends the passes before the cap.
+func TestEMBoundNeverDecreases(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		cc := synth.LDAConfig{Docs: 3000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 50, Seed: 21, Single: single}
+		fc := Config{K: 5, Alpha0: 1, Single: single, Seed: 3, Workers: 2}
+		m0, ev0 := fitAndEval(t, cc, fc)
+		fc.EM = EM{Passes: 40, Tol: 1e-6, FitAlpha: true, EStepTol: 1e-8}
+		m, ev := fitAndEval(t, cc, fc)
+		b := m.Fit.EM.Bounds
+		t.Logf("single=%t: spectral mean ℓ1 %.4f, after %d EM passes %.4f; α %.3v; bounds %.5v", single, ev0.MeanL1, m.Fit.EM.Passes, ev.MeanL1, m.Alpha, b)
+		if len(b) < 3 {
+			t.Fatalf("single=%t: %d EM passes", single, len(b))
+		}
+		for i := 1; i < len(b); i++ {
+			if b[i] < b[i-1]-1e-12*abs(b[i-1]) {
+				t.Errorf("single=%t: the bound decreased from pass %d to %d: %.10g → %.10g", single, i, i+1, b[i-1], b[i])
+			}
+		}
+		if b[len(b)-1] <= b[0] {
+			t.Errorf("single=%t: EM did not improve the bound: %v", single, b)
+		}
+		if ev.MeanL1 > ev0.MeanL1+0.01 || ev.Found != 5 {
+			t.Errorf("single=%t: mean ℓ1 %.4f after EM (spectral %.4f), found %d/5", single, ev.MeanL1, ev0.MeanL1, ev.Found)
+		}
+		if m.Fit.Passes != m0.Fit.Passes+m.Fit.EM.Passes {
+			t.Errorf("single=%t: %d passes in all, %d spectral + %d EM", single, m.Fit.Passes, m0.Fit.Passes, m.Fit.EM.Passes)
+		}
+		if !m.Fit.EM.Converged || m.Fit.EM.Passes == 40 {
+			t.Errorf("single=%t: the stopping rule did not end the refinement: %d passes", single, m.Fit.EM.Passes)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// TestEMWorkersIdentical checks that the refined model does not depend on
+// the number of workers, bit for bit.
+func TestEMWorkersIdentical(t *testing.T) {
+	cc := synth.LDAConfig{Docs: 2000, Vocab: 200, K: 4, Alpha0: 1, DocLen: 40, Seed: 5, BatchRows: 64}
+	var ms []*models.Model
+	for _, workers := range []int{1, 3} {
+		src, _ := corpus(t, cc)
+		m, err := Fit(context.Background(), src, Config{K: 4, Alpha0: 1, Seed: 2, Workers: workers, Third: Explicit, EM: EM{Passes: 3, FitAlpha: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Fit.Seconds = 0
+		ms = append(ms, m)
+	}
+	if !reflect.DeepEqual(ms[0].Topics, ms[1].Topics) || !reflect.DeepEqual(ms[0].Alpha, ms[1].Alpha) || !reflect.DeepEqual(ms[0].Fit.EM, ms[1].Fit.EM) {
+		t.Error("the refined model differs between 1 and 3 workers")
+	}
+}
+
+func TestMinkaAlpha(t *testing.T) {
+	// For θ ~ Dir(α), E log θ_j = ψ(α_j) − ψ(α₀): the fixed point recovers α.
+	want := []float64{0.1, 0.5, 2, 7}
+	a0 := 0.0
+	for _, a := range want {
+		a0 += a
+	}
+	s := make([]float64, len(want))
+	for j, a := range want {
+		s[j] = digammaRef(a) - digammaRef(a0)
+	}
+	got := []float64{1, 1, 1, 1}
+	minkaAlpha(got, s)
+	for j := range want {
+		if abs(got[j]-want[j]) > 1e-8*want[j] {
+			t.Errorf("α_%d = %.10g, want %g", j, got[j], want[j])
+		}
+	}
+}
+
+// digammaRef is gonum's ψ, an implementation independent of the E-step's.
+func digammaRef(x float64) float64 { return mathext.Digamma(x) }
