@@ -91,9 +91,18 @@ func Nystrom(y, omega *mat.Dense, k int) (*Result, error) {
 // (ErrRank: the sketch has rank below k). Vectors are normalised so that
 // their entry of largest magnitude is positive.
 func RangeBasis(y *mat.Dense, k int) (q *mat.Dense, s []float64, err error) {
+	return RangeBasisCols(y, k, k)
+}
+
+// RangeBasisCols is RangeBasis returning cols ≥ k left singular vectors
+// (at most min(d, l)): the first k span the dominant part of the range and
+// must be well determined (ErrRank otherwise); the rest complete the
+// sketch's range, down to singular values of 1e-6 of the largest (fewer
+// columns when the sketch has lower rank).
+func RangeBasisCols(y *mat.Dense, k, cols int) (q *mat.Dense, s []float64, err error) {
 	d, l := y.Dims()
-	if k < 1 || k > min(d, l) {
-		return nil, nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d, got k=%d", min(d, l), k)
+	if k < 1 || k > min(d, l) || cols < k {
+		return nil, nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d and cols ≥ k, got k=%d, cols=%d", min(d, l), k, cols)
 	}
 	var g mat.SymDense
 	g.SymOuterK(1, y.T())
@@ -102,21 +111,25 @@ func RangeBasis(y *mat.Dense, k int) (q *mat.Dense, s []float64, err error) {
 		return nil, nil, err
 	}
 	vals := all[:k]
-	vecs = vecs.Slice(0, l, 0, k).(*mat.Dense)
 	if !(vals[0] > 0) || !(vals[k-1] > vals[0]*1e-12) {
 		return nil, nil, fmt.Errorf("%w: singular value %d of the sketch is %.3g of the largest", ErrRank, k, math.Sqrt(max(0, vals[k-1]/vals[0])))
 	}
+	cols = min(cols, len(all))
+	for cols > k && !(all[cols-1] > all[0]*1e-12) {
+		cols--
+	}
+	vecs = vecs.Slice(0, l, 0, cols).(*mat.Dense)
 	s = make([]float64, len(all))
 	for j, v := range all {
 		s[j] = math.Sqrt(max(0, v))
 	}
-	for j := range k {
+	for j := range cols {
 		col := vecs.ColView(j).(*mat.VecDense)
 		col.ScaleVec(1/s[j], col)
 	}
-	q = mat.NewDense(d, k, nil)
+	q = mat.NewDense(d, cols, nil)
 	q.Mul(y, vecs)
-	for j := range k {
+	for j := range cols {
 		col := q.ColView(j).(*mat.VecDense)
 		col.ScaleVec(signOfLargest(col), col)
 	}

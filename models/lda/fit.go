@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -78,7 +79,7 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}
 	var b *basis
 	if err := stage(ctx, "whitening", func(ctx context.Context) (err error) {
-		b, err = whitening(ctx, p1, omega, cfg, src, track, true)
+		b, err = whitening(ctx, p1, omega, cfg, src, track, true, false)
 		return err
 	}); err != nil {
 		return nil, err
@@ -86,18 +87,23 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if r := plan.Revise(b.passes + 1); r != nil && cfg.OnPlan != nil {
 		cfg.OnPlan(r) // the automatic power pass was taken
 	}
-	th, err := thirdPass(ctx, src, b.w, cfg, track)
-	if err != nil {
-		return nil, err
-	}
-	defer th.close()
-	th.track = track
 	var m *models.Model
-	if err := stage(ctx, "solve", func(ctx context.Context) (err error) {
-		m, err = solveThird(ctx, th, b, cfg)
-		return err
-	}); err != nil {
-		return nil, err
+	for {
+		if m, err = thirdAndSolve(ctx, src, b, cfg, track); err == nil {
+			break
+		}
+		var neg *negativeError
+		if !errors.As(err, &neg) || b.extra == nil || cfg.PowerIters != 0 {
+			if neg != nil && cfg.PowerIters < 0 && !b.exact {
+				neg.advice = "the power pass that separates them was ruled out (power-iters -1): allow it (power-iters 0), or lower k"
+			}
+			return nil, err
+		}
+		// W from the first sketch holds a negative direction of M̂2: whiten
+		// again from a power pass over the sketch's whole range.
+		if b, err = rangePass(ctx, b, cfg, src, track); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.EM.Passes > 0 {
 		if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
@@ -109,6 +115,55 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	m.Fit.Plan = plan.Record()
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
+}
+
+// thirdAndSolve runs the third-moment pass whitened by b and the solve.
+func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
+	th, err := thirdPass(ctx, src, b.w, cfg, track)
+	if err != nil {
+		return nil, err
+	}
+	defer th.close()
+	th.track = track
+	var m *models.Model
+	err = stage(ctx, "solve", func(ctx context.Context) (err error) {
+		m, err = solveThird(ctx, th, b, cfg)
+		return err
+	})
+	return m, err
+}
+
+// rangePass is the power pass Fit takes when the whitening b from the first
+// sketch proved to hold a negative direction of M̂2 (negativeError): the
+// pair sums against Q = [W·D^{1/2} | extra], an orthonormal basis of the
+// first sketch's whole range, whose exact Ritz values tell the positive
+// directions from the negative ones (whitening, powered). It is the basis
+// the statistics route gets from PowerStats of the phase-1 statistics (Q
+// spans the same range), so the two give the same model.
+func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, track *tracker) (*basis, error) {
+	d, k := b.w.Dims()
+	_, e := b.extra.Dims()
+	q := mat.NewDense(d, k+e, nil)
+	for j, v := range b.values {
+		for i := range d {
+			q.Set(i, j, b.w.At(i, j)*math.Sqrt(v))
+		}
+	}
+	q.Slice(0, d, k, k+e).(*mat.Dense).Copy(b.extra)
+	acc, err := pairPass(ctx, src, q, cfg, track)
+	if err != nil {
+		return nil, err
+	}
+	var nb *basis
+	err = stage(ctx, "whitening", func(ctx context.Context) (err error) {
+		nb, err = whitening(ctx, acc, q, cfg, nil, track, true, true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	nb.passes = b.passes + 1
+	return nb, nil
 }
 
 // thirdPass runs the second pass into the representation cfg.Third: the

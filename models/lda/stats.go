@@ -168,7 +168,7 @@ func whiteningStats(ctx context.Context, p1 *implicit.Stats, cfg Config) (*basis
 	}
 	// No data at hand: whitening adds no power pass.
 	cfg.PowerIters = 0
-	b, err := whitening(ctx, p1.Pair, omega, cfg, nil, nil, false)
+	b, err := whitening(ctx, p1.Pair, omega, cfg, nil, nil, false, p1.Header.Power > 0)
 	if err != nil {
 		return nil, err
 	}

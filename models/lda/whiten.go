@@ -45,6 +45,21 @@ type basis struct {
 	// i.e. the sketch's range is mostly noise beyond the topics' and may
 	// hold them poorly.
 	tail float64
+	// extra completes the range of the first sketch beyond span(W): its
+	// left singular vectors k+1, … (d×(l−k), orthonormal), kept by Fit for
+	// a power pass over that whole range should W prove to hold a negative
+	// direction of M̂2 (see negativeError); nil otherwise.
+	extra *mat.Dense
+	// negative counts the negative Ritz values of M̂2 on the range of the
+	// last power pass that were at least half the k-th positive one in
+	// magnitude (directions the singular vectors could have taken into W):
+	// W then holds the Ritz vectors of the k largest positive Ritz values
+	// instead. 0 when none were, or without a power pass.
+	negative int
+	// positive is the number of positive Ritz values on that range (0
+	// without a power pass; for the exact whitening, the number of positive
+	// eigenvalues of M̂2).
+	positive int
 }
 
 // autoPowerTail is the pass policy of the default fit (PowerIters 0, data at
@@ -63,17 +78,25 @@ const autoPowerTail = 0.95
 
 // whitening finds the basis from the first pass's sums p1 against the
 // sketchMatrix omega. For a small vocabulary p1 holds M2 itself, and (Q, D)
-// are its top-k eigenpairs (exact). Otherwise Q is the range finder's basis:
+// are its top-k eigenpairs (exact; algebraically largest, so a negative
+// direction of M̂2 is never taken). Otherwise Q is the range finder's basis:
 // the top-k left singular vectors of Y = M2·Ω, after cfg.PowerIters further
 // passes over src, each replacing Y by M2·orth(Y) (MATH §4.1), and D are the
 // singular values of Y. With PowerIters 0 and src given, one such pass is
-// added when the first sketch barely decays past k (autoPowerTail). (A
+// added when the first sketch barely decays past k (autoPowerTail). After a
+// power pass (powered: omega is the orthonormal Q of one), M̂2's Ritz values
+// on span(Q) are exact, and when negative ones rival the k-th positive one,
+// Q is replaced by the Ritz vectors of the k largest positive Ritz values
+// (basis.negative): real text has a large negative direction near M̂1 that
+// singular vectors, which rank directions by |λ|, would take into W. (A
 // Nyström estimate of the eigenvalues needs ΩᵀY positive definite on k
 // directions, which the sampling noise of a large vocabulary breaks: at
-// d=100,000, k=100 it had 92 positive eigenvalues.)
+// d=100,000, k=100 it had 92 positive eigenvalues; and the signs of a
+// single-pass estimate are noise-driven on clean corpora.)
 // With consume, p1's sums are overwritten (Fit has no further use for them)
-// to save a d×(k+oversample) matrix.
-func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg Config, src stream.DocSource, track *tracker, consume bool) (*basis, error) {
+// to save a d×(k+oversample) matrix; consume also keeps the rest of the
+// first sketch's range in basis.extra.
+func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg Config, src stream.DocSource, track *tracker, consume, powered bool) (*basis, error) {
 	d, _ := omega.Dims()
 	coef := cfg.m2Coef()
 	y, err := m2Times(p1, coef, omega, consume)
@@ -82,17 +105,19 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 	}
 	b := &basis{exact: cfg.exact(d), passes: 1}
 	if b.exact {
-		eig, err := sketch.Exact(y, cfg.K)
+		eig, err := sketch.Exact(y, d)
 		if err != nil {
 			return nil, fmt.Errorf("lda: whitening: %w", err)
 		}
-		b.w, b.values = eig.Vectors, eig.Values
-		for i, v := range b.values {
-			if !(v > b.values[0]*1e-12) {
-				return nil, fmt.Errorf("lda: %w: eigenvalue %d of the second moment is %.3g (largest %.3g), so the data support fewer than k=%d topics; lower k (or check alpha0=%g)",
-					ErrTooManyTopics, i+1, v, b.values[0], cfg.K, cfg.Alpha0)
+		for _, v := range eig.Values {
+			if v > eig.Values[0]*1e-12 {
+				b.positive++
 			}
 		}
+		if b.positive < cfg.K {
+			return nil, tooFewPositive(cfg, b.positive, d, "eigenvalues of the second moment")
+		}
+		b.w, b.values = mat.DenseCopyOf(eig.Vectors.Slice(0, d, 0, cfg.K)), eig.Values[:cfg.K]
 	} else {
 		for powers := max(cfg.PowerIters, 0); ; powers = 1 {
 			for range powers {
@@ -110,16 +135,11 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 					return nil, fmt.Errorf("lda: %w", err)
 				}
 			}
-			var sv []float64
-			b.w, sv, err = sketch.RangeBasis(y, cfg.K)
-			switch {
-			case errors.Is(err, sketch.ErrRank):
-				return nil, fmt.Errorf("lda: %w: the second moment has rank below k=%d; lower k: %v", ErrTooManyTopics, cfg.K, err)
-			case err != nil:
-				return nil, fmt.Errorf("lda: whitening: %w", err)
+			keep := consume && !powered && b.passes == 1
+			if err := b.fromSketch(y, omega, cfg, keep, powered || b.passes > 1); err != nil {
+				return nil, err
 			}
-			b.values, b.tail = sv[:cfg.K], sv[len(sv)-1]/sv[cfg.K-1]
-			if cfg.PowerIters != 0 || src == nil || !undecayed(b.passes-1, len(sv), cfg.K, b.tail) {
+			if cfg.PowerIters != 0 || src == nil || !undecayed(b.passes-1, y.RawMatrix().Cols, cfg.K, b.tail) {
 				break
 			}
 		}
@@ -129,6 +149,75 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 		col.ScaleVec(1/math.Sqrt(v), col)
 	}
 	return b, nil
+}
+
+// fromSketch sets b's (unscaled) basis, scales and tail from the sketch
+// y = M̂2·omega: the top-k left singular vectors of y (and, with keep, the
+// rest of its range in b.extra); with ritz (omega orthonormal), the Ritz
+// vectors of the k largest positive Ritz values instead when negative Ritz
+// values rival the k-th positive one.
+func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, ritz bool) error {
+	k := cfg.K
+	cols := k
+	if keep {
+		cols = y.RawMatrix().Cols
+	}
+	q, sv, err := sketch.RangeBasisCols(y, k, cols)
+	switch {
+	case errors.Is(err, sketch.ErrRank):
+		return fmt.Errorf("lda: %w: the second moment has rank below k=%d; lower k: %v", ErrTooManyTopics, k, err)
+	case err != nil:
+		return fmt.Errorf("lda: whitening: %w", err)
+	}
+	d, l := q.Dims()
+	b.w, b.values, b.tail = q, sv[:k], sv[len(sv)-1]/sv[k-1]
+	b.extra, b.negative, b.positive = nil, 0, 0
+	if l > k {
+		// Contiguous copies: the passes read W's raw rows.
+		b.w, b.extra = mat.DenseCopyOf(q.Slice(0, d, 0, k)), mat.DenseCopyOf(q.Slice(0, d, k, l))
+	}
+	if !ritz {
+		return nil
+	}
+	qo, ok := omega.(*mat.Dense)
+	if !ok {
+		return errors.New("lda: whitening: a power pass's basis must be a dense orthonormal matrix")
+	}
+	vals, vecs, err := sketch.Ritz(qo, y, min(k, len(sv)))
+	if err != nil {
+		return fmt.Errorf("lda: whitening: %w", err)
+	}
+	neg := 0
+	for _, v := range vals {
+		if v > 0 {
+			b.positive++
+		}
+	}
+	if b.positive < k {
+		return tooFewPositive(cfg, b.positive, len(vals), "Ritz values of the second moment on the range of the power pass")
+	}
+	for _, v := range vals {
+		if v < 0 && -v >= negRival*vals[k-1] {
+			neg++
+		}
+	}
+	if neg > 0 {
+		b.w, b.values, b.negative, b.extra = vecs, vals[:k], neg, nil
+	}
+	return nil
+}
+
+// negRival is how large, relative to the k-th positive Ritz value, a
+// negative one must be for fromSketch to take the positive Ritz vectors:
+// a smaller negative direction is not among the top k singular vectors
+// of M̂2·Q.
+const negRival = 0.5
+
+// tooFewPositive is the refusal of a whitening that found only pos of the
+// k positive directions of M̂2 it needs among n candidates (what).
+func tooFewPositive(cfg Config, pos, n int, what string) error {
+	return fmt.Errorf("lda: %w: only %d of the %d %s are positive, fewer than k=%d: the data support at most %d topics; lower k to %d (or check alpha0=%g)",
+		ErrTooManyTopics, pos, n, what, cfg.K, pos, max(pos, 1), cfg.Alpha0)
 }
 
 // orthonormal returns an orthonormal basis of the columns of y (the left
@@ -161,13 +250,36 @@ func rewhiten(g *mat.SymDense) (p *mat.Dense, gvals []float64, err error) {
 		}
 	}
 	if bad > 0 {
-		return nil, nil, fmt.Errorf("lda: %w: %d of the k=%d eigenvalues of the whitened second moment are not positive (the smallest is %.3g), so the data support at most %d topics; lower k, or give more or longer documents",
-			ErrTooManyTopics, bad, k, gvals[0], k-bad)
+		return nil, nil, &negativeError{bad: bad, k: k, smallest: gvals[0]}
 	}
 	var gvec mat.Dense
 	ges.VectorsTo(&gvec)
 	return powSym(&gvec, gvals, -0.5), gvals, nil
 }
+
+// negativeError reports a whitening W that holds directions of negative
+// curvature of M̂2: bad of the k eigenvalues of WᵀM̂2W, as measured by the
+// third-moment pass, are not positive. Real text has a large negative
+// direction near M̂1, which the singular vectors of a first sketch can take
+// into W; Fit then takes a power pass over the sketch's whole range and
+// whitens with its positive Ritz vectors (rangePass), and the statistics
+// route needs the power statistics (ErrPowerPass).
+type negativeError struct {
+	bad, k   int
+	smallest float64
+	advice   string
+}
+
+func (e *negativeError) Error() string {
+	advice := e.advice
+	if advice == "" {
+		advice = "lower k, or give more or longer documents"
+	}
+	return fmt.Sprintf("lda: %v: %d of the k=%d eigenvalues of the whitened second moment are not positive (the smallest is %.3g); %s",
+		ErrTooManyTopics, e.bad, e.k, e.smallest, advice)
+}
+
+func (e *negativeError) Unwrap() error { return ErrTooManyTopics }
 
 // powSym returns U diag(valsᵖ) Uᵀ.
 func powSym(u *mat.Dense, vals []float64, p float64) *mat.Dense {

@@ -27,7 +27,7 @@ func TestAutoPowerPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := whitening(context.Background(), p1, omega, cfg, nil, nil, false)
+	first, err := whitening(context.Background(), p1, omega, cfg, nil, nil, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
