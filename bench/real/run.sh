@@ -15,7 +15,8 @@
 #             ${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real)
 #   env KS="10 20 50 100", CORPORA="spam debian",
 #       METHODS="gensim-1 gensim-5 sf-spectral sf-default",
-#       OUT=$CACHE/runs, KEEP=1 keeps results already in $OUT (default: refit),
+#       OUT=$CACHE/runs, KEEP=1 keeps results already in $OUT (default: refit;
+#       with RESCORE=1 their models are scored again, fit times kept),
 #       STREAMFIT=binary (default: built from this checkout)
 # Installs python3-gensim with apt-get when /usr/bin/python3 cannot import it.
 set -euo pipefail
@@ -68,6 +69,20 @@ json.dump(r, open(sys.argv[1], "w"))
 ' "$f" "$@"
 }
 
+# update FILE KEY=VALUE...: sets keys of a record.
+update() {
+	local f=$1
+	shift
+	"$py" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    r[k] = float(v)
+json.dump(r, open(sys.argv[1], "w"))
+' "$f" "$@"
+}
+
 # score MODEL TRAIN TEST: prints "perplexity=… umass=… npmi=… diversity=…".
 score() {
 	local model=$1 train=$2 test=$3
@@ -90,8 +105,17 @@ for c in $CORPORA; do
 	for k in $KS; do
 		for m in $METHODS; do
 			rec=$out/$c-k$k-$m.json
-			[ "${KEEP:-0}" = 1 ] && [ -f "$rec" ] && continue
 			base=$out/$c-k$k-$m
+			if [ "${KEEP:-0}" = 1 ] && [ -f "$rec" ]; then
+				model=$base.json
+				[ "${m#gensim-}" != "$m" ] && model=$base.npy
+				if [ "${RESCORE:-0}" = 1 ] && grep -q '"status": "ok"' "$rec"; then
+					echo "$c k=$k $m: scoring $model again" >&2
+					# shellcheck disable=SC2046
+					update "$rec" $(score "$model" "$train" "$test")
+				fi
+				continue
+			fi
 			case $m in
 			gensim-*)
 				model=$base.npy
