@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"sort"
-	"strconv"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -64,9 +62,6 @@ func (e EM) withDefaults() EM {
 	if e.Eta <= 0 {
 		e.Eta = DefaultEta
 	}
-	if v, err := strconv.ParseFloat(os.Getenv("STREAMFIT_ESTEP_TOL"), 64); err == nil && e.EStepTol == 0 {
-		e.EStepTol = v
-	}
 	return e
 }
 
@@ -105,9 +100,6 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		}
 		if acc.Tokens == 0 {
 			return fmt.Errorf("lda: EM: the source has no tokens")
-		}
-		if debugEM {
-			fmt.Fprintf(os.Stderr, "em pass %d: %.1f E-step iterations per document\n", pass, float64(acc.Iters)/float64(acc.Docs))
 		}
 		bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
 		if n := len(st.bounds); n > 0 {
@@ -288,5 +280,3 @@ func (st *emState) store(m *models.Model, em EM) {
 	}
 	m.Fit.EM = &models.EMStats{Passes: len(st.bounds), Bounds: st.bounds, Converged: st.done, Tol: em.Tol, FitAlpha: em.FitAlpha || p.Single, Eta: em.Eta}
 }
-
-var debugEM = os.Getenv("STREAMFIT_DEBUG_EM") != ""
