@@ -27,6 +27,8 @@ type EMAcc struct {
 	Suff []float64
 	// Bound is Σ_d of the documents' bounds (EStep.Expect).
 	Bound float64
+	// Iters counts the E-step's fixed-point iterations over the documents.
+	Iters int64
 }
 
 // NewEMAcc returns empty statistics for d words and k topics.
@@ -45,6 +47,7 @@ func (a *EMAcc) Merge(o *EMAcc) error {
 	addTo(a.N, o.N)
 	addTo(a.Suff, o.Suff)
 	a.Bound += o.Bound
+	a.Iters += o.Iters
 	return nil
 }
 
@@ -58,6 +61,7 @@ type emPart struct {
 	suff                []float64
 	bound               float64
 	docs, tokens, empty int64
+	iters               int64
 	start               int64 // the batch's first document
 }
 
@@ -81,7 +85,7 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 		func(q *emPart, b *stream.Docs) {
 			q.terms, q.rows = q.terms[:0], q.rows[:0]
 			clear(q.suff)
-			q.bound, q.docs, q.tokens, q.empty, q.start = 0, 0, 0, 0, b.Start
+			q.bound, q.docs, q.tokens, q.empty, q.iters, q.start = 0, 0, 0, 0, 0, b.Start
 			for i := range b.Len() {
 				terms, counts := b.Doc(i)
 				l := b.Length(i)
@@ -92,6 +96,7 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 				q.docs++
 				q.tokens += l
 				q.bound += q.es.Expect(terms, counts)
+				q.iters += int64(q.es.Iters)
 				addTo(q.suff, q.es.Suff())
 				for w, t := range terms {
 					s := q.slot[t]
@@ -117,6 +122,7 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 			a.Docs += q.docs
 			a.Tokens += q.tokens
 			a.Empty += q.empty
+			a.Iters += q.iters
 			if bad == nil && (math.IsNaN(q.bound) || math.IsInf(q.bound, 0)) {
 				bad = fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bound, q.start)
 			}

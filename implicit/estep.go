@@ -17,18 +17,21 @@ type TopicParams struct {
 	Alpha  []float64
 	Beta   []float64
 	Single bool
-	// Tol stops a document's fixed-point iteration when the mean absolute
-	// change of γ falls below it (0: DefaultEStepTol); MaxIter caps the
+	// Tol stops a document's fixed-point iteration when an iteration moves
+	// less than this fraction of the document's tokens between topics
+	// (Σ_j |Δγ_j| < Tol·L; 0: DefaultEStepTol); MaxIter caps the
 	// iterations (0: DefaultEStepIters). Unused when Single (the posterior
 	// over one topic is exact).
 	Tol     float64
 	MaxIter int
 }
 
-// The E-step's defaults: gensim's gamma_threshold, and a cap that ordinary
-// documents never reach at that tolerance.
+// The E-step's defaults: the tolerance of the EM passes (on SpamAssassin
+// e-mails, k=10, 0.01 gave a held-out perplexity within 0.3% of 0.001 and
+// 0.0001 with half and a third of their iterations; bench/lda/RESULTS.md),
+// and a cap that ordinary documents do not reach at that tolerance.
 const (
-	DefaultEStepTol   = 1e-3
+	DefaultEStepTol   = 1e-2
 	DefaultEStepIters = 100
 )
 
@@ -60,8 +63,8 @@ func (p *TopicParams) Check() error {
 //	φ_wj ∝ β_wj · exp(ψ(γ_j))        (for each distinct word w of the document)
 //	γ_j  = α_j + Σ_w c_w φ_wj
 //
-// is iterated from γ = α + L/k (L the document's tokens) until the mean
-// change of γ is below Tol. The evidence lower bound of the document is
+// is iterated from γ = α + L/k (L the document's tokens) until an iteration
+// moves less than a fraction Tol of the tokens. The evidence lower bound of the document is
 //
 //	ELBO = Σ_w c_w log Σ_j β_wj e^{E log θ_j} + Σ_j (α_j − γ_j) E log θ_j
 //	       + Σ_j log Γ(γ_j) − log Γ(Σγ) + log Γ(α₀) − Σ_j log Γ(α_j),
@@ -209,28 +212,39 @@ func (e *EStep) expPsi() float64 {
 	return mx
 }
 
-// fixedPoint iterates γ for the loaded document of l tokens.
+// fixedPoint iterates γ for the loaded document of l tokens, until the
+// iteration moves less than a fraction tol of the document's tokens
+// between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
 		e.gamma[j] = a + l/float64(k)
 	}
 	e.Iters = 0
+	ee, s := e.e[:k], e.s[:k]
 	for e.Iters < e.iters {
 		e.Iters++
 		e.expPsi()
-		clear(e.s)
+		clear(s)
 		for i := range n {
-			row := e.b[i*k : (i+1)*k]
-			floats.AddScaled(e.s, e.c[i]/floats.Dot(e.e, row), row)
+			row := e.b[i*k : i*k+k]
+			ee, s := ee[:len(row)], s[:len(row)] // no bounds checks below
+			norm := 0.0
+			for j, v := range row {
+				norm += ee[j] * v
+			}
+			r := e.c[i] / norm
+			for j, v := range row {
+				s[j] += r * v
+			}
 		}
 		change := 0.0
 		for j, a := range e.p.Alpha {
-			g := a + e.e[j]*e.s[j]
+			g := a + ee[j]*s[j]
 			change += math.Abs(g - e.gamma[j])
 			e.gamma[j] = g
 		}
-		if change < e.tol*float64(k) {
+		if change < e.tol*l {
 			break
 		}
 	}

@@ -48,7 +48,11 @@ func (c checkpointFlags) config(input string, o stream.Options) (lda.Checkpoint,
 	if every <= 0 {
 		every = -1
 	}
-	if held, _ := filepath.Glob(filepath.Join(*c.dir, "pass-*.stats")); len(held) > 0 {
+	held, _ := filepath.Glob(filepath.Join(*c.dir, "pass-*.stats"))
+	if _, err := os.Stat(filepath.Join(*c.dir, "em.ckpt")); err == nil {
+		held = append(held, "em.ckpt") // the EM passes' (lda.EM)
+	}
+	if len(held) > 0 {
 		for i, h := range held {
 			held[i] = filepath.Base(h)
 		}

@@ -97,3 +97,66 @@ func TestCheckpointKill(t *testing.T) {
 		t.Errorf("checkpoint of another input: exit %d: %s", code, msg)
 	}
 }
+
+// TestCheckpointKillEM kills `fit lda --checkpoint` (SIGKILL) after its
+// first EM passes were saved, runs the same command again and checks that
+// it resumed from them and wrote the model.json of an uninterrupted fit,
+// byte for byte.
+func TestCheckpointKillEM(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "lda", "--docs", "20000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "8",
+		"--out", p("docword.c.txt"), "--truth", p("truth.json"), "--progress", "off")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "4", "--alpha0", "1", "--seed", "2",
+			"--plan", "explicit", "--workers", "2", "--no-timing", "--progress", "off",
+			"--em-passes", "8", "--em-tol", "1e-12", "--out", p(out)}, extra...)
+	}
+	mustRun(t, args("ref.json")...)
+	ref, err := os.ReadFile(p("ref.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := []string{"--checkpoint", p("ck")}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
+	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args("killed.json", ck...), "\n"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(p("ck"), "em.ckpt")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(saved); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no EM checkpoint after 2 minutes: %s", stderr.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
+		t.Fatal("the fit ended before the kill; the test did not interrupt it")
+	}
+	var out bytes.Buffer
+	statsOut = &out
+	defer func() { statsOut = os.Stderr }()
+	mustRun(t, args("resumed.json", ck...)...)
+	got, err := os.ReadFile(p("resumed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "em.ckpt") {
+		t.Errorf("the second run did not resume from the EM checkpoint: %s", out.String())
+	}
+	if !bytes.Equal(got, ref) {
+		t.Error("model.json of the resumed fit differs from the uninterrupted one")
+	}
+}

@@ -135,7 +135,7 @@ func TestStatsPower(t *testing.T) {
 	if got := r.fit("mr.json", "m2r.stats"); !bytes.Equal(got, ref) {
 		t.Error("model.json of the power route merged as (A,B,C) and (B,C,A) differ")
 	}
-	r.must(append([]string{"fit", "lda", "--input", r.p("docword.all.txt"), "--plan", "explicit", "--no-timing", "--out", r.p("fit.json"), "--k", "4", "--oversample", "1"}, r.common...)...)
+	r.must(append([]string{"fit", "lda", "--input", r.p("docword.all.txt"), "--plan", "explicit", "--no-timing", "--em-passes", "0", "--out", r.p("fit.json"), "--k", "4", "--oversample", "1"}, r.common...)...)
 	if d := modelDiff(t, r.p("fit.json"), r.p("m.json")); d > 1e-9 {
 		t.Errorf("fit on the union differs from the power route by %.3g relative (tolerance 1e-9)", d)
 	} else {
@@ -222,7 +222,7 @@ func TestStatsPowerForced(t *testing.T) {
 	}
 	r.merge("m2.stats", "p2", "a", "b")
 	r.fit("m.json", "m2.stats")
-	r.must(append([]string{"fit", "lda", "--input", r.p("docword.all.txt"), "--plan", "explicit", "--no-timing", "--out", r.p("fit.json"), "--k", "4", "--power-iters", "1"}, r.common...)...)
+	r.must(append([]string{"fit", "lda", "--input", r.p("docword.all.txt"), "--plan", "explicit", "--no-timing", "--em-passes", "0", "--out", r.p("fit.json"), "--k", "4", "--power-iters", "1"}, r.common...)...)
 	if d := modelDiff(t, r.p("fit.json"), r.p("m.json")); d > 1e-12 {
 		t.Errorf("fit --power-iters 1 on the union differs from the power route by %.3g relative (tolerance 1e-12)", d)
 	} else {

@@ -2,7 +2,9 @@ package lda
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
@@ -95,3 +97,52 @@ func TestMinkaAlpha(t *testing.T) {
 
 // digammaRef is gonum's ψ, an implementation independent of the E-step's.
 func digammaRef(x float64) float64 { return mathext.Digamma(x) }
+
+// TestEMCheckpointResume stops a refining fit in its third EM pass (by
+// cancelling it from the progress hook), resumes it from the checkpoints
+// and compares the model with an uninterrupted fit, bit for bit; a
+// checkpoint of other EM settings is refused.
+func TestEMCheckpointResume(t *testing.T) {
+	cc := synth.LDAConfig{Docs: 3000, Vocab: 200, K: 4, Alpha0: 1, DocLen: 40, Seed: 17, BatchRows: 100}
+	cfg := Config{K: 4, Alpha0: 1, Seed: 5, Workers: 2, Third: Explicit, EM: EM{Passes: 5, Tol: 1e-12, FitAlpha: true}}
+	src, _ := corpus(t, cc)
+	ref, err := Fit(context.Background(), src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg.Checkpoint = Checkpoint{Dir: dir, Key: "corpus 17", Every: -1}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := cfg
+	stopped.Progress = func(p Progress) {
+		if p.Stage == "em" && p.Pass == 5 && p.Docs >= 1500 { // passes 1–2 spectral, 3–4 EM done
+			cancel()
+		}
+	}
+	if _, err := Fit(ctx, src, stopped); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fit stopped in EM pass 3: %v", err)
+	}
+	cancel()
+	var emDocs int64
+	cfg.Progress = func(p Progress) {
+		if p.Stage == "em" && !p.Done {
+			emDocs += 100
+		}
+	}
+	got, err := Fit(context.Background(), src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if emDocs != 3*3000 {
+		t.Errorf("the resumed fit read %d documents in EM passes, want 3 passes of 3000 (two were saved)", emDocs)
+	}
+	ref.Fit.Seconds, got.Fit.Seconds = 0, 0
+	ref.Fit.Plan, got.Fit.Plan = nil, nil
+	if !reflect.DeepEqual(got.Topics, ref.Topics) || !reflect.DeepEqual(got.Alpha, ref.Alpha) || !reflect.DeepEqual(got.Fit, ref.Fit) {
+		t.Error("the resumed refinement differs from an uninterrupted one")
+	}
+	cfg.EM.Eta = 0.5
+	if _, err := Fit(context.Background(), src, cfg); err == nil || !strings.Contains(err.Error(), "another fit") {
+		t.Errorf("EM checkpoint of η=0.01 used for η=0.5: %v", err)
+	}
+}

@@ -30,6 +30,11 @@ type HeldOut struct {
 	Smooth float64 `json:"smooth"`
 }
 
+// scoreTol is the E-step tolerance of Perplexity, tighter than the EM
+// passes' (one pass over the held-out documents; the score should not
+// depend on how far each document's iteration went).
+const scoreTol = 1e-3
+
 // ScoreOptions are the settings of Perplexity.
 type ScoreOptions struct {
 	// Single scores the single-topic model (alpha holds topic weights).
@@ -56,8 +61,9 @@ type ScoreOptions struct {
 //     2, 4, …) and a predicted half (tokens 1, 3, 5, …); documents of fewer
 //     than two tokens are skipped;
 //   - the topic shares θ̂ are inferred from the observed half alone with the
-//     topics fixed (as Infer: γ/Σγ of the variational E-step for LDA, the
-//     posterior over the topic for the single-topic model);
+//     topics fixed (as Infer: γ/Σγ of the variational E-step for LDA, with
+//     tolerance 0.001, the posterior over the topic for the single-topic
+//     model);
 //   - each predicted token w scores log Σ_j θ̂_j β̃_jw, and the perplexity is
 //     exp(−Σ log p(w) / predicted tokens).
 func Perplexity(ctx context.Context, src stream.DocSource, topics [][]float64, alpha []float64, opt ScoreOptions) (*HeldOut, error) {
@@ -69,6 +75,7 @@ func Perplexity(ctx context.Context, src stream.DocSource, topics [][]float64, a
 	if err != nil {
 		return nil, err
 	}
+	p.Tol = scoreTol
 	if d := src.Info().Terms; d > 0 && d != p.D {
 		return nil, fmt.Errorf("lda: the model has %d words, the held-out documents %d", p.D, d)
 	}
