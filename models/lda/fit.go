@@ -72,7 +72,38 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}
 	cfg = plan.apply(cfg)
 	track := newTracker(cfg)
-	omega := sketchMatrix(d, cfg)
+	var m *models.Model
+	for negative := false; ; negative = true {
+		m, err = fitPasses(ctx, src, cfg, plan, track, negative)
+		var few *fewPositiveError
+		if !errors.As(err, &few) || cfg.PowerIters != 0 || few.cols >= d {
+			break
+		}
+		// The range of the sketch held fewer than k positive directions of
+		// M̂2 among its negative ones: sketch again with more columns.
+		cfg.Oversample = min(d, cfg.K+2*(few.cols-few.pos)+max(cfg.Oversample, 0)) - cfg.K
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.EM.Passes > 0 {
+		if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
+			return nil, err
+		}
+	}
+	m.Vocab = info.Vocab
+	m.Fit.Passes = track.passes
+	m.Fit.Plan = plan.Record()
+	m.Fit.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// fitPasses runs the passes of Fit and the solve. With negative (a previous
+// sketch found negative directions of M̂2 among its largest), the power pass
+// over the first sketch's range (rangePass) is taken at once rather than
+// after a third-moment pass that would meet them.
+func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan, track *tracker, negative bool) (*models.Model, error) {
+	omega := sketchMatrix(src.Info().Terms, cfg)
 	p1, err := pairPass(ctx, src, omega, cfg, track)
 	if err != nil {
 		return nil, err
@@ -87,34 +118,24 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if r := plan.Revise(b.passes + 1); r != nil && cfg.OnPlan != nil {
 		cfg.OnPlan(r) // the automatic power pass was taken
 	}
-	var m *models.Model
 	for {
-		if m, err = thirdAndSolve(ctx, src, b, cfg, track); err == nil {
-			break
+		if negative && b.extra != nil {
+			// W from the first sketch holds a negative direction of M̂2:
+			// whiten again from a power pass over the sketch's whole range.
+			if b, err = rangePass(ctx, b, cfg, src, track); err != nil {
+				return nil, err
+			}
 		}
+		m, err := thirdAndSolve(ctx, src, b, cfg, track)
 		var neg *negativeError
 		if !errors.As(err, &neg) || b.extra == nil || cfg.PowerIters != 0 {
 			if neg != nil && cfg.PowerIters < 0 && !b.exact {
 				neg.advice = "the power pass that separates them was ruled out (power-iters -1): allow it (power-iters 0), or lower k"
 			}
-			return nil, err
+			return m, err
 		}
-		// W from the first sketch holds a negative direction of M̂2: whiten
-		// again from a power pass over the sketch's whole range.
-		if b, err = rangePass(ctx, b, cfg, src, track); err != nil {
-			return nil, err
-		}
+		negative = true
 	}
-	if cfg.EM.Passes > 0 {
-		if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
-			return nil, err
-		}
-	}
-	m.Vocab = info.Vocab
-	m.Fit.Passes = track.passes
-	m.Fit.Plan = plan.Record()
-	m.Fit.Seconds = time.Since(start).Seconds()
-	return m, nil
 }
 
 // thirdAndSolve runs the third-moment pass whitened by b and the solve.

@@ -74,8 +74,8 @@ const (
 	warnSumRatio   = 0.25 // warn when |Σα̂/α₀ − 1| exceeds this
 	warnMoved      = 0.25 // warn about topics whose projection moved more ℓ1 mass
 	warnEigenRatio = 0.01 // warn when λ_k(M̂2)/λ_1(M̂2) is below this
-	failMeanMoved  = 0.5  // fail when the mean projection ℓ1 exceeds this
-	failSumRatioLo = 0.2  // fail when Σα̂/α₀ is outside [failSumRatioLo, 1/failSumRatioLo]
+	failMeanMoved  = 0.5  // say the data depart from the model when the mean projection ℓ1 exceeds this
+	failSumRatioLo = 0.2  // or when Σα̂/α₀ is outside [failSumRatioLo, 1/failSumRatioLo]
 	warnList       = 10   // topics named in a warning; the rest are counted
 	// warnTail flags a sketch whose singular values barely decay past the
 	// k-th (σ_last/σ_k above it): its range is mostly noise and may span the
@@ -86,33 +86,35 @@ const (
 	warnTail = 0.95
 )
 
-// diagnose looks for the signs that k exceeds what the data support: the
-// weights not summing to α₀ (1 for the single-topic model), raw topics far
-// from distributions, and weak eigenvalues of M̂2; and for a sketch too noisy
-// to span the topics well. Mild signs become warnings; a model whose topics
-// are mostly projection artefacts is refused with ErrTooManyTopics.
+// diagnose looks for the signs that the data depart from the model or that
+// k exceeds what the data support: the weights not summing to α₀ (1 for the
+// single-topic model), raw topics far from distributions, weak eigenvalues
+// of M̂2, negative directions of M̂2 passed over by the whitening; and for a
+// sketch too noisy to span the topics well. Nothing here refuses the fit:
+// the topics are already the nearest distributions and α̂ is kept in
+// (0, α₀] (clipAlpha), so a model far from the data becomes one line saying
+// how far (a start that likelihood refinement can finish), and milder signs
+// the warnings that name the topics concerned.
 func diagnose(m *models.Model, cfg Config, b *basis) ([]string, error) {
 	want := 1.0
 	name := "the sum of the topic weights"
 	if !cfg.Single {
 		want, name = cfg.Alpha0, "Σα̂"
 	}
-	var sum, moved float64
+	clipped := clipAlpha(m.Alpha, want)
+	var sum, moved, most float64
 	var far []string
 	for i, a := range m.Alpha {
 		sum += a
 		mv := m.Fit.ProjectionL1[i]
 		moved += mv
+		most = max(most, mv)
 		if mv > warnMoved {
 			far = append(far, fmt.Sprintf("%d (%.2f)", i, mv))
 		}
 	}
 	mean := moved / float64(len(m.Alpha))
 	ratio := sum / want
-	if mean > failMeanMoved || ratio < failSumRatioLo || ratio > 1/failSumRatioLo {
-		return nil, fmt.Errorf("lda: %w: the recovered topics are not distributions (projection onto the simplex moved ℓ1 mass %.2f per topic on average) and %s is %.3g against %g; lower k (k=%d)",
-			ErrTooManyTopics, mean, name, sum, want, cfg.K)
-	}
 	var out []string
 	if b.tail > warnTail {
 		advice := "one power pass (--power-iters 1, one more pass over the data) usually fixes it"
@@ -122,16 +124,28 @@ func diagnose(m *models.Model, cfg Config, b *basis) ([]string, error) {
 		}
 		out = append(out, fmt.Sprintf("the sketch of the second moment barely decays past the k-th direction (last singular value %.2f of the k-th): the topics may be poorly spanned, and the checks below may blame k; %s", b.tail, advice))
 	}
-	if math.Abs(ratio-1) > warnSumRatio {
-		out = append(out, fmt.Sprintf("%s is %.3g, expected %g: some topics may be spurious (k=%d may exceed what the data support; try a lower k)", name, sum, want, cfg.K))
-	}
-	if len(far) > 0 {
-		list := strings.Join(far, ", ")
-		if len(far) > warnList {
-			// At k=1000 the full list would be a screen of numbers.
-			list = fmt.Sprintf("%s and %d more (each topic's in fit.projection_l1)", strings.Join(far[:warnList], ", "), len(far)-warnList)
+	if mean > failMeanMoved || ratio < failSumRatioLo || ratio > 1/failSumRatioLo || b.negative > 0 || clipped > 0 {
+		var extra string
+		if b.negative > 0 {
+			extra += fmt.Sprintf("; the second moment has %d negative directions at least %g of its k-th positive one, passed over by the whitening", b.negative, negRival)
 		}
-		out = append(out, fmt.Sprintf("topics %s had more than %.2f of ℓ1 mass moved by the projection onto the simplex: poorly estimated or spurious (try a lower k)", list, warnMoved))
+		if clipped > 0 {
+			extra += fmt.Sprintf("; %d topic weights were clipped into (0, %g]", clipped, want)
+		}
+		out = append(out, fmt.Sprintf("the data depart from the model: the raw topics lie %.2f (ℓ1, mean; max %.2f) from distributions and were projected onto the simplex, and %s is %.3g against %g%s; the topics are a start for likelihood refinement (if k=%d exceeds what the data support, lower k)",
+			mean, most, name, sum, want, extra, cfg.K))
+	} else {
+		if math.Abs(ratio-1) > warnSumRatio {
+			out = append(out, fmt.Sprintf("%s is %.3g, expected %g: some topics may be spurious (k=%d may exceed what the data support; try a lower k)", name, sum, want, cfg.K))
+		}
+		if len(far) > 0 {
+			list := strings.Join(far, ", ")
+			if len(far) > warnList {
+				// At k=1000 the full list would be a screen of numbers.
+				list = fmt.Sprintf("%s and %d more (each topic's in fit.projection_l1)", strings.Join(far[:warnList], ", "), len(far)-warnList)
+			}
+			out = append(out, fmt.Sprintf("topics %s had more than %.2f of ℓ1 mass moved by the projection onto the simplex: poorly estimated or spurious (try a lower k)", list, warnMoved))
+		}
 	}
 	if ev := m.Fit.M2Eigenvalues; len(ev) > 1 {
 		weak := 0
@@ -146,4 +160,25 @@ func diagnose(m *models.Model, cfg Config, b *basis) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// clipAlpha keeps every weight in (0, total]: under the model each αᵢ is a
+// positive share of α₀ (of 1 for the single-topic model), but a tensor
+// eigenvalue near 0 gives a huge or non-finite 1/λ². It returns how many
+// weights it changed.
+func clipAlpha(alpha []float64, total float64) int {
+	n := 0
+	floor := total * 1e-6 / float64(len(alpha))
+	for i, a := range alpha {
+		switch {
+		case math.IsNaN(a) || a < floor:
+			alpha[i] = floor
+		case a > total:
+			alpha[i] = total
+		default:
+			continue
+		}
+		n++
+	}
+	return n
 }

@@ -214,11 +214,27 @@ func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, rit
 const negRival = 0.5
 
 // tooFewPositive is the refusal of a whitening that found only pos of the
-// k positive directions of M̂2 it needs among n candidates (what).
-func tooFewPositive(cfg Config, pos, n int, what string) error {
-	return fmt.Errorf("lda: %w: only %d of the %d %s are positive, fewer than k=%d: the data support at most %d topics; lower k to %d (or check alpha0=%g)",
-		ErrTooManyTopics, pos, n, what, cfg.K, pos, max(pos, 1), cfg.Alpha0)
+// k positive directions of M̂2 it needs among cols candidates (what).
+func tooFewPositive(cfg Config, pos, cols int, what string) error {
+	return &fewPositiveError{pos: pos, cols: cols, k: cfg.K, what: what, alpha0: cfg.Alpha0}
 }
+
+// fewPositiveError reports that the candidates for W (the eigenvalues of
+// M̂2 for the exact whitening, the Ritz values on a power pass's range)
+// held fewer than k positive ones. Fit sketches again with more columns
+// while the vocabulary allows; the exact whitening's count is final.
+type fewPositiveError struct {
+	pos, cols, k int
+	what         string
+	alpha0       float64
+}
+
+func (e *fewPositiveError) Error() string {
+	return fmt.Sprintf("lda: %v: only %d of the %d %s are positive, fewer than k=%d: the data support at most %d topics; lower k to %d (or check alpha0=%g)",
+		ErrTooManyTopics, e.pos, e.cols, e.what, e.k, e.pos, max(e.pos, 1), e.alpha0)
+}
+
+func (e *fewPositiveError) Unwrap() error { return ErrTooManyTopics }
 
 // orthonormal returns an orthonormal basis of the columns of y (the left
 // singular vectors of a thin SVD).
