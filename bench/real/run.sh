@@ -7,7 +7,8 @@
 # and scores every model with the same streamfit code: held-out perplexity
 # (eval --heldout TEST, document completion), UMass and NPMI coherence and
 # topic diversity of the top-10 words over the training documents (eval
-# --coherence TRAIN), wall seconds and peak RSS of the fit (GNU time). One
+# --coherence TRAIN), wall and CPU seconds and peak RSS of the fit (GNU
+# time; CPU seconds are the steadier figure on a loaded machine). One
 # table is printed at the end and written to $OUT/table.md.
 #
 # Usage: bench/real/run.sh [CACHE]
@@ -140,13 +141,16 @@ for c in $CORPORA; do
 				;;
 			esac
 			echo "$c k=$k $m: ${cmd[*]}" >&2
-			if /usr/bin/time -f '%e %M' -o "$base.time" "${cmd[@]}" >"$base.log" 2>&1; then
-				read -r wall rss <"$base.time"
+			if /usr/bin/time -f '%e %M %U %S' -o "$base.time" "${cmd[@]}" >"$base.log" 2>&1; then
+				read -r wall rss user sys < <(grep -v '^Command' "$base.time")
 				# shellcheck disable=SC2046
 				record "$rec" corpus="$c" k="$k" method="$m" status=ok wall="$wall" rss_mb=$((rss / 1024)) \
+					cpu="$(awk -v a="$user" -v b="$sys" 'BEGIN { print a + b }')" \
 					$(score "$model" "$train" "$test")
 			else
-				msg=$(grep -v '^Command exited' "$base.log" | grep -m1 -i 'error\|refus\|streamfit' || tail -1 "$base.log")
+				# the error: streamfit's last non-warning message, else the last line
+				msg=$(grep '^streamfit ' "$base.log" | grep -v 'warning:' | tail -1)
+				[ -n "$msg" ] || msg=$(grep -v '^Command exited' "$base.log" | tail -1)
 				record "$rec" corpus="$c" k="$k" method="$m" status=failed error="$msg"
 			fi
 		done

@@ -21,16 +21,16 @@ def main():
         if "method" in r:
             recs.append(r)
     recs.sort(key=lambda r: (CORPUS.get(r["corpus"], 9), r["corpus"], r["k"], ORDER.get(r["method"], 9)))
-    print("| corpus | k | model | held-out perplexity | UMass | NPMI | diversity | wall s | peak RSS MB |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| corpus | k | model | held-out perplexity | UMass | NPMI | diversity | wall s | CPU s | peak RSS MB |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in recs:
         head = "| %s | %d | %s |" % (r["corpus"], r["k"], r["method"])
         if r.get("status") != "ok":
-            print(head + " failed: %s | | | | | |" % str(r.get("error", "")).replace("|", "/")[:160])
+            print(head + " failed: %s | | | | | | |" % str(r.get("error", "")).replace("|", "/")[:160])
             continue
-        print(head + " %s | %s | %s | %s | %s | %s |" % (
+        print(head + " %s | %s | %s | %s | %s | %s | %s |" % (
             fmt(r, "perplexity", ".0f"), fmt(r, "umass", ".3f"), fmt(r, "npmi", ".3f"),
-            fmt(r, "diversity", ".2f"), fmt(r, "wall", ".1f"), fmt(r, "rss_mb", ".0f")))
+            fmt(r, "diversity", ".2f"), fmt(r, "wall", ".1f"), fmt(r, "cpu", ".1f"), fmt(r, "rss_mb", ".0f")))
 
 
 if __name__ == "__main__":
