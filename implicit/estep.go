@@ -228,15 +228,7 @@ func (e *EStep) fixedPoint(l float64) {
 		clear(s)
 		for i := range n {
 			row := e.b[i*k : i*k+k]
-			ee, s := ee[:len(row)], s[:len(row)] // no bounds checks below
-			norm := 0.0
-			for j, v := range row {
-				norm += ee[j] * v
-			}
-			r := e.c[i] / norm
-			for j, v := range row {
-				s[j] += r * v
-			}
+			axpyTo(s, e.c[i]/dot(ee, row), row)
 		}
 		change := 0.0
 		for j, a := range e.p.Alpha {
@@ -289,3 +281,37 @@ func digamma(x float64) float64 {
 
 // Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
 func Digamma(x float64) float64 { return digamma(x) }
+
+// dot is Σ x_j y_j over len(x) ≤ len(y), with four partial sums: the
+// E-step's rows are short (k), where a call into an assembly kernel costs
+// more than the loop, and one running sum would wait on every addition.
+func dot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		s0 += x[j] * y[j]
+		s1 += x[j+1] * y[j+1]
+		s2 += x[j+2] * y[j+2]
+		s3 += x[j+3] * y[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += x[j] * y[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyTo sets dst += a·x over len(dst) ≤ len(x), four entries at a time.
+func axpyTo(dst []float64, a float64, x []float64) {
+	x = x[:len(dst)]
+	j := 0
+	for ; j+4 <= len(dst); j += 4 {
+		dst[j] += a * x[j]
+		dst[j+1] += a * x[j+1]
+		dst[j+2] += a * x[j+2]
+		dst[j+3] += a * x[j+3]
+	}
+	for ; j < len(dst); j++ {
+		dst[j] += a * x[j]
+	}
+}
