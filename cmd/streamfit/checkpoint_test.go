@@ -43,30 +43,7 @@ func TestCheckpointKill(t *testing.T) {
 	}
 
 	ck := []string{"--checkpoint", p("ck"), "--checkpoint-every", "0"}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
-	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args("killed.json", ck...), "\n"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	partial := filepath.Join(p("ck"), "pass-2.partial.stats")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(partial); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no checkpoint in pass 2 after 2 minutes: %s", stderr.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "pass-2.partial.stats"))
 	if _, err := os.Stat(filepath.Join(p("ck"), "pass-2.stats")); err == nil {
 		t.Fatal("pass 2 ended before the kill; the test did not interrupt it")
 	}
@@ -118,30 +95,7 @@ func TestCheckpointKillEM(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck := []string{"--checkpoint", p("ck")}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
-	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args("killed.json", ck...), "\n"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	saved := filepath.Join(p("ck"), "em.ckpt")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(saved); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no EM checkpoint after 2 minutes: %s", stderr.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "em.ckpt"))
 	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
 		t.Fatal("the fit ended before the kill; the test did not interrupt it")
 	}
@@ -159,4 +113,33 @@ func TestCheckpointKillEM(t *testing.T) {
 	if !bytes.Equal(got, ref) {
 		t.Error("model.json of the resumed fit differs from the uninterrupted one")
 	}
+}
+
+// killWhen runs streamfit with args in a subprocess (TestCheckpointHelper)
+// and kills it (SIGKILL) as soon as the file path exists.
+func killWhen(t *testing.T, args []string, path string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
+	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args, "\n"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no %s after 2 minutes: %s", filepath.Base(path), stderr.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
 }

@@ -126,24 +126,36 @@ func writeTopicsParquet(m *models.Model, path string) error {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 
-	f, err := stream.CreateAtomic(path)
+	f, w, err := createParquet(path, schema)
 	if err != nil {
 		return err
 	}
-	// pqarrow closes a writer that is an io.Closer; the atomic file must stay
-	// open until Commit, so it is handed over as a plain io.Writer.
-	w, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f},
-		parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
+	err = w.Write(rec)
+	if cerr := w.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		f.Abort()
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Commit()
+}
+
+// createParquet starts a zstd Parquet file of schema at a temporary name
+// that Commit renames to path (Abort removes it).
+func createParquet(path string, schema *arrow.Schema) (*stream.AtomicFile, *pqarrow.FileWriter, error) {
+	f, err := stream.CreateAtomic(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	// pqarrow closes a writer that is an io.Closer; the atomic file must stay
+	// open until Commit, so it is handed over as a plain io.Writer.
+	w, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f},
+		parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Abort()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, w, nil
 }
