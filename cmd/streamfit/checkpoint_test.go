@@ -50,20 +50,7 @@ func TestCheckpointKill(t *testing.T) {
 	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
 		t.Errorf("the killed fit left %s", p("killed.json"))
 	}
-	var out bytes.Buffer
-	statsOut = &out
-	defer func() { statsOut = os.Stderr }()
-	mustRun(t, args("resumed.json", ck...)...)
-	got, err := os.ReadFile(p("resumed.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "pass-2.partial.stats") {
-		t.Errorf("the second run did not resume from the checkpoint of pass 2: %s", out.String())
-	}
-	if !bytes.Equal(got, ref) {
-		t.Error("model.json of the resumed fit differs from the uninterrupted one")
-	}
+	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "pass-2.partial.stats", ref)
 	// Another input under the same checkpoint directory is refused.
 	mustRun(t, "gen", "lda", "--docs", "2000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "9",
 		"--out", p("docword.d.txt"), "--truth", p("truth.json"), "--progress", "off")
@@ -99,20 +86,7 @@ func TestCheckpointKillEM(t *testing.T) {
 	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
 		t.Fatal("the fit ended before the kill; the test did not interrupt it")
 	}
-	var out bytes.Buffer
-	statsOut = &out
-	defer func() { statsOut = os.Stderr }()
-	mustRun(t, args("resumed.json", ck...)...)
-	got, err := os.ReadFile(p("resumed.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "em.ckpt") {
-		t.Errorf("the second run did not resume from the EM checkpoint: %s", out.String())
-	}
-	if !bytes.Equal(got, ref) {
-		t.Error("model.json of the resumed fit differs from the uninterrupted one")
-	}
+	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "em.ckpt", ref)
 }
 
 // killWhen runs streamfit with args in a subprocess (TestCheckpointHelper)
@@ -142,4 +116,24 @@ func killWhen(t *testing.T, args []string, path string) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
+}
+
+// resumeSame runs the fit of args again, checks that it said it resumed from
+// the checkpoint file named from, and that it wrote out, byte for byte ref.
+func resumeSame(t *testing.T, args []string, out, from string, ref []byte) {
+	t.Helper()
+	var said bytes.Buffer
+	statsOut = &said
+	defer func() { statsOut = os.Stderr }()
+	mustRun(t, args...)
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(said.String(), from) {
+		t.Errorf("the second run did not resume from %s: %s", from, said.String())
+	}
+	if !bytes.Equal(got, ref) {
+		t.Error("model.json of the resumed fit differs from the uninterrupted one")
+	}
 }
