@@ -24,6 +24,10 @@ type TopicParams struct {
 	// over one topic is exact).
 	Tol     float64
 	MaxIter int
+	// Prune drops a topic from a document's iteration once its expected
+	// count is below Prune times the document's tokens (0: DefaultPrune;
+	// negative: never).
+	Prune float64
 }
 
 // The E-step's defaults: the tolerance of the EM passes (on SpamAssassin
@@ -33,6 +37,9 @@ type TopicParams struct {
 const (
 	DefaultEStepTol   = 1e-2
 	DefaultEStepIters = 100
+	// DefaultPrune: a topic below a thousandth of a document's tokens
+	// leaves its iteration.
+	DefaultPrune = 1e-3
 )
 
 // Check validates p's shapes and entries.
@@ -79,11 +86,13 @@ type EStep struct {
 	iters int
 	lgA   float64 // log Γ(α₀) − Σ log Γ(α_j)
 	logW  []float64
+	prune float64
 	// per document
 	b     []float64 // the document's rows of Beta, n×k
+	rows  []float64 // their active topics' columns (fixedPoint)
+	act   []int     // the active topics
 	c     []float64 // the counts as floats
 	gamma []float64
-	next  []float64
 	e     []float64 // exp(ψ(γ_j) − max ψ)
 	s     []float64
 	elog  []float64 // E log θ_j (LDA) or r_j (single)
@@ -103,7 +112,16 @@ func NewEStep(p *TopicParams) *EStep {
 		e.iters = DefaultEStepIters
 	}
 	k := p.K
-	e.gamma, e.next, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	e.act = make([]int, k)
+	switch {
+	case p.Prune == 0:
+		e.prune = DefaultPrune
+	case p.Prune > 0:
+		e.prune = p.Prune
+	}
+	// At least one topic keeps l/k ≥ prune·l of the tokens.
+	e.prune = min(e.prune, 0.5/float64(k))
 	if p.Single {
 		e.logW = make([]float64, k)
 		for j, a := range p.Alpha {
@@ -214,32 +232,77 @@ func (e *EStep) expPsi() float64 {
 
 // fixedPoint iterates γ for the loaded document of l tokens, until the
 // iteration moves less than a fraction tol of the document's tokens
-// between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap.
+// between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap. A topic
+// whose expected count falls below prune·l leaves the iteration (its γ_j
+// is α_j from then on, its φ zero): a document uses few of many topics,
+// and the iterations then cost in the topics it uses.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
 		e.gamma[j] = a + l/float64(k)
 	}
 	e.Iters = 0
-	ee, s := e.e[:k], e.s[:k]
+	act := e.act[:k]
+	for j := range act {
+		act[j] = j
+	}
+	rows, ka := e.b, k // the active topics' columns of the rows, n×ka
+	floor := e.prune * l
 	for e.Iters < e.iters {
 		e.Iters++
-		e.expPsi()
+		ee, s := e.e[:ka], e.s[:ka]
+		mx := math.Inf(-1)
+		for q, j := range act {
+			v := digamma(e.gamma[j])
+			ee[q] = v
+			mx = max(mx, v)
+		}
+		for q, v := range ee {
+			ee[q] = math.Exp(v - mx)
+		}
 		clear(s)
 		for i := range n {
-			row := e.b[i*k : i*k+k]
+			row := rows[i*ka : i*ka+ka]
 			axpyTo(s, e.c[i]/dot(ee, row), row)
 		}
-		change := 0.0
-		for j, a := range e.p.Alpha {
-			g := a + ee[j]*s[j]
+		change, drop := 0.0, false
+		for q, j := range act {
+			cnt := ee[q] * s[q]
+			g := e.p.Alpha[j] + cnt
 			change += math.Abs(g - e.gamma[j])
 			e.gamma[j] = g
+			drop = drop || cnt < floor
 		}
 		if change < e.tol*l {
 			break
 		}
+		if drop {
+			act = e.dropTopics(act, floor)
+			ka = len(act)
+			e.rows = grow(e.rows, n*ka)
+			for i := range n {
+				src, dst := e.b[i*k:i*k+k], e.rows[i*ka:i*ka+ka]
+				for q, j := range act {
+					dst[q] = src[j]
+				}
+			}
+			rows = e.rows
+		}
 	}
+}
+
+// dropTopics removes from act the topics whose expected count γ_j − α_j
+// is below floor, setting their γ_j to α_j, and returns the rest.
+func (e *EStep) dropTopics(act []int, floor float64) []int {
+	kept := act[:0]
+	for _, j := range act {
+		if e.gamma[j]-e.p.Alpha[j] >= floor {
+			kept = append(kept, j)
+		} else {
+			e.gamma[j] = e.p.Alpha[j]
+		}
+	}
+	return kept
 }
 
 // single sets e.elog to the posterior over the one topic of the loaded

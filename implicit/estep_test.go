@@ -148,7 +148,7 @@ func TestEStepMatchesBruteForce(t *testing.T) {
 		k, d := 2+r.IntN(4), 6+r.IntN(5)
 		p := randomParams(r, k, d, false)
 		const iters = 25
-		p.Tol, p.MaxIter = 1e-300, iters // exactly iters iterations
+		p.Tol, p.MaxIter, p.Prune = 1e-300, iters, -1 // exactly iters iterations over all topics
 		e := NewEStep(p)
 		terms, counts, tokens := tinyDoc(r, d)
 		bound := e.Expect(terms, counts)

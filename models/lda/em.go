@@ -39,9 +39,9 @@ type EM struct {
 	// bound includes; 0: DefaultEta). It keeps every word possible in
 	// every topic.
 	Eta float64
-	// EStepTol is the per-document tolerance of the E-step
-	// (implicit.TopicParams.Tol; 0: its default).
-	EStepTol float64
+	// EStepTol and EStepPrune are the E-step's tolerance and pruning
+	// (implicit.TopicParams.Tol and Prune; 0: their defaults).
+	EStepTol, EStepPrune float64
 }
 
 // Defaults of EM.
@@ -126,7 +126,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 // startState smooths the spectral topics into EM's starting point.
 func startState(m *models.Model, em EM) *emState {
 	k, d := m.K, m.D
-	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol}
+	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune}
 	for j, row := range m.Topics {
 		for w, v := range row {
 			p.Beta[w*k+j] = (1-startMix)*max(v, 0) + startMix/float64(d)
