@@ -24,6 +24,10 @@ type TopicParams struct {
 	// over one topic is exact).
 	Tol     float64
 	MaxIter int
+	// Prune drops a topic from a document's iteration once its expected
+	// count is below Prune times the document's tokens (0: DefaultPrune;
+	// negative: never).
+	Prune float64
 }
 
 // The E-step's defaults: the tolerance of the EM passes (on SpamAssassin
@@ -33,6 +37,9 @@ type TopicParams struct {
 const (
 	DefaultEStepTol   = 1e-2
 	DefaultEStepIters = 100
+	// DefaultPrune: a topic below a thousandth of a document's tokens
+	// leaves its iteration.
+	DefaultPrune = 1e-3
 )
 
 // Check validates p's shapes and entries.
@@ -79,11 +86,13 @@ type EStep struct {
 	iters int
 	lgA   float64 // log Γ(α₀) − Σ log Γ(α_j)
 	logW  []float64
+	prune float64
 	// per document
 	b     []float64 // the document's rows of Beta, n×k
+	rows  []float64 // their active topics' columns (fixedPoint)
+	act   []int     // the active topics
 	c     []float64 // the counts as floats
 	gamma []float64
-	next  []float64
 	e     []float64 // exp(ψ(γ_j) − max ψ)
 	s     []float64
 	elog  []float64 // E log θ_j (LDA) or r_j (single)
@@ -103,7 +112,16 @@ func NewEStep(p *TopicParams) *EStep {
 		e.iters = DefaultEStepIters
 	}
 	k := p.K
-	e.gamma, e.next, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	e.act = make([]int, k)
+	switch {
+	case p.Prune == 0:
+		e.prune = DefaultPrune
+	case p.Prune > 0:
+		e.prune = p.Prune
+	}
+	// At least one topic keeps l/k ≥ prune·l of the tokens.
+	e.prune = min(e.prune, 0.5/float64(k))
 	if p.Single {
 		e.logW = make([]float64, k)
 		for j, a := range p.Alpha {
@@ -214,40 +232,77 @@ func (e *EStep) expPsi() float64 {
 
 // fixedPoint iterates γ for the loaded document of l tokens, until the
 // iteration moves less than a fraction tol of the document's tokens
-// between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap.
+// between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap. A topic
+// whose expected count falls below prune·l leaves the iteration (its γ_j
+// is α_j from then on, its φ zero): a document uses few of many topics,
+// and the iterations then cost in the topics it uses.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
 		e.gamma[j] = a + l/float64(k)
 	}
 	e.Iters = 0
-	ee, s := e.e[:k], e.s[:k]
+	act := e.act[:k]
+	for j := range act {
+		act[j] = j
+	}
+	rows, ka := e.b, k // the active topics' columns of the rows, n×ka
+	floor := e.prune * l
 	for e.Iters < e.iters {
 		e.Iters++
-		e.expPsi()
+		ee, s := e.e[:ka], e.s[:ka]
+		mx := math.Inf(-1)
+		for q, j := range act {
+			v := digamma(e.gamma[j])
+			ee[q] = v
+			mx = max(mx, v)
+		}
+		for q, v := range ee {
+			ee[q] = math.Exp(v - mx)
+		}
 		clear(s)
 		for i := range n {
-			row := e.b[i*k : i*k+k]
-			ee, s := ee[:len(row)], s[:len(row)] // no bounds checks below
-			norm := 0.0
-			for j, v := range row {
-				norm += ee[j] * v
-			}
-			r := e.c[i] / norm
-			for j, v := range row {
-				s[j] += r * v
-			}
+			row := rows[i*ka : i*ka+ka]
+			axpyTo(s, e.c[i]/dot(ee, row), row)
 		}
-		change := 0.0
-		for j, a := range e.p.Alpha {
-			g := a + ee[j]*s[j]
+		change, drop := 0.0, false
+		for q, j := range act {
+			cnt := ee[q] * s[q]
+			g := e.p.Alpha[j] + cnt
 			change += math.Abs(g - e.gamma[j])
 			e.gamma[j] = g
+			drop = drop || cnt < floor
 		}
 		if change < e.tol*l {
 			break
 		}
+		if drop {
+			act = e.dropTopics(act, floor)
+			ka = len(act)
+			e.rows = grow(e.rows, n*ka)
+			for i := range n {
+				src, dst := e.b[i*k:i*k+k], e.rows[i*ka:i*ka+ka]
+				for q, j := range act {
+					dst[q] = src[j]
+				}
+			}
+			rows = e.rows
+		}
 	}
+}
+
+// dropTopics removes from act the topics whose expected count γ_j − α_j
+// is below floor, setting their γ_j to α_j, and returns the rest.
+func (e *EStep) dropTopics(act []int, floor float64) []int {
+	kept := act[:0]
+	for _, j := range act {
+		if e.gamma[j]-e.p.Alpha[j] >= floor {
+			kept = append(kept, j)
+		} else {
+			e.gamma[j] = e.p.Alpha[j]
+		}
+	}
+	return kept
 }
 
 // single sets e.elog to the posterior over the one topic of the loaded
@@ -289,3 +344,37 @@ func digamma(x float64) float64 {
 
 // Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
 func Digamma(x float64) float64 { return digamma(x) }
+
+// dot is Σ x_j y_j over len(x) ≤ len(y), with four partial sums: the
+// E-step's rows are short (k), where a call into an assembly kernel costs
+// more than the loop, and one running sum would wait on every addition.
+func dot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		s0 += x[j] * y[j]
+		s1 += x[j+1] * y[j+1]
+		s2 += x[j+2] * y[j+2]
+		s3 += x[j+3] * y[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += x[j] * y[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyTo sets dst += a·x over len(dst) ≤ len(x), four entries at a time.
+func axpyTo(dst []float64, a float64, x []float64) {
+	x = x[:len(dst)]
+	j := 0
+	for ; j+4 <= len(dst); j += 4 {
+		dst[j] += a * x[j]
+		dst[j+1] += a * x[j+1]
+		dst[j+2] += a * x[j+2]
+		dst[j+3] += a * x[j+3]
+	}
+	for ; j < len(dst); j++ {
+		dst[j] += a * x[j]
+	}
+}

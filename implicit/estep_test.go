@@ -2,6 +2,7 @@ package implicit
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -147,7 +148,7 @@ func TestEStepMatchesBruteForce(t *testing.T) {
 		k, d := 2+r.IntN(4), 6+r.IntN(5)
 		p := randomParams(r, k, d, false)
 		const iters = 25
-		p.Tol, p.MaxIter = 1e-300, iters // exactly iters iterations
+		p.Tol, p.MaxIter, p.Prune = 1e-300, iters, -1 // exactly iters iterations over all topics
 		e := NewEStep(p)
 		terms, counts, tokens := tinyDoc(r, d)
 		bound := e.Expect(terms, counts)
@@ -313,5 +314,29 @@ func TestEMAccWorkersAndMerge(t *testing.T) {
 				t.Fatalf("single=%t: merged N[%d] = %v, whole %v", single, i, h1.N[i], a.N[i])
 			}
 		}
+	}
+}
+
+// BenchmarkEStep times the E-step (Expect) on documents of 100 distinct
+// words over 20,000, for k=10 and k=50.
+func BenchmarkEStep(b *testing.B) {
+	for _, k := range []int{10, 50} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(9, 9))
+			p := randomParams(r, k, 20000, false)
+			e := NewEStep(p)
+			var terms, counts []int32
+			for _, w := range r.Perm(20000)[:100] {
+				terms = append(terms, int32(w))
+				counts = append(counts, int32(1+r.IntN(3)))
+			}
+			iters := 0
+			b.ResetTimer()
+			for range b.N {
+				e.Expect(terms, counts)
+				iters += e.Iters
+			}
+			b.ReportMetric(float64(iters)/float64(b.N), "iters/doc")
+		})
 	}
 }

@@ -70,26 +70,39 @@ func WriteTopicsParquet(m *Model, path string) error {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 
-	f, err := stream.CreateAtomic(path)
+	f, w, err := CreateParquet(path, schema)
 	if err != nil {
 		return err
 	}
-	// pqarrow closes a writer that is an io.Closer; the atomic file must stay
-	// open until Commit, so it is handed over as a plain io.Writer.
-	w, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f},
-		parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
+	err = w.Write(rec)
+	if cerr := w.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		f.Abort()
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Commit()
+}
+
+// CreateParquet starts a zstd Parquet file of schema (stored in the file)
+// at a temporary name that the returned file's Commit renames to path, once
+// the writer is closed; Abort removes it.
+func CreateParquet(path string, schema *arrow.Schema) (*stream.AtomicFile, *pqarrow.FileWriter, error) {
+	f, err := stream.CreateAtomic(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	// pqarrow closes a writer that is an io.Closer; the atomic file must stay
+	// open until Commit, so it is handed over as a plain io.Writer.
+	w, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f},
+		parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Abort()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, w, nil
 }
 
 // TopicsTable is a topic matrix read from another file than model.json.

@@ -16,8 +16,13 @@ type AtomicFile struct {
 	done bool
 }
 
-// CreateAtomic opens a temporary file beside path.
+// CreateAtomic opens a temporary file beside path. A path that exists and
+// is not a regular file (a device such as /dev/null, a named pipe, a
+// directory) is refused: the rename of Commit would replace it.
 func CreateAtomic(path string) (*AtomicFile, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("not a regular file; an output is written beside it and renamed over it, which would replace it")}
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

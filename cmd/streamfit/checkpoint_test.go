@@ -43,50 +43,14 @@ func TestCheckpointKill(t *testing.T) {
 	}
 
 	ck := []string{"--checkpoint", p("ck"), "--checkpoint-every", "0"}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
-	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args("killed.json", ck...), "\n"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	partial := filepath.Join(p("ck"), "pass-2.partial.stats")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(partial); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no checkpoint in pass 2 after 2 minutes: %s", stderr.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "pass-2.partial.stats"))
 	if _, err := os.Stat(filepath.Join(p("ck"), "pass-2.stats")); err == nil {
 		t.Fatal("pass 2 ended before the kill; the test did not interrupt it")
 	}
 	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
 		t.Errorf("the killed fit left %s", p("killed.json"))
 	}
-	var out bytes.Buffer
-	statsOut = &out
-	defer func() { statsOut = os.Stderr }()
-	mustRun(t, args("resumed.json", ck...)...)
-	got, err := os.ReadFile(p("resumed.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "pass-2.partial.stats") {
-		t.Errorf("the second run did not resume from the checkpoint of pass 2: %s", out.String())
-	}
-	if !bytes.Equal(got, ref) {
-		t.Error("model.json of the resumed fit differs from the uninterrupted one")
-	}
+	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "pass-2.partial.stats", ref)
 	// Another input under the same checkpoint directory is refused.
 	mustRun(t, "gen", "lda", "--docs", "2000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "9",
 		"--out", p("docword.d.txt"), "--truth", p("truth.json"), "--progress", "off")
@@ -118,23 +82,33 @@ func TestCheckpointKillEM(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck := []string{"--checkpoint", p("ck")}
+	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "em.ckpt"))
+	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
+		t.Fatal("the fit ended before the kill; the test did not interrupt it")
+	}
+	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "em.ckpt", ref)
+}
+
+// killWhen runs streamfit with args in a subprocess (TestCheckpointHelper)
+// and kills it (SIGKILL) as soon as the file path exists.
+func killWhen(t *testing.T, args []string, path string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestCheckpointHelper$")
-	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args("killed.json", ck...), "\n"))
+	cmd.Env = append(os.Environ(), "STREAMFIT_HELPER_ARGS="+strings.Join(args, "\n"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	saved := filepath.Join(p("ck"), "em.ckpt")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		if _, err := os.Stat(saved); err == nil {
+		if _, err := os.Stat(path); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("no EM checkpoint after 2 minutes: %s", stderr.String())
+			t.Fatalf("no %s after 2 minutes: %s", filepath.Base(path), stderr.String())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -142,19 +116,22 @@ func TestCheckpointKillEM(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
-		t.Fatal("the fit ended before the kill; the test did not interrupt it")
-	}
-	var out bytes.Buffer
-	statsOut = &out
+}
+
+// resumeSame runs the fit of args again, checks that it said it resumed from
+// the checkpoint file named from, and that it wrote out, byte for byte ref.
+func resumeSame(t *testing.T, args []string, out, from string, ref []byte) {
+	t.Helper()
+	var said bytes.Buffer
+	statsOut = &said
 	defer func() { statsOut = os.Stderr }()
-	mustRun(t, args("resumed.json", ck...)...)
-	got, err := os.ReadFile(p("resumed.json"))
+	mustRun(t, args...)
+	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "em.ckpt") {
-		t.Errorf("the second run did not resume from the EM checkpoint: %s", out.String())
+	if !strings.Contains(said.String(), from) {
+		t.Errorf("the second run did not resume from %s: %s", from, said.String())
 	}
 	if !bytes.Equal(got, ref) {
 		t.Error("model.json of the resumed fit differs from the uninterrupted one")

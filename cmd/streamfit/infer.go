@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
@@ -11,8 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
@@ -113,18 +110,9 @@ func newThetaWriter(path string, m *models.Model) (*thetaWriter, error) {
 		{Name: "doc", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "theta", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)},
 	}, &md)
-	f, err := stream.CreateAtomic(path)
+	f, w, err := models.CreateParquet(path, schema)
 	if err != nil {
 		return nil, err
-	}
-	// pqarrow closes a writer that is an io.Closer; the atomic file must stay
-	// open until Commit, so it is handed over as a plain io.Writer.
-	w, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f},
-		parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		f.Abort()
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	t := &thetaWriter{path: path, k: m.K, f: f, w: w, b: array.NewRecordBuilder(memory.NewGoAllocator(), schema)}
 	t.doc = t.b.Field(0).(*array.Int64Builder)

@@ -41,7 +41,7 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 	}
 	return &emCheckpoint{
 		path: filepath.Join(c.Dir, "em.ckpt"),
-		run:  fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol),
+		run:  fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune),
 	}
 }
 

@@ -22,7 +22,7 @@ func TestEMBoundNeverDecreases(t *testing.T) {
 		cc := synth.LDAConfig{Docs: 3000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 50, Seed: 21, Single: single}
 		fc := Config{K: 5, Alpha0: 1, Single: single, Seed: 3, Workers: 2}
 		m0, ev0 := fitAndEval(t, cc, fc)
-		fc.EM = EM{Passes: 40, Tol: 1e-6, FitAlpha: true, EStepTol: 1e-8}
+		fc.EM = EM{Passes: 40, Tol: 1e-6, FitAlpha: true, EStepTol: 1e-8, EStepPrune: -1}
 		m, ev := fitAndEval(t, cc, fc)
 		b := m.Fit.EM.Bounds
 		t.Logf("single=%t: spectral mean ℓ1 %.4f, after %d EM passes %.4f; α %.3v; bounds %.5v", single, ev0.MeanL1, m.Fit.EM.Passes, ev.MeanL1, m.Alpha, b)
