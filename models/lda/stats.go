@@ -267,6 +267,11 @@ func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Mode
 	}
 	b := &basis{w: mat.DenseCopyOf(w), values: slices.Clone(st.Values), exact: h.Exact, passes: st.Passes, tail: st.Tail}
 	m, err := solve(ctx, st.Triple, b, cfg)
+	var neg *negativeError
+	if errors.As(err, &neg) && !h.Exact && st.Passes == 1 && cfg.PowerIters >= 0 {
+		// Fit takes a power pass over the first sketch's range here.
+		neg.advice = "W from the first sketch holds negative directions of the second moment, which the power pass over the sketch's range separates, as fit does: compute the power statistics with the phase-1 statistics as the basis, then phase 2 with those as the basis"
+	}
 	if err != nil {
 		return nil, err
 	}
