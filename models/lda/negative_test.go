@@ -122,6 +122,16 @@ func TestNegativeDirection(t *testing.T) {
 		if len(m.Fit.Warnings) != 1 || !strings.Contains(m.Fit.Warnings[0], "depart from the model") || !strings.Contains(m.Fit.Warnings[0], "negative directions") {
 			t.Errorf("warnings %q, want one saying how far the data are from the model", m.Fit.Warnings)
 		}
+		if h == 1 {
+			// A requested power pass whitens from its Ritz values at once.
+			pw, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, PowerIters: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if evp := withoutHeader(t, pw, truth); pw.Fit.Passes != 3 || evp.Found != 10 || evp.MeanL1 > evx.MeanL1+0.01 {
+				t.Errorf("one power pass: %d passes, mean ℓ1 %.4f, found %d", pw.Fit.Passes, evp.MeanL1, evp.Found)
+			}
+		}
 		_, err = Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, PowerIters: -1})
 		var neg *negativeError
 		if !errors.As(err, &neg) || neg.bad != h || !strings.Contains(err.Error(), "power-iters 0") {
