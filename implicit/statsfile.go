@@ -240,6 +240,9 @@ type StatsPayload struct {
 	// Tail is the last singular value of the phase-1 sketch over its k-th
 	// (see models.FitStats.SketchTail); 0 for exact whitening.
 	Tail float64 `json:"tail,omitempty"`
+	// Negative counts the negative directions of the second moment that the
+	// whitening passed over for positive ones (see lda's basis.negative).
+	Negative int `json:"negative,omitempty"`
 	// Vocab is the vocabulary, when the source knew it.
 	Vocab []string `json:"vocab,omitempty"`
 	// Exact holds the low words of the accumulator's totals (see Exact),
@@ -421,7 +424,7 @@ func (s *Stats) Encode(ctx context.Context, w io.Writer) error {
 	}
 	meta := statsMeta{Pair: shell(s.Pair, func(a *PairAcc) { a.M1, a.E2Omega = nil, nil }),
 		Triple: shell(s.Triple, func(a *TripleAcc) { a.Y3, a.Z, a.Z2, a.G3, a.G2, a.M1 = nil, nil, nil, nil, nil, nil }),
-		Values: s.Values, Passes: s.Passes, Tail: s.Tail, Vocab: s.Vocab, HasW: len(s.W) > 0}
+		Values: s.Values, Passes: s.Passes, Tail: s.Tail, Negative: s.Negative, Vocab: s.Vocab, HasW: len(s.W) > 0}
 	if s.Exact != nil {
 		if meta.Exact, err = s.Exact.meta(); err != nil {
 			return err
@@ -489,6 +492,7 @@ type statsMeta struct {
 	Values   []float64     `json:"values,omitempty"`
 	Passes   int           `json:"passes,omitempty"`
 	Tail     float64       `json:"tail,omitempty"`
+	Negative int           `json:"negative,omitempty"`
 	Vocab    []string      `json:"vocab,omitempty"`
 	HasW     bool          `json:"has_w,omitempty"`
 	Exact    *exactMeta    `json:"exact,omitempty"`
@@ -841,6 +845,7 @@ func (s *Stats) readMeta(zr io.Reader) (*statsMeta, error) {
 		return nil, err
 	}
 	s.Pair, s.Triple, s.Values, s.Passes, s.Tail, s.Vocab = meta.Pair, meta.Triple, meta.Values, meta.Passes, meta.Tail, meta.Vocab
+	s.Negative = meta.Negative
 	return meta, nil
 }
 

@@ -164,3 +164,62 @@ func TestModelFile(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectSimplexBruteForce compares ProjectSimplex with a search over
+// every face of the simplex: the projection of v lies in the relative
+// interior of one face S, where it is the projection onto S's affine hull
+// (pᵢ = vᵢ − τ on S, τ = (Σ_S v − 1)/|S|, 0 elsewhere); of the faces whose
+// candidate is feasible, the nearest to v gives the projection. The vectors
+// are raw topic estimates in miniature: mostly positive, some negative
+// entries, sums away from 1.
+func TestProjectSimplexBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for trial := range 500 {
+		n := 1 + r.IntN(8)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64()*0.6 - 0.15
+			if r.IntN(4) == 0 {
+				v[i] = -r.Float64()
+			}
+		}
+		var best []float64
+		bestDist := math.Inf(1)
+		for set := 1; set < 1<<n; set++ {
+			var sum float64
+			size := 0
+			for i := range n {
+				if set&(1<<i) != 0 {
+					sum += v[i]
+					size++
+				}
+			}
+			tau := (sum - 1) / float64(size)
+			p := make([]float64, n)
+			ok := true
+			var dist float64
+			for i := range n {
+				if set&(1<<i) != 0 {
+					p[i] = v[i] - tau
+					ok = ok && p[i] >= 0
+				}
+				dist += (p[i] - v[i]) * (p[i] - v[i])
+			}
+			if ok && dist < bestDist {
+				best, bestDist = p, dist
+			}
+		}
+		p := append([]float64(nil), v...)
+		moved := ProjectSimplex(p)
+		var l1 float64
+		for i := range p {
+			if math.Abs(p[i]-best[i]) > 1e-12 {
+				t.Fatalf("trial %d: projection of %v is %v, brute force %v", trial, v, p, best)
+			}
+			l1 += math.Abs(best[i] - v[i])
+		}
+		if math.Abs(moved-l1) > 1e-12 {
+			t.Fatalf("trial %d: reported ℓ1 moved %g, brute force %g", trial, moved, l1)
+		}
+	}
+}

@@ -29,9 +29,11 @@ func defaultRestarts(k int) int { return max(20, k) }
 // implicitly (never rebuilding t). The method needs an orthogonally
 // decomposable tensor (e.g. whitened), so r ≤ Dim.
 //
-// If a component comes out with λ ≤ 1e-10·λ₁ (zero up to rounding: the tensor supports fewer than r
-// components) the components found so far are returned with an error wrapping
-// ErrNonPositive.
+// A component that comes out with λ < 0 (a start that did not settle) is
+// the same term as (−λ, −θ) and is used so. If one comes out with
+// |λ| ≤ 1e-10·λ₁ (zero up to rounding: the tensor supports fewer than r
+// components) the components found so far are returned with an error
+// wrapping ErrNonPositive.
 func RTPM(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 	k := t.Dim()
 	if err := whitenedRank("rtpm", r, k); err != nil {
@@ -72,6 +74,14 @@ func RTPM(ctx context.Context, t Tensor, r int, opt Options) (*Result, error) {
 		res.notePolish(ok, "rtpm", c, n, tol)
 		if err != nil {
 			return nil, err
+		}
+		if lam < 0 {
+			// λ·θ⊗θ⊗θ = (−λ)·(−θ)⊗3: a start that did not settle (a tensor
+			// far from orthogonally decomposable, such as the moments of real
+			// text) can end at a negative Rayleigh value, and the same term
+			// with a positive weight is used.
+			lam = -lam
+			th.Scale(-1, th)
 		}
 		if !(lam > zeroEig*firstOr(lambdas, lam)) || math.IsInf(lam, 0) {
 			res.finish(ctx, t, lambdas, v)

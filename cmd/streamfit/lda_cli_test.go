@@ -166,12 +166,14 @@ func TestTopicsParquet(t *testing.T) {
 }
 
 // TestLDABadInput: α₀ that is not a finite positive number is a usage error
-// naming the flag; k beyond what the data support either warns (on stderr
-// and in model.json) or fails saying to lower k, leaving no output files.
+// naming the flag; k beyond what the data support warns (on stderr and in
+// model.json), and k the data cannot give (6 documents, k=10) fails naming
+// the k to lower it to, leaving no output files.
 func TestLDABadInput(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
 	mustRun(t, "gen", "lda", "--docs", "3000", "--vocab", "500", "--k", "3", "--doc-len", "100", "--seed", "5", "--out", p("c.parquet"), "--progress", "off")
+	mustRun(t, "gen", "lda", "--docs", "6", "--vocab", "500", "--k", "3", "--doc-len", "100", "--seed", "5", "--out", p("tiny.parquet"), "--progress", "off")
 	base := []string{"fit", "lda", "--input", p("c.parquet"), "--out", p("out.json"), "--topics-parquet", p("out.parquet"), "--progress", "off"}
 	for _, c := range []struct {
 		args []string
@@ -181,7 +183,7 @@ func TestLDABadInput(t *testing.T) {
 		{[]string{"--k", "3", "--alpha0", "+Inf"}, 2, "--alpha0=+Inf"},
 		{[]string{"--k", "3", "--alpha0", "NaN"}, 2, "--alpha0=NaN"},
 		{[]string{"--k", "3", "--alpha0", "0"}, 2, "--alpha0=0"},
-		{[]string{"--k", "10"}, 1, "lower k"},
+		{[]string{"--input", p("tiny.parquet"), "--k", "10"}, 1, "lower k to "},
 		{[]string{"--k", "3", "--topics-parquet", filepath.Join(dir, "missing", "t.parquet")}, 1, "missing"},
 	} {
 		code, _, errs := streamfit(t, append(base, c.args...)...)

@@ -73,15 +73,22 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	cfg = plan.apply(cfg)
 	track := newTracker(cfg)
 	var m *models.Model
-	for negative := false; ; negative = true {
+	for negative, pos := false, -1; ; negative = true {
 		m, err = fitPasses(ctx, src, cfg, plan, track, negative)
 		var few *fewPositiveError
-		if !errors.As(err, &few) || cfg.PowerIters != 0 || few.cols >= d {
+		if !errors.As(err, &few) || !few.sketch || cfg.PowerIters != 0 {
 			break
 		}
+		if few.cols >= d || few.pos <= pos {
+			// A larger sketch that found no more positive directions will
+			// not: the data hold no more.
+			few.sketch = false
+			break
+		}
+		pos = few.pos
 		// The range of the sketch held fewer than k positive directions of
 		// M̂2 among its negative ones: sketch again with more columns.
-		cfg.Oversample = min(d, cfg.K+2*(few.cols-few.pos)+max(cfg.Oversample, 0)) - cfg.K
+		cfg.Oversample = min(d, few.moreCols()) - cfg.K
 	}
 	if err != nil {
 		return nil, err

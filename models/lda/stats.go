@@ -199,10 +199,11 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 		return nil, err
 	}
 	var (
-		w      *mat.Dense
-		values []float64
-		passes int
-		tail   float64
+		w        *mat.Dense
+		values   []float64
+		passes   int
+		tail     float64
+		negative int
 	)
 	switch h.Phase {
 	case 1:
@@ -213,13 +214,13 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 		if err := powerPolicy(cfg, h, b); err != nil {
 			return nil, err
 		}
-		w, values, passes, tail = b.w, b.values, b.passes, b.tail
+		w, values, passes, tail, negative = b.w, b.values, b.passes, b.tail, b.negative
 	case 2:
 		// Read only; st.W below is a copy.
 		if w = basis.WMatrix(); w == nil {
 			return nil, errors.New("lda: phase-2 statistics without a whitening basis")
 		}
-		values, passes, tail = slices.Clone(basis.Values), basis.Passes, basis.Tail
+		values, passes, tail, negative = slices.Clone(basis.Values), basis.Passes, basis.Tail, basis.Negative
 	default:
 		return nil, fmt.Errorf("lda: unknown statistics phase %d", h.Phase)
 	}
@@ -237,7 +238,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	st.Header.VocabHash = h.VocabHash
 	st.Triple, st.Exact = acc, track.exact
 	st.W = slices.Clone(w.RawMatrix().Data)
-	st.Values, st.Passes, st.Tail = values, passes, tail
+	st.Values, st.Passes, st.Tail, st.Negative = values, passes, tail, negative
 	st.Vocab = info.Vocab
 	if st.Vocab == nil {
 		st.Vocab = vocab
@@ -265,8 +266,13 @@ func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Mode
 	if w == nil || len(st.Values) != cfg.K {
 		return nil, errors.New("lda: phase-2 statistics lack the whitening basis or its eigenvalues")
 	}
-	b := &basis{w: mat.DenseCopyOf(w), values: slices.Clone(st.Values), exact: h.Exact, passes: st.Passes, tail: st.Tail}
+	b := &basis{w: mat.DenseCopyOf(w), values: slices.Clone(st.Values), exact: h.Exact, passes: st.Passes, tail: st.Tail, negative: st.Negative}
 	m, err := solve(ctx, st.Triple, b, cfg)
+	var neg *negativeError
+	if errors.As(err, &neg) && !h.Exact && st.Passes == 1 && cfg.PowerIters >= 0 {
+		// Fit takes a power pass over the first sketch's range here.
+		neg.advice = "W from the first sketch holds negative directions of the second moment, which the power pass over the sketch's range separates, as fit does: compute the power statistics with the phase-1 statistics as the basis, then phase 2 with those as the basis"
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 			}
 		}
 		if b.positive < cfg.K {
-			return nil, tooFewPositive(cfg, b.positive, d, "eigenvalues of the second moment")
+			return nil, tooFewPositive(cfg, b.positive, d, "eigenvalues of the second moment", false)
 		}
 		b.w, b.values = mat.DenseCopyOf(eig.Vectors.Slice(0, d, 0, cfg.K)), eig.Values[:cfg.K]
 	} else {
@@ -194,7 +194,7 @@ func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, rit
 		}
 	}
 	if b.positive < k {
-		return tooFewPositive(cfg, b.positive, len(vals), "Ritz values of the second moment on the range of the power pass")
+		return tooFewPositive(cfg, b.positive, len(vals), "Ritz values of the second moment on the range of the power pass", true)
 	}
 	for _, v := range vals {
 		if v < 0 && -v >= negRival*vals[k-1] {
@@ -214,9 +214,10 @@ func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, rit
 const negRival = 0.5
 
 // tooFewPositive is the refusal of a whitening that found only pos of the
-// k positive directions of M̂2 it needs among cols candidates (what).
-func tooFewPositive(cfg Config, pos, cols int, what string) error {
-	return &fewPositiveError{pos: pos, cols: cols, k: cfg.K, what: what, alpha0: cfg.Alpha0}
+// k positive directions of M̂2 it needs among cols candidates (what; from
+// a sketch's range, or all of M̂2).
+func tooFewPositive(cfg Config, pos, cols int, what string, sketch bool) error {
+	return &fewPositiveError{pos: pos, cols: cols, k: cfg.K, what: what, alpha0: cfg.Alpha0, sketch: sketch}
 }
 
 // fewPositiveError reports that the candidates for W (the eigenvalues of
@@ -227,12 +228,21 @@ type fewPositiveError struct {
 	pos, cols, k int
 	what         string
 	alpha0       float64
+	sketch       bool // candidates from a sketch's range, not all of M̂2
 }
 
 func (e *fewPositiveError) Error() string {
+	if e.sketch {
+		return fmt.Sprintf("lda: %v: only %d of the %d %s are positive, fewer than k=%d; a sketch of more columns finds more (fit does so itself): compute the statistics again with oversample %d, or lower k to %d",
+			ErrTooManyTopics, e.pos, e.cols, e.what, e.k, e.moreCols()-e.k, max(e.pos, 1))
+	}
 	return fmt.Sprintf("lda: %v: only %d of the %d %s are positive, fewer than k=%d: the data support at most %d topics; lower k to %d (or check alpha0=%g)",
 		ErrTooManyTopics, e.pos, e.cols, e.what, e.k, e.pos, max(e.pos, 1), e.alpha0)
 }
+
+// moreCols is the number of sketch columns Fit tries next: k plus twice
+// the candidates that were not positive plus the oversampling it had.
+func (e *fewPositiveError) moreCols() int { return e.k + 2*(e.cols-e.pos) + max(e.cols-e.k, 0) }
 
 func (e *fewPositiveError) Unwrap() error { return ErrTooManyTopics }
 

@@ -64,15 +64,18 @@ func TestAutoPowerPass(t *testing.T) {
 }
 
 // TestRewhitenCountsUnsupported: a whitened second moment with two
-// non-positive eigenvalues of four is refused as ErrTooManyTopics, saying
-// how many and that the data support at most two topics.
+// non-positive eigenvalues of four is a negativeError (W holds negative
+// directions of M̂2, which Fit answers with a power pass over the sketch's
+// range), an ErrTooManyTopics when nothing can separate them, saying how
+// many.
 func TestRewhitenCountsUnsupported(t *testing.T) {
 	g := mat.NewSymDense(4, nil)
 	for i, v := range []float64{1, 0.5, -0.02, 0} {
 		g.SetSym(i, i, v)
 	}
 	_, _, err := rewhiten(g)
-	if !errors.Is(err, ErrTooManyTopics) || !strings.Contains(err.Error(), "2 of the k=4 eigenvalues") || !strings.Contains(err.Error(), "at most 2 topics") {
+	var neg *negativeError
+	if !errors.As(err, &neg) || neg.bad != 2 || !errors.Is(err, ErrTooManyTopics) || !strings.Contains(err.Error(), "2 of the k=4 eigenvalues") {
 		t.Fatalf("err %v", err)
 	}
 	g.SetSym(2, 2, 0.1)

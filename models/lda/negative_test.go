@@ -1,0 +1,215 @@
+package lda
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+// headerDocs adds to every document of an LDA corpus the same h header words
+// (new terms d, …, d+h−1), once each, as every e-mail carries "subject" and
+// "from": words whose count does not vary between documents break the model,
+// and their pair moment, lower than independent draws give, is a negative
+// direction of M̂2 near M̂1 (−1/(2ℓ²) for one header word, α₀ = 1), as large
+// as the topics' directions in documents of 50 words.
+type headerDocs struct {
+	stream.DocSource
+	h int
+}
+
+func (s headerDocs) Info() stream.Info {
+	info := s.DocSource.Info()
+	info.Terms += s.h
+	info.Vocab = nil
+	return info
+}
+
+func (s headerDocs) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	d := s.DocSource.Info().Terms
+	return func(yield func(*stream.Docs, error) bool) {
+		for in, err := range s.DocSource.Docs(ctx) {
+			var out *stream.Docs
+			if in != nil {
+				out = stream.NewDocs(in.Start)
+				for i := range in.Len() {
+					terms, counts := in.Doc(i)
+					for j, t := range terms {
+						out.Add(t, counts[j])
+					}
+					for h := range s.h {
+						out.Add(int32(d+h), 1)
+					}
+					out.EndDoc()
+				}
+				in.Release()
+			}
+			if !yield(out, err) {
+				return
+			}
+		}
+	}
+}
+
+// withoutHeader evaluates m's topics against the truth over the LDA words
+// only (the header words dropped and each topic renormalised).
+func withoutHeader(t *testing.T, m *models.Model, truth *models.Model) *models.Evaluation {
+	t.Helper()
+	c := *m
+	c.D, c.Topics = truth.D, nil
+	for _, mu := range m.Topics {
+		mu = append([]float64(nil), mu[:truth.D]...)
+		models.ProjectSimplex(mu)
+		c.Topics = append(c.Topics, mu)
+	}
+	ev, err := models.Evaluate(&c, truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// TestNegativeDirection is the robust start on a corpus whose second moment
+// has negative directions as large as the topics' (one and two header
+// words; see headerDocs): the first sketch's singular vectors take them
+// into W, and a fit that whitened with them was refused ("1 of the k=10
+// eigenvalues of the whitened second moment are not positive", as on real
+// text). Fit now takes a power pass over the sketch's range and whitens
+// with its positive Ritz vectors: the topics are as accurate as with the
+// exact whitening (which takes M̂2's algebraically largest eigenpairs), and
+// one warning says the data depart from the model. Without the power pass
+// (PowerIters −1) the refusal says what would separate them.
+func TestNegativeDirection(t *testing.T) {
+	ctx := context.Background()
+	lda, truth := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 1000, K: 10, Alpha0: 1, DocLen: 50, Seed: 42})
+	for _, h := range []int{1, 2} {
+		src := headerDocs{lda, h}
+		m, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1})
+		if err != nil {
+			t.Fatalf("%d header words: %v", h, err)
+		}
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		ev := withoutHeader(t, m, truth)
+		ex, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, ExactDim: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evx := withoutHeader(t, ex, truth)
+		t.Logf("%d header words: mean ℓ1 %.4f (exact whitening %.4f), found %d, %d passes, warnings %q", h, ev.MeanL1, evx.MeanL1, ev.Found, m.Fit.Passes, m.Fit.Warnings)
+		// pass 1, the third-moment pass that meets the negative direction,
+		// the power pass over the sketch's range, the third-moment pass.
+		if m.Fit.Passes != 4 {
+			t.Errorf("%d passes, want 4", m.Fit.Passes)
+		}
+		// Sampling error here is about 0.08 (the exact whitening's).
+		if ev.Found != 10 || ev.MeanL1 > evx.MeanL1+0.01 {
+			t.Errorf("%d header words: mean ℓ1 %.4f, found %d; exact whitening %.4f", h, ev.MeanL1, ev.Found, evx.MeanL1)
+		}
+		for _, a := range m.Alpha {
+			if !(a > 0 && a <= 1) {
+				t.Errorf("α̂ %v outside (0, α₀]", m.Alpha)
+				break
+			}
+		}
+		if len(m.Fit.Warnings) != 1 || !strings.Contains(m.Fit.Warnings[0], "depart from the model") || !strings.Contains(m.Fit.Warnings[0], "negative directions") {
+			t.Errorf("warnings %q, want one saying how far the data are from the model", m.Fit.Warnings)
+		}
+		if h == 1 {
+			// A requested power pass whitens from its Ritz values at once.
+			pw, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, PowerIters: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if evp := withoutHeader(t, pw, truth); pw.Fit.Passes != 3 || evp.Found != 10 || evp.MeanL1 > evx.MeanL1+0.01 {
+				t.Errorf("one power pass: %d passes, mean ℓ1 %.4f, found %d", pw.Fit.Passes, evp.MeanL1, evp.Found)
+			}
+		}
+		_, err = Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, PowerIters: -1})
+		var neg *negativeError
+		if !errors.As(err, &neg) || neg.bad != h || !strings.Contains(err.Error(), "power-iters 0") {
+			t.Errorf("%d header words without the power pass: %v", h, err)
+		}
+	}
+}
+
+// TestNegativeDirectionStats: the statistics route meets the same negative
+// direction as Fit and, given the power statistics Fit's extra pass
+// computes, gives Fit's model (the power pass's Q spans the same range; the
+// batches' float32 partial sums differ in rounding only).
+func TestNegativeDirectionStats(t *testing.T) {
+	ctx := context.Background()
+	lda, _ := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 1000, K: 10, Alpha0: 1, DocLen: 50, Seed: 42})
+	src := headerDocs{lda, 1}
+	cfg := Config{K: 10, Alpha0: 1, Seed: 1}
+	fit, err := Fit(ctx, src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := Phase1Stats(ctx, src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := Phase2Stats(ctx, src, p1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = FitStats(ctx, p2, cfg)
+	if !errors.Is(err, ErrTooManyTopics) || !strings.Contains(err.Error(), "power statistics") {
+		t.Fatalf("phase 2 from the first sketch: %v, want the advice to compute the power statistics", err)
+	}
+	pw, err := PowerStats(ctx, src, p1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2, err = Phase2Stats(ctx, src, pw, cfg); err != nil {
+		t.Fatal(err)
+	}
+	m, err := FitStats(ctx, p2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	for i := range m.Topics {
+		worst = max(worst, models.L1(m.Topics[i], fit.Topics[i]))
+	}
+	t.Logf("statistics route vs Fit: topics differ by ℓ1 ≤ %.2g; warnings %q", worst, m.Fit.Warnings)
+	if worst > 1e-3 || len(m.Fit.Warnings) != len(fit.Fit.Warnings) {
+		t.Errorf("statistics route: topics differ from Fit's by ℓ1 %.3g, warnings %q vs %q", worst, m.Fit.Warnings, fit.Fit.Warnings)
+	}
+}
+
+// TestRefusalNamesKThatRuns: where the data cannot give k topics (M̂2 has
+// fewer than k positive eigenvalues: a small vocabulary whitened exactly, or
+// fewer documents than k with a randomized whitening), the refusal names
+// the largest k that does run, and a fit with that k runs.
+func TestRefusalNamesKThatRuns(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ d, docs, k int }{{60, 8, 12}, {60, 200, 40}, {1000, 8, 12}} {
+		src, _ := corpus(t, synth.LDAConfig{Docs: int64(tc.docs), Vocab: tc.d, K: 3, Alpha0: 1, DocLen: 40, Seed: 5})
+		_, err := Fit(ctx, src, Config{K: tc.k, Alpha0: 1, Seed: 1})
+		var few *fewPositiveError
+		if !errors.As(err, &few) || !errors.Is(err, ErrTooManyTopics) {
+			t.Fatalf("d=%d, %d documents, k=%d: %v, want a refusal naming k", tc.d, tc.docs, tc.k, err)
+		}
+		t.Log(err)
+		named := few.pos
+		if named < 1 || named >= tc.k || !strings.Contains(err.Error(), "lower k to "+strconv.Itoa(named)) {
+			t.Fatalf("refusal %q names k=%d", err, named)
+		}
+		m, err := Fit(ctx, src, Config{K: named, Alpha0: 1, Seed: 1})
+		if err != nil {
+			t.Fatalf("d=%d, %d documents: the named k=%d does not run: %v", tc.d, tc.docs, named, err)
+		}
+		if err := m.Validate(); err != nil || m.K != named {
+			t.Fatalf("k=%d: model k=%d, %v", named, m.K, err)
+		}
+	}
+}
