@@ -1,0 +1,215 @@
+package gmm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The statistics of a fit on the exact path (d ≤ ExactDim), in two passes:
+//
+//	pass 1: n, Σx, Σ‖x‖² and Σxxᵀ (upper triangle): no basis;
+//	pass 2: Σ(Wᵀx)^⊗3 and, with differing variances, Σx‖P⊥(x−m)‖², for
+//	        the whitening W, mean m and projection P⊥ of the merged pass-1
+//	        statistics, which pass 2 carries (its basis).
+//
+// Pass 1 can be appended to at any time; pass 2 needs the basis of the
+// merged pass 1 of all the data it will cover. The sketched path (d >
+// ExactDim) is not split into mergeable passes.
+
+// Params are the settings the statistics depend on, recorded in their
+// header; statistics of other settings are not merged.
+type params struct {
+	Differing bool    `json:"differing,omitempty"`
+	Sigma2    float64 `json:"sigma2,omitempty"`
+	SigmaMin  bool    `json:"sigma_min,omitempty"`
+}
+
+// Plan is the sequence of passes of a fit with Config (an implicit.Planner);
+// Path names the input in errors.
+type Plan struct {
+	Config Config
+	Path   string
+}
+
+func (p *Plan) header(d, phase int) implicit.StatsHeader {
+	c := p.Config
+	pj, _ := json.Marshal(params{Differing: c.Differing, Sigma2: c.Sigma2, SigmaMin: c.SigmaMin})
+	return implicit.StatsHeader{Model: "gmm", Phase: phase, D: d, K: c.K, Cols: c.K, Params: pj}
+}
+
+// ConfigFromStats returns cfg with the settings that the statistics' header
+// h fixes (K, Differing, Sigma2, SigmaMin) taken from it.
+func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+	if h.Model != "gmm" {
+		return cfg, fmt.Errorf("gmm: %s statistics", h.Model)
+	}
+	var p params
+	if err := json.Unmarshal(h.Params, &p); err != nil {
+		return cfg, fmt.Errorf("gmm: statistics settings: %w", err)
+	}
+	cfg.K, cfg.Differing, cfg.Sigma2, cfg.SigmaMin = h.K, p.Differing, p.Sigma2, p.SigmaMin
+	return cfg, nil
+}
+
+// First returns pass 1 for rows of d columns.
+func (p *Plan) First(d int) (*implicit.Pass, error) {
+	cfg := p.Config
+	cfg.defaults()
+	if err := cfg.check(d); err != nil {
+		return nil, err
+	}
+	if d > cfg.ExactDim {
+		return nil, fmt.Errorf("gmm: d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension to %d or more)", d, cfg.ExactDim, d)
+	}
+	path := p.Path
+	return &implicit.Pass{
+		Header: p.header(d, 1),
+		Sums:   []implicit.SumShape{{Name: "sum", Len: d}, {Name: "sumsq", Len: 1}, {Name: "second", Len: d * (d + 1) / 2}},
+		Worker: func() implicit.BatchFunc {
+			s := mat.NewSymDense(d, nil)
+			return func(b *stream.Dense, out [][]float64) error {
+				if err := checkBatch(path, b, d); err != nil {
+					return err
+				}
+				fm := firstMoments{sum: out[0]}
+				fm.add(b)
+				out[1][0] = fm.sumSq
+				raw := s.RawSymmetric()
+				clear(raw.Data)
+				blas64.Syrk(blas.Trans, 1, batchMatrix(b), 0, raw)
+				packUpper(out[2], raw.Data, d)
+				return nil
+			}
+		},
+	}, nil
+}
+
+// packUpper writes the upper triangle of the d×d row-major a into dst.
+func packUpper(dst, a []float64, d int) {
+	n := 0
+	for i := range d {
+		n += copy(dst[n:], a[i*d+i:(i+1)*d])
+	}
+}
+
+// unpackUpper returns the symmetric matrix whose upper triangle is packed.
+func unpackUpper(packed []float64, d int) *mat.SymDense {
+	s := mat.NewSymDense(d, nil)
+	raw := s.RawSymmetric()
+	n := 0
+	for i := range d {
+		n += copy(raw.Data[i*d+i:(i+1)*d], packed[n:])
+	}
+	return s
+}
+
+// pass1Fixed lists the merged pass-1 totals that pass 2 carries.
+func pass1Fixed(st *implicit.DenseStats) []implicit.Fixed {
+	return []implicit.Fixed{
+		{Name: "rows", Values: []float64{float64(st.Rows)}},
+		{Name: "sum", Values: st.Sum("sum")},
+		{Name: "sumsq", Values: st.Sum("sumsq")},
+		{Name: "second", Values: st.Sum("second")},
+	}
+}
+
+// carriedSpectrum is the spectrum of the pass-1 totals that pass-2
+// statistics carry: the same values, so the same W, on every shard.
+func carriedSpectrum(st *implicit.DenseStats, cfg *Config) (*spectrum, error) {
+	d := st.Header.D
+	rows, sum, sumsq, second := st.Get("rows"), st.Get("sum"), st.Get("sumsq"), st.Get("second")
+	if len(rows) != 1 || len(sum) != d || len(sumsq) != 1 || len(second) != d*(d+1)/2 {
+		return nil, fmt.Errorf("gmm: statistics of pass %d do not carry the totals of pass 1", st.Header.Phase)
+	}
+	fm := &firstMoments{n: int64(rows[0]), sum: sum, sumSq: sumsq[0]}
+	return exactSpectrum(fm, unpackUpper(second, d), d, cfg)
+}
+
+// Next returns pass 2 after the merged pass-1 statistics st, or nil after
+// pass 2.
+func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	if st.Header.Phase >= 2 {
+		return nil, nil
+	}
+	cfg, err := ConfigFromStats(p.Config, st.Header)
+	if err != nil {
+		return nil, err
+	}
+	cfg.defaults()
+	if st.Rows == 0 {
+		return nil, fmt.Errorf("gmm: the source has no rows")
+	}
+	d, k := st.Header.D, cfg.K
+	fixed := pass1Fixed(st)
+	sp, err := carriedSpectrum(&implicit.DenseStats{Header: st.Header, Fixed: fixed}, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, _, _, err := whitening(sp, d, k)
+	if err != nil {
+		return nil, err
+	}
+	sums := []implicit.SumShape{{Name: "third", Len: len(solver.NewSym3(k).Data)}}
+	if cfg.Differing {
+		sums = append(sums, implicit.SumShape{Name: "m1", Len: d})
+	}
+	var qc *mat.Dense
+	if cfg.Differing {
+		qc = sp.qc
+	}
+	path := p.Path
+	return &implicit.Pass{
+		Header: p.header(d, 2),
+		Sums:   sums,
+		Fixed:  fixed,
+		Worker: func() implicit.BatchFunc {
+			th := newThirdBatch(w, qc, sp.mean)
+			return func(b *stream.Dense, out [][]float64) error {
+				if err := checkBatch(path, b, d); err != nil {
+					return err
+				}
+				var m1 []float64
+				if len(out) > 1 {
+					m1 = out[1]
+				}
+				th.add(b, &solver.Sym3{K: k, Data: out[0]}, m1)
+				return nil
+			}
+		},
+	}, nil
+}
+
+// FitStats fits the mixture from merged pass-2 statistics; the settings the
+// statistics fix are taken from them, the solver's from cfg.
+func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
+	cfg, err := ConfigFromStats(cfg, st.Header)
+	if err != nil {
+		return nil, err
+	}
+	cfg.defaults()
+	if st.Header.Phase != 2 {
+		return nil, fmt.Errorf("gmm: a fit needs the statistics of pass 2, not pass %d", st.Header.Phase)
+	}
+	d, k := st.Header.D, cfg.K
+	sp, err := carriedSpectrum(st, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, b, white, err := whitening(sp, d, k)
+	if err != nil {
+		return nil, err
+	}
+	tm := &thirdMoments{n: st.Rows, t: &solver.Sym3{K: k, Data: st.Sum("third")}, m1: st.Sum("m1")}
+	if len(tm.t.Data) != len(solver.NewSym3(k).Data) || (cfg.Differing && len(tm.m1) != d) {
+		return nil, fmt.Errorf("gmm: pass-2 statistics of the wrong shape for d=%d, k=%d", d, k)
+	}
+	return recoverModel(ctx, sp, tm, w, b, white, cfg)
+}
