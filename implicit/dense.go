@@ -375,6 +375,9 @@ type Planner interface {
 	// Next returns the pass after the statistics st, or nil when st holds
 	// all the fit needs.
 	Next(ctx context.Context, st *DenseStats) (*Pass, error)
+	// Like returns the pass whose statistics st are, with the same basis,
+	// so that statistics of more rows can be added to them (an append).
+	Like(ctx context.Context, st *DenseStats) (*Pass, error)
 }
 
 // RunPlan runs the passes of p over src in turn and returns the statistics

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/ica"
@@ -30,17 +31,34 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 	if *f.r < 0 || *f.r > 1 {
 		return nil, "", usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", *f.r)
 	}
+	if *f.fromStats != "" && !isDense(model) {
+		return nil, "", usagef("--from-stats: %s has no statistics route (models with one: lda, topic, %s)", model, denseModelList())
+	}
 	switch model {
 	case "gmm":
-		src, err := stream.OpenDense(*f.input, *o)
-		if err != nil {
-			return nil, "", err
+		cfg := gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
+			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+		var m *gmm.Model
+		if *f.fromStats != "" {
+			st, err := readDenseStats(*f.fromStats)
+			if err != nil {
+				return nil, "", err
+			}
+			if m, err = gmm.FitStats(ctx, st, cfg); err != nil {
+				return nil, "", fmt.Errorf("%s: %w", *f.fromStats, err)
+			}
+		} else {
+			src, err := stream.OpenDense(*f.input, *o)
+			if err != nil {
+				return nil, "", err
+			}
+			defer stream.Close(src)
+			if m, err = gmm.Fit(ctx, src, cfg); err != nil {
+				return nil, "", err
+			}
 		}
-		defer stream.Close(src)
-		m, err := gmm.Fit(ctx, src, gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
-			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
-		if err != nil {
-			return nil, "", err
+		if *f.noTiming {
+			m.Stats.Seconds = 0
 		}
 		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Stats.Rows, m.Stats.Passes, m.Stats.Method)
@@ -61,6 +79,9 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		m, err := fit(ctx, src, cfg)
 		if err != nil {
 			return nil, "", err
+		}
+		if *f.noTiming {
+			m.Stats.Seconds = 0
 		}
 		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		how := "given"
@@ -83,12 +104,18 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			var im *ica.Model
 			if im, err = ica.Fit(ctx, src, ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
 				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
+				if *f.noTiming {
+					im.Stats.Seconds = 0
+				}
 				m, warnings = im, im.Stats.Warnings
 			}
 		case "hmm":
 			var hm *hmm.Model
 			if hm, err = hmm.Fit(ctx, src, hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
 				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}); err == nil {
+				if *f.noTiming {
+					hm.Stats.Seconds = 0
+				}
 				m, warnings = hm, hm.Stats.Warnings
 			}
 		case "multiview":
@@ -100,6 +127,9 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			var mm *multiview.Model
 			if mm, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
 				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
+				if *f.noTiming {
+					mm.Stats.Seconds = 0
+				}
 				m, warnings = mm, mm.Stats.Warnings
 			}
 		}
@@ -143,4 +173,9 @@ func parseViews(s string) (views [][]int, rotate bool, err error) {
 		return nil, false, usagef("--views: want three groups separated by ';', got %d", len(views))
 	}
 	return views, false, nil
+}
+
+// readDenseStats reads the dense statistics at path.
+func readDenseStats(path string) (*implicit.DenseStats, error) {
+	return implicit.ReadDenseStats(path)
 }

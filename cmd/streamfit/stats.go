@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register("stats", "compute one shard's mergeable statistics of a fit phase (lda/topic)", runStats)
+	register("stats", "compute one shard's mergeable statistics of a fit phase (every model)", runStats)
 }
 
 // statsOut is where stats and merge print their one-line summaries (a
@@ -95,7 +95,17 @@ power statistics). Appending to phase-2 statistics reuses their basis;
 with --basis (the updated phase-1 statistics) the basis drift is checked
 first, and beyond --drift-tol the append is refused with the command that
 recomputes phase 2 over all the inputs: a stale basis loses the part of the
-topics outside its span, and statistics of two bases cannot be merged.`)
+topics outside its span, and statistics of two bases cannot be merged.
+
+Dense models (`+"`--model gmm`"+` with --differing/--sigma2, ...): their passes are
+numbered 1, 2, ... (--phase N); pass N > 1 takes the merged statistics of
+pass N−1 as --basis, and stats prints the next pass or, after the last, the
+`+"`streamfit fit --model M --from-stats`"+` command. gmm: pass 1 (moments up to
+the second, exact: d ≤ --exact-dim, default 512) takes no basis and can always
+be appended to; pass 2 (whitened third moment) takes the merged pass 1; an
+--append to it with --basis the updated merged pass 1 checks the drift of
+the whitening against --drift-tol. --docs selects rows, --row-groups row
+groups (record batches), as for documents.`)
 	o := addInputFlags(fs)
 	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
 	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+
@@ -105,7 +115,7 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	previous := fs.String("previous", "", "phase 2 with a phase-1 (or power) --basis: running phase-2 statistics whose basis to reuse while the drift is within --drift-tol; "+
 		"power: running power statistics (of the pass after --basis) whose Q to reuse")
 	driftTol := fs.Float64("drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to phase 2 is refused")
-	model := fs.String("model", "lda", "model: lda or topic")
+	model := fs.String("model", "lda", "model: lda, topic, or a dense model ("+denseModelList()+"; see below)")
 	out := fs.String("out", "shard.stats", "output statistics file (with --append: LAST itself)")
 	k := fs.Int("k", 10, "number of topics")
 	alpha0 := fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
@@ -116,6 +126,7 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 		"statistics of complementary ranges that begin and end at multiples of --batch-rows merge exactly to the whole file's")
 	rowGroupsFlag := fs.String("row-groups", "", "FIRST:END: only row groups FIRST..END-1 of the (single) Parquet input, or record batches of an Arrow IPC file, "+
 		"counted from 0, either end optional; only those are read (see `streamfit inspect`)")
+	df := addDenseStatsFlags(fs)
 	prog := addProgressFlag(fs)
 	inputs, err := parse(fs, args)
 	if err != nil {
@@ -139,11 +150,21 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	case sel.pieces != nil && len(inputs) != 1:
 		return usagef("--row-groups takes one INPUT file, not %d: row groups are numbered within one file", len(inputs))
 	}
-	if err := oneOf(*model, "lda", "topic"); err != nil {
-		return err
-	}
 	if *k < 1 {
 		return usagef("--k=%d: need at least one topic", *k)
+	}
+	if isDense(*model) {
+		wf, err := denseWorkflow(*model, *k, *exactDim, df)
+		if err != nil {
+			return err
+		}
+		if *appendTo != "" && !set(fs, "out") {
+			*out = *appendTo
+		}
+		return runDenseStats(ctx, wf, *model, *phase, *basis, *appendTo, *out, *driftTol, inputs, *o, sel, *prog)
+	}
+	if err := oneOf(*model, append([]string{"lda", "topic"}, denseModels...)...); err != nil {
+		return err
 	}
 	if *model == "lda" && (!(*alpha0 > 0) || math.IsInf(*alpha0, 1)) {
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)

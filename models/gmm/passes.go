@@ -139,17 +139,56 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 	if st.Header.Phase >= 2 {
 		return nil, nil
 	}
+	if st.Rows == 0 {
+		return nil, fmt.Errorf("gmm: the source has no rows")
+	}
+	return p.pass2(st.Header, pass1Fixed(st))
+}
+
+// Like returns the pass whose statistics st are, with their basis, so that
+// more shards can be added to them.
+func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	cfg, err := ConfigFromStats(p.Config, st.Header)
+	if err != nil {
+		return nil, err
+	}
+	q := &Plan{Config: cfg, Path: p.Path}
+	if st.Header.Phase == 1 {
+		return q.First(st.Header.D)
+	}
+	return q.pass2(st.Header, st.Fixed)
+}
+
+// Basis returns the whitening W (d×k) of pass 2 after the pass-1
+// statistics st, or the one the pass-2 statistics st used: the basis whose
+// drift an append to pass 2 checks.
+func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
 	cfg, err := ConfigFromStats(p.Config, st.Header)
 	if err != nil {
 		return nil, err
 	}
 	cfg.defaults()
-	if st.Rows == 0 {
-		return nil, fmt.Errorf("gmm: the source has no rows")
+	fixed := st.Fixed
+	if st.Header.Phase == 1 {
+		fixed = pass1Fixed(st)
 	}
-	d, k := st.Header.D, cfg.K
-	fixed := pass1Fixed(st)
 	sp, err := carriedSpectrum(&implicit.DenseStats{Header: st.Header, Fixed: fixed}, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, _, _, err := whitening(sp, st.Header.D, cfg.K)
+	return w, err
+}
+
+// pass2 returns pass 2 for the carried pass-1 totals fixed.
+func (p *Plan) pass2(h implicit.StatsHeader, fixed []implicit.Fixed) (*implicit.Pass, error) {
+	cfg, err := ConfigFromStats(p.Config, h)
+	if err != nil {
+		return nil, err
+	}
+	cfg.defaults()
+	d, k := h.D, cfg.K
+	sp, err := carriedSpectrum(&implicit.DenseStats{Header: h, Fixed: fixed}, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -158,16 +197,15 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 		return nil, err
 	}
 	sums := []implicit.SumShape{{Name: "third", Len: len(solver.NewSym3(k).Data)}}
-	if cfg.Differing {
-		sums = append(sums, implicit.SumShape{Name: "m1", Len: d})
-	}
 	var qc *mat.Dense
 	if cfg.Differing {
+		sums = append(sums, implicit.SumShape{Name: "m1", Len: d})
 		qc = sp.qc
 	}
 	path := p.Path
+	q := &Plan{Config: cfg}
 	return &implicit.Pass{
-		Header: p.header(d, 2),
+		Header: q.header(d, 2),
 		Sums:   sums,
 		Fixed:  fixed,
 		Worker: func() implicit.BatchFunc {

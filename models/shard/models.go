@@ -1,0 +1,15 @@
+package shard
+
+import (
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/gmm"
+)
+
+// GMM is the workflow of a Gaussian mixture fit with cfg on the exact path
+// (d ≤ cfg.ExactDim): pass 1 (first and second moments) takes no basis and
+// can always be appended to; pass 2 (whitened third moment) takes the
+// merged pass 1 as its basis, and an append to it checks the drift of the
+// whitening.
+func GMM(cfg gmm.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &gmm.Plan{Config: cfg, Path: path} }}
+}
