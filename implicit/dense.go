@@ -144,6 +144,11 @@ type Pass struct {
 	// Worker returns the function that adds one batch, with its own
 	// scratch: Run calls it once per worker.
 	Worker func() BatchFunc
+	// Ordered passes run on one worker that sees the batches in order and
+	// may hold state across them (the steps of a sequence); its function
+	// is called once more with a nil batch when the pass ends, to check or
+	// add what it holds.
+	Ordered bool
 }
 
 // New returns empty statistics of the pass.
@@ -162,6 +167,9 @@ func (p *Pass) New() *DenseStats {
 // the totals and one batch's partials per worker, whatever the rows.
 func (p *Pass) Run(ctx context.Context, rows func(context.Context) iter.Seq2[*stream.Dense, error], workers int) (*DenseStats, error) {
 	workers = max(workers, 1)
+	if p.Ordered {
+		workers = 1
+	}
 	acc := make([]*DenseStats, workers)
 	fns := make([]BatchFunc, workers)
 	outs := make([][][]float64, workers)
@@ -176,22 +184,11 @@ func (p *Pass) Run(ctx context.Context, rows func(context.Context) iter.Seq2[*st
 		if b.Rows == 0 {
 			return nil
 		}
-		out := outs[w]
-		for _, o := range out {
-			clear(o)
-		}
-		if err := fns[w](b, out); err != nil {
-			return err
-		}
-		a := acc[w]
-		a.Rows += int64(b.Rows)
-		for i, t := range a.Sums {
-			if err := t.Add(out[i]); err != nil {
-				return fmt.Errorf("%s: rows %d..%d: %w", t.Name, b.Start, b.Start+int64(b.Rows)-1, err)
-			}
-		}
-		return nil
+		return p.add(acc[w], fns[w], b, outs[w])
 	})
+	if err == nil && p.Ordered {
+		err = p.add(acc[0], fns[0], nil, outs[0])
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +201,29 @@ func (p *Pass) Run(ctx context.Context, rows func(context.Context) iter.Seq2[*st
 		}
 	}
 	return acc[0], nil
+}
+
+// add adds the batch b (nil: the end of an ordered pass) to a by fn, with
+// the partials' scratch out.
+func (p *Pass) add(a *DenseStats, fn BatchFunc, b *stream.Dense, out [][]float64) error {
+	for _, o := range out {
+		clear(o)
+	}
+	if err := fn(b, out); err != nil {
+		return err
+	}
+	if b != nil {
+		a.Rows += int64(b.Rows)
+	}
+	for i, t := range a.Sums {
+		if err := t.Add(out[i]); err != nil {
+			if b == nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+			return fmt.Errorf("%s: rows %d..%d: %w", t.Name, b.Start, b.Start+int64(b.Rows)-1, err)
+		}
+	}
+	return nil
 }
 
 // denseMeta is the first part of a dense statistics file's payload.

@@ -40,12 +40,8 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
 		var m *gmm.Model
 		if *f.fromStats != "" {
-			st, err := readDenseStats(*f.fromStats)
-			if err != nil {
+			if m, err = fromStats(ctx, *f.fromStats, cfg, gmm.FitStats); err != nil {
 				return nil, "", err
-			}
-			if m, err = gmm.FitStats(ctx, st, cfg); err != nil {
-				return nil, "", fmt.Errorf("%s: %w", *f.fromStats, err)
 			}
 		} else {
 			src, err := stream.OpenDense(*f.input, *o)
@@ -93,11 +89,13 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		if model == "hmm" && o.GroupColumn == "" {
 			return nil, "", usagef("--group-column is required: it names the sequence id of each row")
 		}
-		src, err := stream.OpenDense(*f.input, *o)
-		if err != nil {
-			return nil, "", err
+		var src stream.DenseSource
+		if *f.fromStats == "" {
+			if src, err = stream.OpenDense(*f.input, *o); err != nil {
+				return nil, "", err
+			}
+			defer stream.Close(src)
 		}
-		defer stream.Close(src)
 		var m interface{ Write(string) error }
 		switch model {
 		case "ica":
@@ -125,8 +123,14 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				return nil, "", err
 			}
 			var mm *multiview.Model
-			if mm, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
+			cfg := multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+			if *f.fromStats != "" {
+				mm, err = fromStats(ctx, *f.fromStats, cfg, multiview.FitStats)
+			} else {
+				mm, err = multiview.Fit(ctx, src, cfg)
+			}
+			if err == nil {
 				if *f.noTiming {
 					mm.Stats.Seconds = 0
 				}
@@ -175,7 +179,17 @@ func parseViews(s string) (views [][]int, rotate bool, err error) {
 	return views, false, nil
 }
 
-// readDenseStats reads the dense statistics at path.
-func readDenseStats(path string) (*implicit.DenseStats, error) {
-	return implicit.ReadDenseStats(path)
+// fromStats fits a dense model with cfg from the merged statistics of its
+// last pass in the file path.
+func fromStats[C, M any](ctx context.Context, path string, cfg C, fit func(context.Context, *implicit.DenseStats, C) (M, error)) (M, error) {
+	var zero M
+	st, err := implicit.ReadDenseStats(path)
+	if err != nil {
+		return zero, err
+	}
+	m, err := fit(ctx, st, cfg)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }

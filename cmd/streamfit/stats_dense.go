@@ -10,35 +10,46 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
 // denseModels are the models whose statistics are dense passes.
-var denseModels = []string{"gmm"}
+var denseModels = []string{"gmm", "multiview"}
 
 // denseStatsFlags are the flags of stats that set a dense model's fit.
 type denseStatsFlags struct {
-	differing *bool
-	sigma2    *float64
+	differing   *bool
+	sigma2      *float64
+	views       *string
+	randomViews *bool
 }
 
 func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
 	return denseStatsFlags{
-		differing: fs.Bool("differing", false, "gmm: a variance per component"),
-		sigma2:    fs.Float64("sigma2", 0, "gmm: known common variance (0: estimate it)"),
+		differing:   fs.Bool("differing", false, "gmm: a variance per component"),
+		sigma2:      fs.Float64("sigma2", 0, "gmm: known common variance (0: estimate it)"),
+		views:       fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6", or "rotate" (see fit)`),
+		randomViews: fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views"),
 	}
 }
 
 // denseWorkflow returns the shard workflow of model with the settings of
 // the flags (a basis or appended file's settings override them).
-func denseWorkflow(model string, k, exactDim int, df denseStatsFlags) (shard.Dense, error) {
+func denseWorkflow(model string, k, exactDim int, seed uint64, df denseStatsFlags) (shard.Dense, error) {
 	switch model {
 	case "gmm":
 		if *df.sigma2 < 0 {
 			return shard.Dense{}, usagef("--sigma2=%g: a variance cannot be negative (0 estimates it)", *df.sigma2)
 		}
 		return shard.GMM(gmm.Config{K: k, Differing: *df.differing, Sigma2: *df.sigma2, ExactDim: exactDim}), nil
+	case "multiview":
+		vs, rotate, err := parseViews(*df.views)
+		if err != nil {
+			return shard.Dense{}, err
+		}
+		return shard.Multiview(multiview.Config{K: k, Views: vs, RandomViews: *df.randomViews, Rotate: rotate, Seed: seed}), nil
 	}
 	return shard.Dense{}, usagef("unknown model %q", model)
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/multiview"
 )
 
 // GMM is the workflow of a Gaussian mixture fit with cfg on the exact path
@@ -12,4 +13,12 @@ import (
 // whitening.
 func GMM(cfg gmm.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &gmm.Plan{Config: cfg, Path: path} }}
+}
+
+// Multiview is the workflow of a three-view mixture fit with cfg: pass 1
+// (cross moments of the views) takes no basis and can always be appended
+// to; pass 2 (whitened third moment) takes the merged pass 1 as its basis,
+// and an append to it checks the drift of view 3's whitening.
+func Multiview(cfg multiview.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &multiview.Plan{Config: cfg, Path: path} }}
 }
