@@ -86,7 +86,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		}
 		summary = fmt.Sprintf("%d states, r=%.3g (%s), from %d sets (%d rows), %d passes", m.K, m.R, how, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
 	case "ica", "hmm", "multiview":
-		if model == "hmm" && o.GroupColumn == "" {
+		if model == "hmm" && o.GroupColumn == "" && *f.fromStats == "" {
 			return nil, "", usagef("--group-column is required: it names the sequence id of each row")
 		}
 		var src stream.DenseSource
@@ -109,8 +109,14 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			}
 		case "hmm":
 			var hm *hmm.Model
-			if hm, err = hmm.Fit(ctx, src, hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}); err == nil {
+			cfg := hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}
+			if *f.fromStats != "" {
+				hm, err = fromStats(ctx, *f.fromStats, cfg, hmm.FitStats)
+			} else {
+				hm, err = hmm.Fit(ctx, src, cfg)
+			}
+			if err == nil {
 				if *f.noTiming {
 					hm.Stats.Seconds = 0
 				}

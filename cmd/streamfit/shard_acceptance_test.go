@@ -41,6 +41,10 @@ func TestShardsEveryModel(t *testing.T) {
 			flags: []string{"--k", "3", "--differing"}, passes: 2},
 		{name: "multiview", gen: []string{"multiview", "--rows", "3000", "--k", "3"}, model: "multiview",
 			flags: []string{"--k", "3"}, passes: 2},
+		{name: "hmm", gen: []string{"hmm", "--seqs", "300", "--len", "10", "--d", "6", "--k", "3"}, model: "hmm",
+			flags: []string{"--k", "3", "--group-column", "group"}, passes: 2},
+		{name: "hmm-windows", gen: []string{"hmm", "--seqs", "300", "--len", "10", "--d", "6", "--k", "3"}, model: "hmm",
+			flags: []string{"--k", "3", "--group-column", "group", "--windows"}, passes: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,4 +144,3 @@ func statsBody(t *testing.T, path string) []byte {
 	}
 	return buf.Bytes()
 }
-

@@ -10,13 +10,14 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
 // denseModels are the models whose statistics are dense passes.
-var denseModels = []string{"gmm", "multiview"}
+var denseModels = []string{"gmm", "multiview", "hmm"}
 
 // denseStatsFlags are the flags of stats that set a dense model's fit.
 type denseStatsFlags struct {
@@ -24,6 +25,7 @@ type denseStatsFlags struct {
 	sigma2      *float64
 	views       *string
 	randomViews *bool
+	windows     *bool
 }
 
 func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
@@ -32,6 +34,7 @@ func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
 		sigma2:      fs.Float64("sigma2", 0, "gmm: known common variance (0: estimate it)"),
 		views:       fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6", or "rotate" (see fit)`),
 		randomViews: fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views"),
+		windows:     fs.Bool("windows", false, "hmm: every window of three steps, not only the first three of each sequence"),
 	}
 }
 
@@ -50,6 +53,8 @@ func denseWorkflow(model string, k, exactDim int, seed uint64, df denseStatsFlag
 			return shard.Dense{}, err
 		}
 		return shard.Multiview(multiview.Config{K: k, Views: vs, RandomViews: *df.randomViews, Rotate: rotate, Seed: seed}), nil
+	case "hmm":
+		return shard.HMM(hmm.Config{K: k, Windows: *df.windows}), nil
 	}
 	return shard.Dense{}, usagef("unknown model %q", model)
 }

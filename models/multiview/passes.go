@@ -31,8 +31,9 @@ type TriplePlan struct {
 	Dims [3]int
 	// Triples returns one worker's function that calls fn with the triples
 	// of a batch (row i of x₁, x₂, x₃ is triple i), or with what it holds
-	// at the end of an Ordered pass (b nil).
-	Triples func() func(b *stream.Dense, fn func(x1, x2, x3 blas64.General)) error
+	// at the end of an Ordered pass (b nil), and adds the groups (sequences)
+	// the batch begins to *groups.
+	Triples func() func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64) error
 	// Ordered makes the passes ordered (see implicit.Pass).
 	Ordered bool
 }
@@ -48,7 +49,7 @@ func (p *TriplePlan) First(d int) (*implicit.Pass, error) {
 	d1, d2, d3 := p.Dims[0], p.Dims[1], p.Dims[2]
 	return &implicit.Pass{
 		Header:  p.header(1),
-		Sums:    []implicit.SumShape{{Name: "e12", Len: d1 * d2}, {Name: "e32", Len: d3 * d2}, {Name: "e31", Len: d3 * d1}, {Name: "triples", Len: 1}},
+		Sums:    []implicit.SumShape{{Name: "e12", Len: d1 * d2}, {Name: "e32", Len: d3 * d2}, {Name: "e31", Len: d3 * d1}, {Name: "triples", Len: 1}, {Name: "groups", Len: 1}},
 		Ordered: p.Ordered,
 		Worker: func() implicit.BatchFunc {
 			triples := p.Triples()
@@ -58,7 +59,7 @@ func (p *TriplePlan) First(d int) (*implicit.Pass, error) {
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x2, 1, blas64.General{Rows: d3, Cols: d2, Stride: d2, Data: out[1]})
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x1, 1, blas64.General{Rows: d3, Cols: d1, Stride: d1, Data: out[2]})
 					out[3][0] += float64(x1.Rows)
-				})
+				}, &out[4][0])
 			}
 		},
 	}, nil
@@ -126,7 +127,7 @@ func (p *TriplePlan) pass2(fixed []implicit.Fixed) (*implicit.Pass, error) {
 	k := p.Header.K
 	return &implicit.Pass{
 		Header:  p.header(2),
-		Sums:    []implicit.SumShape{{Name: "t", Len: k * k * k}, {Name: "triples", Len: 1}},
+		Sums:    []implicit.SumShape{{Name: "t", Len: k * k * k}, {Name: "triples", Len: 1}, {Name: "groups", Len: 1}},
 		Fixed:   fixed,
 		Ordered: p.Ordered,
 		Worker: func() implicit.BatchFunc {
@@ -136,7 +137,7 @@ func (p *TriplePlan) pass2(fixed []implicit.Fixed) (*implicit.Pass, error) {
 				return triples(b, func(x1, x2, x3 blas64.General) {
 					sc.add(x1, x2, x3, cs.p1t, cs.p2t, cs.wm, out[0])
 					out[1][0] += float64(x1.Rows)
-				})
+				}, &out[2][0])
 			}
 		},
 	}, nil
@@ -228,9 +229,9 @@ func (p *Plan) triplePlan(d int) (*TriplePlan, error) {
 	return &TriplePlan{
 		Header: implicit.StatsHeader{Model: "multiview", D: d, K: cfg.K, Params: pj},
 		Dims:   dims,
-		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General)) error {
+		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64) error {
 			v := newViewCutter(path, d, views, rot)
-			return func(b *stream.Dense, fn func(x1, x2, x3 blas64.General)) error {
+			return func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), _ *float64) error {
 				xs, err := v.cut(b)
 				if err != nil || b.Rows == 0 {
 					return err

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/multiview"
 )
 
@@ -21,4 +22,12 @@ func GMM(cfg gmm.Config) Dense {
 // and an append to it checks the drift of view 3's whitening.
 func Multiview(cfg multiview.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &multiview.Plan{Config: cfg, Path: path} }}
+}
+
+// HMM is the workflow of an HMM fit from sequences with cfg: the passes of
+// Multiview over the triples of consecutive steps, read in order, so a
+// shard must begin at the start of a sequence (row groups written whole
+// sequences at a time, or row ranges at sequence starts).
+func HMM(cfg hmm.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &hmm.Plan{Config: cfg, Path: path} }}
 }
