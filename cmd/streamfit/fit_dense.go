@@ -97,15 +97,22 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			defer stream.Close(src)
 		}
 		var m interface{ Write(string) error }
+		k := *f.k // the statistics' k with --from-stats
 		switch model {
 		case "ica":
 			var im *ica.Model
-			if im, err = ica.Fit(ctx, src, ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
-				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
+			cfg := ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
+				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+			if *f.fromStats != "" {
+				im, err = fromStats(ctx, *f.fromStats, cfg, ica.FitStats)
+			} else {
+				im, err = ica.Fit(ctx, src, cfg)
+			}
+			if err == nil {
 				if *f.noTiming {
 					im.Stats.Seconds = 0
 				}
-				m, warnings = im, im.Stats.Warnings
+				m, warnings, k = im, im.Stats.Warnings, im.K
 			}
 		case "hmm":
 			var hm *hmm.Model
@@ -120,7 +127,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				if *f.noTiming {
 					hm.Stats.Seconds = 0
 				}
-				m, warnings = hm, hm.Stats.Warnings
+				m, warnings, k = hm, hm.Stats.Warnings, hm.K
 			}
 		case "multiview":
 			var vs [][]int
@@ -140,14 +147,14 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				if *f.noTiming {
 					mm.Stats.Seconds = 0
 				}
-				m, warnings = mm, mm.Stats.Warnings
+				m, warnings, k = mm, mm.Stats.Warnings, mm.K
 			}
 		}
 		if err != nil {
 			return nil, "", err
 		}
 		write = func() error { return m.Write(*f.out) }
-		summary = fmt.Sprintf("k=%d", *f.k)
+		summary = fmt.Sprintf("k=%d", k)
 	default:
 		return nil, "", usagef("unknown model %q", model)
 	}

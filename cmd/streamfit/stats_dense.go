@@ -11,13 +11,14 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
 // denseModels are the models whose statistics are dense passes.
-var denseModels = []string{"gmm", "multiview", "hmm"}
+var denseModels = []string{"gmm", "ica", "multiview", "hmm"}
 
 // denseStatsFlags are the flags of stats that set a dense model's fit.
 type denseStatsFlags struct {
@@ -26,6 +27,9 @@ type denseStatsFlags struct {
 	views       *string
 	randomViews *bool
 	windows     *bool
+	solverName  *string
+	restarts    *int
+	iters       *int
 }
 
 func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
@@ -35,6 +39,9 @@ func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
 		views:       fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6", or "rotate" (see fit)`),
 		randomViews: fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views"),
 		windows:     fs.Bool("windows", false, "hmm: every window of three steps, not only the first three of each sequence"),
+		solverName:  fs.String("solver", "rtpm", "ica: the tensor solver, whose answer the polishing passes start from (as fit's)"),
+		restarts:    fs.Int("restarts", 0, "ica: solver restarts (as fit's)"),
+		iters:       fs.Int("iters", 0, "ica: solver iterations (as fit's)"),
 	}
 }
 
@@ -55,6 +62,8 @@ func denseWorkflow(model string, k, exactDim int, seed uint64, df denseStatsFlag
 		return shard.Multiview(multiview.Config{K: k, Views: vs, RandomViews: *df.randomViews, Rotate: rotate, Seed: seed}), nil
 	case "hmm":
 		return shard.HMM(hmm.Config{K: k, Windows: *df.windows}), nil
+	case "ica":
+		return shard.ICA(ica.Config{K: k, ExactDim: exactDim, Solver: *df.solverName, Restarts: *df.restarts, Iters: *df.iters, Seed: seed}), nil
 	}
 	return shard.Dense{}, usagef("unknown model %q", model)
 }
@@ -142,18 +151,21 @@ func denseErr(err error) error {
 }
 
 // denseNext prints what follows the statistics st (in the file out): the
-// next pass, or the fit.
+// next pass, or the fit. Whether a pass is the last may depend on the
+// merged statistics of all the shards (ICA's polishing converges); when
+// this shard's do not tell, both are printed.
 func denseNext(ctx context.Context, wf shard.Dense, st *implicit.DenseStats, out string) error {
+	fit := fmt.Sprintf("streamfit fit --model %s --from-stats %s", st.Header.Model, quoteArg(out))
+	next := fmt.Sprintf("streamfit stats --model %s --phase %d --basis %s SHARD-INPUT...", st.Header.Model, st.Header.Phase+1, quoteArg(out))
 	last, err := wf.Last(ctx, st)
-	if err != nil {
-		return err
+	switch {
+	case err != nil:
+		fmt.Fprintf(statsOut, "next, with the statistics merged over all the shards (here %s): %s, or, when stats on the merged file says it is the last pass, %s\n", quoteArg(out), next, fit)
+	case last:
+		fmt.Fprintf(statsOut, "next (merged over all the shards): %s\n", fit)
+	default:
+		fmt.Fprintf(statsOut, "next, on every shard (with these statistics merged over all the shards as --basis): %s\n", next)
 	}
-	if last {
-		fmt.Fprintf(statsOut, "next (merged over all the shards): streamfit fit --model %s --from-stats %s\n", st.Header.Model, quoteArg(out))
-		return nil
-	}
-	fmt.Fprintf(statsOut, "next, on every shard (with these statistics merged over all the shards as --basis): streamfit stats --model %s --phase %d --basis %s SHARD-INPUT...\n",
-		st.Header.Model, st.Header.Phase+1, quoteArg(out))
 	return nil
 }
 

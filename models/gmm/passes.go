@@ -8,8 +8,6 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -72,65 +70,21 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	path := p.Path
 	return &implicit.Pass{
 		Header: p.header(d, 1),
-		Sums:   []implicit.SumShape{{Name: "sum", Len: d}, {Name: "sumsq", Len: 1}, {Name: "second", Len: d * (d + 1) / 2}},
-		Worker: func() implicit.BatchFunc {
-			s := mat.NewSymDense(d, nil)
-			return func(b *stream.Dense, out [][]float64) error {
-				if err := checkBatch(path, b, d); err != nil {
-					return err
-				}
-				fm := firstMoments{sum: out[0]}
-				fm.add(b)
-				out[1][0] = fm.sumSq
-				raw := s.RawSymmetric()
-				clear(raw.Data)
-				blas64.Syrk(blas.Trans, 1, batchMatrix(b), 0, raw)
-				packUpper(out[2], raw.Data, d)
-				return nil
-			}
-		},
+		Sums:   implicit.MomentSums(d),
+		Worker: implicit.MomentWorker(d, func(b *stream.Dense) error { return checkBatch(path, b, d) }),
 	}, nil
-}
-
-// packUpper writes the upper triangle of the d×d row-major a into dst.
-func packUpper(dst, a []float64, d int) {
-	n := 0
-	for i := range d {
-		n += copy(dst[n:], a[i*d+i:(i+1)*d])
-	}
-}
-
-// unpackUpper returns the symmetric matrix whose upper triangle is packed.
-func unpackUpper(packed []float64, d int) *mat.SymDense {
-	s := mat.NewSymDense(d, nil)
-	raw := s.RawSymmetric()
-	n := 0
-	for i := range d {
-		n += copy(raw.Data[i*d+i:(i+1)*d], packed[n:])
-	}
-	return s
-}
-
-// pass1Fixed lists the merged pass-1 totals that pass 2 carries.
-func pass1Fixed(st *implicit.DenseStats) []implicit.Fixed {
-	return []implicit.Fixed{
-		{Name: "rows", Values: []float64{float64(st.Rows)}},
-		{Name: "sum", Values: st.Sum("sum")},
-		{Name: "sumsq", Values: st.Sum("sumsq")},
-		{Name: "second", Values: st.Sum("second")},
-	}
 }
 
 // carriedSpectrum is the spectrum of the pass-1 totals that pass-2
 // statistics carry: the same values, so the same W, on every shard.
 func carriedSpectrum(st *implicit.DenseStats, cfg *Config) (*spectrum, error) {
 	d := st.Header.D
-	rows, sum, sumsq, second := st.Get("rows"), st.Get("sum"), st.Get("sumsq"), st.Get("second")
-	if len(rows) != 1 || len(sum) != d || len(sumsq) != 1 || len(second) != d*(d+1)/2 {
-		return nil, fmt.Errorf("gmm: statistics of pass %d do not carry the totals of pass 1", st.Header.Phase)
+	mo, err := implicit.CarriedMoments(st.Fixed, d)
+	if err != nil {
+		return nil, fmt.Errorf("gmm: %w", err)
 	}
-	fm := &firstMoments{n: int64(rows[0]), sum: sum, sumSq: sumsq[0]}
-	return exactSpectrum(fm, unpackUpper(second, d), d, cfg)
+	fm := &firstMoments{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq}
+	return exactSpectrum(fm, mo.Second, d, cfg)
 }
 
 // Next returns pass 2 after the merged pass-1 statistics st, or nil after
@@ -142,7 +96,7 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 	if st.Rows == 0 {
 		return nil, fmt.Errorf("gmm: the source has no rows")
 	}
-	return p.pass2(st.Header, pass1Fixed(st))
+	return p.pass2(st.Header, implicit.MomentsFixed(st))
 }
 
 // Like returns the pass whose statistics st are, with their basis, so that
@@ -170,7 +124,7 @@ func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, 
 	cfg.defaults()
 	fixed := st.Fixed
 	if st.Header.Phase == 1 {
-		fixed = pass1Fixed(st)
+		fixed = implicit.MomentsFixed(st)
 	}
 	sp, err := carriedSpectrum(&implicit.DenseStats{Header: st.Header, Fixed: fixed}, &cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/models/multiview"
 )
 
@@ -30,4 +31,13 @@ func Multiview(cfg multiview.Config) Dense {
 // sequences at a time, or row ranges at sequence starts).
 func HMM(cfg hmm.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &hmm.Plan{Config: cfg, Path: path} }}
+}
+
+// ICA is the workflow of an independent component fit with cfg on the
+// exact path (d ≤ cfg.ExactDim): pass 1 (moments up to the second) takes no
+// basis and can always be appended to; pass 2 (whitened third-order
+// contraction) takes the merged pass 1; the polishing passes 3, 4, ... each
+// take the merged pass before (the solver's settings decide their columns).
+func ICA(cfg ica.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }}
 }
