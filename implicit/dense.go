@@ -122,8 +122,12 @@ func (s *DenseStats) Merge(o *DenseStats) error {
 }
 
 // BatchFunc writes the partial sums of one batch of rows into out, one
-// zeroed array per total of the pass, in the pass's order.
-type BatchFunc func(b *stream.Dense, out [][]float64) error
+// zeroed array per total of the pass, in the pass's order. commit adds what
+// out holds to the totals and zeroes it, so that a batch can add several
+// partials: a partial that is a function of one group of rows alone (a set,
+// whose rows may span batches) makes shards cut at any group boundary
+// merge exactly. What out holds when the function returns is committed.
+type BatchFunc func(b *stream.Dense, out [][]float64, commit func() error) error
 
 // SumShape names a total of a pass and gives its length.
 type SumShape struct {
@@ -209,21 +213,25 @@ func (p *Pass) add(a *DenseStats, fn BatchFunc, b *stream.Dense, out [][]float64
 	for _, o := range out {
 		clear(o)
 	}
-	if err := fn(b, out); err != nil {
+	commit := func() error {
+		for i, t := range a.Sums {
+			if err := t.Add(out[i]); err != nil {
+				if b == nil {
+					return fmt.Errorf("%s: %w", t.Name, err)
+				}
+				return fmt.Errorf("%s: rows %d..%d: %w", t.Name, b.Start, b.Start+int64(b.Rows)-1, err)
+			}
+			clear(out[i])
+		}
+		return nil
+	}
+	if err := fn(b, out, commit); err != nil {
 		return err
 	}
 	if b != nil {
 		a.Rows += int64(b.Rows)
 	}
-	for i, t := range a.Sums {
-		if err := t.Add(out[i]); err != nil {
-			if b == nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
-			return fmt.Errorf("%s: rows %d..%d: %w", t.Name, b.Start, b.Start+int64(b.Rows)-1, err)
-		}
-	}
-	return nil
+	return commit()
 }
 
 // denseMeta is the first part of a dense statistics file's payload.

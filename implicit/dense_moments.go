@@ -26,7 +26,7 @@ func MomentSums(d int) []SumShape {
 func MomentWorker(d int, check func(*stream.Dense) error) func() BatchFunc {
 	return func() BatchFunc {
 		s := mat.NewSymDense(d, nil)
-		return func(b *stream.Dense, out [][]float64) error {
+		return func(b *stream.Dense, out [][]float64, _ func() error) error {
 			if err := check(b); err != nil {
 				return err
 			}

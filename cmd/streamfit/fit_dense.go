@@ -59,22 +59,28 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Stats.Rows, m.Stats.Passes, m.Stats.Method)
 	case "markov", "hmm-snapshot":
-		if o.GroupColumn == "" {
-			return nil, "", usagef("--group-column is required: it names the set id of each row")
-		}
-		src, err := stream.OpenDense(*f.input, *o)
-		if err != nil {
-			return nil, "", err
-		}
-		defer stream.Close(src)
 		cfg := markov.Config{K: *f.k, Alpha0: *f.alpha0, R: *f.r, Sigma2: *f.sigma2, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
-		fit := markov.FitChain
-		if model == "hmm-snapshot" {
-			fit = markov.FitHMM
-		}
-		m, err := fit(ctx, src, cfg)
-		if err != nil {
-			return nil, "", err
+		var m *markov.Model
+		if *f.fromStats != "" {
+			if m, err = fromStats(ctx, *f.fromStats, cfg, markov.FitStats); err != nil {
+				return nil, "", err
+			}
+		} else {
+			if o.GroupColumn == "" {
+				return nil, "", usagef("--group-column is required: it names the set id of each row")
+			}
+			src, err := stream.OpenDense(*f.input, *o)
+			if err != nil {
+				return nil, "", err
+			}
+			defer stream.Close(src)
+			fit := markov.FitChain
+			if model == "hmm-snapshot" {
+				fit = markov.FitHMM
+			}
+			if m, err = fit(ctx, src, cfg); err != nil {
+				return nil, "", err
+			}
 		}
 		if *f.noTiming {
 			m.Stats.Seconds = 0

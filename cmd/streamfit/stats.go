@@ -154,7 +154,7 @@ groups (record batches), as for documents.`)
 		return usagef("--k=%d: need at least one topic", *k)
 	}
 	if isDense(*model) {
-		wf, err := denseWorkflow(*model, *k, *exactDim, *seed, df)
+		wf, err := denseWorkflow(*model, *k, *exactDim, *seed, *alpha0, df)
 		if err != nil {
 			return err
 		}

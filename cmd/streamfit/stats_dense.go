@@ -12,13 +12,14 @@ import (
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/ica"
+	"github.com/streamfit/streamfit/models/markov"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
 // denseModels are the models whose statistics are dense passes.
-var denseModels = []string{"gmm", "ica", "multiview", "hmm"}
+var denseModels = []string{"gmm", "ica", "markov", "hmm-snapshot", "multiview", "hmm"}
 
 // denseStatsFlags are the flags of stats that set a dense model's fit.
 type denseStatsFlags struct {
@@ -35,7 +36,7 @@ type denseStatsFlags struct {
 func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
 	return denseStatsFlags{
 		differing:   fs.Bool("differing", false, "gmm: a variance per component"),
-		sigma2:      fs.Float64("sigma2", 0, "gmm: known common variance (0: estimate it)"),
+		sigma2:      fs.Float64("sigma2", 0, "gmm: known common variance; hmm-snapshot: observation noise variance (0: estimate it)"),
 		views:       fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6", or "rotate" (see fit)`),
 		randomViews: fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views"),
 		windows:     fs.Bool("windows", false, "hmm: every window of three steps, not only the first three of each sequence"),
@@ -47,7 +48,7 @@ func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
 
 // denseWorkflow returns the shard workflow of model with the settings of
 // the flags (a basis or appended file's settings override them).
-func denseWorkflow(model string, k, exactDim int, seed uint64, df denseStatsFlags) (shard.Dense, error) {
+func denseWorkflow(model string, k, exactDim int, seed uint64, alpha0 float64, df denseStatsFlags) (shard.Dense, error) {
 	switch model {
 	case "gmm":
 		if *df.sigma2 < 0 {
@@ -62,6 +63,11 @@ func denseWorkflow(model string, k, exactDim int, seed uint64, df denseStatsFlag
 		return shard.Multiview(multiview.Config{K: k, Views: vs, RandomViews: *df.randomViews, Rotate: rotate, Seed: seed}), nil
 	case "hmm":
 		return shard.HMM(hmm.Config{K: k, Windows: *df.windows}), nil
+	case "markov", "hmm-snapshot":
+		if !(alpha0 > 0) {
+			return shard.Dense{}, usagef("--alpha0=%g: the Dirichlet concentration of the set proportions must be positive", alpha0)
+		}
+		return shard.Markov(markov.Config{K: k, Alpha0: alpha0, Sigma2: *df.sigma2}, model == "markov"), nil
 	case "ica":
 		return shard.ICA(ica.Config{K: k, ExactDim: exactDim, Solver: *df.solverName, Restarts: *df.restarts, Iters: *df.iters, Seed: seed}), nil
 	}

@@ -164,7 +164,7 @@ func (p *Plan) pass2(h implicit.StatsHeader, fixed []implicit.Fixed) (*implicit.
 		Fixed:  fixed,
 		Worker: func() implicit.BatchFunc {
 			th := newThirdBatch(w, qc, sp.mean)
-			return func(b *stream.Dense, out [][]float64) error {
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
 				if err := checkBatch(path, b, d); err != nil {
 					return err
 				}

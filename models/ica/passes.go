@@ -140,7 +140,7 @@ func (p *Plan) pass2(bs *basis) *implicit.Pass {
 		Worker: func() implicit.BatchFunc {
 			var scratch []float64
 			wr := bs.w.RawMatrix()
-			return func(b *stream.Dense, out [][]float64) error {
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
 				if err := checkBatch(path, b, d); err != nil {
 					return err
 				}
@@ -165,7 +165,7 @@ func (p *Plan) contractPass(bs *basis, phase int, fixed2 []implicit.Fixed, theta
 		Worker: func() implicit.BatchFunc {
 			var scratch, y []float64
 			wr := bs.w.RawMatrix()
-			return func(b *stream.Dense, out [][]float64) error {
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
 				if err := checkBatch(path, b, d); err != nil {
 					return err
 				}

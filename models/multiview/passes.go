@@ -53,7 +53,7 @@ func (p *TriplePlan) First(d int) (*implicit.Pass, error) {
 		Ordered: p.Ordered,
 		Worker: func() implicit.BatchFunc {
 			triples := p.Triples()
-			return func(b *stream.Dense, out [][]float64) error {
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
 				return triples(b, func(x1, x2, x3 blas64.General) {
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x1, x2, 1, blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: out[0]})
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x2, 1, blas64.General{Rows: d3, Cols: d2, Stride: d2, Data: out[1]})
@@ -133,7 +133,7 @@ func (p *TriplePlan) pass2(fixed []implicit.Fixed) (*implicit.Pass, error) {
 		Worker: func() implicit.BatchFunc {
 			triples := p.Triples()
 			var sc tripleScratch
-			return func(b *stream.Dense, out [][]float64) error {
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
 				return triples(b, func(x1, x2, x3 blas64.General) {
 					sc.add(x1, x2, x3, cs.p1t, cs.p2t, cs.wm, out[0])
 					out[1][0] += float64(x1.Rows)

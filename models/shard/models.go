@@ -5,6 +5,7 @@ import (
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/ica"
+	"github.com/streamfit/streamfit/models/markov"
 	"github.com/streamfit/streamfit/models/multiview"
 )
 
@@ -40,4 +41,13 @@ func HMM(cfg hmm.Config) Dense {
 // take the merged pass before (the solver's settings decide their columns).
 func ICA(cfg ica.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }}
+}
+
+// Markov is the workflow of a fit from snapshot sets with cfg: a Markov
+// chain of one-hot rows (chain), or an HMM. Pass 1 (point and within-set
+// pair moments) takes no basis and can always be appended to; pass 2
+// (whitened within-set third moment) takes the merged pass 1. Every set
+// adds its own partial sums, read in order: a shard must not split a set.
+func Markov(cfg markov.Config, chain bool) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }}
 }
