@@ -1,7 +1,6 @@
 package markov
 
 import (
-
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas/blas64"
