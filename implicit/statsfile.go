@@ -788,7 +788,9 @@ func decodeStats(r io.ReaderAt, size int64, payload func(*Stats, io.Reader) erro
 // TopicModel reports whether model names a model whose statistics are
 // Stats (LDA, "lda", the single-topic model, "topic", and the checkpoints
 // of their passes, "checkpoint"); every other model's are DenseStats.
-func TopicModel(model string) bool { return model == "lda" || model == "topic" || model == "checkpoint" }
+func TopicModel(model string) bool {
+	return model == "lda" || model == "topic" || model == "checkpoint"
+}
 
 // ErrStatsModel reports statistics of another kind of model than the
 // reader's (LDA's Stats or a dense model's DenseStats).

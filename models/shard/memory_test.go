@@ -103,7 +103,7 @@ func childPeak(t *testing.T, path string) float64 {
 
 func childPasses(t *testing.T, path string) {
 	stop := rss.SampleAnon(2 * time.Millisecond)
-	st, err := GMM(gmm.Config{K: 4}).Passes(context.Background(), []Part{{Path: path}}, stream.Options{Workers: 2, InflightBytes: 8 << 20})
+	st, err := GMM(gmm.Config{K: 4}).Passes(context.Background(), []Part{{Path: path}}, stream.Options{Workers: 1, InflightBytes: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
