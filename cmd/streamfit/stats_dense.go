@@ -106,7 +106,7 @@ func runDenseStats(ctx context.Context, wf shard.Dense, model, phase, basis, las
 			return fmt.Errorf("%w: recompute pass %d over all the inputs with --basis %s", err, total.Header.Phase, quoteArg(basis))
 		}
 		if err != nil {
-			return denseErr(err)
+			return appendErr(err, last)
 		}
 		if updated != nil {
 			fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, driftTol, last)

@@ -117,22 +117,20 @@ func (m Dense) Last(ctx context.Context, st *implicit.DenseStats) (bool, error) 
 
 // Append adds the statistics of parts to last, computed by last's pass with
 // last's basis, and returns the sum; parts that last covers are refused
-// (implicit.ErrOverlap). When updated is given (the merged statistics of
+// (a *CoveredError). When updated is given (the merged statistics of
 // the pass before last's, over all the data, the new included) and the
 // model's passes have a basis, the largest principal angle between the
 // basis updated gives and last's is returned, and beyond tol the append is
 // refused with ErrDrift: last's pass must then be recomputed over all the
 // data with updated as its basis.
 func (m Dense) Append(ctx context.Context, last *implicit.DenseStats, parts []Part, o stream.Options, updated *implicit.DenseStats, tol float64) (*implicit.DenseStats, float64, error) {
-	for _, part := range parts {
-		src, desc, err := OpenDense(part, o)
-		if err != nil {
-			return nil, 0, err
-		}
+	err := checkCovered(last.Header, parts, func(p Part) (implicit.Input, error) {
+		src, desc, err := OpenDense(p, o)
 		stream.Close(src)
-		if x, ok := last.Header.Covers(desc); ok {
-			return nil, 0, fmt.Errorf("%v: %w: the statistics already cover it (as %v)", desc, implicit.ErrOverlap, x)
-		}
+		return desc, err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	var angle float64
 	if updated != nil {

@@ -220,5 +220,35 @@ func (d denseRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
 	}
 }
 
+// CoveredError refuses an append of an input (a part of a file) that the
+// statistics appended to already cover; errors.Is(err, implicit.ErrOverlap)
+// holds.
+type CoveredError struct {
+	// Input is the input appended, As the one of the statistics that
+	// covers the same rows.
+	Input, As implicit.Input
+}
+
+func (e *CoveredError) Error() string {
+	return fmt.Sprintf("%v: %v: the statistics already cover it (as %v)", e.Input, implicit.ErrOverlap, e.As)
+}
+
+// Unwrap makes errors.Is(err, implicit.ErrOverlap) hold.
+func (e *CoveredError) Unwrap() error { return implicit.ErrOverlap }
+
+// checkCovered refuses parts that the statistics of header h cover.
+func checkCovered(h implicit.StatsHeader, parts []Part, describe func(Part) (implicit.Input, error)) error {
+	for _, p := range parts {
+		desc, err := describe(p)
+		if err != nil {
+			return err
+		}
+		if x, ok := h.Covers(desc); ok {
+			return &CoveredError{Input: desc, As: x}
+		}
+	}
+	return nil
+}
+
 // errNoBasis reports a pass that needs the statistics of the pass before.
 var errNoBasis = errors.New("this pass needs the merged statistics of the pass before it as its basis")
