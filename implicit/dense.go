@@ -393,6 +393,11 @@ func (s *DenseStats) decode(zr io.Reader) error {
 	return nil
 }
 
+// ErrNoAppend reports an append to the statistics of a pass that depends
+// on the merged pass before it over exactly its own rows: append to the
+// first pass instead, then recompute the later passes over all the data.
+var ErrNoAppend = errors.New("rows cannot be appended to this pass: its statistics depend on the merged pass before it over the same rows; append to pass 1 and recompute the later passes over all the data")
+
 // Planner is a dense model's sequence of passes: the first pass for data
 // of d columns, and each next pass from the merged statistics of the one
 // before. A fit runs them in turn over the whole data (RunPlan); the shard
@@ -404,7 +409,8 @@ type Planner interface {
 	// all the fit needs.
 	Next(ctx context.Context, st *DenseStats) (*Pass, error)
 	// Like returns the pass whose statistics st are, with the same basis,
-	// so that statistics of more rows can be added to them (an append).
+	// so that statistics of more rows can be added to them (an append), or
+	// ErrNoAppend.
 	Like(ctx context.Context, st *DenseStats) (*Pass, error)
 }
 

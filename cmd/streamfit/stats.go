@@ -99,12 +99,20 @@ topics outside its span, and statistics of two bases cannot be merged.
 Dense models (`+"`--model gmm`"+` with --differing/--sigma2, ...): their passes are
 numbered 1, 2, ... (--phase N); pass N > 1 takes the merged statistics of
 pass N−1 as --basis, and stats prints the next pass or, after the last, the
-`+"`streamfit fit --model M --from-stats`"+` command. gmm: pass 1 (moments up to
-the second, exact: d ≤ --exact-dim, default 512) takes no basis and can always
-be appended to; pass 2 (whitened third moment) takes the merged pass 1; an
---append to it with --basis the updated merged pass 1 checks the drift of
-the whitening against --drift-tol. --docs selects rows, --row-groups row
-groups (record batches), as for documents.`)
+`+"`streamfit fit --model M --from-stats`"+` command. Pass 1 of every dense
+model takes no basis and can always be --append'ed to.
+  gmm (exact: d ≤ --exact-dim, default 512), 2 passes: an --append to pass 2
+      with --basis the updated merged pass 1 checks the drift of the
+      whitening against --drift-tol (beyond it, recompute pass 2).
+  ica (exact), 2 passes + one per polishing step (the fit's --solver,
+      --restarts, --iters and --seed decide them; stats on merged statistics
+      says which pass is the last).
+  multiview, hmm, markov, hmm-snapshot: 2 passes.
+Passes after the first of ica, multiview, hmm, markov and hmm-snapshot
+cannot be appended to: append to pass 1, then recompute them. hmm reads
+sequences and markov/hmm-snapshot snapshot sets in order: a shard must not
+split a sequence or a set. --docs selects rows, --row-groups row groups
+(record batches), as for documents.`)
 	o := addInputFlags(fs)
 	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
 	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+

@@ -16,11 +16,13 @@ import (
 //	pass 1: n, Σx, Σ‖x‖² and Σxxᵀ (upper triangle): no basis;
 //	pass 2: Σ(Wᵀx)^⊗3 and, with differing variances, Σx‖P⊥(x−m)‖², for
 //	        the whitening W, mean m and projection P⊥ of the merged pass-1
-//	        statistics, which pass 2 carries (its basis).
+//	        statistics, which pass 2 carries (its basis); and the sums of
+//	        pass 1 again over its own rows, for the mean and σ² of the fit.
 //
-// Pass 1 can be appended to at any time; pass 2 needs the basis of the
-// merged pass 1 of all the data it will cover. The sketched path (d >
-// ExactDim) is not split into mergeable passes.
+// Pass 1 can be appended to at any time; pass 2 takes the basis of a
+// merged pass 1, and rows appended to it are whitened with that basis (the
+// shard workflow checks its drift against the updated pass 1). The
+// sketched path (d > ExactDim) is not split into mergeable passes.
 
 // Params are the settings the statistics depend on, recorded in their
 // header; statistics of other settings are not merged.
@@ -150,7 +152,10 @@ func (p *Plan) pass2(h implicit.StatsHeader, fixed []implicit.Fixed) (*implicit.
 	if err != nil {
 		return nil, err
 	}
-	sums := []implicit.SumShape{{Name: "third", Len: len(solver.NewSym3(k).Data)}}
+	// Pass 2 sums the moments of pass 1 again over its own rows: the fit
+	// takes the mean and σ² from them, so that rows appended to pass 2
+	// (whitened with the basis of fewer rows) count in them too.
+	sums := append(implicit.MomentSums(d), implicit.SumShape{Name: "third", Len: len(solver.NewSym3(k).Data)})
 	var qc *mat.Dense
 	if cfg.Differing {
 		sums = append(sums, implicit.SumShape{Name: "m1", Len: d})
@@ -158,21 +163,24 @@ func (p *Plan) pass2(h implicit.StatsHeader, fixed []implicit.Fixed) (*implicit.
 	}
 	path := p.Path
 	q := &Plan{Config: cfg}
+	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	moments := implicit.MomentWorker(d, check)
 	return &implicit.Pass{
 		Header: q.header(d, 2),
 		Sums:   sums,
 		Fixed:  fixed,
 		Worker: func() implicit.BatchFunc {
 			th := newThirdBatch(w, qc, sp.mean)
-			return func(b *stream.Dense, out [][]float64, _ func() error) error {
-				if err := checkBatch(path, b, d); err != nil {
+			mw := moments()
+			return func(b *stream.Dense, out [][]float64, commit func() error) error {
+				if err := mw(b, out[:3], commit); err != nil {
 					return err
 				}
 				var m1 []float64
-				if len(out) > 1 {
-					m1 = out[1]
+				if len(out) > 4 {
+					m1 = out[4]
 				}
-				th.add(b, &solver.Sym3{K: k, Data: out[0]}, m1)
+				th.add(b, &solver.Sym3{K: k, Data: out[3]}, m1)
 				return nil
 			}
 		},
@@ -191,11 +199,18 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 		return nil, fmt.Errorf("gmm: a fit needs the statistics of pass 2, not pass %d", st.Header.Phase)
 	}
 	d, k := st.Header.D, cfg.K
-	sp, err := carriedSpectrum(st, &cfg)
+	// The whitening of the basis (pass 1 over the rows it was computed
+	// from), and the mean and σ² of pass 2's own rows: the same when
+	// nothing was appended to pass 2.
+	basis, err := carriedSpectrum(st, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	w, b, white, err := whitening(sp, d, k)
+	w, b, white, err := whitening(basis, d, k)
+	if err != nil {
+		return nil, err
+	}
+	own, err := carriedSpectrum(&implicit.DenseStats{Header: st.Header, Fixed: implicit.MomentsFixed(st)}, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -203,5 +218,5 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	if len(tm.t.Data) != len(solver.NewSym3(k).Data) || (cfg.Differing && len(tm.m1) != d) {
 		return nil, fmt.Errorf("gmm: pass-2 statistics of the wrong shape for d=%d, k=%d", d, k)
 	}
-	return recoverModel(ctx, sp, tm, w, b, white, cfg)
+	return recoverModel(ctx, own, tm, w, b, white, cfg)
 }

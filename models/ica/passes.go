@@ -275,30 +275,18 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 	return p.contractPass(s.bs, st.Header.Phase+1, s.fixed2, s.theta), nil
 }
 
-// Like returns the pass whose statistics st are, with their basis.
+// Like returns pass 1, to add rows to pass-1 statistics st; the later
+// passes depend on the solver's answer for exactly their rows
+// (implicit.ErrNoAppend).
 func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	if st.Header.Phase == 1 {
-		cfg, err := p.config(&st.Header)
-		if err != nil {
-			return nil, err
-		}
-		return (&Plan{Config: cfg, Path: p.Path}).First(st.Header.D)
+	if st.Header.Phase != 1 {
+		return nil, fmt.Errorf("ica pass %d: %w", st.Header.Phase, implicit.ErrNoAppend)
 	}
-	bs, err := p.carried(ctx, st)
+	cfg, err := p.config(&st.Header)
 	if err != nil {
 		return nil, err
 	}
-	if st.Header.Phase == 2 {
-		return p.pass2(bs), nil
-	}
-	f := implicit.DenseStats{Fixed: st.Fixed}
-	k := bs.k
-	fixed2 := []implicit.Fixed{{Name: "s2", Values: f.Get("s2")}, {Name: "g2", Values: f.Get("g2")}, {Name: "rows2", Values: f.Get("rows2")}}
-	th := f.Get("theta")
-	if len(th) != k*k {
-		return nil, fmt.Errorf("ica: the statistics of pass %d do not carry the columns θ", st.Header.Phase)
-	}
-	return p.contractPass(bs, st.Header.Phase, fixed2, mat.NewDense(k, k, append([]float64(nil), th...))), nil
+	return (&Plan{Config: cfg, Path: p.Path}).First(st.Header.D)
 }
 
 // Basis returns the whitening W that the pass after the pass-1 statistics

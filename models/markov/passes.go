@@ -201,16 +201,18 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 	return q.after(st)
 }
 
-// Like returns the pass whose statistics st are, with their basis.
+// Like returns pass 1, to add rows to pass-1 statistics st; the fit takes
+// the point and pair moments from the pass 1 that pass 2 carries, so rows
+// appended to pass 2 would not count there (implicit.ErrNoAppend).
 func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
 	q, err := p.withHeader(st.Header)
 	if err != nil {
 		return nil, err
 	}
-	if st.Header.Phase == 1 {
-		return q.First(st.Header.D)
+	if st.Header.Phase != 1 {
+		return nil, fmt.Errorf("%s pass %d: %w", q.model(), st.Header.Phase, implicit.ErrNoAppend)
 	}
-	return q.after(st)
+	return q.First(st.Header.D)
 }
 
 // after returns pass 2 for the pass-1 totals st holds or carries.

@@ -75,12 +75,14 @@ func (p *TriplePlan) Next(ctx context.Context, st *implicit.DenseStats) (*implic
 	return p.pass2(fixed)
 }
 
-// Like returns the pass whose statistics st are, with their basis.
+// Like returns pass 1, to add rows to pass-1 statistics st; pass 2 recovers
+// the views' means from the cross moments of pass 1 it carries, so rows
+// appended to it would not count there (implicit.ErrNoAppend).
 func (p *TriplePlan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
 	if st.Header.Phase == 1 {
 		return p.First(st.Header.D)
 	}
-	return p.pass2(st.Fixed)
+	return nil, fmt.Errorf("%s pass %d: %w", p.Header.Model, st.Header.Phase, implicit.ErrNoAppend)
 }
 
 // Basis returns the whitening of view 3 that pass 2 after the pass-1

@@ -124,6 +124,9 @@ func (m Dense) Last(ctx context.Context, st *implicit.DenseStats) (bool, error) 
 // refused with ErrDrift: last's pass must then be recomputed over all the
 // data with updated as its basis.
 func (m Dense) Append(ctx context.Context, last *implicit.DenseStats, parts []Part, o stream.Options, updated *implicit.DenseStats, tol float64) (*implicit.DenseStats, float64, error) {
+	if _, err := m.Plan("").Like(ctx, last); err != nil {
+		return nil, 0, err
+	}
 	err := checkCovered(last.Header, parts, func(p Part) (implicit.Input, error) {
 		src, desc, err := OpenDense(p, o)
 		stream.Close(src)

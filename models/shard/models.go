@@ -20,16 +20,18 @@ func GMM(cfg gmm.Config) Dense {
 
 // Multiview is the workflow of a three-view mixture fit with cfg: pass 1
 // (cross moments of the views) takes no basis and can always be appended
-// to; pass 2 (whitened third moment) takes the merged pass 1 as its basis,
-// and an append to it checks the drift of view 3's whitening.
+// to; pass 2 (whitened third moment) takes the merged pass 1 as its basis
+// and cannot be appended to (the recovery uses pass 1's cross moments of
+// exactly its rows): recompute it over all the data.
 func Multiview(cfg multiview.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &multiview.Plan{Config: cfg, Path: path} }}
 }
 
 // HMM is the workflow of an HMM fit from sequences with cfg: the passes of
-// Multiview over the triples of consecutive steps, read in order, so a
-// shard must begin at the start of a sequence (row groups written whole
-// sequences at a time, or row ranges at sequence starts).
+// Multiview over the triples of consecutive steps (append to pass 1 only),
+// read in order, so a shard must begin at the start of a sequence (row
+// groups written whole sequences at a time, or row ranges at sequence
+// starts).
 func HMM(cfg hmm.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &hmm.Plan{Config: cfg, Path: path} }}
 }
@@ -39,6 +41,7 @@ func HMM(cfg hmm.Config) Dense {
 // basis and can always be appended to; pass 2 (whitened third-order
 // contraction) takes the merged pass 1; the polishing passes 3, 4, ... each
 // take the merged pass before (the solver's settings decide their columns).
+// Only pass 1 can be appended to.
 func ICA(cfg ica.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }}
 }
@@ -46,7 +49,8 @@ func ICA(cfg ica.Config) Dense {
 // Markov is the workflow of a fit from snapshot sets with cfg: a Markov
 // chain of one-hot rows (chain), or an HMM. Pass 1 (point and within-set
 // pair moments) takes no basis and can always be appended to; pass 2
-// (whitened within-set third moment) takes the merged pass 1. Every set
+// (whitened within-set third moment) takes the merged pass 1 and cannot be
+// appended to (the fit takes the moments of pass 1 it carries). Every set
 // adds its own partial sums, read in order: a shard must not split a set.
 func Markov(cfg markov.Config, chain bool) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }}
