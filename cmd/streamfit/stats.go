@@ -99,7 +99,7 @@ topics outside its span, and statistics of two bases cannot be merged.
 Dense models (`+"`--model gmm`"+` with --differing/--sigma2, ...): their passes are
 numbered 1, 2, ... (--phase N); pass N > 1 takes the merged statistics of
 pass N−1 as --basis, and stats prints the next pass or, after the last, the
-`+"`streamfit fit --model M --from-stats`"+` command. Pass 1 of every dense
+`+"`streamfit fit M --from-stats`"+` command. Pass 1 of every dense
 model takes no basis and can always be --append'ed to.
   gmm (exact: d ≤ --exact-dim, default 512), 2 passes: an --append to pass 2
       with --basis the updated merged pass 1 checks the drift of the

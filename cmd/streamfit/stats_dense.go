@@ -161,7 +161,7 @@ func denseErr(err error) error {
 // merged statistics of all the shards (ICA's polishing converges); when
 // this shard's do not tell, both are printed.
 func denseNext(ctx context.Context, wf shard.Dense, st *implicit.DenseStats, out string) error {
-	fit := fmt.Sprintf("streamfit fit --model %s --from-stats %s", st.Header.Model, quoteArg(out))
+	fit := fmt.Sprintf("streamfit fit %s --from-stats %s", st.Header.Model, quoteArg(out))
 	next := fmt.Sprintf("streamfit stats --model %s --phase %d --basis %s SHARD-INPUT...", st.Header.Model, st.Header.Phase+1, quoteArg(out))
 	last, err := wf.Last(ctx, st)
 	switch {
