@@ -78,9 +78,10 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // StatsHeader says what a statistics file describes. Two files can be merged
 // only when every field but Shards is equal.
 type StatsHeader struct {
-	// Model is "lda" or "topic" (the single-topic model).
+	// Model is "lda" or "topic" (the single-topic model), whose statistics
+	// are Stats, or a dense model ("gmm", ...), whose are DenseStats.
 	Model string `json:"model"`
-	// Phase is 1 (sketch of the second moment, E2·Ω, or with Power > 0 a
+	// Phase is the pass: for LDA 1 (sketch of the second moment, E2·Ω, or with Power > 0 a
 	// power pass E2·Q) or 2 (whitened third moment for the stored whitening
 	// W).
 	Phase int `json:"phase"`
@@ -121,6 +122,11 @@ type StatsHeader struct {
 	// Inputs lists the input files the statistics cover (DescribeInput);
 	// merges refuse statistics that share one.
 	Inputs []Input `json:"inputs,omitempty"`
+	// Params are the settings of a dense model's fit that its statistics
+	// depend on (the model's own JSON); statistics of different settings
+	// are not merged. Empty for LDA and the single-topic model, whose
+	// settings are the fields above.
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // Input describes an input file that statistics cover.
@@ -321,6 +327,7 @@ func (h StatsHeader) Compatible(o StatsHeader) error {
 		{"vocabulary", fmt.Sprintf("%016x", h.VocabHash), fmt.Sprintf("%016x", o.VocabHash)},
 		{"basis", fmt.Sprintf("%016x", h.Basis), fmt.Sprintf("%016x", o.Basis)},
 		{"run", h.Run, o.Run},
+		{"settings", string(h.Params), string(o.Params)},
 	}
 	for _, f := range fields {
 		if f.a != f.b {
@@ -441,6 +448,30 @@ func (s *Stats) Encode(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("encoding statistics: %w", err)
 	}
+	return writeStatsFile(ctx, w, hdr, func(zw io.Writer) error {
+		var buf []byte
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(mj)))
+		buf = append(buf, mj...)
+		for _, sec := range secs {
+			for off := 0; off < sec.len(); off += sectionChunk {
+				if len(buf) >= writeChunk {
+					if _, err := zw.Write(buf); err != nil {
+						return err
+					}
+					buf = buf[:0]
+				}
+				buf = sec.appendTo(buf, off, min(off+sectionChunk, sec.len()))
+			}
+		}
+		_, err := zw.Write(buf)
+		return err
+	})
+}
+
+// writeStatsFile writes a statistics file of any model to w: the preamble
+// and the header hdr, then the payload that body writes to the compressor,
+// then the trailer.
+func writeStatsFile(ctx context.Context, w io.Writer, hdr []byte, body func(zw io.Writer) error) error {
 	var pre bytes.Buffer
 	pre.WriteString(statsMagic)
 	binary.Write(&pre, binary.LittleEndian, uint32(StatsVersion))
@@ -456,21 +487,7 @@ func (s *Stats) Encode(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer zw.Close()
-	var buf []byte
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(mj)))
-	buf = append(buf, mj...)
-	for _, sec := range secs {
-		for off := 0; off < sec.len(); off += sectionChunk {
-			if len(buf) >= writeChunk {
-				if _, err := zw.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
-			buf = sec.appendTo(buf, off, min(off+sectionChunk, sec.len()))
-		}
-	}
-	if _, err := zw.Write(buf); err != nil {
+	if err := body(zw); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
@@ -752,77 +769,134 @@ func DecodeStats(data []byte) (*Stats, error) {
 	return decodeStats(bytes.NewReader(data), int64(len(data)), (*Stats).decodePayload)
 }
 
-// decodeStats reads a statistics file of size bytes from r: it checks and
-// reads the header into a new Stats, lets payload read the decompressed
-// payload, and checks the payload's checksum.
+// decodeStats reads a statistics file of LDA or the single-topic model of
+// size bytes from r: it checks and reads the header into a new Stats, lets
+// payload read the decompressed payload, and checks the payload's checksum.
 func decodeStats(r io.ReaderAt, size int64, payload func(*Stats, io.Reader) error) (*Stats, error) {
+	s := &Stats{}
+	err := readStatsFile(r, size, func(hdr []byte) error {
+		if err := json.Unmarshal(hdr, &s.Header); err != nil {
+			return fmt.Errorf("statistics header: %w", err)
+		}
+		if !TopicModel(s.Header.Model) {
+			return fmt.Errorf("%w: %s statistics where LDA or single-topic statistics are read", ErrStatsModel, s.Header.Model)
+		}
+		return nil
+	}, func(zr io.Reader) error { return payload(s, zr) })
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// TopicModel reports whether model names a model whose statistics are
+// Stats (LDA, "lda", the single-topic model, "topic", and the checkpoints
+// of their passes, "checkpoint"); every other model's are DenseStats.
+func TopicModel(model string) bool {
+	return model == "lda" || model == "topic" || model == "checkpoint"
+}
+
+// ErrStatsModel reports statistics of another kind of model than the
+// reader's (LDA's Stats or a dense model's DenseStats).
+var ErrStatsModel = errors.New("statistics of another kind of model")
+
+// PeekModel returns the model named in the header of the statistics file
+// at path, after checking the file's magic, version and header checksum.
+func PeekModel(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	var h StatsHeader
+	errPeeked := errors.New("peeked")
+	err = readStatsFile(f, st.Size(), func(hdr []byte) error {
+		if err := json.Unmarshal(hdr, &h); err != nil {
+			return fmt.Errorf("statistics header: %w", err)
+		}
+		return errPeeked
+	}, nil)
+	if err != errPeeked {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return h.Model, nil
+}
+
+// readStatsFile reads a statistics file of any model, of size bytes, from
+// r: it checks the preamble, hands the verified header to head, lets
+// payload read the decompressed payload, and checks the payload's
+// checksum. An error of head stops it.
+func readStatsFile(r io.ReaderAt, size int64, head func(hdr []byte) error, payload func(zr io.Reader) error) error {
 	const preLen = len(statsMagic) + 12 // magic, version, hlen, hcrc
 	pre := make([]byte, preLen)
 	n, _ := r.ReadAt(pre, 0)
 	switch {
 	case n < len(statsMagic) && bytes.HasPrefix([]byte(statsMagic), pre[:n]):
-		return nil, ErrStatsTrunc
+		return ErrStatsTrunc
 	case !bytes.HasPrefix(pre[:n], []byte(statsMagic)):
-		return nil, ErrStatsMagic
+		return ErrStatsMagic
 	case n < len(statsMagic)+4:
-		return nil, ErrStatsTrunc
+		return ErrStatsTrunc
 	}
 	if v := binary.LittleEndian.Uint32(pre[len(statsMagic):]); v != StatsVersion {
-		return nil, fmt.Errorf("%w: version %d, expected %d (written by another version of streamfit; recompute the statistics)", ErrStatsVersion, v, StatsVersion)
+		return fmt.Errorf("%w: version %d, expected %d (written by another version of streamfit; recompute the statistics)", ErrStatsVersion, v, StatsVersion)
 	}
 	if n < preLen {
-		return nil, ErrStatsTrunc
+		return ErrStatsTrunc
 	}
 	hlen := int64(binary.LittleEndian.Uint32(pre[len(statsMagic)+4:]))
 	hcrc := binary.LittleEndian.Uint32(pre[len(statsMagic)+8:])
 	if hlen > maxHeader {
-		return nil, fmt.Errorf("%w: header of %d bytes", ErrStatsChecksum, hlen)
+		return fmt.Errorf("%w: header of %d bytes", ErrStatsChecksum, hlen)
 	}
 	start := int64(len(pre)) + hlen // of the compressed payload
 	if size < start+statsTrailer {
-		return nil, ErrStatsTrunc
+		return ErrStatsTrunc
 	}
 	hdr := make([]byte, hlen)
 	if _, err := r.ReadAt(hdr, int64(len(pre))); err != nil {
-		return nil, err
+		return err
 	}
 	if got := crc32.Checksum(hdr, crcTable); got != hcrc {
-		return nil, fmt.Errorf("%w: header checksum stored %08x, computed %08x", ErrStatsChecksum, hcrc, got)
+		return fmt.Errorf("%w: header checksum stored %08x, computed %08x", ErrStatsChecksum, hcrc, got)
 	}
 	var tail [statsTrailer]byte
 	if _, err := r.ReadAt(tail[:], size-statsTrailer); err != nil {
-		return nil, err
+		return err
 	}
 	if string(tail[12:]) != statsEnd {
-		return nil, fmt.Errorf("%w: no end marker (cut short, or bytes after it)", ErrStatsTrunc)
+		return fmt.Errorf("%w: no end marker (cut short, or bytes after it)", ErrStatsTrunc)
 	}
 	plen, crc := int64(binary.LittleEndian.Uint64(tail[:])), binary.LittleEndian.Uint32(tail[8:])
 	if plen != size-statsTrailer-start {
-		return nil, fmt.Errorf("%w: payload of %d bytes where the file holds %d", ErrStatsChecksum, plen, size-statsTrailer-start)
+		return fmt.Errorf("%w: payload of %d bytes where the file holds %d", ErrStatsChecksum, plen, size-statsTrailer-start)
 	}
-	s := &Stats{}
-	if err := json.Unmarshal(hdr, &s.Header); err != nil {
-		return nil, fmt.Errorf("statistics header: %w", err)
+	if err := head(hdr); err != nil {
+		return err
 	}
 	cr := &crcReader{r: io.NewSectionReader(r, start, plen)}
 	// The writer's window is zstd's default (8 MiB); a damaged frame header
 	// claiming more is refused instead of allocated.
 	zr, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(8<<20))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer zr.Close()
-	err = payload(s, zr)
+	err = payload(zr)
 	// The checksum covers every compressed byte, so a damaged payload is
 	// reported as such whatever error decoding it gave.
 	io.Copy(io.Discard, cr)
 	if cr.crc != crc {
-		return nil, fmt.Errorf("%w: stored %08x, computed %08x", ErrStatsChecksum, crc, cr.crc)
+		return fmt.Errorf("%w: stored %08x, computed %08x", ErrStatsChecksum, crc, cr.crc)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("statistics payload: %w", err)
+		return fmt.Errorf("statistics payload: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // readMeta reads the metadata at the start of the payload into s (the

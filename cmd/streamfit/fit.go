@@ -79,8 +79,8 @@ func runFit(ctx context.Context, args []string) error {
 	f.views = fs.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split), or "rotate": a seeded random rotation of the rows, then the equal split (004 Prop 3.3)`)
 	f.randomViews = fs.Bool("random-views", false, "multiview: a seeded random split of the columns into three views (mixtures of product distributions)")
 	f.r = fs.Float64("r", 0, "markov/hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
-	f.fromStats = fs.String("from-stats", "", "lda/topic: fit from merged phase-2 statistics (`streamfit stats`/`merge`) instead of reading --input")
-	f.noTiming = fs.Bool("no-timing", false, "lda/topic: leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
+	f.fromStats = fs.String("from-stats", "", "fit from merged statistics of the last pass (`streamfit stats`/`merge`) instead of reading --input")
+	f.noTiming = fs.Bool("no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	f.topicsParquet = fs.String("topics-parquet", "", "lda/topic: also write the topic matrix as Parquet to this file (one row per topic: topic, alpha, probs list<double>)")
 	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to this file, for `go tool pprof`")
 	prog := addProgressFlag(fs)
@@ -95,10 +95,7 @@ func runFit(ctx context.Context, args []string) error {
 		}
 		defer stop()
 	}
-	if *f.fromStats != "" {
-		if model != "lda" && model != "topic" {
-			return usagef("--from-stats works for lda and topic")
-		}
+	if *f.fromStats != "" && (model == "lda" || model == "topic") {
 		if set(fs, "em-passes") && *f.emPasses > 0 {
 			return usagef("--from-stats has no documents for the EM passes; fit from --input to refine, or give --em-passes 0")
 		}
@@ -129,7 +126,7 @@ func runFit(ctx context.Context, args []string) error {
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
 	}
-	if *f.input == "" {
+	if *f.input == "" && *f.fromStats == "" {
 		return usagef("--input is required")
 	}
 	if *f.k < 1 {
@@ -224,7 +221,7 @@ func runFit(ctx context.Context, args []string) error {
 // to another model they would be ignored silently (a --checkpoint that
 // never resumes), so they are refused.
 var topicOnlyFlags = []string{"plan", "implicit", "sketch-len", "sketch-count", "row-dir", "checkpoint", "checkpoint-every",
-	"no-timing", "topics-parquet", "als-sweeps", "em-passes", "em-tol", "em-alpha"}
+	"topics-parquet", "als-sweeps", "em-passes", "em-tol", "em-alpha"}
 
 // defaultEMPasses caps the EM passes of `fit lda|topic`: the stopping rule
 // (--em-tol) usually ends them earlier.

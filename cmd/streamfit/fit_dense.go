@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/ica"
@@ -30,37 +31,59 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 	if *f.r < 0 || *f.r > 1 {
 		return nil, "", usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", *f.r)
 	}
+	if *f.fromStats != "" && !isDense(model) {
+		return nil, "", usagef("--from-stats: %s has no statistics route (models with one: lda, topic, %s)", model, denseModelList())
+	}
 	switch model {
 	case "gmm":
-		src, err := stream.OpenDense(*f.input, *o)
-		if err != nil {
-			return nil, "", err
+		cfg := gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
+			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+		var m *gmm.Model
+		if *f.fromStats != "" {
+			if m, err = fromStats(ctx, *f.fromStats, cfg, gmm.FitStats); err != nil {
+				return nil, "", err
+			}
+		} else {
+			src, err := stream.OpenDense(*f.input, *o)
+			if err != nil {
+				return nil, "", err
+			}
+			defer stream.Close(src)
+			if m, err = gmm.Fit(ctx, src, cfg); err != nil {
+				return nil, "", err
+			}
 		}
-		defer stream.Close(src)
-		m, err := gmm.Fit(ctx, src, gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
-			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers})
-		if err != nil {
-			return nil, "", err
+		if *f.noTiming {
+			m.Stats.Seconds = 0
 		}
 		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Stats.Rows, m.Stats.Passes, m.Stats.Method)
 	case "markov", "hmm-snapshot":
-		if o.GroupColumn == "" {
-			return nil, "", usagef("--group-column is required: it names the set id of each row")
-		}
-		src, err := stream.OpenDense(*f.input, *o)
-		if err != nil {
-			return nil, "", err
-		}
-		defer stream.Close(src)
 		cfg := markov.Config{K: *f.k, Alpha0: *f.alpha0, R: *f.r, Sigma2: *f.sigma2, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
-		fit := markov.FitChain
-		if model == "hmm-snapshot" {
-			fit = markov.FitHMM
+		var m *markov.Model
+		if *f.fromStats != "" {
+			if m, err = fromStats(ctx, *f.fromStats, cfg, markov.FitStats); err != nil {
+				return nil, "", err
+			}
+		} else {
+			if o.GroupColumn == "" {
+				return nil, "", usagef("--group-column is required: it names the set id of each row")
+			}
+			src, err := stream.OpenDense(*f.input, *o)
+			if err != nil {
+				return nil, "", err
+			}
+			defer stream.Close(src)
+			fit := markov.FitChain
+			if model == "hmm-snapshot" {
+				fit = markov.FitHMM
+			}
+			if m, err = fit(ctx, src, cfg); err != nil {
+				return nil, "", err
+			}
 		}
-		m, err := fit(ctx, src, cfg)
-		if err != nil {
-			return nil, "", err
+		if *f.noTiming {
+			m.Stats.Seconds = 0
 		}
 		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
 		how := "given"
@@ -69,27 +92,48 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		}
 		summary = fmt.Sprintf("%d states, r=%.3g (%s), from %d sets (%d rows), %d passes", m.K, m.R, how, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
 	case "ica", "hmm", "multiview":
-		if model == "hmm" && o.GroupColumn == "" {
+		if model == "hmm" && o.GroupColumn == "" && *f.fromStats == "" {
 			return nil, "", usagef("--group-column is required: it names the sequence id of each row")
 		}
-		src, err := stream.OpenDense(*f.input, *o)
-		if err != nil {
-			return nil, "", err
+		var src stream.DenseSource
+		if *f.fromStats == "" {
+			if src, err = stream.OpenDense(*f.input, *o); err != nil {
+				return nil, "", err
+			}
+			defer stream.Close(src)
 		}
-		defer stream.Close(src)
 		var m interface{ Write(string) error }
+		k := *f.k // the statistics' k with --from-stats
 		switch model {
 		case "ica":
 			var im *ica.Model
-			if im, err = ica.Fit(ctx, src, ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
-				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
-				m, warnings = im, im.Stats.Warnings
+			cfg := ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
+				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+			if *f.fromStats != "" {
+				im, err = fromStats(ctx, *f.fromStats, cfg, ica.FitStats)
+			} else {
+				im, err = ica.Fit(ctx, src, cfg)
+			}
+			if err == nil {
+				if *f.noTiming {
+					im.Stats.Seconds = 0
+				}
+				m, warnings, k = im, im.Stats.Warnings, im.K
 			}
 		case "hmm":
 			var hm *hmm.Model
-			if hm, err = hmm.Fit(ctx, src, hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}); err == nil {
-				m, warnings = hm, hm.Stats.Warnings
+			cfg := hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}
+			if *f.fromStats != "" {
+				hm, err = fromStats(ctx, *f.fromStats, cfg, hmm.FitStats)
+			} else {
+				hm, err = hmm.Fit(ctx, src, cfg)
+			}
+			if err == nil {
+				if *f.noTiming {
+					hm.Stats.Seconds = 0
+				}
+				m, warnings, k = hm, hm.Stats.Warnings, hm.K
 			}
 		case "multiview":
 			var vs [][]int
@@ -98,16 +142,25 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				return nil, "", err
 			}
 			var mm *multiview.Model
-			if mm, err = multiview.Fit(ctx, src, multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}); err == nil {
-				m, warnings = mm, mm.Stats.Warnings
+			cfg := multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
+				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+			if *f.fromStats != "" {
+				mm, err = fromStats(ctx, *f.fromStats, cfg, multiview.FitStats)
+			} else {
+				mm, err = multiview.Fit(ctx, src, cfg)
+			}
+			if err == nil {
+				if *f.noTiming {
+					mm.Stats.Seconds = 0
+				}
+				m, warnings, k = mm, mm.Stats.Warnings, mm.K
 			}
 		}
 		if err != nil {
 			return nil, "", err
 		}
 		write = func() error { return m.Write(*f.out) }
-		summary = fmt.Sprintf("k=%d", *f.k)
+		summary = fmt.Sprintf("k=%d", k)
 	default:
 		return nil, "", usagef("unknown model %q", model)
 	}
@@ -143,4 +196,19 @@ func parseViews(s string) (views [][]int, rotate bool, err error) {
 		return nil, false, usagef("--views: want three groups separated by ';', got %d", len(views))
 	}
 	return views, false, nil
+}
+
+// fromStats fits a dense model with cfg from the merged statistics of its
+// last pass in the file path.
+func fromStats[C, M any](ctx context.Context, path string, cfg C, fit func(context.Context, *implicit.DenseStats, C) (M, error)) (M, error) {
+	var zero M
+	st, err := implicit.ReadDenseStats(path)
+	if err != nil {
+		return zero, err
+	}
+	m, err := fit(ctx, st, cfg)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/shard"
 )
 
 func init() {
@@ -30,6 +31,11 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 	}
 	if len(inputs) == 0 {
 		return usagef("at least one statistics file is required")
+	}
+	if model, err := implicit.PeekModel(inputs[0]); err != nil {
+		return err
+	} else if !implicit.TopicModel(model) {
+		return mergeDense(ctx, inputs, *out)
 	}
 	// The first file is read whole; the others are added to it as they are
 	// read, section by section (MergeFile), so the merge holds one copy of
@@ -70,4 +76,19 @@ func mergedName(inputs []string, in string) string {
 		return inputs[0]
 	}
 	return fmt.Sprintf("the merge of %s..%s", inputs[0], inputs[i-1])
+}
+
+// mergeDense merges the statistics of a dense model's pass in the files
+// inputs into out.
+func mergeDense(ctx context.Context, inputs []string, out string) error {
+	total, err := shard.MergeFiles(inputs)
+	if err != nil {
+		return fmt.Errorf("cannot merge: %w", err)
+	}
+	if err := implicit.WriteDenseStats(ctx, out, total); err != nil {
+		return err
+	}
+	h := total.Header
+	fmt.Fprintf(statsOut, "merge: %d files, pass %d of %s (d=%d, k=%d, %d shards, %d rows) → %s\n", len(inputs), h.Phase, h.Model, h.D, h.K, h.Shards, total.Rows, out)
+	return nil
 }

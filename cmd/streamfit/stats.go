@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"iter"
 	"math"
 	"os"
 	"strconv"
@@ -15,12 +14,12 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
-	"github.com/streamfit/streamfit/stream/columnar"
 )
 
 func init() {
-	register("stats", "compute one shard's mergeable statistics of a fit phase (lda/topic)", runStats)
+	register("stats", "compute one shard's mergeable statistics of a fit phase (every model)", runStats)
 }
 
 // statsOut is where stats and merge print their one-line summaries (a
@@ -95,7 +94,25 @@ power statistics). Appending to phase-2 statistics reuses their basis;
 with --basis (the updated phase-1 statistics) the basis drift is checked
 first, and beyond --drift-tol the append is refused with the command that
 recomputes phase 2 over all the inputs: a stale basis loses the part of the
-topics outside its span, and statistics of two bases cannot be merged.`)
+topics outside its span, and statistics of two bases cannot be merged.
+
+Dense models (`+"`--model gmm`"+` with --differing/--sigma2, ...): their passes are
+numbered 1, 2, ... (--phase N); pass N > 1 takes the merged statistics of
+pass N−1 as --basis, and stats prints the next pass or, after the last, the
+`+"`streamfit fit M --from-stats`"+` command. Pass 1 of every dense
+model takes no basis and can always be --append'ed to.
+  gmm (exact: d ≤ --exact-dim, default 512), 2 passes: an --append to pass 2
+      with --basis the updated merged pass 1 checks the drift of the
+      whitening against --drift-tol (beyond it, recompute pass 2).
+  ica (exact), 2 passes + one per polishing step (the fit's --solver,
+      --restarts, --iters and --seed decide them; stats on merged statistics
+      says which pass is the last).
+  multiview, hmm, markov, hmm-snapshot: 2 passes.
+Passes after the first of ica, multiview, hmm, markov and hmm-snapshot
+cannot be appended to: append to pass 1, then recompute them. hmm reads
+sequences and markov/hmm-snapshot snapshot sets in order: a shard must not
+split a sequence or a set. --docs selects rows, --row-groups row groups
+(record batches), as for documents.`)
 	o := addInputFlags(fs)
 	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
 	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+
@@ -105,7 +122,7 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	previous := fs.String("previous", "", "phase 2 with a phase-1 (or power) --basis: running phase-2 statistics whose basis to reuse while the drift is within --drift-tol; "+
 		"power: running power statistics (of the pass after --basis) whose Q to reuse")
 	driftTol := fs.Float64("drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to phase 2 is refused")
-	model := fs.String("model", "lda", "model: lda or topic")
+	model := fs.String("model", "lda", "model: lda, topic, or a dense model ("+denseModelList()+"; see below)")
 	out := fs.String("out", "shard.stats", "output statistics file (with --append: LAST itself)")
 	k := fs.Int("k", 10, "number of topics")
 	alpha0 := fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
@@ -116,6 +133,7 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 		"statistics of complementary ranges that begin and end at multiples of --batch-rows merge exactly to the whole file's")
 	rowGroupsFlag := fs.String("row-groups", "", "FIRST:END: only row groups FIRST..END-1 of the (single) Parquet input, or record batches of an Arrow IPC file, "+
 		"counted from 0, either end optional; only those are read (see `streamfit inspect`)")
+	df := addDenseStatsFlags(fs)
 	prog := addProgressFlag(fs)
 	inputs, err := parse(fs, args)
 	if err != nil {
@@ -139,11 +157,21 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	case sel.pieces != nil && len(inputs) != 1:
 		return usagef("--row-groups takes one INPUT file, not %d: row groups are numbered within one file", len(inputs))
 	}
-	if err := oneOf(*model, "lda", "topic"); err != nil {
-		return err
-	}
 	if *k < 1 {
 		return usagef("--k=%d: need at least one topic", *k)
+	}
+	if isDense(*model) {
+		wf, err := denseWorkflow(*model, *k, *exactDim, *seed, *alpha0, df)
+		if err != nil {
+			return err
+		}
+		if *appendTo != "" && !set(fs, "out") {
+			*out = *appendTo
+		}
+		return runDenseStats(ctx, wf, *model, *phase, *basis, *appendTo, *out, *driftTol, inputs, *o, sel, *prog)
+	}
+	if err := oneOf(*model, append([]string{"lda", "topic"}, denseModels...)...); err != nil {
+		return err
 	}
 	if *model == "lda" && (!(*alpha0 > 0) || math.IsInf(*alpha0, 1)) {
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)
@@ -190,13 +218,13 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 					return err
 				}
 				fmt.Fprintf(statsOut, "stats: reusing the Q of %s (power pass %d), so this shard merges with it; its drift shows in phase 2 (--previous)\n", *previous, prev.Header.Power)
-				base, *phase = prev, "power-like"
-			} else if base, err = driftBasis(ctx, base, prev, cfg, *basis, *previous, *driftTol); err != nil {
+				base, *phase = prev, string(shard.PowerLike)
+			} else if base, err = driftBasis(ctx, cfg, base, prev, *basis, *previous, *driftTol); err != nil {
 				return err
 			}
 		}
 	}
-	total, err := inputsStats(ctx, inputs, *o, sel, *phase, base, cfg, *prog)
+	total, err := ldaStats(ctx, cfg, inputs, *o, sel, shard.Phase(*phase), base, *prog)
 	if errors.Is(err, lda.ErrPowerPass) {
 		return fmt.Errorf("%w\nnext, on every shard (then merge them, and give the merged file as --basis of phase 2):\n  %s", err, nextPower(fs, *basis, *out, inputs))
 	}
@@ -220,15 +248,13 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 
 // driftBasis returns the basis of phase 2 given merged phase-1 or power
 // statistics p1 (from file path) and the running phase-2 statistics prev
-// (from file previous): prev, to reuse its W, while the largest principal
-// angle between its W and p1's is at most tol, else p1 (a new W, whose
-// phase 2 must be recomputed over all the data).
-func driftBasis(ctx context.Context, p1, prev *implicit.Stats, cfg lda.Config, path, previous string, tol float64) (*implicit.Stats, error) {
-	angle, err := basisDrift(ctx, p1, prev, cfg, path, previous)
+// (from file previous), printing the drift (see shard.LDA.Drift).
+func driftBasis(ctx context.Context, cfg lda.Config, p1, prev *implicit.Stats, path, previous string, tol float64) (*implicit.Stats, error) {
+	b, angle, err := shard.LDA{Config: cfg}.Drift(ctx, p1, prev, tol)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s vs %s: %w", path, previous, err)
 	}
-	if angle <= tol {
+	if b == prev {
 		fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %.3g: reusing the basis of %s\n", angle, tol, previous)
 		return prev, nil
 	}
@@ -318,80 +344,14 @@ type shardSel struct {
 	docs, pieces *[2]int64
 }
 
-// openShard opens the part of the input file path that sel selects, and
-// describes it for the provenance of its statistics.
-func openShard(path string, o stream.Options, sel shardSel) (stream.DocSource, implicit.Input, error) {
-	desc, err := implicit.DescribeInput(path)
-	if err != nil {
-		return nil, desc, err
-	}
-	if sel.pieces != nil {
-		src, err := columnar.OpenPieces(path, o, int(sel.pieces[0]), int(sel.pieces[1]))
-		if errors.Is(err, columnar.ErrRange) {
-			return nil, desc, usageError{"--row-groups: " + err.Error()}
-		}
-		if err != nil {
-			return nil, desc, err
-		}
-		r := src.DocRange()
-		desc.Docs = &r
-		return src, desc, nil
-	}
-	src, err := stream.Open(path, o)
-	if err != nil {
-		return nil, desc, err
-	}
-	if desc.Docs = sel.docs; sel.docs != nil {
-		src = docRange{src: src, r: *sel.docs}
-	}
-	return src, desc, nil
-}
-
-// inputsStats computes the statistics of phase over the part sel of the
-// input files, as one shard that records every input.
-func inputsStats(ctx context.Context, inputs []string, o stream.Options, sel shardSel, phase string, base *implicit.Stats, cfg lda.Config, prog progressMode) (*implicit.Stats, error) {
+// ldaStats computes the statistics of phase over the part sel of the input
+// files, as one shard that records every input (shard.LDA.Stats).
+func ldaStats(ctx context.Context, cfg lda.Config, inputs []string, o stream.Options, sel shardSel, phase shard.Phase, base *implicit.Stats, prog progressMode) (*implicit.Stats, error) {
 	p, done := startProgress(prog, "stats", 0)
 	defer done()
 	o.Progress = p
-	// base is not read after the first input's pass begins, so the basis
-	// file's statistics (several d×k arrays at a large vocabulary: 250 MB
-	// of the power phase's peak at d=100k) are collected during it.
-	total, err := inputStats(ctx, inputs[0], o, sel, phase, base, cfg)
-	if err != nil {
-		return nil, err
-	}
-	// The other inputs take the projection the first one computed from
-	// base (the same one), instead of computing it again: total holds it.
-	if phase == "power" {
-		phase = "power-like"
-	}
-	for _, in := range inputs[1:] {
-		st, err := inputStats(ctx, in, o, sel, phase, total, cfg)
-		if err != nil {
-			return nil, err
-		}
-		if err := total.Merge(st); err != nil {
-			return nil, fmt.Errorf("%s: %w", in, err)
-		}
-	}
-	total.Header.Shards = 1
-	return total, nil
-}
-
-// inputStats computes the statistics of phase over the part sel of one
-// input file, recording it as the statistics' input.
-func inputStats(ctx context.Context, in string, o stream.Options, sel shardSel, phase string, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
-	src, desc, err := openShard(in, o, sel)
-	if err != nil {
-		return nil, err
-	}
-	st, err := shardStats(ctx, in, src, phase, base, cfg)
-	stream.Close(src)
-	if err != nil {
-		return nil, err
-	}
-	st.Header.Inputs = []implicit.Input{desc}
-	return st, nil
+	st, err := shard.LDA{Config: cfg}.Stats(ctx, shardParts(inputs, sel), o, phase, base)
+	return st, denseErr(err)
 }
 
 // appendStats adds the statistics of inputs to those of the file last (see
@@ -412,82 +372,52 @@ func appendStats(ctx context.Context, fs *flag.FlagSet, last, basis string, drif
 	if cfg, err = configFrom(fs, cfg, h, last); err != nil {
 		return err
 	}
-	for _, in := range inputs {
-		src, desc, err := openShard(in, o, sel)
-		if err != nil {
-			return err
-		}
-		stream.Close(src)
-		if x, ok := h.Covers(desc); ok {
-			return fmt.Errorf("%v: %w: %s already covers it (as %v)", desc, implicit.ErrOverlap, last, x)
-		}
-	}
-	var base *implicit.Stats
+	var updated *implicit.Stats
 	switch {
 	case h.Phase == 1 && basis != "":
 		return usagef("--basis is for appending to phase-2 statistics (the drift of a power pass's Q shows in the W of phase 2)")
-	case h.Power > 0:
-		base, phase = total, "power-like"
-	case h.Phase == 2:
-		base = total
-		if basis == "" {
-			break
-		}
-		if err := appendDrift(ctx, total, cfg, last, basis, driftTol, inputs); err != nil {
+	case h.Phase == 2 && h.Power == 0 && basis != "":
+		if updated, err = implicit.ReadStats(basis); err != nil {
 			return err
 		}
 	}
-	add, err := inputsStats(ctx, inputs, o, sel, phase, base, cfg, prog)
-	if err != nil {
-		return err
-	}
-	if err := total.Merge(add); err != nil {
-		return fmt.Errorf("appending to %s: %w", last, err)
-	}
-	if err := implicit.WriteStats(ctx, out, total); err != nil {
-		return err
-	}
-	fmt.Fprintf(statsOut, "stats: appended %d input file(s) to %s (%s, %d inputs, %d documents) → %s\n", len(inputs), last, phaseName(h), len(total.Header.Inputs), docs(total), out)
-	return nil
-}
-
-// appendDrift checks, before inputs are appended to the phase-2 statistics
-// last (total), that the basis the updated phase-1 (or power) statistics in
-// the file basis give is within tol of last's, and beyond it refuses with
-// the command that recomputes phase 2 over all the inputs.
-func appendDrift(ctx context.Context, total *implicit.Stats, cfg lda.Config, last, basis string, tol float64, inputs []string) error {
-	p1, err := implicit.ReadStats(basis)
-	if err != nil {
-		return err
-	}
-	angle, err := basisDrift(ctx, p1, total, cfg, basis, last)
-	if err != nil {
-		return err
-	}
-	if angle > tol {
-		all := make([]string, 0, len(total.Header.Inputs)+len(inputs))
-		for _, in := range total.Header.Inputs {
+	p, done := startProgress(prog, "stats", 0)
+	defer done()
+	o.Progress = p
+	angle, err := shard.LDA{Config: cfg}.Append(ctx, total, shardParts(inputs, sel), o, updated, driftTol)
+	if err = appendErr(err, last); errors.Is(err, shard.ErrDrift) {
+		all := make([]string, 0, len(h.Inputs)+len(inputs))
+		for _, in := range h.Inputs {
 			all = append(all, quoteArg(in.Path))
 		}
 		for _, in := range inputs {
 			all = append(all, quoteArg(in))
 		}
 		return fmt.Errorf("basis drift %.3g rad > --drift-tol %g: the basis of %s no longer spans the topics of %s; recompute phase 2 over all the inputs:\n  streamfit stats --phase 2 --basis %s --out %s %s",
-			angle, tol, last, basis, quoteArg(basis), quoteArg(last), strings.Join(all, " "))
+			angle, driftTol, last, basis, quoteArg(basis), quoteArg(last), strings.Join(all, " "))
 	}
-	fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, tol, last)
+	if err != nil {
+		return err
+	}
+	if updated != nil {
+		fmt.Fprintf(statsOut, "stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, driftTol, last)
+	}
+	if err := implicit.WriteStats(ctx, out, total); err != nil {
+		return err
+	}
+	done()
+	fmt.Fprintf(statsOut, "stats: appended %d input file(s) to %s (%s, %d inputs, %d documents) → %s\n", len(inputs), last, phaseName(h), len(total.Header.Inputs), docs(total), out)
 	return nil
 }
 
-// basisDrift is the largest principal angle between the basis of phase 2
-// that the phase-1 (or power) statistics p1, from the file path, give and
-// the basis of the phase-2 statistics prev, from the file previous.
-func basisDrift(ctx context.Context, p1, prev *implicit.Stats, cfg lda.Config, path, previous string) (float64, error) {
-	angle, err := lda.BasisDrift(ctx, p1, prev, cfg)
-	if err != nil {
-		return 0, fmt.Errorf("%s vs %s: %w", path, previous, err)
+// appendErr names the file last in an append's refusal of an input it
+// covers, and makes a bad range of row groups a usage error.
+func appendErr(err error, last string) error {
+	var ce *shard.CoveredError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%v: %w: %s already covers it (as %v)", ce.Input, implicit.ErrOverlap, last, ce.As)
 	}
-	return angle, nil
+	return denseErr(err)
 }
 
 // configFrom takes the settings of a fit from the header of statistics in
@@ -519,30 +449,6 @@ func configFrom(fs *flag.FlagSet, cfg lda.Config, h implicit.StatsHeader, path s
 	return lda.ConfigFromStats(cfg, h), nil
 }
 
-// shardStats computes the statistics of phase over src, read from the file
-// path: "1", "power" (the power pass after base), "power-like" (base's power
-// pass, for --append) or "2".
-func shardStats(ctx context.Context, path string, src stream.DocSource, phase string, base *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
-	var (
-		st  *implicit.Stats
-		err error
-	)
-	switch phase {
-	case "1":
-		st, err = lda.Phase1Stats(ctx, src, cfg)
-	case "power":
-		st, err = lda.PowerStats(ctx, src, base, cfg)
-	case "power-like":
-		st, err = lda.PowerStatsLike(ctx, src, base, cfg)
-	default:
-		st, err = lda.Phase2Stats(ctx, src, base, cfg)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return st, nil
-}
-
 // fitFromStats fits an LDA or single-topic model from merged phase-2
 // statistics (`streamfit fit --from-stats FILE`). Zero fields of cfg that
 // the statistics fix (K, Alpha0, Seed, Single) are taken from the file; set
@@ -555,74 +461,11 @@ func fitFromStats(ctx context.Context, path string, cfg lda.Config) (*models.Mod
 	if err != nil {
 		return nil, err
 	}
-	// The exact totals' low words serve merges only; dropped, they are not
-	// held through the solve (a d×k array's worth per total at d=100k).
-	st.Exact = nil
-	m, err := lda.FitStats(ctx, st, cfg)
+	m, err := shard.LDA{Config: cfg}.Fit(ctx, st)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
-}
-
-// docRange is the documents [r[0], r[1]) of src (r[1] < 0: to the end),
-// read by skipping the others. Batches keep the source's boundaries, cut
-// where the range begins and ends, so ranges that begin and end on the
-// file's batch boundaries reduce the very batches a pass over the whole file
-// does, and their statistics merge exactly to the whole file's.
-type docRange struct {
-	src stream.DocSource
-	r   [2]int64
-}
-
-func (d docRange) Info() stream.Info {
-	info := d.src.Info()
-	if info.Rows >= 0 {
-		hi := info.Rows
-		if d.r[1] >= 0 {
-			hi = min(hi, d.r[1])
-		}
-		info.Rows = max(0, hi-d.r[0])
-	}
-	info.NNZ = -1
-	return info
-}
-
-// Close closes the source read.
-func (d docRange) Close() error { return stream.Close(d.src) }
-
-func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
-	return func(yield func(*stream.Docs, error) bool) {
-		lo, hi := d.r[0], d.r[1]
-		if hi < 0 {
-			hi = math.MaxInt64
-		}
-		for b, err := range d.src.Docs(ctx) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			s, e := b.Start, b.Start+int64(b.Len())
-			switch {
-			case e <= lo:
-				b.Release()
-				continue
-			case s >= hi:
-				b.Release()
-				return
-			case s < lo || e > hi:
-				sub := stream.NewDocs(max(s, lo))
-				for i := max(s, lo); i < min(e, hi); i++ {
-					sub.AppendDoc(b.Doc(int(i - s)))
-				}
-				b.Release()
-				b = sub
-			}
-			if !yield(b, nil) {
-				return
-			}
-		}
-	}
 }
 
 // parseDocRange parses --docs "a:b" (either end may be left out).

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -44,29 +45,30 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
-	solve, err := solver.ByName(cfg.Solver)
-	if err != nil {
+	if _, err := solver.ByName(cfg.Solver); err != nil {
 		return nil, fmt.Errorf("gmm: %w", err)
+	}
+	if d <= cfg.ExactDim {
+		// The exact path runs through the mergeable statistics of its two
+		// passes, as `streamfit stats` computes them per shard.
+		st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
+		if err != nil {
+			return nil, err
+		}
+		m, err := FitStats(ctx, st, cfg)
+		if err != nil {
+			return nil, err
+		}
+		m.Stats.Seconds = time.Since(start).Seconds()
+		return m, nil
 	}
 	sp, err := secondStage(ctx, src, d, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	k := cfg.K
-	// Whitening: W = U (Λ − σ²)^{-1/2}, B = (Wᵀ)⁺ = U (Λ − σ²)^{1/2}.
-	white := make([]float64, k)
-	w := mat.NewDense(d, k, nil)
-	b := mat.NewDense(d, k, nil)
-	for j := range k {
-		white[j] = sp.vals[j] - sp.sigma2
-		if !(white[j] > 0) {
-			return nil, fmt.Errorf("%w (eigenvalue %d is %.3g after removing σ²=%.3g); try a smaller k", ErrSpectrum, j+1, white[j], sp.sigma2)
-		}
-		s := math.Sqrt(white[j])
-		for i := range d {
-			w.Set(i, j, sp.u.At(i, j)/s)
-			b.Set(i, j, sp.u.At(i, j)*s)
-		}
+	w, b, white, err := whitening(sp, d, cfg.K)
+	if err != nil {
+		return nil, err
 	}
 	var qc *mat.Dense
 	if cfg.Differing {
@@ -75,6 +77,42 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	tm, err := whitenedThird(ctx, src, w, qc, sp.mean, cfg.Workers)
 	if err != nil {
 		return nil, err
+	}
+	m, err := recoverModel(ctx, sp, tm, w, b, white, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// whitening returns W = U (Λ − σ²)^{-1/2}, B = (Wᵀ)⁺ = U (Λ − σ²)^{1/2} and
+// the whitened eigenvalues Λ − σ² of the spectrum sp.
+func whitening(sp *spectrum, d, k int) (w, b *mat.Dense, white []float64, err error) {
+	white = make([]float64, k)
+	w = mat.NewDense(d, k, nil)
+	b = mat.NewDense(d, k, nil)
+	for j := range k {
+		white[j] = sp.vals[j] - sp.sigma2
+		if !(white[j] > 0) {
+			return nil, nil, nil, fmt.Errorf("%w (eigenvalue %d is %.3g after removing σ²=%.3g); try a smaller k", ErrSpectrum, j+1, white[j], sp.sigma2)
+		}
+		s := math.Sqrt(white[j])
+		for i := range d {
+			w.Set(i, j, sp.u.At(i, j)/s)
+			b.Set(i, j, sp.u.At(i, j)*s)
+		}
+	}
+	return w, b, white, nil
+}
+
+// recoverModel decomposes the corrected whitened third moment of the sums
+// tm and maps the factors back to the mixture's parameters.
+func recoverModel(ctx context.Context, sp *spectrum, tm *thirdMoments, w, b *mat.Dense, white []float64, cfg Config) (*Model, error) {
+	d, k := w.Dims()
+	solve, err := solver.ByName(cfg.Solver)
+	if err != nil {
+		return nil, fmt.Errorf("gmm: %w", err)
 	}
 	if tm.n != sp.n {
 		return nil, fmt.Errorf("gmm: the source changed between passes (%d rows, then %d)", sp.n, tm.n)
@@ -115,7 +153,6 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	}
 	st.WeightSum = floats.Sum(m.Weights)
 	floats.Scale(1/st.WeightSum, m.Weights)
-	st.Seconds = time.Since(start).Seconds()
 	m.Stats = st
 	return m, nil
 }
@@ -156,43 +193,44 @@ func correctedThird(tm *thirdMoments, w *mat.Dense, white []float64, sp *spectru
 }
 
 // secondStage estimates the mean, σ² and the top-k eigenpairs of E[xxᵀ], and
-// the covariance's top k−1 eigenvectors, exactly or through the sketch.
+// the covariance's top k−1 eigenvectors through the sketch (d > ExactDim).
 func secondStage(ctx context.Context, src stream.DenseSource, d int, cfg *Config) (*spectrum, error) {
 	k := cfg.K
 	sp := &spectrum{}
-	var fm *firstMoments
-	var uAll *mat.Dense
-	var vAll []float64
-	if d <= cfg.ExactDim {
-		f, s, err := exactSecond(ctx, src, d, cfg.Workers)
-		if err != nil {
-			return nil, err
-		}
-		if f.n == 0 {
-			return nil, fmt.Errorf("gmm: the source has no rows")
-		}
-		fm = f
-		s.ScaleSym(1/float64(f.n), s)
-		var es mat.EigenSym
-		if !es.Factorize(s, true) {
-			return nil, errors.New("gmm: eigendecomposition of the second moment did not converge")
-		}
-		uAll, vAll = sortedEigen(&es)
-		sp.passes, sp.method = 1, "exact"
-	} else {
-		op := &secondOp{src: src, d: d, workers: cfg.Workers}
-		r := min(d, k+cfg.Oversample)
-		res, err := sketch.TopEigen(ctx, op, r, sketch.Options{Oversample: -1, PowerIters: cfg.PowerIters, Seed: cfg.Seed})
-		if err != nil {
-			return nil, fmt.Errorf("gmm: sketching the second moment: %w", err)
-		}
-		fm = op.first
-		uAll, vAll = res.Vectors, res.Values
-		for i := range vAll {
-			vAll[i] += op.shift // the Rayleigh–Ritz product was shifted
-		}
-		sp.passes, sp.method = op.passes, "sketch"
+	op := &secondOp{src: src, d: d, workers: cfg.Workers}
+	r := min(d, k+cfg.Oversample)
+	res, err := sketch.TopEigen(ctx, op, r, sketch.Options{Oversample: -1, PowerIters: cfg.PowerIters, Seed: cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("gmm: sketching the second moment: %w", err)
 	}
+	uAll, vAll := res.Vectors, res.Values
+	for i := range vAll {
+		vAll[i] += op.shift // the Rayleigh–Ritz product was shifted
+	}
+	sp.passes, sp.method = op.passes, "sketch"
+	return finishSpectrum(sp, op.first, uAll, vAll, d, cfg)
+}
+
+// exactSpectrum is the spectrum of the exact path from the first moments
+// fm and the second-moment sums s (Σxxᵀ, scaled here).
+func exactSpectrum(fm *firstMoments, s *mat.SymDense, d int, cfg *Config) (*spectrum, error) {
+	if fm.n == 0 {
+		return nil, fmt.Errorf("gmm: the source has no rows")
+	}
+	s.ScaleSym(1/float64(fm.n), s)
+	var es mat.EigenSym
+	if !es.Factorize(s, true) {
+		return nil, errors.New("gmm: eigendecomposition of the second moment did not converge")
+	}
+	uAll, vAll := sortedEigen(&es)
+	return finishSpectrum(&spectrum{passes: 1, method: "exact"}, fm, uAll, vAll, d, cfg)
+}
+
+// finishSpectrum completes sp from the first moments and the eigenpairs
+// uAll, vAll of E[xxᵀ] (all of them, or the sketch's): the mean, σ², the
+// top k, and the covariance's top k−1 eigenvectors.
+func finishSpectrum(sp *spectrum, fm *firstMoments, uAll *mat.Dense, vAll []float64, d int, cfg *Config) (*spectrum, error) {
+	k := cfg.K
 	nf := float64(fm.n)
 	sp.n = fm.n
 	sp.mean = make([]float64, d)

@@ -41,39 +41,6 @@ func batchMatrix(b *stream.Dense) blas64.General {
 	return blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Cols, Data: b.Data[:b.Rows*b.Cols]}
 }
 
-// exactSecond streams the d×d second moment Σxxᵀ together with the first
-// moments (one pass, the exact path for small d).
-func exactSecond(ctx context.Context, src stream.DenseSource, d, workers int) (*firstMoments, *mat.SymDense, error) {
-	path := src.Info().Path
-	fm := make([]firstMoments, workers)
-	ss := make([]*mat.SymDense, workers)
-	for w := range workers {
-		fm[w].sum = make([]float64, d)
-		ss[w] = mat.NewSymDense(d, nil)
-	}
-	err := stream.Each(ctx, src.Rows, workers, func(w int, b *stream.Dense) error {
-		if err := checkBatch(path, b, d); err != nil {
-			return err
-		}
-		if b.Rows == 0 {
-			return nil
-		}
-		fm[w].add(b)
-		x := batchMatrix(b)
-		s := ss[w].RawSymmetric()
-		blas64.Syrk(blas.Trans, 1, x, 1, s)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	for w := 1; w < workers; w++ {
-		fm[0].merge(&fm[w])
-		ss[0].AddSym(ss[0], ss[w])
-	}
-	return &fm[0], ss[0], nil
-}
-
 // secondOp is E[xxᵀ] as a sketch.Operator: every product is one pass. The
 // first pass also collects the first moments.
 type secondOp struct {
@@ -166,39 +133,86 @@ type thirdMoments struct {
 	n  int64
 	t  *solver.Sym3 // Σ z⊗z⊗z with z = Wᵀx
 	m1 []float64    // Σ x·‖P⊥(x−m)‖² (differing variances only)
-	z  []float64    // scratch rows×k
-	q  []float64    // scratch rows×(k−1)
 }
 
-// whitenedThird streams Σ (Wᵀx)^⊗3 and, when qc is non-nil, Σ x‖P⊥(x−m)‖²
-// where P⊥ projects off the columns of qc (the covariance's top k−1
-// eigenvectors).
+// thirdBatch adds batches to the sums of the second pass: Σ (Wᵀx)^⊗3 and,
+// when qc is non-nil, Σ x‖P⊥(x−m)‖² where P⊥ projects off the columns of
+// qc (the covariance's top k−1 eigenvectors). It holds one worker's
+// scratch.
+type thirdBatch struct {
+	w, qc *mat.Dense
+	mean  []float64
+	qm    []float64 // Qcᵀm
+	kq    int
+	z     []float64 // scratch rows×k
+	q     []float64 // scratch rows×(k−1)
+}
+
+func newThirdBatch(w, qc *mat.Dense, mean []float64) *thirdBatch {
+	a := &thirdBatch{w: w, qc: qc, mean: mean}
+	if qc != nil {
+		d, kq := qc.Dims()
+		a.kq = kq
+		a.qm = make([]float64, kq)
+		for j := range kq {
+			for i := range d {
+				a.qm[j] += qc.At(i, j) * mean[i]
+			}
+		}
+	}
+	return a
+}
+
+// add adds the batch b to t and, with differing variances, to m1.
+func (a *thirdBatch) add(b *stream.Dense, t *solver.Sym3, m1 []float64) {
+	_, k := a.w.Dims()
+	x := batchMatrix(b)
+	if cap(a.z) < b.Rows*k {
+		a.z = make([]float64, b.Rows*k)
+	}
+	z := blas64.General{Rows: b.Rows, Cols: k, Stride: k, Data: a.z[:b.Rows*k]}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, a.w.RawMatrix(), 0, z)
+	addCubes(t, z.Data, b.Rows)
+	if a.qc == nil {
+		return
+	}
+	kq, mean := a.kq, a.mean
+	if kq > 0 {
+		if cap(a.q) < b.Rows*kq {
+			a.q = make([]float64, b.Rows*kq)
+		}
+		xq := blas64.General{Rows: b.Rows, Cols: kq, Stride: kq, Data: a.q[:b.Rows*kq]}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, a.qc.RawMatrix(), 0, xq)
+	}
+	for i := range b.Rows {
+		row := b.Row(i)
+		var e float64 // ‖x−m‖² − ‖Qcᵀ(x−m)‖²
+		for j, v := range row {
+			e += (v - mean[j]) * (v - mean[j])
+		}
+		for j := range kq {
+			p := a.q[i*kq+j] - a.qm[j]
+			e -= p * p
+		}
+		for j, v := range row {
+			m1[j] += v * e
+		}
+	}
+}
+
+// whitenedThird streams the sums of the second pass (see thirdBatch).
 func whitenedThird(ctx context.Context, src stream.DenseSource, w *mat.Dense, qc *mat.Dense, mean []float64, workers int) (*thirdMoments, error) {
 	path := src.Info().Path
 	d, k := w.Dims()
 	acc := make([]thirdMoments, workers)
+	tb := make([]*thirdBatch, workers)
 	for i := range acc {
 		acc[i].t = solver.NewSym3(k)
 		if qc != nil {
 			acc[i].m1 = make([]float64, d)
 		}
+		tb[i] = newThirdBatch(w, qc, mean)
 	}
-	var qm []float64 // Qcᵀm
-	var mm float64   // ‖m‖²
-	kq := 0
-	if qc != nil {
-		_, kq = qc.Dims()
-		qm = make([]float64, kq)
-		for j := range kq {
-			for i := range d {
-				qm[j] += qc.At(i, j) * mean[i]
-			}
-		}
-		for _, v := range mean {
-			mm += v * v
-		}
-	}
-	wr := w.RawMatrix()
 	err := stream.Each(ctx, src.Rows, workers, func(wk int, b *stream.Dense) error {
 		if err := checkBatch(path, b, d); err != nil {
 			return err
@@ -206,39 +220,8 @@ func whitenedThird(ctx context.Context, src stream.DenseSource, w *mat.Dense, qc
 		if b.Rows == 0 {
 			return nil
 		}
-		a := &acc[wk]
-		a.n += int64(b.Rows)
-		x := batchMatrix(b)
-		if cap(a.z) < b.Rows*k {
-			a.z = make([]float64, b.Rows*k)
-		}
-		z := blas64.General{Rows: b.Rows, Cols: k, Stride: k, Data: a.z[:b.Rows*k]}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, wr, 0, z)
-		addCubes(a.t, z.Data, b.Rows)
-		if qc == nil {
-			return nil
-		}
-		if kq > 0 {
-			if cap(a.q) < b.Rows*kq {
-				a.q = make([]float64, b.Rows*kq)
-			}
-			xq := blas64.General{Rows: b.Rows, Cols: kq, Stride: kq, Data: a.q[:b.Rows*kq]}
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, qc.RawMatrix(), 0, xq)
-		}
-		for i := range b.Rows {
-			row := b.Row(i)
-			var e float64 // ‖x−m‖² − ‖Qcᵀ(x−m)‖²
-			for j, v := range row {
-				e += (v - mean[j]) * (v - mean[j])
-			}
-			for j := range kq {
-				p := a.q[i*kq+j] - qm[j]
-				e -= p * p
-			}
-			for j, v := range row {
-				a.m1[j] += v * e
-			}
-		}
+		acc[wk].n += int64(b.Rows)
+		tb[wk].add(b, acc[wk].t, acc[wk].m1)
 		return nil
 	})
 	if err != nil {

@@ -7,10 +7,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -54,17 +54,36 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if cfg.K < 1 || cfg.K > d {
 		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
 	}
-	k := cfg.K
-	var rows, seqs int64
-	pass := func(ctx context.Context, _ int, fn func(int, blas64.General, blas64.General, blas64.General) error) error {
-		r, s, err := triples(ctx, src, d, cfg.Windows, fn)
-		rows, seqs = r, s
-		return err
+	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: info.Path}, 1)
+	if err != nil {
+		return nil, err
 	}
-	dec, err := multiview.Decompose(ctx, pass, [3]int{d, d, d}, multiview.Options{K: k, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: 1})
+	m, err := FitStats(ctx, st, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// FitStats fits the HMM from the merged pass-2 statistics of Plan; the
+// settings the statistics fix (K, Windows) are taken from them, the
+// solver's and the recovery's from cfg.
+func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
+	cfg, err := ConfigFromStats(cfg, st.Header)
+	if err != nil {
+		return nil, err
+	}
+	d, k := st.Header.D, cfg.K
+	tp, err := (&Plan{Config: cfg}).triplePlan(d)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := tp.DecomposeStats(ctx, st, multiview.Options{K: k, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: 1})
 	if err != nil {
 		return nil, fmt.Errorf("hmm: %w", err)
 	}
+	rows, seqs := st.Rows, int64(st.Sum("groups")[0])
 	o, ot := dec.Means[1], dec.Means[2]
 	var t mat.Dense
 	if err := t.Solve(o, ot); err != nil { // least squares: O⁺(OT)
@@ -75,10 +94,10 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 		return nil, fmt.Errorf("hmm: recovering π (T is singular): %w", err)
 	}
 	m := &Model{Model: "hmm", K: k, D: d, O: make([][]float64, k), T: make([][]float64, k), Pi: pi.RawVector().Data}
-	st := &Stats{Rows: rows, Sequences: seqs, Triples: dec.N, Passes: 2, Solver: cfg.Solver, Whitening: dec.Whitening, Lambda: dec.Lambda, W: dec.Weights}
-	st.Record("", dec.Result)
-	if st.Solver == "" {
-		st.Solver = "rtpm"
+	ms := &Stats{Rows: rows, Sequences: seqs, Triples: dec.N, Passes: 2, Solver: cfg.Solver, Whitening: dec.Whitening, Lambda: dec.Lambda, W: dec.Weights}
+	ms.Record("", dec.Result)
+	if ms.Solver == "" {
+		ms.Solver = "rtpm"
 	}
 	for j := range k {
 		m.O[j] = mat.Col(nil, j, o)
@@ -87,110 +106,21 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if !cfg.NoProject {
 		for j := range k {
 			col := mat.Col(nil, j, &t)
-			st.Projected += models.ProjectSimplex(col)
+			ms.Projected += models.ProjectSimplex(col)
 			t.SetCol(j, col)
 			if cfg.Discrete {
-				st.Projected += models.ProjectSimplex(m.O[j])
+				ms.Projected += models.ProjectSimplex(m.O[j])
 			}
 		}
-		st.Projected += models.ProjectSimplex(m.Pi)
+		ms.Projected += models.ProjectSimplex(m.Pi)
 	}
 	for i := range k {
 		for j := range k {
 			m.T[i][j] = t.At(i, j)
 		}
 	}
-	st.Seconds = time.Since(start).Seconds()
-	m.Stats = st
+	m.Stats = ms
 	return m, nil
-}
-
-// triples reads src in order and hands fn blocks of (x₁, x₂, x₃): the first
-// three steps of each sequence, or every window of three with windows. It
-// returns the numbers of rows and sequences.
-func triples(ctx context.Context, src stream.DenseSource, d int, windows bool, fn func(int, blas64.General, blas64.General, blas64.General) error) (int64, int64, error) {
-	path := src.Info().Path
-	var bufs [3][]float64
-	for t := range bufs {
-		bufs[t] = make([]float64, blockTriples*d)
-	}
-	nb := 0
-	flush := func() error {
-		if nb == 0 {
-			return nil
-		}
-		var xs [3]blas64.General
-		for t := range xs {
-			xs[t] = blas64.General{Rows: nb, Cols: d, Stride: d, Data: bufs[t][:nb*d]}
-		}
-		nb = 0
-		return fn(0, xs[0], xs[1], xs[2])
-	}
-	prev := [2][]float64{make([]float64, d), make([]float64, d)}
-	var (
-		rows, seqs int64
-		cur        int64
-		pos        int   // steps seen in the current sequence
-		first      int64 // row where it started
-	)
-	endSeq := func() error {
-		if seqs > 0 && pos < 3 {
-			return stream.Errorf(path, 0, first, "", ErrShort, "sequence %d has %d rows", cur, pos)
-		}
-		return nil
-	}
-	for b, err := range src.Rows(ctx) {
-		if err != nil {
-			return rows, seqs, err
-		}
-		if err := checkBatch(path, b, d); err != nil {
-			b.Release()
-			return rows, seqs, err
-		}
-		if b.Rows > 0 && len(b.Group) != b.Rows {
-			b.Release()
-			return rows, seqs, stream.Errorf(path, 0, b.Start, "", stream.ErrSchema, "no sequence id column: the HMM needs one id per row")
-		}
-		for i := range b.Rows {
-			id := b.Group[i]
-			if seqs > 0 && id < cur {
-				b.Release()
-				return rows, seqs, stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrOrder, "sequence id %d follows sequence id %d: the rows of a sequence must be contiguous and in time order, with ids increasing (sort the rows by sequence id, then time)", id, cur)
-			}
-			if seqs == 0 || id != cur {
-				if err := endSeq(); err != nil {
-					b.Release()
-					return rows, seqs, err
-				}
-				seqs++
-				cur, pos, first = id, 0, b.Start+int64(i)
-			}
-			x := b.Row(i)
-			if pos >= 2 && (windows || pos == 2) {
-				copy(bufs[0][nb*d:], prev[0])
-				copy(bufs[1][nb*d:], prev[1])
-				copy(bufs[2][nb*d:], x)
-				nb++
-				if nb == blockTriples {
-					if err := flush(); err != nil {
-						b.Release()
-						return rows, seqs, err
-					}
-				}
-			}
-			if pos < 2 || windows {
-				prev[0], prev[1] = prev[1], prev[0]
-				copy(prev[1], x)
-			}
-			pos++
-			rows++
-		}
-		b.Release()
-	}
-	if err := endSeq(); err != nil {
-		return rows, seqs, err
-	}
-	return rows, seqs, flush()
 }
 
 // checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,

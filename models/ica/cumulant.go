@@ -30,13 +30,8 @@ type whitened struct {
 // rows of every batch (row-major: rows×k).
 func (wh *whitened) each(ctx context.Context, fn func(w int, z blas64.General) error) error {
 	path := wh.src.Info().Path
-	d, k := wh.w.Dims()
-	mw := make([]float64, k) // Wᵀm
-	for j := range k {
-		for i := range d {
-			mw[j] += wh.mean[i] * wh.w.At(i, j)
-		}
-	}
+	d, _ := wh.w.Dims()
+	mw := meanW(wh.w, wh.mean)
 	scratch := make([][]float64, wh.workers)
 	ns := make([]int64, wh.workers)
 	wr := wh.w.RawMatrix()
@@ -47,20 +42,8 @@ func (wh *whitened) each(ctx context.Context, fn func(w int, z blas64.General) e
 		if b.Rows == 0 {
 			return nil
 		}
-		r := b.Rows
-		ns[w] += int64(r)
-		if cap(scratch[w]) < r*k {
-			scratch[w] = make([]float64, r*k)
-		}
-		z := blas64.General{Rows: r, Cols: k, Stride: k, Data: scratch[w][:r*k]}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, batchMatrix(b), wr, 0, z)
-		for i := range r {
-			zi := z.Data[i*k : (i+1)*k]
-			for j := range k {
-				zi[j] -= mw[j]
-			}
-		}
-		return fn(w, z)
+		ns[w] += int64(b.Rows)
+		return fn(w, whitenBatch(b, wr, mw, &scratch[w]))
 	})
 	wh.passes++
 	wh.n = 0
@@ -68,6 +51,36 @@ func (wh *whitened) each(ctx context.Context, fn func(w int, z blas64.General) e
 		wh.n += n
 	}
 	return err
+}
+
+// whitenBatch returns the whitened, centred rows z = Wᵀx − Wᵀm of the
+// batch b (rows×k, row-major, in *scratch).
+func whitenBatch(b *stream.Dense, w blas64.General, mw []float64, scratch *[]float64) blas64.General {
+	r, k := b.Rows, w.Cols
+	if cap(*scratch) < r*k {
+		*scratch = make([]float64, r*k)
+	}
+	z := blas64.General{Rows: r, Cols: k, Stride: k, Data: (*scratch)[:r*k]}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, batchMatrix(b), w, 0, z)
+	for i := range r {
+		zi := z.Data[i*k : (i+1)*k]
+		for j := range k {
+			zi[j] -= mw[j]
+		}
+	}
+	return z
+}
+
+// meanW returns Wᵀm.
+func meanW(w *mat.Dense, mean []float64) []float64 {
+	d, k := w.Dims()
+	mw := make([]float64, k)
+	for j := range k {
+		for i := range d {
+			mw[j] += mean[i] * w.At(i, j)
+		}
+	}
+	return mw
 }
 
 // third streams S and K(I,I,I,v) = E[(vᵀz) z^⊗3] − Sym3(Sv, S), the
@@ -85,11 +98,7 @@ func (wh *whitened) third(ctx context.Context, v []float64) (*solver.Sym3, error
 	}
 	err := wh.each(ctx, func(w int, z blas64.General) error {
 		a := &accs[w]
-		blas64.Syrk(blas.Trans, 1, z, 1, a.s.RawSymmetric())
-		vz := make([]float64, z.Rows)
-		mat.NewVecDense(z.Rows, vz).MulVec(mat.NewDense(z.Rows, k, z.Data), mat.NewVecDense(k, v))
-		// Σ (vᵀz) z⊗z⊗z, one Sym3 per batch.
-		a.g.AddTensor(solver.FromFactors(vz, mat.DenseCopyOf(mat.NewDense(z.Rows, k, z.Data).T())))
+		addThird(z, v, a.s.RawSymmetric(), a.g)
 		return nil
 	})
 	if err != nil {
@@ -102,11 +111,29 @@ func (wh *whitened) third(ctx context.Context, v []float64) (*solver.Sym3, error
 	if wh.n == 0 {
 		return nil, errNoRows
 	}
-	nf := float64(wh.n)
-	s := accs[0].s
-	s.ScaleSym(1/nf, s)
+	t, s := finishThird(accs[0].s, accs[0].g, wh.n, v)
 	wh.s = s
-	t := accs[0].g
+	return t, nil
+}
+
+// addThird adds a block of whitened rows z (rows×k) to the sums Σzzᵀ
+// (upper triangle of s) and Σ (vᵀz) z⊗z⊗z (g).
+func addThird(z blas64.General, v []float64, s blas64.Symmetric, g *solver.Sym3) {
+	k := z.Cols
+	blas64.Syrk(blas.Trans, 1, z, 1, s)
+	vz := make([]float64, z.Rows)
+	mat.NewVecDense(z.Rows, vz).MulVec(mat.NewDense(z.Rows, k, z.Data), mat.NewVecDense(k, v))
+	// Σ (vᵀz) z⊗z⊗z, one Sym3 per batch.
+	g.AddTensor(solver.FromFactors(vz, mat.DenseCopyOf(mat.NewDense(z.Rows, k, z.Data).T())))
+}
+
+// finishThird turns the sums of n rows into S = E[zzᵀ] and the tensor
+// K(I,I,I,v) = E[(vᵀz) z^⊗3] − Sym3(Sv, S); it scales s and g in place.
+func finishThird(s *mat.SymDense, g *solver.Sym3, n int64, v []float64) (*solver.Sym3, *mat.SymDense) {
+	k := len(v)
+	nf := float64(n)
+	s.ScaleSym(1/nf, s)
+	t := g
 	t.Invalidate()
 	t.Scale(1 / nf)
 	sv := make([]float64, k)
@@ -121,7 +148,7 @@ func (wh *whitened) third(ctx context.Context, v []float64) (*solver.Sym3, error
 		}
 	}
 	t.Invalidate()
-	return t, nil
+	return t, s
 }
 
 // contract streams, for the columns θᵢ of theta (k×c), one pass of
@@ -141,18 +168,7 @@ func (wh *whitened) contract(ctx context.Context, theta *mat.Dense) (g *mat.Dens
 	th := theta.RawMatrix()
 	err = wh.each(ctx, func(w int, z blas64.General) error {
 		a := &accs[w]
-		r := z.Rows
-		if cap(a.y) < r*c {
-			a.y = make([]float64, r*c)
-		}
-		y := blas64.General{Rows: r, Cols: c, Stride: c, Data: a.y[:r*c]}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, z, th, 0, y)
-		for i, v := range y.Data {
-			v2 := v * v
-			a.q[i%c] += v2 * v2
-			y.Data[i] = v2 * v
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, z, y, 1, a.g.RawMatrix())
+		addContract(z, th, &a.y, a.g.RawMatrix(), a.q)
 		return nil
 	})
 	if err != nil {
@@ -167,24 +183,75 @@ func (wh *whitened) contract(ctx context.Context, theta *mat.Dense) (g *mat.Dens
 	if wh.n == 0 {
 		return nil, nil, errNoRows
 	}
-	nf := float64(wh.n)
-	g = accs[0].g
-	g.Scale(1/nf, g)
-	kappa = make([]float64, c)
-	var st mat.Dense
-	st.Mul(wh.s, theta) // Sθᵢ as columns
-	for i := range c {
-		var q float64 // θᵢᵀSθᵢ
-		for j := range k {
-			q += theta.At(j, i) * st.At(j, i)
-		}
-		for j := range k {
-			g.Set(j, i, g.At(j, i)-3*q*st.At(j, i))
-		}
-		kappa[i] = accs[0].q[i]/nf - 3*q*q
-	}
+	g, kappa = finishContract(accs[0].g, accs[0].q, wh.n, wh.s, theta)
 	return g, kappa, nil
 }
+
+// addContract adds a block of whitened rows z to the sums Σ z (θᵢᵀz)³
+// (columns of g, k×c) and Σ (θᵢᵀz)⁴ (q), with scratch *y.
+func addContract(z, th blas64.General, y *[]float64, g blas64.General, q []float64) {
+	r, c := z.Rows, th.Cols
+	if cap(*y) < r*c {
+		*y = make([]float64, r*c)
+	}
+	yb := blas64.General{Rows: r, Cols: c, Stride: c, Data: (*y)[:r*c]}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, z, th, 0, yb)
+	for i, v := range yb.Data {
+		v2 := v * v
+		q[i%c] += v2 * v2
+		yb.Data[i] = v2 * v
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, z, yb, 1, g)
+}
+
+// finishContract turns the sums of n rows into g = K(I,θᵢ,θᵢ,θᵢ) (scaling
+// g in place) and κᵢ = K(θᵢ,θᵢ,θᵢ,θᵢ), for S = E[zzᵀ].
+func finishContract(g *mat.Dense, q []float64, n int64, s mat.Symmetric, theta *mat.Dense) (*mat.Dense, []float64) {
+	k, c := theta.Dims()
+	nf := float64(n)
+	g.Scale(1/nf, g)
+	kappa := make([]float64, c)
+	var st mat.Dense
+	st.Mul(s, theta) // Sθᵢ as columns
+	for i := range c {
+		var qq float64 // θᵢᵀSθᵢ
+		for j := range k {
+			qq += theta.At(j, i) * st.At(j, i)
+		}
+		for j := range k {
+			g.Set(j, i, g.At(j, i)-3*qq*st.At(j, i))
+		}
+		kappa[i] = q[i]/nf - 3*qq*qq
+	}
+	return g, kappa
+}
+
+// refineStep makes one polishing step from g = K(I,θᵢ,θᵢ,θᵢ) and the
+// kurtoses of the columns of theta: θᵢ ← sign(κᵢ)gᵢ, orthonormalised. It
+// returns the largest change of a column and false when the step is not
+// possible (theta is then unchanged).
+func refineStep(theta, g *mat.Dense, kappa []float64) (float64, bool) {
+	k, _ := theta.Dims()
+	for i := range k {
+		if kappa[i] < 0 {
+			for j := range k {
+				g.Set(j, i, -g.At(j, i))
+			}
+		}
+	}
+	if !symOrth(g) {
+		return 0, false
+	}
+	var change float64
+	for i := range k {
+		change = math.Max(change, 1-math.Abs(mat.Dot(g.ColView(i), theta.ColView(i))))
+	}
+	theta.Copy(g)
+	return change, true
+}
+
+// refineTol is the change of the columns below which refining stops.
+const refineTol = 1e-12
 
 // refine polishes the columns of theta (orthonormal, k×k) by symmetric
 // fourth-order power steps θᵢ ← sign(κᵢ)K(I,θᵢ,θᵢ,θᵢ), Θ ← Θ(ΘᵀΘ)^{-1/2},
@@ -195,29 +262,16 @@ func (wh *whitened) contract(ctx context.Context, theta *mat.Dense) (g *mat.Dens
 // ones by O(change)), or from one pass on the given columns when maxIter is
 // 0, and the number of steps taken.
 func (wh *whitened) refine(ctx context.Context, theta *mat.Dense, maxIter int) ([]float64, int, error) {
-	const tol = 1e-12
-	k, _ := theta.Dims()
 	for it := 1; ; it++ {
 		g, kappa, err := wh.contract(ctx, theta)
 		if err != nil || it > maxIter {
 			return kappa, it - 1, err
 		}
-		for i := range k {
-			if kappa[i] < 0 {
-				for j := range k {
-					g.Set(j, i, -g.At(j, i))
-				}
-			}
-		}
-		if !symOrth(g) {
+		change, ok := refineStep(theta, g, kappa)
+		if !ok {
 			return kappa, it - 1, nil
 		}
-		var change float64
-		for i := range k {
-			change = math.Max(change, 1-math.Abs(mat.Dot(g.ColView(i), theta.ColView(i))))
-		}
-		theta.Copy(g)
-		if change < tol || it == maxIter {
+		if change < refineTol || it == maxIter {
 			return kappa, it, nil
 		}
 	}

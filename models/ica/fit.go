@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -37,34 +38,29 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 		return nil, fmt.Errorf("ica: %w", err)
 	}
 	k := cfg.K
+	if d <= cfg.ExactDim {
+		// The exact path runs through the mergeable statistics of its
+		// passes, as `streamfit stats` computes them per shard.
+		st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
+		if err != nil {
+			return nil, err
+		}
+		m, err := FitStats(ctx, st, cfg)
+		if err != nil {
+			return nil, err
+		}
+		m.Stats.Seconds = time.Since(start).Seconds()
+		return m, nil
+	}
 	sp, err := spectrum(ctx, src, d, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	w := mat.NewDense(d, k, nil)
-	b := mat.NewDense(d, k, nil)
-	white := make([]float64, k)
-	for j := range k {
-		white[j] = sp.vals[j] - sp.sigma2
-		if !(white[j] > 0) {
-			return nil, fmt.Errorf("%w (eigenvalue %d is %.3g, noise %.3g); try a smaller k", ErrSpectrum, j+1, sp.vals[j], sp.sigma2)
-		}
-		s := math.Sqrt(white[j])
-		for i := range d {
-			w.Set(i, j, sp.u.At(i, j)/s)
-			b.Set(i, j, sp.u.At(i, j)*s)
-		}
+	w, b, white, err := whitening(sp, d, k)
+	if err != nil {
+		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x696361))
-	v := make([]float64, k)
-	var vn float64
-	for i := range v {
-		v[i] = rng.NormFloat64()
-		vn += v[i] * v[i]
-	}
-	for i := range v {
-		v[i] /= math.Sqrt(vn)
-	}
+	v := contractionVector(k, cfg.Seed)
 	wh := &whitened{src: src, w: w, mean: sp.mean, workers: cfg.Workers}
 	t, err := wh.third(ctx, v)
 	if err != nil {
@@ -82,6 +78,52 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if err != nil {
 		return nil, err
 	}
+	m := buildModel(theta, kurt, b, sp, white, res, cfg)
+	m.Stats.Passes = sp.passes + wh.passes
+	m.Stats.RefineIters = iters
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// whitening returns W = U (Λ − σ²)^{-1/2}, B = U (Λ − σ²)^{1/2} and the
+// whitened eigenvalues of the spectrum sp.
+func whitening(sp *spec, d, k int) (w, b *mat.Dense, white []float64, err error) {
+	w = mat.NewDense(d, k, nil)
+	b = mat.NewDense(d, k, nil)
+	white = make([]float64, k)
+	for j := range k {
+		white[j] = sp.vals[j] - sp.sigma2
+		if !(white[j] > 0) {
+			return nil, nil, nil, fmt.Errorf("%w (eigenvalue %d is %.3g, noise %.3g); try a smaller k", ErrSpectrum, j+1, sp.vals[j], sp.sigma2)
+		}
+		s := math.Sqrt(white[j])
+		for i := range d {
+			w.Set(i, j, sp.u.At(i, j)/s)
+			b.Set(i, j, sp.u.At(i, j)*s)
+		}
+	}
+	return w, b, white, nil
+}
+
+// contractionVector is the random unit vector v of K(I,I,I,v), from seed.
+func contractionVector(k int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 0x696361))
+	v := make([]float64, k)
+	var vn float64
+	for i := range v {
+		v[i] = rng.NormFloat64()
+		vn += v[i] * v[i]
+	}
+	for i := range v {
+		v[i] /= math.Sqrt(vn)
+	}
+	return v
+}
+
+// buildModel maps the refined columns theta and their kurtoses back to the
+// mixing matrix (Passes, RefineIters and Seconds are the caller's).
+func buildModel(theta *mat.Dense, kurt []float64, b *mat.Dense, sp *spec, white []float64, res *solver.Result, cfg Config) *Model {
+	d, k := b.Dims()
 	m := &Model{Model: "ica", K: k, D: d, Mixing: make([][]float64, k), Kurtosis: make([]float64, k), Mean: sp.mean}
 	for i := range k {
 		th := mat.VecDenseCopyOf(theta.ColView(i))
@@ -103,10 +145,9 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 		}
 		m.Mixing[i] = col
 	}
-	m.Stats = &Stats{Rows: sp.n, Passes: sp.passes + wh.passes, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2,
-		Whitening: white, Lambda: res.Weights, RefineIters: iters, Seconds: time.Since(start).Seconds()}
+	m.Stats = &Stats{Rows: sp.n, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2, Whitening: white, Lambda: res.Weights}
 	m.Stats.Record("", res)
-	return m, nil
+	return m
 }
 
 // checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,
@@ -151,6 +192,14 @@ func spectrum(ctx context.Context, src stream.DenseSource, d int, cfg *Config) (
 	if err != nil {
 		return nil, err
 	}
+	return spectrumOf(ctx, src, f, d, cfg)
+}
+
+// spectrumOf finds the spectrum from the first pass's sums f: from its
+// second moment when d ≤ ExactDim, else by sketching the covariance over
+// src (which may be nil on the exact path).
+func spectrumOf(ctx context.Context, src stream.DenseSource, f *first, d int, cfg *Config) (*spec, error) {
+	exact := d <= cfg.ExactDim
 	if f.n < 2 {
 		return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", f.n)
 	}

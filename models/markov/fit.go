@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -120,19 +121,32 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	if err := check(d, k, &cfg); err != nil {
 		return nil, err
 	}
-	ps, err := pairPass(ctx, src, d, cfg.Workers, nil)
+	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
+	m, err := FitStats(ctx, st, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// hmmWhitening returns σ² and the whitenings of the point moment
+// M2 = V2 − σ²I (U) and of the set moment (UT) from the first pass.
+func hmmWhitening(ps *pairStats, cfg *Config) (whU, whUT *whitening, sigma2 float64, err error) {
+	d := len(ps.v1)
+	k := cfg.K
 	// σ²: the d−k+1 smallest eigenvalues of Cov(x) are σ² in the population;
 	// average them (001 takes the smallest, which is biased low).
 	cov := mat.NewSymDense(d, nil)
 	cov.SymRankOne(ps.v2, -1, mat.NewVecDense(d, ps.v1))
-	sigma2 := cfg.Sigma2
+	sigma2 = cfg.Sigma2
 	if sigma2 <= 0 {
 		var es mat.EigenSym
 		if !es.Factorize(cov, false) {
-			return nil, errors.New("markov: eigendecomposition of the covariance did not converge")
+			return nil, nil, 0, errors.New("markov: eigendecomposition of the covariance did not converge")
 		}
 		ev := es.Values(nil) // ascending
 		sigma2 = math.Max(floats.Sum(ev[:d-k+1])/float64(d-k+1), 0)
@@ -142,15 +156,19 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	for i := range d {
 		m2.SetSym(i, i, m2.At(i, i)-sigma2)
 	}
-	whU, err := whiten(m2, k, "M2 = V2 − σ²I")
-	if err != nil {
-		return nil, err
+	if whU, err = whiten(m2, k, "M2 = V2 − σ²I"); err != nil {
+		return nil, nil, 0, err
 	}
-	whUT, err := whiten(setM2(ps, cfg.Alpha0), k, "M2' = (α0+1)C2 − α0V1V1ᵀ")
-	if err != nil {
-		return nil, err
+	if whUT, err = whiten(setM2(ps, cfg.Alpha0), k, "M2' = (α0+1)C2 − α0V1V1ᵀ"); err != nil {
+		return nil, nil, 0, err
 	}
-	ts, err := triplePass(ctx, src, d, whUT.w, whU.w, cfg.Workers)
+	return whU, whUT, sigma2, nil
+}
+
+// fitHMM recovers the HMM from the two passes' statistics.
+func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (*Model, error) {
+	d, k := len(ps.v1), cfg.K
+	whU, whUT, sigma2, err := hmmWhitening(ps, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +204,6 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	if err := finishP(m, uM, utM, &cfg); err != nil {
 		return nil, err
 	}
-	m.Stats.Seconds = time.Since(start).Seconds()
 	return m, nil
 }
 
@@ -199,15 +216,27 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err := check(d, d, &cfg); err != nil {
 		return nil, err
 	}
-	ps, err := pairPass(ctx, src, d, cfg.Workers, oneHot(src.Info().Path))
+	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path, Chain: true}, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
-	wh, err := whiten(setM2(ps, cfg.Alpha0), d, "M2 = (α0+1)C2 − α0ππᵀ")
+	m, err := FitStats(ctx, st, cfg)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := triplePass(ctx, src, d, wh.w, nil, cfg.Workers)
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// chainWhitening whitens the set moment of a chain from the first pass.
+func chainWhitening(ps *pairStats, cfg *Config) (*whitening, error) {
+	return whiten(setM2(ps, cfg.Alpha0), len(ps.v1), "M2 = (α0+1)C2 − α0ππᵀ")
+}
+
+// fitChain recovers the chain from the two passes' statistics.
+func fitChain(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (*Model, error) {
+	d := len(ps.v1)
+	wh, err := chainWhitening(ps, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +274,6 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err := finishP(m, id, tm, &cfg); err != nil {
 		return nil, err
 	}
-	m.Stats.Seconds = time.Since(start).Seconds()
 	return m, nil
 }
 

@@ -65,12 +65,40 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 	if err != nil {
 		return nil, fmt.Errorf("multiview: %w", err)
 	}
-	d3 := dims[2]
 	nw := opt.Workers
 	e12, e32, e31, n, err := CrossMoments(ctx, pass, dims, nw)
 	if err != nil {
 		return nil, err
 	}
+	cs, err := newCrossStage(e12, e32, e31, n, k)
+	if err != nil {
+		return nil, err
+	}
+	t, n2, err := whitenedTriple(ctx, pass, cs.p1t, cs.p2t, cs.wm, nw)
+	if err != nil {
+		return nil, err
+	}
+	if n2 != n {
+		return nil, fmt.Errorf("multiview: the source changed between passes (%d triples, then %d)", n, n2)
+	}
+	return cs.recover(ctx, solve, t, opt)
+}
+
+// crossStage is what the averaged cross moments of the first pass give the
+// second pass (the maps P₁, P₂ and the whitening W of view 3) and the
+// recovery.
+type crossStage struct {
+	e12, e32, e31 *mat.Dense
+	n             int64
+	wm, bm        *mat.Dense
+	white         []float64
+	p1t, p2t      *mat.Dense // d₁×k, d₂×k
+}
+
+// newCrossStage whitens the symmetrised second moment of view 3 from the
+// averaged cross moments of n triples.
+func newCrossStage(e12, e32, e31 *mat.Dense, n int64, k int) (*crossStage, error) {
+	d3, _ := e32.Dims()
 	pi12, err := pinvK(e12, k)
 	if err != nil {
 		return nil, err
@@ -116,23 +144,25 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 	var p1, p2 mat.Dense
 	p1.Mul(wm.T(), &a1) // k×d1
 	p2.Mul(wm.T(), &a2) // k×d2
-	t, n2, err := whitenedTriple(ctx, pass, mat.DenseCopyOf(p1.T()), mat.DenseCopyOf(p2.T()), wm, nw)
-	if err != nil {
-		return nil, err
-	}
-	if n2 != n {
-		return nil, fmt.Errorf("multiview: the source changed between passes (%d triples, then %d)", n, n2)
-	}
+	return &crossStage{e12: e12, e32: e32, e31: e31, n: n, wm: wm, bm: bm, white: white,
+		p1t: mat.DenseCopyOf(p1.T()), p2t: mat.DenseCopyOf(p2.T())}, nil
+}
+
+// recover decomposes the whitened symmetric third moment t and maps the
+// factors back to the weights and the views' means.
+func (cs *crossStage) recover(ctx context.Context, solve solver.Func, t *solver.Sym3, opt Options) (*Decomposition, error) {
+	k, n := opt.K, cs.n
+	d3, _ := cs.wm.Dims()
 	res, err := solve(ctx, t, k, solver.Options{Restarts: opt.Restarts, Iters: opt.Iters, Seed: opt.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("multiview: %w (k=%d may be too large for the data)", err, k)
 	}
-	out := &Decomposition{N: n, Weights: make([]float64, k), Whitening: white, Lambda: res.Weights, Result: res}
+	out := &Decomposition{N: n, Weights: make([]float64, k), Whitening: cs.white, Lambda: res.Weights, Result: res}
 	m3 := mat.NewDense(d3, k, nil)
 	for i, lam := range res.Weights {
 		out.Weights[i] = 1 / (lam * lam)
 		var mu mat.VecDense
-		mu.MulVec(bm, res.Factors.ColView(i))
+		mu.MulVec(cs.bm, res.Factors.ColView(i))
 		mu.ScaleVec(lam, &mu)
 		m3.SetCol(i, mu.RawVector().Data)
 	}
@@ -142,7 +172,7 @@ func Decompose(ctx context.Context, pass Pass, dims [3]int, opt Options) (*Decom
 	if err != nil {
 		return nil, err
 	}
-	for t, e := range []mat.Matrix{e31.T(), e32.T()} {
+	for t, e := range []mat.Matrix{cs.e31.T(), cs.e32.T()} {
 		var m mat.Dense
 		m.Mul(e, pm3)
 		for i := range k {
@@ -204,9 +234,9 @@ func CrossMoments(ctx context.Context, pass Pass, dims [3]int, workers int) (e12
 func whitenedTriple(ctx context.Context, pass Pass, p1t, p2t, p3t *mat.Dense, workers int) (*solver.Sym3, int64, error) {
 	_, k := p3t.Dims()
 	type triAcc struct {
-		n          int64
-		t          *mat.Dense // k²×k
-		a, b, c, e []float64
+		n int64
+		t *mat.Dense // k²×k
+		s tripleScratch
 	}
 	ta := make([]triAcc, workers)
 	for i := range ta {
@@ -214,29 +244,8 @@ func whitenedTriple(ctx context.Context, pass Pass, p1t, p2t, p3t *mat.Dense, wo
 	}
 	err := pass(ctx, workers, func(w int, x1, x2, x3 blas64.General) error {
 		a := &ta[w]
-		r := x1.Rows
-		a.n += int64(r)
-		if cap(a.a) < r*k {
-			a.a, a.b, a.c = make([]float64, r*k), make([]float64, r*k), make([]float64, r*k)
-			a.e = make([]float64, r*k*k)
-		}
-		za := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.a[:r*k]}
-		zb := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.b[:r*k]}
-		zc := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.c[:r*k]}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x1, p1t.RawMatrix(), 0, za)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x2, p2t.RawMatrix(), 0, zb)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x3, p3t.RawMatrix(), 0, zc)
-		ab := blas64.General{Rows: r, Cols: k * k, Stride: k * k, Data: a.e[:r*k*k]}
-		for i := range r {
-			ra, rb := za.Data[i*k:(i+1)*k], zb.Data[i*k:(i+1)*k]
-			row := ab.Data[i*k*k : (i+1)*k*k]
-			for p, u := range ra {
-				for q, v := range rb {
-					row[p*k+q] = u * v
-				}
-			}
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ab, zc, 1, a.t.RawMatrix())
+		a.n += int64(x1.Rows)
+		a.s.add(x1, x2, x3, p1t, p2t, p3t, a.t.RawMatrix().Data)
 		return nil
 	})
 	if err != nil {
@@ -250,9 +259,45 @@ func whitenedTriple(ctx context.Context, pass Pass, p1t, p2t, p3t *mat.Dense, wo
 	if n == 0 {
 		return nil, 0, errors.New("multiview: no triples")
 	}
+	return symmetrised(ta[0].t.RawMatrix().Data, n, k), n, nil
+}
+
+// tripleScratch is one worker's scratch for the whitened triples.
+type tripleScratch struct{ a, b, c, e []float64 }
+
+// add adds Σ (P₁ᵀx₁)⊗(P₂ᵀx₂)⊗(P₃ᵀx₃) over the triples of a block to raw
+// (k²×k, row-major: row i·k+j, column l).
+func (a *tripleScratch) add(x1, x2, x3 blas64.General, p1t, p2t, p3t *mat.Dense, raw []float64) {
+	_, k := p3t.Dims()
+	r := x1.Rows
+	if cap(a.a) < r*k {
+		a.a, a.b, a.c = make([]float64, r*k), make([]float64, r*k), make([]float64, r*k)
+		a.e = make([]float64, r*k*k)
+	}
+	za := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.a[:r*k]}
+	zb := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.b[:r*k]}
+	zc := blas64.General{Rows: r, Cols: k, Stride: k, Data: a.c[:r*k]}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x1, p1t.RawMatrix(), 0, za)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x2, p2t.RawMatrix(), 0, zb)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x3, p3t.RawMatrix(), 0, zc)
+	ab := blas64.General{Rows: r, Cols: k * k, Stride: k * k, Data: a.e[:r*k*k]}
+	for i := range r {
+		ra, rb := za.Data[i*k:(i+1)*k], zb.Data[i*k:(i+1)*k]
+		row := ab.Data[i*k*k : (i+1)*k*k]
+		for p, u := range ra {
+			for q, v := range rb {
+				row[p*k+q] = u * v
+			}
+		}
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, ab, zc, 1, blas64.General{Rows: k * k, Cols: k, Stride: k, Data: raw})
+}
+
+// symmetrised is the average over n triples of the raw sums (k²×k), made
+// symmetric (it is symmetric in expectation).
+func symmetrised(raw []float64, n int64, k int) *solver.Sym3 {
 	nf := float64(n)
-	raw := ta[0].t
-	at := func(i, j, l int) float64 { return raw.At(i*k+j, l) }
+	at := func(i, j, l int) float64 { return raw[(i*k+j)*k+l] }
 	t := solver.NewSym3(k)
 	for i := range k {
 		for j := i; j < k; j++ {
@@ -262,7 +307,7 @@ func whitenedTriple(ctx context.Context, pass Pass, p1t, p2t, p3t *mat.Dense, wo
 			}
 		}
 	}
-	return t, n, nil
+	return t
 }
 
 // pinvK returns the rank-k truncated pseudo-inverse of a (via the SVD).

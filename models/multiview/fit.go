@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -98,13 +99,69 @@ func checkViews(views [][]int, d int) error {
 	return nil
 }
 
-// Fit learns a k-class three-view mixture from src in two passes.
+// Fit learns a k-class three-view mixture from src in two passes, through
+// their mergeable statistics (Plan), as `streamfit stats` computes them per
+// shard.
 func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	start := time.Now()
 	d := src.Info().Cols
 	if d <= 0 {
 		return nil, fmt.Errorf("multiview: the source does not report its number of columns")
 	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FitStats(ctx, st, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.Stats.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// FitStats fits the mixture from merged pass-2 statistics of Plan; the
+// settings the statistics fix are taken from them, the solver's from cfg.
+func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
+	cfg, err := ConfigFromStats(cfg, st.Header)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := (&Plan{Config: cfg}).triplePlan(st.Header.D)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := tp.DecomposeStats(ctx, st, Options{K: cfg.K, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: cfg.Workers})
+	if err != nil {
+		return nil, err
+	}
+	d, k := st.Header.D, cfg.K
+	views := cfg.Views
+	m := &Model{Model: "multiview", K: k, D: d, Views: views, Weights: dec.Weights, Means: make([][][]float64, 3)}
+	for t := range 3 {
+		m.Means[t] = rowsOf(dec.Means[t])
+	}
+	solverName := cfg.Solver
+	if solverName == "" {
+		solverName = "rtpm"
+	}
+	if cfg.Rotate {
+		m.Rotated = true
+		m.Components = components(m, Rotation(d, cfg.Seed))
+	}
+	ms := &Stats{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
+	ms.Record("", dec.Result)
+	floats.Scale(1/ms.WeightSum, m.Weights)
+	m.Stats = ms
+	return m, nil
+}
+
+// views returns the column groups of the three views for rows of d
+// columns.
+func (cfg Config) views(d int) ([][]int, error) {
 	views := cfg.Views
 	if views == nil {
 		if d < 3 {
@@ -119,76 +176,57 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if err := checkViews(views, d); err != nil {
 		return nil, err
 	}
-	if cfg.Workers < 1 {
-		cfg.Workers = 1
+	return views, nil
+}
+
+// viewCutter cuts batches of rows (rotated by rot when it is set) into the
+// three views, with one worker's scratch.
+type viewCutter struct {
+	path    string
+	d       int
+	views   [][]int
+	rot     *mat.Dense
+	scratch [3][]float64
+	rotated []float64
+}
+
+func newViewCutter(path string, d int, views [][]int, rot *mat.Dense) *viewCutter {
+	return &viewCutter{path: path, d: d, views: views, rot: rot}
+}
+
+// cut checks the batch b and returns its three views (valid until the next
+// call).
+func (v *viewCutter) cut(b *stream.Dense) ([3]blas64.General, error) {
+	var xs [3]blas64.General
+	d := v.d
+	if err := checkBatch(v.path, b, d); err != nil || b.Rows == 0 {
+		return xs, err
 	}
-	dims := [3]int{len(views[0]), len(views[1]), len(views[2])}
-	path := src.Info().Path
-	var rot *mat.Dense
-	if cfg.Rotate {
-		rot = Rotation(d, cfg.Seed)
+	rows := b.Data[:b.Rows*d]
+	if v.rot != nil {
+		// Row i of the batch becomes (R x_i)ᵀ = x_iᵀ Rᵀ.
+		if cap(v.rotated) < b.Rows*d {
+			v.rotated = make([]float64, b.Rows*d)
+		}
+		rows = v.rotated[:b.Rows*d]
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: b.Rows, Cols: d, Stride: d, Data: b.Data[:b.Rows*d]},
+			v.rot.RawMatrix(), 0, blas64.General{Rows: b.Rows, Cols: d, Stride: d, Data: rows})
 	}
-	scratch := make([][3][]float64, cfg.Workers)
-	rotated := make([][]float64, cfg.Workers)
-	pass := func(ctx context.Context, workers int, fn func(int, blas64.General, blas64.General, blas64.General) error) error {
-		return stream.Each(ctx, src.Rows, workers, func(w int, b *stream.Dense) error {
-			if err := checkBatch(path, b, d); err != nil {
-				return err
-			}
-			if b.Rows == 0 {
-				return nil
-			}
-			var xs [3]blas64.General
-			rows := b.Data[:b.Rows*d]
-			if rot != nil {
-				// Row i of the batch becomes (R x_i)ᵀ = x_iᵀ Rᵀ.
-				if cap(rotated[w]) < b.Rows*d {
-					rotated[w] = make([]float64, b.Rows*d)
-				}
-				rows = rotated[w][:b.Rows*d]
-				blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: b.Rows, Cols: d, Stride: d, Data: b.Data[:b.Rows*d]},
-					rot.RawMatrix(), 0, blas64.General{Rows: b.Rows, Cols: d, Stride: d, Data: rows})
-			}
-			for t := range 3 {
-				dt := dims[t]
-				if cap(scratch[w][t]) < b.Rows*dt {
-					scratch[w][t] = make([]float64, b.Rows*dt)
-				}
-				buf := scratch[w][t][:b.Rows*dt]
-				for i := range b.Rows {
-					row := rows[i*d : (i+1)*d]
-					for j, c := range views[t] {
-						buf[i*dt+j] = row[c]
-					}
-				}
-				xs[t] = blas64.General{Rows: b.Rows, Cols: dt, Stride: dt, Data: buf}
-			}
-			return fn(w, xs[0], xs[1], xs[2])
-		})
-	}
-	dec, err := Decompose(ctx, pass, dims, Options{K: cfg.K, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: cfg.Workers})
-	if err != nil {
-		return nil, err
-	}
-	k := cfg.K
-	m := &Model{Model: "multiview", K: k, D: d, Views: views, Weights: dec.Weights, Means: make([][][]float64, 3)}
 	for t := range 3 {
-		m.Means[t] = rowsOf(dec.Means[t])
+		dt := len(v.views[t])
+		if cap(v.scratch[t]) < b.Rows*dt {
+			v.scratch[t] = make([]float64, b.Rows*dt)
+		}
+		buf := v.scratch[t][:b.Rows*dt]
+		for i := range b.Rows {
+			row := rows[i*d : (i+1)*d]
+			for j, c := range v.views[t] {
+				buf[i*dt+j] = row[c]
+			}
+		}
+		xs[t] = blas64.General{Rows: b.Rows, Cols: dt, Stride: dt, Data: buf}
 	}
-	solverName := cfg.Solver
-	if solverName == "" {
-		solverName = "rtpm"
-	}
-	if rot != nil {
-		m.Rotated = true
-		m.Components = components(m, rot)
-	}
-	st := &Stats{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
-	st.Record("", dec.Result)
-	floats.Scale(1/st.WeightSum, m.Weights)
-	st.Seconds = time.Since(start).Seconds()
-	m.Stats = st
-	return m, nil
+	return xs, nil
 }
 
 // Rotation returns a uniformly distributed d×d rotation (Haar measure on the

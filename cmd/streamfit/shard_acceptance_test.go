@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/streamfit/streamfit/implicit"
+)
+
+// TestShardsEveryModel is the acceptance test of the statistics route for
+// every model: for each pass, the statistics of two shards of one Parquet
+// file — split by row groups, and by row ranges — merged in either order
+// are byte-identical to each other and, provenance aside (the inputs and
+// shard count they record), to the statistics of the whole file; and
+// `fit --from-stats` of the merge writes a model.json byte-identical to
+// `fit` on the whole file.
+func TestShardsEveryModel(t *testing.T) {
+	const groupRows, batchRows = 600, 200
+	cases := []struct {
+		name   string
+		gen    []string // streamfit gen arguments (model, sizes)
+		model  string   // --model of stats and fit
+		flags  []string // settings, given to stats and fit alike
+		passes int
+		// fitOnly are flags of fit only (the solver's).
+		fitOnly []string
+		// fitDiffers says that `fit` on the whole file sums in batch order
+		// where the statistics hold exact totals: only the models of the
+		// whole file's statistics and of the merge are compared.
+		fitDiffers bool
+	}{
+		{name: "lda", gen: []string{"lda", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "lda",
+			flags: []string{"--k", "3", "--alpha0", "1", "--seed", "5"}, passes: 2, fitDiffers: true},
+		{name: "topic", gen: []string{"topic", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "topic",
+			flags: []string{"--k", "3", "--seed", "5"}, passes: 2, fitDiffers: true},
+		{name: "gmm", gen: []string{"gmm", "--rows", "3000", "--d", "8", "--k", "3"}, model: "gmm",
+			flags: []string{"--k", "3", "--seed", "5"}, passes: 2},
+		{name: "gmm-differing", gen: []string{"gmm", "--rows", "3000", "--d", "8", "--k", "3", "--differing"}, model: "gmm",
+			flags: []string{"--k", "3", "--seed", "5", "--differing"}, passes: 2},
+		{name: "ica", gen: []string{"ica", "--rows", "3000", "--d", "6", "--k", "3"}, model: "ica",
+			flags: []string{"--k", "3", "--seed", "5"}, passes: 4},
+		{name: "markov", gen: []string{"snapshots", "--sets", "30", "--per-set", "100", "--k", "3"}, model: "markov",
+			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
+		{name: "hmm-snapshot", gen: []string{"snapshots", "--sets", "30", "--per-set", "100", "--k", "3", "--m", "6"}, model: "hmm-snapshot",
+			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
+		{name: "multiview", gen: []string{"multiview", "--rows", "3000", "--k", "3"}, model: "multiview",
+			flags: []string{"--k", "3", "--seed", "5"}, passes: 2},
+		{name: "hmm", gen: []string{"hmm", "--seqs", "300", "--len", "10", "--d", "6", "--k", "3"}, model: "hmm",
+			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
+		{name: "hmm-windows", gen: []string{"hmm", "--seqs", "300", "--len", "10", "--d", "6", "--k", "3"}, model: "hmm",
+			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group", "--windows"}, passes: 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := tempPaths(t)
+			in := p("data.parquet")
+			mustRun(t, append([]string{"gen"}, append(c.gen, "--out", in, "--truth", p("truth.json"), "--row-group", fmt.Sprint(groupRows), "--seed", "7")...)...)
+			common := append([]string{"--model", c.model, "--batch-rows", fmt.Sprint(batchRows), "--workers", "2", "--progress", "off"}, c.flags...)
+			stats := func(pass int, basis, out string, sel ...string) {
+				t.Helper()
+				args := []string{"stats", "--phase", fmt.Sprint(pass), "--out", p(out)}
+				if basis != "" {
+					args = append(args, "--basis", p(basis))
+				}
+				mustRun(t, append(append(append(args, common...), sel...), in)...)
+			}
+			merge := func(out string, files ...string) {
+				t.Helper()
+				args := []string{"merge", "--out", p(out)}
+				for _, f := range files {
+					args = append(args, p(f))
+				}
+				mustRun(t, args...)
+			}
+			// Two row groups, then the rest; rows at the same boundary,
+			// which is a batch boundary of the whole file's pass.
+			split := 2 * groupRows
+			sels := map[string][2][]string{
+				"row groups": {{"--row-groups", "0:2"}, {"--row-groups", "2:"}},
+				"row ranges": {{"--docs", fmt.Sprintf("0:%d", split)}, {"--docs", fmt.Sprintf("%d:", split)}},
+			}
+			basis := map[string]string{"whole": "", "row groups": "", "row ranges": ""}
+			for pass := 1; pass <= c.passes; pass++ {
+				whole := fmt.Sprintf("whole%d.stats", pass)
+				stats(pass, basis["whole"], whole)
+				basis["whole"] = whole
+				for _, name := range []string{"row groups", "row ranges"} {
+					tag := fmt.Sprintf("%s%d", name[4:], pass)
+					a, b := "a-"+tag+".stats", "b-"+tag+".stats"
+					stats(pass, basis[name], a, sels[name][0]...)
+					stats(pass, basis[name], b, sels[name][1]...)
+					ab, ba := "ab-"+tag+".stats", "ba-"+tag+".stats"
+					merge(ab, a, b)
+					merge(ba, b, a)
+					if !bytes.Equal(readFile(t, p(ab)), readFile(t, p(ba))) {
+						t.Errorf("pass %d, %s: the merges in either order differ", pass, name)
+					}
+					if got, want := statsBody(t, p(ab)), statsBody(t, p(whole)); !bytes.Equal(got, want) {
+						t.Errorf("pass %d, %s: the merged statistics differ from the whole file's (beyond the inputs they record)", pass, name)
+					}
+					basis[name] = ab
+				}
+			}
+			fit := func(out string, args ...string) []byte {
+				t.Helper()
+				mustRun(t, append(append([]string{"fit", c.model, "--no-timing", "--progress", "off", "--out", p(out)}, c.flags...), append(c.fitOnly, args...)...)...)
+				return readFile(t, p(out))
+			}
+			want := fit("whole.json", "--input", in, "--batch-rows", fmt.Sprint(batchRows), "--workers", "2")
+			if c.fitDiffers {
+				want = fit("whole-stats.json", "--from-stats", p(basis["whole"]))
+			}
+			for _, name := range []string{"row groups", "row ranges"} {
+				if got := fit("merged.json", "--from-stats", p(basis[name])); !bytes.Equal(got, want) {
+					t.Errorf("%s: fit --from-stats of the merged statistics differs from the fit of the whole file:\n%s\n%s", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// statsBody returns the statistics file at path encoded again without its
+// provenance (the inputs and the number of shards it records).
+func statsBody(t *testing.T, path string) []byte {
+	t.Helper()
+	model, err := implicit.PeekModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if implicit.TopicModel(model) {
+		st, err := implicit.ReadStats(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Header.Inputs, st.Header.Shards = nil, 0
+		err = st.Encode(context.Background(), &buf)
+	} else {
+		st, err := implicit.ReadDenseStats(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Header.Inputs, st.Header.Shards = nil, 0
+		err = st.Encode(context.Background(), &buf)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

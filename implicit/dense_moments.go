@@ -1,0 +1,90 @@
+package implicit
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The first pass of the dense models that whiten exactly (GMM, ICA): the
+// totals "sum" Σx, "sumsq" Σ‖x‖² and "second" Σxxᵀ (upper triangle,
+// packed row by row) of the rows. The passes after it carry them (with the
+// number of rows) as their basis, so that every shard derives the same
+// whitening from them.
+
+// MomentSums are the totals of the first pass over rows of d columns.
+func MomentSums(d int) []SumShape {
+	return []SumShape{{Name: "sum", Len: d}, {Name: "sumsq", Len: 1}, {Name: "second", Len: d * (d + 1) / 2}}
+}
+
+// MomentWorker returns the Pass.Worker of MomentSums, which adds a batch
+// after check has accepted it.
+func MomentWorker(d int, check func(*stream.Dense) error) func() BatchFunc {
+	return func() BatchFunc {
+		s := mat.NewSymDense(d, nil)
+		return func(b *stream.Dense, out [][]float64, _ func() error) error {
+			if err := check(b); err != nil {
+				return err
+			}
+			sum, sumsq := out[0], out[1]
+			for i := range b.Rows {
+				for j, v := range b.Row(i) {
+					sum[j] += v
+					sumsq[0] += v * v
+				}
+			}
+			raw := s.RawSymmetric()
+			clear(raw.Data)
+			x := blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Cols, Data: b.Data[:b.Rows*b.Cols]}
+			blas64.Syrk(blas.Trans, 1, x, 0, raw)
+			n := 0
+			for i := range d {
+				n += copy(out[2][n:], raw.Data[i*d+i:(i+1)*d])
+			}
+			return nil
+		}
+	}
+}
+
+// MomentsFixed returns the merged totals of MomentSums in st, with the
+// number of rows, as the fixed arrays a later pass carries.
+func MomentsFixed(st *DenseStats) []Fixed {
+	return []Fixed{
+		{Name: "rows", Values: []float64{float64(st.Rows)}},
+		{Name: "sum", Values: st.Sum("sum")},
+		{Name: "sumsq", Values: st.Sum("sumsq")},
+		{Name: "second", Values: st.Sum("second")},
+	}
+}
+
+// Moments are the carried totals of the first pass.
+type Moments struct {
+	N      int64
+	Sum    []float64
+	SumSq  float64
+	Second *mat.SymDense // Σxxᵀ
+}
+
+// CarriedMoments reads the totals that MomentsFixed made, for rows of d
+// columns.
+func CarriedMoments(fixed []Fixed, d int) (*Moments, error) {
+	st := DenseStats{Fixed: fixed}
+	rows, sum, sumsq, second := st.Get("rows"), st.Get("sum"), st.Get("sumsq"), st.Get("second")
+	if len(rows) != 1 || len(sum) != d || len(sumsq) != 1 || len(second) != d*(d+1)/2 {
+		return nil, errors.New("the statistics do not carry the totals of the first pass")
+	}
+	if rows[0] < 0 || rows[0] != float64(int64(rows[0])) {
+		return nil, fmt.Errorf("the statistics carry %g rows", rows[0])
+	}
+	s := mat.NewSymDense(d, nil)
+	raw := s.RawSymmetric()
+	n := 0
+	for i := range d {
+		n += copy(raw.Data[i*d+i:(i+1)*d], second[n:])
+	}
+	return &Moments{N: int64(rows[0]), Sum: sum, SumSq: sumsq[0], Second: s}, nil
+}

@@ -1,0 +1,199 @@
+package hmm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/multiview"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The statistics of a fit are the two passes of the three-view method
+// (multiview.TriplePlan) over the triples of consecutive steps: pass 1
+// takes no basis, pass 2 the merged pass 1. The passes read the rows in
+// order (a sequence continues across batches), so a shard must begin and
+// end at the start of a sequence: a sequence cut in two would count as two.
+
+// params are the settings of a fit its statistics depend on.
+type params struct {
+	Windows bool `json:"windows,omitempty"`
+}
+
+// Plan is the passes of a fit with Config (an implicit.Planner); Path
+// names the input in errors.
+type Plan struct {
+	Config Config
+	Path   string
+}
+
+// ConfigFromStats returns cfg with the settings the statistics' header h
+// fixes (K, Windows).
+func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+	if h.Model != "hmm" {
+		return cfg, fmt.Errorf("hmm: %s statistics", h.Model)
+	}
+	var p params
+	if err := json.Unmarshal(h.Params, &p); err != nil {
+		return cfg, fmt.Errorf("hmm: statistics settings: %w", err)
+	}
+	cfg.K, cfg.Windows = h.K, p.Windows
+	return cfg, nil
+}
+
+// triplePlan returns the passes over rows of d columns.
+func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
+	cfg := p.Config
+	if cfg.K < 1 || cfg.K > d {
+		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
+	}
+	pj, _ := json.Marshal(params{Windows: cfg.Windows})
+	path := p.Path
+	return &multiview.TriplePlan{
+		Header:  implicit.StatsHeader{Model: "hmm", D: d, K: cfg.K, Params: pj},
+		Dims:    [3]int{d, d, d},
+		Ordered: true,
+		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64) error {
+			r := newSeqReader(path, d, cfg.Windows)
+			return r.batch
+		},
+	}, nil
+}
+
+func (p *Plan) withHeader(h implicit.StatsHeader) (*multiview.TriplePlan, error) {
+	cfg, err := ConfigFromStats(p.Config, h)
+	if err != nil {
+		return nil, err
+	}
+	return (&Plan{Config: cfg, Path: p.Path}).triplePlan(h.D)
+}
+
+// First returns pass 1 for rows of d columns.
+func (p *Plan) First(d int) (*implicit.Pass, error) {
+	tp, err := p.triplePlan(d)
+	if err != nil {
+		return nil, err
+	}
+	return tp.First(d)
+}
+
+// Next returns the pass after st, or nil after pass 2.
+func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	tp, err := p.withHeader(st.Header)
+	if err != nil {
+		return nil, err
+	}
+	return tp.Next(ctx, st)
+}
+
+// Like returns the pass whose statistics st are.
+func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	tp, err := p.withHeader(st.Header)
+	if err != nil {
+		return nil, err
+	}
+	return tp.Like(ctx, st)
+}
+
+// Basis returns the whitening of the third step's view (see
+// multiview.TriplePlan.Basis).
+func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
+	tp, err := p.withHeader(st.Header)
+	if err != nil {
+		return nil, err
+	}
+	return tp.Basis(ctx, st)
+}
+
+// seqReader reads the rows of a pass in order and makes the triples
+// (x₁, x₂, x₃): the first three steps of each sequence, or every window of
+// three with windows. A batch's triples are handed on with the batch
+// (several blocks of blockTriples for a large one).
+type seqReader struct {
+	path    string
+	d       int
+	windows bool
+	bufs    [3][]float64
+	nb      int
+	prev    [2][]float64
+	started bool
+	cur     int64
+	pos     int   // steps seen in the current sequence
+	first   int64 // row where it started
+}
+
+func newSeqReader(path string, d int, windows bool) *seqReader {
+	r := &seqReader{path: path, d: d, windows: windows, prev: [2][]float64{make([]float64, d), make([]float64, d)}}
+	for t := range r.bufs {
+		r.bufs[t] = make([]float64, blockTriples*d)
+	}
+	return r
+}
+
+func (r *seqReader) flush(fn func(x1, x2, x3 blas64.General)) {
+	if r.nb == 0 {
+		return
+	}
+	var xs [3]blas64.General
+	for t := range xs {
+		xs[t] = blas64.General{Rows: r.nb, Cols: r.d, Stride: r.d, Data: r.bufs[t][:r.nb*r.d]}
+	}
+	r.nb = 0
+	fn(xs[0], xs[1], xs[2])
+}
+
+func (r *seqReader) endSeq() error {
+	if r.started && r.pos < 3 {
+		return stream.Errorf(r.path, 0, r.first, "", ErrShort, "sequence %d has %d rows", r.cur, r.pos)
+	}
+	return nil
+}
+
+// batch adds the triples of b (nil: the end of the pass) through fn, and
+// the sequences b begins to *groups.
+func (r *seqReader) batch(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64) error {
+	if b == nil {
+		return r.endSeq()
+	}
+	d := r.d
+	if err := checkBatch(r.path, b, d); err != nil {
+		return err
+	}
+	if b.Rows > 0 && len(b.Group) != b.Rows {
+		return stream.Errorf(r.path, 0, b.Start, "", stream.ErrSchema, "no sequence id column: the HMM needs one id per row")
+	}
+	for i := range b.Rows {
+		id := b.Group[i]
+		if r.started && id < r.cur {
+			return stream.Errorf(r.path, 0, b.Start+int64(i), "", stream.ErrOrder, "sequence id %d follows sequence id %d: the rows of a sequence must be contiguous and in time order, with ids increasing (sort the rows by sequence id, then time)", id, r.cur)
+		}
+		if !r.started || id != r.cur {
+			if err := r.endSeq(); err != nil {
+				return err
+			}
+			*groups++
+			r.started = true
+			r.cur, r.pos, r.first = id, 0, b.Start+int64(i)
+		}
+		x := b.Row(i)
+		if r.pos >= 2 && (r.windows || r.pos == 2) {
+			copy(r.bufs[0][r.nb*d:], r.prev[0])
+			copy(r.bufs[1][r.nb*d:], r.prev[1])
+			copy(r.bufs[2][r.nb*d:], x)
+			r.nb++
+			if r.nb == blockTriples {
+				r.flush(fn)
+			}
+		}
+		if r.pos < 2 || r.windows {
+			r.prev[0], r.prev[1] = r.prev[1], r.prev[0]
+			copy(r.prev[1], x)
+		}
+		r.pos++
+	}
+	r.flush(fn)
+	return nil
+}

@@ -1,0 +1,321 @@
+package ica
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The statistics of a fit on the exact path (d ≤ ExactDim):
+//
+//	pass 1:  Σx, Σ‖x‖², Σxxᵀ (implicit.MomentSums): no basis;
+//	pass 2:  Σzzᵀ and Σ(vᵀz)z^⊗3 of the whitened rows z, for the whitening
+//	         of the merged pass 1, which it carries;
+//	pass 3+: the polishing contractions Σz(θᵢᵀz)³ and Σ(θᵢᵀz)⁴ for the
+//	         columns θ that the solver (pass 3) or the previous polishing
+//	         step gives; each carries pass 1, pass 2's sums and θ.
+//
+// The solver's settings decide θ, so they are settings of the statistics
+// from pass 3 on. Pass 1 can always be appended to; every later pass
+// depends on the merged pass before it over all the data.
+
+// params are the settings of a fit its statistics depend on.
+type params struct {
+	Refine   int    `json:"refine"`
+	Solver   string `json:"solver"`
+	Restarts int    `json:"restarts,omitempty"`
+	Iters    int    `json:"iters,omitempty"`
+	Seed     uint64 `json:"seed"`
+}
+
+// Plan is the passes of a fit with Config (an implicit.Planner); Path
+// names the input in errors.
+type Plan struct {
+	Config Config
+	Path   string
+}
+
+// ConfigFromStats returns cfg with the settings the statistics' header h
+// fixes (K, Refine, the solver's settings, Seed).
+func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+	if h.Model != "ica" {
+		return cfg, fmt.Errorf("ica: %s statistics", h.Model)
+	}
+	var p params
+	if err := json.Unmarshal(h.Params, &p); err != nil {
+		return cfg, fmt.Errorf("ica: statistics settings: %w", err)
+	}
+	cfg.K, cfg.Refine, cfg.Solver, cfg.Restarts, cfg.Iters, cfg.Seed = h.K, p.Refine, p.Solver, p.Restarts, p.Iters, p.Seed
+	return cfg, nil
+}
+
+func (p *Plan) config(h *implicit.StatsHeader) (Config, error) {
+	cfg := p.Config
+	if h != nil {
+		var err error
+		if cfg, err = ConfigFromStats(cfg, *h); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.defaults()
+	return cfg, nil
+}
+
+func header(cfg Config, d, phase int) implicit.StatsHeader {
+	pj, _ := json.Marshal(params{Refine: cfg.Refine, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
+	return implicit.StatsHeader{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K, Params: pj}
+}
+
+// First returns pass 1 for rows of d columns.
+func (p *Plan) First(d int) (*implicit.Pass, error) {
+	cfg, _ := p.config(nil)
+	if err := cfg.check(d); err != nil {
+		return nil, err
+	}
+	if d > cfg.ExactDim {
+		return nil, fmt.Errorf("ica: d=%d exceeds the exact dimension %d: the statistics route needs the exact covariance (raise the exact dimension to %d or more)", d, cfg.ExactDim, d)
+	}
+	path := p.Path
+	return &implicit.Pass{
+		Header: header(cfg, d, 1),
+		Sums:   implicit.MomentSums(d),
+		Worker: implicit.MomentWorker(d, func(b *stream.Dense) error { return checkBatch(path, b, d) }),
+	}, nil
+}
+
+// basis is what the carried pass-1 totals give the later passes.
+type basis struct {
+	sp       *spec
+	w, b     *mat.Dense
+	white    []float64
+	mw       []float64 // Wᵀm
+	fixed1   []implicit.Fixed
+	v        []float64
+	cfg      Config
+	d, k     int
+	passRows int64
+}
+
+// carried derives the whitening from the pass-1 totals that st carries (or,
+// for pass-1 statistics, holds).
+func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, error) {
+	cfg, err := p.config(&st.Header)
+	if err != nil {
+		return nil, err
+	}
+	d, k := st.Header.D, cfg.K
+	fixed := st.Fixed
+	if st.Header.Phase == 1 {
+		fixed = implicit.MomentsFixed(st)
+	}
+	mo, err := implicit.CarriedMoments(fixed[:4], d)
+	if err != nil {
+		return nil, fmt.Errorf("ica: %w", err)
+	}
+	sp, err := spectrumOf(ctx, nil, &first{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq, s: mo.Second}, d, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, b, white, err := whitening(sp, d, k)
+	if err != nil {
+		return nil, err
+	}
+	return &basis{sp: sp, w: w, b: b, white: white, mw: meanW(w, sp.mean), fixed1: fixed[:4], v: contractionVector(k, cfg.Seed), cfg: cfg, d: d, k: k}, nil
+}
+
+// pass2 returns pass 2 for the basis bs.
+func (p *Plan) pass2(bs *basis) *implicit.Pass {
+	k, d, path := bs.k, bs.d, p.Path
+	return &implicit.Pass{
+		Header: header(bs.cfg, d, 2),
+		Sums:   []implicit.SumShape{{Name: "s", Len: k * k}, {Name: "g", Len: len(solver.NewSym3(k).Data)}},
+		Fixed:  bs.fixed1,
+		Worker: func() implicit.BatchFunc {
+			var scratch []float64
+			wr := bs.w.RawMatrix()
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
+				if err := checkBatch(path, b, d); err != nil {
+					return err
+				}
+				z := whitenBatch(b, wr, bs.mw, &scratch)
+				addThird(z, bs.v, blas64.Symmetric{N: k, Stride: k, Uplo: blas.Upper, Data: out[0]}, &solver.Sym3{K: k, Data: out[1]})
+				return nil
+			}
+		},
+	}
+}
+
+// contractPass returns the polishing pass (phase ≥ 3) for the columns
+// theta, carrying pass 1, pass 2's sums and theta.
+func (p *Plan) contractPass(bs *basis, phase int, fixed2 []implicit.Fixed, theta *mat.Dense) *implicit.Pass {
+	k, d, path := bs.k, bs.d, p.Path
+	fixed := append(append(append([]implicit.Fixed(nil), bs.fixed1...), fixed2...), implicit.Fixed{Name: "theta", Values: append([]float64(nil), theta.RawMatrix().Data...)})
+	th := mat.DenseCopyOf(theta).RawMatrix()
+	return &implicit.Pass{
+		Header: header(bs.cfg, d, phase),
+		Sums:   []implicit.SumShape{{Name: "g", Len: k * k}, {Name: "q", Len: k}},
+		Fixed:  fixed,
+		Worker: func() implicit.BatchFunc {
+			var scratch, y []float64
+			wr := bs.w.RawMatrix()
+			return func(b *stream.Dense, out [][]float64, _ func() error) error {
+				if err := checkBatch(path, b, d); err != nil {
+					return err
+				}
+				z := whitenBatch(b, wr, bs.mw, &scratch)
+				addContract(z, th, &y, blas64.General{Rows: k, Cols: k, Stride: k, Data: out[0]}, out[1])
+				return nil
+			}
+		},
+	}
+}
+
+// state is where the statistics of a pass after the first leave the fit.
+type state struct {
+	bs     *basis
+	res    *solver.Result
+	s      *mat.SymDense // S = E[zzᵀ]
+	fixed2 []implicit.Fixed
+	theta  *mat.Dense // the columns of the next pass, or the final ones
+	kappa  []float64  // the kurtoses of the last contraction pass
+	iters  int        // polishing steps taken
+	done   bool       // no further pass
+}
+
+// advance solves and polishes as the fit does, from statistics of pass 2
+// or later.
+func (p *Plan) advance(ctx context.Context, st *implicit.DenseStats) (*state, error) {
+	bs, err := p.carried(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	k := bs.k
+	var fixed2 []implicit.Fixed
+	if st.Header.Phase == 2 {
+		fixed2 = []implicit.Fixed{{Name: "s2", Values: st.Sum("s")}, {Name: "g2", Values: st.Sum("g")}, {Name: "rows2", Values: []float64{float64(st.Rows)}}}
+	} else {
+		f := implicit.DenseStats{Fixed: st.Fixed}
+		fixed2 = []implicit.Fixed{{Name: "s2", Values: f.Get("s2")}, {Name: "g2", Values: f.Get("g2")}, {Name: "rows2", Values: f.Get("rows2")}}
+	}
+	ds := implicit.DenseStats{Fixed: fixed2}
+	s2, g2, rows2 := ds.Get("s2"), ds.Get("g2"), ds.Get("rows2")
+	if len(s2) != k*k || len(g2) != len(solver.NewSym3(k).Data) || len(rows2) != 1 {
+		return nil, fmt.Errorf("ica: the statistics of pass %d do not carry the sums of pass 2", st.Header.Phase)
+	}
+	n := int64(rows2[0])
+	if n == 0 {
+		return nil, errNoRows
+	}
+	if n != bs.sp.n {
+		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", bs.sp.n, n)
+	}
+	sm := mat.NewSymDense(k, append([]float64(nil), s2...))
+	t, s := finishThird(sm, &solver.Sym3{K: k, Data: append([]float64(nil), g2...)}, n, bs.v)
+	solve, err := solver.ByName(bs.cfg.Solver)
+	if err != nil {
+		return nil, fmt.Errorf("ica: %w", err)
+	}
+	res, err := solve(ctx, t, k, solver.Options{Restarts: bs.cfg.Restarts, Iters: bs.cfg.Iters, Seed: bs.cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
+	}
+	out := &state{bs: bs, res: res, s: s, fixed2: fixed2, theta: mat.DenseCopyOf(res.Factors)}
+	if st.Header.Phase == 2 {
+		return out, nil
+	}
+	// A polishing pass: the refine loop's step it = phase − 2.
+	if st.Rows != n {
+		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", n, st.Rows)
+	}
+	maxIter := max(bs.cfg.Refine, 0)
+	it := st.Header.Phase - 2
+	th := (&implicit.DenseStats{Fixed: st.Fixed}).Get("theta")
+	if len(th) != k*k {
+		return nil, fmt.Errorf("ica: the statistics of pass %d do not carry the columns θ", st.Header.Phase)
+	}
+	theta := mat.NewDense(k, k, append([]float64(nil), th...))
+	g, kappa := finishContract(mat.NewDense(k, k, st.Sum("g")), st.Sum("q"), st.Rows, s, theta)
+	out.kappa, out.theta, out.iters, out.done = kappa, theta, it-1, true
+	if it > maxIter {
+		return out, nil
+	}
+	change, ok := refineStep(theta, g, kappa)
+	if !ok {
+		return out, nil
+	}
+	out.iters = it
+	out.done = change < refineTol || it == maxIter
+	return out, nil
+}
+
+// Next returns the pass after the merged statistics st, or nil when st
+// holds all the fit needs.
+func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	if st.Header.Phase == 1 {
+		if st.Rows < 2 {
+			return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", st.Rows)
+		}
+		bs, err := p.carried(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		return p.pass2(bs), nil
+	}
+	s, err := p.advance(ctx, st)
+	if err != nil || s.done {
+		return nil, err
+	}
+	return p.contractPass(s.bs, st.Header.Phase+1, s.fixed2, s.theta), nil
+}
+
+// Like returns pass 1, to add rows to pass-1 statistics st; the later
+// passes depend on the solver's answer for exactly their rows
+// (implicit.ErrNoAppend).
+func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	if st.Header.Phase != 1 {
+		return nil, fmt.Errorf("ica pass %d: %w", st.Header.Phase, implicit.ErrNoAppend)
+	}
+	cfg, err := p.config(&st.Header)
+	if err != nil {
+		return nil, err
+	}
+	return (&Plan{Config: cfg, Path: p.Path}).First(st.Header.D)
+}
+
+// Basis returns the whitening W that the pass after the pass-1 statistics
+// st uses, or that st's pass used.
+func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
+	bs, err := p.carried(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return bs.w, nil
+}
+
+// FitStats fits the sources from the merged statistics of the last pass of
+// Plan; the settings the statistics fix are taken from them.
+func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
+	p := &Plan{Config: cfg}
+	if st.Header.Phase < 3 {
+		return nil, fmt.Errorf("ica: a fit needs the statistics of the last polishing pass, not pass %d", st.Header.Phase)
+	}
+	s, err := p.advance(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if !s.done {
+		return nil, fmt.Errorf("ica: the statistics of pass %d are not the last: the fit takes pass %d", st.Header.Phase, st.Header.Phase+1)
+	}
+	bs := s.bs
+	m := buildModel(s.theta, s.kappa, bs.b, bs.sp, bs.white, s.res, bs.cfg)
+	m.Stats.Passes = st.Header.Phase
+	m.Stats.RefineIters = s.iters
+	return m, nil
+}

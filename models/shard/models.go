@@ -1,0 +1,57 @@
+package shard
+
+import (
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
+	"github.com/streamfit/streamfit/models/markov"
+	"github.com/streamfit/streamfit/models/multiview"
+)
+
+// GMM is the workflow of a Gaussian mixture fit with cfg on the exact path
+// (d ≤ cfg.ExactDim): pass 1 (first and second moments) takes no basis and
+// can always be appended to; pass 2 (whitened third moment) takes the
+// merged pass 1 as its basis, and an append to it checks the drift of the
+// whitening.
+func GMM(cfg gmm.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &gmm.Plan{Config: cfg, Path: path} }}
+}
+
+// Multiview is the workflow of a three-view mixture fit with cfg: pass 1
+// (cross moments of the views) takes no basis and can always be appended
+// to; pass 2 (whitened third moment) takes the merged pass 1 as its basis
+// and cannot be appended to (the recovery uses pass 1's cross moments of
+// exactly its rows): recompute it over all the data.
+func Multiview(cfg multiview.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &multiview.Plan{Config: cfg, Path: path} }}
+}
+
+// HMM is the workflow of an HMM fit from sequences with cfg: the passes of
+// Multiview over the triples of consecutive steps (append to pass 1 only),
+// read in order, so a shard must begin at the start of a sequence (row
+// groups written whole sequences at a time, or row ranges at sequence
+// starts).
+func HMM(cfg hmm.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &hmm.Plan{Config: cfg, Path: path} }}
+}
+
+// ICA is the workflow of an independent component fit with cfg on the
+// exact path (d ≤ cfg.ExactDim): pass 1 (moments up to the second) takes no
+// basis and can always be appended to; pass 2 (whitened third-order
+// contraction) takes the merged pass 1; the polishing passes 3, 4, ... each
+// take the merged pass before (the solver's settings decide their columns).
+// Only pass 1 can be appended to.
+func ICA(cfg ica.Config) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }}
+}
+
+// Markov is the workflow of a fit from snapshot sets with cfg: a Markov
+// chain of one-hot rows (chain), or an HMM. Pass 1 (point and within-set
+// pair moments) takes no basis and can always be appended to; pass 2
+// (whitened within-set third moment) takes the merged pass 1 and cannot be
+// appended to (the fit takes the moments of pass 1 it carries). Every set
+// adds its own partial sums, read in order: a shard must not split a set.
+func Markov(cfg markov.Config, chain bool) Dense {
+	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }}
+}

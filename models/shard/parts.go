@@ -1,0 +1,254 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/columnar"
+)
+
+// Part selects the part of one input file a shard covers: a range of its
+// rows (documents), a range of its row groups (record batches of an Arrow
+// IPC file), or all of it. Ranges are [first, end) counted from 0; end < 0
+// runs to the end of the file.
+type Part struct {
+	Path string
+	// Rows, when set, is the range of rows (documents); the file is decoded
+	// up to its end.
+	Rows *[2]int64
+	// Pieces, when set, is the range of row groups; only those are read.
+	Pieces *[2]int64
+}
+
+// ErrRange reports a range of row groups that cannot be read (see
+// columnar.ErrRange).
+var ErrRange = columnar.ErrRange
+
+func (p Part) check() error {
+	if p.Rows != nil && p.Pieces != nil {
+		return fmt.Errorf("%s: a part selects rows or row groups, not both", p.Path)
+	}
+	return nil
+}
+
+// OpenDocs opens the documents of the part, and describes them for the
+// provenance of their statistics.
+func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error) {
+	if err := p.check(); err != nil {
+		return nil, implicit.Input{}, err
+	}
+	desc, err := implicit.DescribeInput(p.Path)
+	if err != nil {
+		return nil, desc, err
+	}
+	if p.Pieces != nil {
+		src, err := columnar.OpenPieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
+		if err != nil {
+			return nil, desc, err
+		}
+		r := src.DocRange()
+		desc.Docs = &r
+		return src, desc, nil
+	}
+	src, err := stream.Open(p.Path, o)
+	if err != nil {
+		return nil, desc, err
+	}
+	if desc.Docs = p.Rows; p.Rows != nil {
+		src = docRange{src: src, r: *p.Rows}
+	}
+	return src, desc, nil
+}
+
+// OpenDense opens the sample rows of the part, and describes them for the
+// provenance of their statistics.
+func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, error) {
+	if err := p.check(); err != nil {
+		return nil, implicit.Input{}, err
+	}
+	desc, err := implicit.DescribeInput(p.Path)
+	if err != nil {
+		return nil, desc, err
+	}
+	if p.Pieces != nil {
+		src, err := columnar.OpenDensePieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
+		if err != nil {
+			return nil, desc, err
+		}
+		r := src.RowRange()
+		desc.Docs = &r
+		return src, desc, nil
+	}
+	src, err := stream.OpenDense(p.Path, o)
+	if err != nil {
+		return nil, desc, err
+	}
+	if desc.Docs = p.Rows; p.Rows != nil {
+		src = denseRange{src: src, r: *p.Rows}
+	}
+	return src, desc, nil
+}
+
+// cut returns the part [lo, hi) of a batch that spans [s, e), and whether
+// any of it is left; hi < 0 is the end.
+func cut(s, e, lo, hi int64) (a, b int64, keep, stop bool) {
+	if hi < 0 {
+		hi = math.MaxInt64
+	}
+	switch {
+	case e <= lo:
+		return 0, 0, false, false
+	case s >= hi:
+		return 0, 0, false, true
+	}
+	return max(s, lo), min(e, hi), true, false
+}
+
+// docRange is the documents [r[0], r[1]) of src (r[1] < 0: to the end),
+// read by skipping the others. Batches keep the source's boundaries, cut
+// where the range begins and ends, so ranges that begin and end on the
+// file's batch boundaries reduce the very batches a pass over the whole file
+// does, and their statistics merge exactly to the whole file's.
+type docRange struct {
+	src stream.DocSource
+	r   [2]int64
+}
+
+func rangeRows(rows int64, r [2]int64) int64 {
+	if rows < 0 {
+		return rows
+	}
+	hi := rows
+	if r[1] >= 0 {
+		hi = min(hi, r[1])
+	}
+	return max(0, hi-r[0])
+}
+
+func (d docRange) Info() stream.Info {
+	info := d.src.Info()
+	info.Rows = rangeRows(info.Rows, d.r)
+	info.NNZ = -1
+	return info
+}
+
+// Close closes the source read.
+func (d docRange) Close() error { return stream.Close(d.src) }
+
+func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(yield func(*stream.Docs, error) bool) {
+		for b, err := range d.src.Docs(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			s, e := b.Start, b.Start+int64(b.Len())
+			lo, hi, keep, stop := cut(s, e, d.r[0], d.r[1])
+			if !keep {
+				b.Release()
+				if stop {
+					return
+				}
+				continue
+			}
+			if lo > s || hi < e {
+				sub := stream.NewDocs(lo)
+				for i := lo; i < hi; i++ {
+					sub.AppendDoc(b.Doc(int(i - s)))
+				}
+				b.Release()
+				b = sub
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// denseRange is docRange for sample rows.
+type denseRange struct {
+	src stream.DenseSource
+	r   [2]int64
+}
+
+func (d denseRange) Info() stream.Info {
+	info := d.src.Info()
+	info.Rows = rangeRows(info.Rows, d.r)
+	return info
+}
+
+// Close closes the source read.
+func (d denseRange) Close() error { return stream.Close(d.src) }
+
+func (d denseRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	return func(yield func(*stream.Dense, error) bool) {
+		for b, err := range d.src.Rows(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			s, e := b.Start, b.Start+int64(b.Rows)
+			lo, hi, keep, stop := cut(s, e, d.r[0], d.r[1])
+			if !keep {
+				b.Release()
+				if stop {
+					return
+				}
+				continue
+			}
+			if lo > s || hi < e {
+				sub := stream.NewDense(lo, b.Cols)
+				for i := lo; i < hi; i++ {
+					sub.AppendRow(b.Row(int(i - s)))
+					if b.Group != nil {
+						sub.Group = append(sub.Group, b.Group[i-s])
+					}
+				}
+				b.Release()
+				b = sub
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CoveredError refuses an append of an input (a part of a file) that the
+// statistics appended to already cover; errors.Is(err, implicit.ErrOverlap)
+// holds.
+type CoveredError struct {
+	// Input is the input appended, As the one of the statistics that
+	// covers the same rows.
+	Input, As implicit.Input
+}
+
+func (e *CoveredError) Error() string {
+	return fmt.Sprintf("%v: %v: the statistics already cover it (as %v)", e.Input, implicit.ErrOverlap, e.As)
+}
+
+// Unwrap makes errors.Is(err, implicit.ErrOverlap) hold.
+func (e *CoveredError) Unwrap() error { return implicit.ErrOverlap }
+
+// checkCovered refuses parts that the statistics of header h cover.
+func checkCovered(h implicit.StatsHeader, parts []Part, describe func(Part) (implicit.Input, error)) error {
+	for _, p := range parts {
+		desc, err := describe(p)
+		if err != nil {
+			return err
+		}
+		if x, ok := h.Covers(desc); ok {
+			return &CoveredError{Input: desc, As: x}
+		}
+	}
+	return nil
+}
+
+// errNoBasis reports a pass that needs the statistics of the pass before.
+var errNoBasis = errors.New("this pass needs the merged statistics of the pass before it as its basis")
