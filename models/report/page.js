@@ -173,9 +173,9 @@
     if (p.note) el("p", { class: "note" }, box, p.note);
     if (p.type === "bars") return barPanel(box, p);
     const rows = p.values.length, cols = rows ? p.values[0].length : 0;
-    const cw = Math.max(3, Math.min(28, Math.floor(640 / Math.max(cols, 1))));
+    const cw = Math.max(3, Math.min(48, Math.floor(640 / Math.max(cols, 1))));
     const ch = Math.max(6, Math.min(28, Math.floor(420 / Math.max(rows, 1))));
-    const lw = 90, th = cw >= 12 ? 40 : 10;
+    const lw = 110, th = cw >= 12 ? 40 : 10;
     const svg = sv("svg", { width: lw + cols * cw + 10, height: th + rows * ch + 10, class: "heat" }, box);
     let lo = Infinity, hi = -Infinity;
     for (const r of p.values) for (const v of r) if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -184,7 +184,7 @@
       r.forEach((v, j) => {
         const c = sv("rect", { x: lw + j * cw, y: th + i * ch, width: cw, height: ch, fill: color(v, lo, hi, p.diverging), class: "cell" }, svg);
         sv("title", {}, c, (p.rows ? p.rows[i] : i) + ", " + (p.cols ? p.cols[j] : j) + ": " + fmt(v));
-        if (cw >= 28 && ch >= 16) sv("text", { x: lw + j * cw + cw / 2, y: th + i * ch + ch / 2 + 4, "text-anchor": "middle", class: "cellval" }, svg, fmt(v));
+        if (cw >= 44 && ch >= 16) sv("text", { x: lw + j * cw + cw / 2, y: th + i * ch + ch / 2 + 4, "text-anchor": "middle", class: "cellval" }, svg, v === null ? "–" : String(+v.toPrecision(3)));
       });
     });
     if (cw >= 12) p.values.length && p.values[0].forEach((_, j) => {

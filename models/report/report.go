@@ -70,6 +70,19 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', 4, 64), nil
 }
 
+// Num6 is a number written with 6 significant digits: the word
+// probabilities the page ranks words by.
+type Num6 float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num6) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', 6, 64), nil
+}
+
 func nums(v []float64) []Num {
 	out := make([]Num, len(v))
 	for i, x := range v {

@@ -39,11 +39,11 @@ type TopicView struct {
 	// Words and P are the embedded words and their corpus frequency
 	// p(w) = Σₜ πₜ φₜ(w); the topics refer to them by index.
 	Words []string `json:"words"`
-	P     []Num    `json:"p"`
+	P     []Num6   `json:"p"`
 	// Cand[t] lists the candidate words of topic t (indexes into Words) and
 	// Phi[t] their probabilities φₜ(w).
 	Cand [][]int32 `json:"cand"`
-	Phi  [][]Num   `json:"phi"`
+	Phi  [][]Num6  `json:"phi"`
 	// Salient lists the TopWords most salient words (Chuang et al.), shown
 	// when no topic is selected.
 	Salient []int32 `json:"salient"`
@@ -91,17 +91,17 @@ func topicView(m *models.Model, vocab []string) *TopicView {
 			word = vocab[w]
 		}
 		v.Words = append(v.Words, word)
-		v.P = append(v.P, Num(p[w]))
+		v.P = append(v.P, Num6(p[w]))
 		return i
 	}
 	cands := make([][]int, k)
 	parallel(k, func(t int) { cands[t] = candidates(m.Topics[t], p) })
 	v.Cand = make([][]int32, k)
-	v.Phi = make([][]Num, k)
+	v.Phi = make([][]Num6, k)
 	for t, c := range cands {
 		for _, w := range c {
 			v.Cand[t] = append(v.Cand[t], ref(w))
-			v.Phi[t] = append(v.Phi[t], Num(m.Topics[t][w]))
+			v.Phi[t] = append(v.Phi[t], Num6(m.Topics[t][w]))
 		}
 	}
 	for _, w := range salient(m.Topics, pi, p, TopWords) {
