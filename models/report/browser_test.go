@@ -58,12 +58,12 @@ type browser struct {
 }
 
 type cdpMsg struct {
-	ID        int             `json:"id,omitempty"`
-	Method    string          `json:"method,omitempty"`
-	Params    json.RawMessage `json:"params,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
+	ID        int                       `json:"id,omitempty"`
+	Method    string                    `json:"method,omitempty"`
+	Params    json.RawMessage           `json:"params,omitempty"`
+	Result    json.RawMessage           `json:"result,omitempty"`
 	Error     *struct{ Message string } `json:"error,omitempty"`
-	SessionID string          `json:"sessionId,omitempty"`
+	SessionID string                    `json:"sessionId,omitempty"`
 }
 
 // startBrowser launches Chromium and attaches to a new blank page of the
