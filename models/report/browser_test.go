@@ -318,11 +318,14 @@ func (b *browser) screenshot() []byte {
 // errors and warnings, uncaught exceptions, log entries of level error or
 // warning (Content-Security-Policy violations among them), and any network
 // request for a URL other than allowed.
-func (b *browser) problems(allowed string) []string {
+func (b *browser) problems(allowed string) []string { return b.problemsSince(0, allowed) }
+
+// problemsSince is problems for the events after the first from.
+func (b *browser) problemsSince(from int, allowed string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
-	for _, e := range b.events {
+	for _, e := range b.events[from:] {
 		if e.SessionID != b.session {
 			continue
 		}

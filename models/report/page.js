@@ -189,7 +189,11 @@
       r.forEach((v, j) => {
         const c = sv("rect", { x: lw + j * cw, y: th + i * ch, width: cw, height: ch, fill: color(v, lo, hi, p.diverging), class: "cell" }, svg);
         sv("title", {}, c, (p.rows ? p.rows[i] : i) + ", " + (p.cols ? p.cols[j] : j) + ": " + fmt(v));
-        if (cw >= 44 && ch >= 16) sv("text", { x: lw + j * cw + cw / 2, y: th + i * ch + ch / 2 + 4, "text-anchor": "middle", class: "cellval" }, svg, v === null ? "–" : String(+v.toPrecision(3)));
+        if (cw >= 44 && ch >= 16) {
+          const m = p.diverging ? Math.max(Math.abs(lo), Math.abs(hi)) : hi - lo;
+          const dark = v !== null && m > 0 && (p.diverging ? Math.abs(v) : v - lo) / m > 0.6;
+          sv("text", { x: lw + j * cw + cw / 2, y: th + i * ch + ch / 2 + 4, "text-anchor": "middle", class: "cellval" + (dark ? " dark" : "") }, svg, v === null ? "–" : String(+v.toPrecision(3)));
+        }
       });
     });
     if (cw >= 12) p.values.length && p.values[0].forEach((_, j) => {

@@ -309,3 +309,57 @@ func TestBrowserSeesProblems(t *testing.T) {
 		t.Errorf("a script injected into a report was reported as:\n%s", pr)
 	}
 }
+
+// TestReportDenseKindsInChromium renders the truth of an ICA, an HMM, a
+// snapshot HMM and a multi-view model (truth files read as models): every
+// panel is drawn, with no console error and no network request.
+func TestReportDenseKindsInChromium(t *testing.T) {
+	findChromium(t)
+	dir := t.TempDir()
+	type truth interface{ Write(string) error }
+	ica, err := synth.NewICA(synth.ICAConfig{Rows: 10, D: 5, K: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hmm, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 10, Len: 5, K: 3, D: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: 10, PerSet: 5, K: 3, M: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv, err := synth.NewMultiView(synth.MultiViewConfig{Rows: 10, Dims: [3]int{3, 4, 5}, K: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBrowser(t, 1280, 1200)
+	for _, c := range []struct {
+		name   string
+		truth  truth
+		panels int
+	}{
+		{"ica", &ica.Truth, 3},        // kurtosis, mixing, unmixing
+		{"hmm", &hmm.Truth, 4},        // T, its stationary distribution, π, O
+		{"snapshots", &snap.Truth, 5}, // P, stationary, π, T, U
+		{"multiview", &mv.Truth, 4},   // weights, three views
+	} {
+		path := filepath.Join(dir, c.name+".json")
+		if err := c.truth.Write(path); err != nil {
+			t.Fatal(err)
+		}
+		url := "file://" + writeReport(t, path, Options{})
+		from := b.eventCount()
+		b.navigate(url)
+		var panels, drawn int
+		b.eval(`document.querySelectorAll(".panel").length`, &panels)
+		b.eval(`Array.from(document.querySelectorAll(".panel")).filter(p => p.querySelectorAll("rect.cell, rect.bar").length > 0).length`, &drawn)
+		if panels != c.panels || drawn != panels {
+			t.Errorf("%s: %d panels, %d drawn; want %d", c.name, panels, drawn, c.panels)
+		}
+		if pr := b.problemsSince(from, url); len(pr) > 0 {
+			t.Errorf("%s: the page reported problems:\n%s", c.name, strings.Join(pr, "\n"))
+		}
+		saveShot(t, b.screenshot(), "report-"+c.name+".png", 1280)
+	}
+}
