@@ -151,8 +151,9 @@
       el("td", {}, tr, T.cand[t].slice(0, 10).map((w) => T.words[w]).join(" "));
       tr.addEventListener("click", () => select(t));
     }
-    // report.html#topic=3&lambda=0.4 opens on topic 3 at λ = 0.4.
-    const h = new URLSearchParams(location.hash.slice(1));
+    // report.html#topic=3&lambda=0.4 (or ?topic=3&lambda=0.4) opens on
+    // topic 3 at λ = 0.4.
+    const h = new URLSearchParams(location.hash.slice(1) || location.search.slice(1));
     const ht = parseInt(h.get("topic"), 10), hl = parseFloat(h.get("lambda"));
     if (hl >= 0 && hl <= 1) slider.value = String(hl);
     if (ht >= 0 && ht < k) selected = ht;

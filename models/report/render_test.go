@@ -221,6 +221,12 @@ func TestReportLDAInChromium(t *testing.T) {
 	if pr := b.problems(url); len(pr) > 0 {
 		t.Errorf("the page reported problems:\n%s", strings.Join(pr, "\n"))
 	}
+
+	// A link to a topic and λ opens there (from another page: a change of
+	// fragment alone does not load the page again).
+	b.navigate("about:blank")
+	b.navigate(url + fmt.Sprintf("#topic=%d&lambda=1", t0))
+	checkRanking(t, "#topic&lambda=1", b.barWords(), m.Topics[t0], m.Vocab, TopWords)
 }
 
 // TestReportGMMInChromium renders a fitted GMM's report: a heat map of the
