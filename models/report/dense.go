@@ -146,10 +146,16 @@ func stationaryPanel(name string, rows [][]float64, states []string) (Panel, str
 	return bars("Stationary distribution of "+name, "The eigenvector of "+name+" for the eigenvalue nearest 1, scaled to sum to 1.", states, pi), ""
 }
 
-// convergence adds a dense fit's convergence warnings to the page.
-func (d *Data) convergence(c models.Convergence) {
-	d.Warnings = append(d.Warnings, c.Warnings...)
+// denseFit lists what every dense fit records: its input (as far as the
+// model file knows it: the file's name is not kept), passes, solver, time,
+// and whether its decompositions converged, with their warnings.
+func (d *Data) denseFit(rows int64, cols, passes int, solver string, seconds float64, c models.Convergence) {
+	d.prov("input", fmt.Sprintf("%d rows of %d columns", rows, cols))
+	d.prov("passes", strconv.Itoa(passes))
+	d.prov("solver", solver)
+	d.prov("seconds", fmtNum(seconds))
 	d.prov("decompositions converged", strconv.FormatBool(c.Converged))
+	d.Warnings = append(d.Warnings, c.Warnings...)
 }
 
 func gmmPage(d *Data, m *gmm.Model) {
@@ -160,15 +166,11 @@ func gmmPage(d *Data, m *gmm.Model) {
 		bars("Component variances σ²", "Spherical: each component's variance per dimension.", comp, m.Variances),
 		heat("Component means", "One row per component, one column per dimension.", comp, dims, m.Means, true))
 	if s := m.Stats; s != nil {
-		d.prov("rows", strconv.FormatInt(s.Rows, 10))
-		d.prov("passes", strconv.Itoa(s.Passes))
+		d.denseFit(s.Rows, m.D, s.Passes, s.Solver, s.Seconds, s.Convergence)
 		d.prov("second moment", s.Method)
-		d.prov("solver", s.Solver)
 		d.prov("differing variances", strconv.FormatBool(s.Differing))
 		d.prov("σ² (common)", fmtNum(s.Sigma2))
 		d.prov("Σ weights before normalising", fmtNum(s.WeightSum))
-		d.prov("seconds", fmtNum(s.Seconds))
-		d.convergence(s.Convergence)
 	}
 }
 
@@ -184,14 +186,10 @@ func icaPage(d *Data, m *ica.Model) {
 		d.Notes = append(d.Notes, "The unmixing matrix is not shown: "+err.Error())
 	}
 	if s := m.Stats; s != nil {
-		d.prov("rows", strconv.FormatInt(s.Rows, 10))
-		d.prov("passes", strconv.Itoa(s.Passes))
+		d.denseFit(s.Rows, m.D, s.Passes, s.Solver, s.Seconds, s.Convergence)
 		d.prov("second moment", s.Method)
-		d.prov("solver", s.Solver)
 		d.prov("noise variance σ²", fmtNum(s.Sigma2))
 		d.prov("refinement iterations", strconv.Itoa(s.RefineIters))
-		d.prov("seconds", fmtNum(s.Seconds))
-		d.convergence(s.Convergence)
 	}
 }
 
@@ -241,13 +239,9 @@ func hmmPage(d *Data, m *hmm.Model) {
 		bars("Initial distribution π", "", states, m.Pi),
 		heat("Observation means O", "Row j is E[x | state j].", states, labels("x", m.D), m.O, true))
 	if s := m.Stats; s != nil {
-		d.prov("rows", strconv.FormatInt(s.Rows, 10))
+		d.denseFit(s.Rows, m.D, s.Passes, s.Solver, s.Seconds, s.Convergence)
 		d.prov("sequences", strconv.FormatInt(s.Sequences, 10))
-		d.prov("passes", strconv.Itoa(s.Passes))
-		d.prov("solver", s.Solver)
 		d.prov("ℓ1 moved by simplex projections", fmtNum(s.Projected))
-		d.prov("seconds", fmtNum(s.Seconds))
-		d.convergence(s.Convergence)
 	}
 }
 
@@ -277,13 +271,9 @@ func markovPage(d *Data, m *markov.Model) {
 	d.prov("α₀", fmtNum(m.Alpha0))
 	d.prov("snapshot rate r", fmtNum(m.R))
 	if s := m.Stats; s != nil {
-		d.prov("rows", strconv.FormatInt(s.Rows, 10))
+		d.denseFit(s.Rows, m.D, s.Passes, s.Solver, s.Seconds, s.Convergence)
 		d.prov("sets", strconv.FormatInt(s.Sets, 10))
-		d.prov("passes", strconv.Itoa(s.Passes))
-		d.prov("solver", s.Solver)
 		d.prov("pairing cost", fmtNum(s.PairingCost))
-		d.prov("seconds", fmtNum(s.Seconds))
-		d.convergence(s.Convergence)
 	}
 }
 
@@ -302,11 +292,7 @@ func multiviewPage(d *Data, m *multiview.Model) {
 		d.Panels = append(d.Panels, heat(fmt.Sprintf("Means of view %d", t+1), note, comp, cols, means, true))
 	}
 	if s := m.Stats; s != nil {
-		d.prov("rows", strconv.FormatInt(s.Rows, 10))
-		d.prov("passes", strconv.Itoa(s.Passes))
-		d.prov("solver", s.Solver)
+		d.denseFit(s.Rows, m.D, s.Passes, s.Solver, s.Seconds, s.Convergence)
 		d.prov("Σ weights before normalising", fmtNum(s.WeightSum))
-		d.prov("seconds", fmtNum(s.Seconds))
-		d.convergence(s.Convergence)
 	}
 }

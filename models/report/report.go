@@ -245,11 +245,12 @@ func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
 func topicProvenance(d *Data, m *models.Model) {
 	f := m.Fit
 	d.prov("α₀", fmtNum(m.Alpha0))
-	d.prov("documents", strconv.FormatInt(f.Docs, 10))
+	// The model file does not keep the input's name; what it knows of it:
+	in := fmt.Sprintf("%d documents, %d tokens, %d-word vocabulary", f.Docs, f.Tokens, m.D)
 	if f.Skipped > 0 {
-		d.prov("documents skipped (too short)", strconv.FormatInt(f.Skipped, 10))
+		in += fmt.Sprintf(" (%d documents skipped: too short)", f.Skipped)
 	}
-	d.prov("tokens", strconv.FormatInt(f.Tokens, 10))
+	d.prov("input", in)
 	d.prov("passes", strconv.Itoa(f.Passes))
 	if f.Seconds > 0 {
 		d.prov("seconds", fmtNum(f.Seconds))
