@@ -136,14 +136,17 @@ func stationary(rows [][]float64) (pi []float64, ok bool) {
 	return pi, true
 }
 
-// stationaryPanel shows the stationary distribution of a transition matrix,
-// or a note why there is none.
-func stationaryPanel(name string, rows [][]float64, states []string) (Panel, string) {
+// transition adds the heat map of a column-stochastic transition matrix
+// (rows[i][j] = Pr(next = i | now = j)) and its stationary distribution, or
+// a note why there is none.
+func (d *Data) transition(name, title string, rows [][]float64, states []string) {
+	d.Panels = append(d.Panels, heat(title+" "+name, "Column j is the distribution of the next state from state j: "+name+"[i][j] = Pr(next = i | now = j).", states, states, rows, false))
 	pi, ok := stationary(rows)
 	if !ok {
-		return Panel{}, fmt.Sprintf("%s has no stationary distribution of one sign (not a stochastic matrix, or several closed classes): none is shown.", name)
+		d.Notes = append(d.Notes, fmt.Sprintf("%s has no stationary distribution of one sign (not a stochastic matrix, or several closed classes): none is shown.", name))
+		return
 	}
-	return bars("Stationary distribution of "+name, "The eigenvector of "+name+" for the eigenvalue nearest 1, scaled to sum to 1.", states, pi), ""
+	d.Panels = append(d.Panels, bars("Stationary distribution of "+name, "The eigenvector of "+name+" for the eigenvalue nearest 1, scaled to sum to 1.", states, pi))
 }
 
 // denseFit lists what every dense fit records: its input (as far as the
@@ -228,13 +231,7 @@ func eye(n int) *mat.Dense {
 
 func hmmPage(d *Data, m *hmm.Model) {
 	states := labels("state ", m.K)
-	d.Panels = append(d.Panels,
-		heat("Transition matrix T", "Column j is the distribution of the next state from state j: T[i][j] = Pr(next = i | now = j).", states, states, m.T, false))
-	if p, note := stationaryPanel("T", m.T, states); note == "" {
-		d.Panels = append(d.Panels, p)
-	} else {
-		d.Notes = append(d.Notes, note)
-	}
+	d.transition("T", "Transition matrix", m.T, states)
 	d.Panels = append(d.Panels,
 		bars("Initial distribution π", "", states, m.Pi),
 		heat("Observation means O", "Row j is E[x | state j].", states, labels("x", m.D), m.O, true))
@@ -247,13 +244,7 @@ func hmmPage(d *Data, m *hmm.Model) {
 
 func markovPage(d *Data, m *markov.Model) {
 	states := labels("state ", m.K)
-	d.Panels = append(d.Panels,
-		heat("Transition matrix P", "Column j is the distribution of the next state from state j: P[i][j] = Pr(next = i | now = j).", states, states, m.P, false))
-	if p, note := stationaryPanel("P", m.P, states); note == "" {
-		d.Panels = append(d.Panels, p)
-	} else {
-		d.Notes = append(d.Notes, note)
-	}
+	d.transition("P", "Transition matrix", m.P, states)
 	d.Panels = append(d.Panels, bars("State weights π", "", states, m.Pi))
 	if len(m.T) > 0 {
 		d.Panels = append(d.Panels, heat("Snapshot transition matrix T", "T[i][j], column-stochastic like P.", states, states, m.T, false))

@@ -62,25 +62,21 @@ func (d *Data) prov(name, value string) {
 type Num float64
 
 // MarshalJSON implements json.Marshaler.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', 4, 64), nil
-}
+func (n Num) MarshalJSON() ([]byte, error) { return short(float64(n), 4), nil }
 
 // Num6 is a number written with 6 significant digits: the word
 // probabilities the page ranks words by.
 type Num6 float64
 
 // MarshalJSON implements json.Marshaler.
-func (n Num6) MarshalJSON() ([]byte, error) {
-	f := float64(n)
+func (n Num6) MarshalJSON() ([]byte, error) { return short(float64(n), 6), nil }
+
+// short writes f with digits significant digits, NaN and ±Inf as null.
+func short(f float64, digits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
+		return []byte("null")
 	}
-	return strconv.AppendFloat(nil, f, 'g', 6, 64), nil
+	return strconv.AppendFloat(nil, f, 'g', digits, 64)
 }
 
 func nums(v []float64) []Num {
