@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/streamfit/streamfit/models/report"
 	"github.com/streamfit/streamfit/stream"
@@ -25,7 +26,8 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	vocabPath := fs.String("vocab", "", "lda/topic: vocabulary file, one word per line, when the model does not carry one")
 	theta := fs.String("theta", "", "lda/topic: document–topic table (Parquet or Arrow, as `streamfit infer` writes): an optional integer id column (doc or id) and k share columns or one list<float> column of k shares")
 	thetaID := fs.String("theta-id", "", "the integer document id column of --theta, when not named doc or id")
-	evalPath := fs.String("eval", "", "evaluation file (the JSON `streamfit eval --json` prints): its numbers are listed, its arrays of k numbers shown per topic")
+	var evals fileList
+	fs.Var(&evals, "eval", "evaluation file (the JSON `streamfit eval --json` prints, e.g. with --heldout or --coherence): its numbers are listed, its arrays of k numbers shown per topic; repeat the flag for several")
 	workers := fs.Int("workers", 0, "goroutines reading --theta (0: one per CPU)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
@@ -35,7 +37,7 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	if err := stream.CheckWritable(*out); err != nil {
 		return err
 	}
-	o := report.Options{ThetaPath: *theta, ThetaID: *thetaID, EvalPath: *evalPath, Workers: *workers}
+	o := report.Options{ThetaPath: *theta, ThetaID: *thetaID, EvalPaths: evals, Workers: *workers}
 	if *vocabPath != "" {
 		v, err := stream.ReadVocab(*vocabPath)
 		if err != nil {
@@ -59,5 +61,16 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	for _, n := range d.Notes {
 		fmt.Fprintf(os.Stderr, "report: note: %s\n", n)
 	}
+	return nil
+}
+
+// fileList is a flag that may be given several times, one file each.
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+// Set implements flag.Value.
+func (l *fileList) Set(s string) error {
+	*l = append(*l, s)
 	return nil
 }

@@ -22,8 +22,9 @@ func TestReportCommand(t *testing.T) {
 		fmt.Fprintf(&vocab, "word%d\n", i)
 	}
 	os.WriteFile(p("vocab.txt"), []byte(vocab.String()), 0o644)
-	os.WriteFile(p("eval.json"), []byte(`{"coherence": {"umass": [-1.5, -2, -2.5, -3]}, "perplexity": 812.25}`), 0o644)
-	mustRun(t, "report", "--model", p("m.json"), "--vocab", p("vocab.txt"), "--eval", p("eval.json"), "--out", p("r.html"))
+	os.WriteFile(p("eval.json"), []byte(`{"coherence": {"umass": [-1.5, -2, -2.5, -3]}}`), 0o644)
+	os.WriteFile(p("heldout.json"), []byte(`{"perplexity": 812.25}`), 0o644)
+	mustRun(t, "report", "--model", p("m.json"), "--vocab", p("vocab.txt"), "--eval", p("eval.json"), "--eval", p("heldout.json"), "--out", p("r.html"))
 	page, err := os.ReadFile(p("r.html"))
 	if err != nil {
 		t.Fatal(err)

@@ -28,8 +28,9 @@ type Options struct {
 	// ThetaID names the document id column of ThetaPath ("" tries "doc" and
 	// "id", then reads every numeric column as a share).
 	ThetaID string
-	// EvalPath names an evaluation file (see ReadEval); empty for none.
-	EvalPath string
+	// EvalPaths name evaluation files: the JSON of `streamfit eval --json`
+	// (held-out perplexity, coherence, …), read as evalFigures says.
+	EvalPaths []string
 	// Workers bounds the goroutines reading ThetaPath (0: GOMAXPROCS).
 	Workers int
 }
@@ -174,9 +175,11 @@ func Build(ctx context.Context, path string, o Options) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kind != "lda" && kind != "topic" && o.EvalPath != "" {
-		if err := evalFigures(d, o.EvalPath, k, false); err != nil {
-			return nil, err
+	if kind != "lda" && kind != "topic" {
+		for _, p := range o.EvalPaths {
+			if err := evalFigures(d, p, k, false); err != nil {
+				return nil, err
+			}
 		}
 	}
 	d.Summary = fmt.Sprintf("%s model, k = %d, d = %d", kind, k, dim)
@@ -231,8 +234,10 @@ func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
 	} else {
 		d.Notes = append(d.Notes, "The model file records no fit (a truth file, or written by another tool): no provenance to show.")
 	}
-	if o.EvalPath != "" {
-		return evalFigures(d, o.EvalPath, m.K, true)
+	for _, p := range o.EvalPaths {
+		if err := evalFigures(d, p, m.K, true); err != nil {
+			return err
+		}
 	}
 	return nil
 }
