@@ -25,20 +25,30 @@ import (
 )
 
 // writeThetaParquet writes rows of shares as a Parquet table with a "doc"
-// int64 column and one float64 column per topic, the layout of a
-// document–topic table.
-func writeThetaParquet(t *testing.T, path string, rows [][]float64) {
+// int64 column and either one float64 column per topic or, with list, one
+// "theta" list<double> column (the layout of `streamfit infer`).
+func writeThetaParquet(t *testing.T, path string, rows [][]float64, list bool) {
 	t.Helper()
 	k := len(rows[0])
 	fields := []arrow.Field{{Name: "doc", Type: arrow.PrimitiveTypes.Int64}}
-	for i := range k {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("topic_%d", i), Type: arrow.PrimitiveTypes.Float64})
+	if list {
+		fields = append(fields, arrow.Field{Name: "theta", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)})
+	} else {
+		for i := range k {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("topic_%d", i), Type: arrow.PrimitiveTypes.Float64})
+		}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
 	defer b.Release()
 	for i, r := range rows {
 		b.Field(0).(*array.Int64Builder).Append(int64(1000 + i))
+		if list {
+			lb := b.Field(1).(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Float64Builder).AppendValues(r, nil)
+			continue
+		}
 		for j, x := range r {
 			b.Field(j + 1).(*array.Float64Builder).Append(x)
 		}
@@ -90,7 +100,9 @@ func TestReadTheta(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cols := filepath.Join(dir, "theta.parquet")
-	writeThetaParquet(t, cols, rows)
+	writeThetaParquet(t, cols, rows, false)
+	infer := filepath.Join(dir, "theta-infer.parquet")
+	writeThetaParquet(t, infer, rows, true)
 	list := filepath.Join(dir, "theta-list.parquet")
 	w, err := stream.CreateDense(list, stream.WriteOptions{RowGroupRows: 700})
 	if err != nil {
@@ -107,7 +119,7 @@ func TestReadTheta(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{cols, list} {
+	for _, path := range []string{cols, infer, list} {
 		for _, workers := range []int{1, 3} {
 			th, err := ReadTheta(context.Background(), path, "", k, workers)
 			if err != nil {
@@ -123,12 +135,14 @@ func TestReadTheta(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ReadTheta(context.Background(), cols, "", k+1, 0); err == nil || !strings.Contains(err.Error(), "4 share columns but the model has k=5") {
-		t.Errorf("wrong k: %v", err)
+	for _, path := range []string{cols, infer} {
+		if _, err := ReadTheta(context.Background(), path, "", k+1, 0); err == nil || !strings.Contains(err.Error(), "4 topic shares per document but the model has k=5") {
+			t.Errorf("%s, wrong k: %v", path, err)
+		}
 	}
 	rows[17][2] = -0.5
 	bad := filepath.Join(dir, "bad.parquet")
-	writeThetaParquet(t, bad, rows)
+	writeThetaParquet(t, bad, rows, true)
 	if _, err := ReadTheta(context.Background(), bad, "", k, 0); err == nil || !strings.Contains(err.Error(), "row 17, column 2") {
 		t.Errorf("negative share: %v", err)
 	}

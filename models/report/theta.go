@@ -22,8 +22,9 @@ type Theta struct {
 // ReadTheta streams a document–topic table (as `streamfit infer` writes:
 // one row per document) and summarises it. Any dense layout that
 // stream.OpenDense reads works — a list<float> or fixed_size_list<float>
-// column of k shares, or k numeric columns — with an optional integer id
-// column: idCol, or when empty "doc" then "id" if present. A string id
+// column of k shares (`streamfit infer` writes doc int64 and theta
+// list<double>), or k numeric columns — with an optional integer id column:
+// idCol, or when empty "doc" then "id" if present. A string id
 // column is skipped by itself. Every row must hold k finite, non-negative
 // shares; rows need not sum to 1. Memory does not grow with the rows.
 func ReadTheta(ctx context.Context, path, idCol string, k, workers int) (*Theta, error) {
@@ -32,8 +33,17 @@ func ReadTheta(ctx context.Context, path, idCol string, k, workers int) (*Theta,
 		return nil, err
 	}
 	defer stream.Close(src)
-	if c := src.Info().Cols; c != k {
-		return nil, fmt.Errorf("%s: %d share columns but the model has k=%d topics (an integer id column other than \"doc\" or \"id\" must be named as the id column)", path, c, k)
+	// A list column's width is known from its first rows only.
+	width := func(c int) error {
+		if c != k {
+			return fmt.Errorf("%s: %d topic shares per document but the model has k=%d topics (an integer id column other than \"doc\" or \"id\" must be named as the id column)", path, c, k)
+		}
+		return nil
+	}
+	if c := src.Info().Cols; c != 0 {
+		if err := width(c); err != nil {
+			return nil, err
+		}
 	}
 	th := &Theta{Dominant: make([]float64, k), Mean: make([]float64, k)}
 	// Shares are summed per batch and the batch sums added in order, so the
@@ -41,6 +51,10 @@ func ReadTheta(ctx context.Context, path, idCol string, k, workers int) (*Theta,
 	sum := make([]float64, k)
 	for b, err := range src.Rows(ctx) {
 		if err != nil {
+			return nil, err
+		}
+		if err := width(b.Cols); err != nil {
+			b.Release()
 			return nil, err
 		}
 		clear(sum)
