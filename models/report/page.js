@@ -68,9 +68,10 @@
     const wmax = Math.max(...T.weights);
     const R = Math.max(8, Math.min(60, 180 / Math.sqrt(k)));
     const order = [...Array(k).keys()].sort((a, b) => T.weights[b] - T.weights[a]);
-    const circles = [];
+    const circles = [], groups = [];
     for (const t of order) {
       const g = sv("g", { class: "topic-g" }, map);
+      groups[t] = g;
       const r = R * Math.sqrt(T.weights[t] / wmax);
       const c = sv("circle", { class: "topic", cx: px(T.x[t]), cy: py(T.y[t]), r: Math.max(r, 2), "data-topic": t }, g);
       sv("title", {}, c, "topic " + t + ": weight " + fmt(T.weights[t]));
@@ -129,6 +130,9 @@
         sv("text", { x: labW + T.p[r.w] * scale + 4, y: y + rowH - 4, class: "val" }, g, fmt(all));
       });
       for (let t = 0; t < k; t++) circles[t].classList.toggle("selected", t === selected);
+      // The selected topic is drawn on top; the others by weight, small on top.
+      for (const t of order) map.appendChild(groups[t]);
+      if (selected >= 0) map.appendChild(groups[selected]);
       for (const tr of table.querySelectorAll("tr[data-topic]")) tr.classList.toggle("selected", +tr.getAttribute("data-topic") === selected);
     }
     function select(t) { selected = t; draw(); }
