@@ -29,7 +29,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`http-equiv="Content-Security-Policy"`, `"word`, `"coherence.umass"`, `"evaluation: perplexity","812.2"`} {
+	for _, want := range []string{`http-equiv="Content-Security-Policy"`, `"word`, `"coherence.umass"`, `"evaluation (heldout.json): perplexity","812.2"`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %s", want)
 		}

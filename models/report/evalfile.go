@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,7 @@ import (
 //
 //   - a number (at the top or inside an object, e.g. {"heldout":
 //     {"perplexity": 934.2}}) is listed with the provenance as
-//     "evaluation: heldout.perplexity";
+//     "evaluation (FILE): heldout.perplexity";
 //   - an array of k numbers (e.g. {"coherence": {"umass": […], "npmi": […]}})
 //     is a per-topic (per-component) figure: a column of the topic table,
 //     or bars for a dense model;
@@ -41,7 +42,7 @@ func evalFigures(d *Data, path string, k int, topics bool) error {
 	walk = func(name string, v any, depth int) {
 		switch v := v.(type) {
 		case float64:
-			d.prov("evaluation: "+name, fmtNum(v))
+			d.prov("evaluation ("+filepath.Base(path)+"): "+name, fmtNum(v))
 		case map[string]any:
 			if depth >= 3 {
 				return

@@ -88,7 +88,14 @@ func nums(v []float64) []Num {
 	return out
 }
 
-func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+// fmtNum writes x with 4 significant digits, or whole when it is an
+// integer below 10¹⁵ (counts).
+func fmtNum(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
 
 // Kind reads the "model" field of a model file.
 func Kind(path string) (string, error) {

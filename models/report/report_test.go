@@ -174,7 +174,7 @@ func TestEvalFile(t *testing.T) {
 		t.Errorf("topics.npmi = %v", v)
 	}
 	prov := fmt.Sprint(d.Provenance)
-	for _, want := range []string{"evaluation: perplexity 934.5", "evaluation: heldout.docs 600", "evaluation: diversity 0.8"} {
+	for _, want := range []string{"evaluation (eval.json): perplexity 934.5", "evaluation (eval.json): heldout.docs 600", "evaluation (eval.json): diversity 0.8"} {
 		if !strings.Contains(prov, want) {
 			t.Errorf("provenance %s lacks %q", prov, want)
 		}
