@@ -144,7 +144,21 @@ func TestReportLDAInChromium(t *testing.T) {
 	const k = 8
 	dir := t.TempDir()
 	m, path := fitLDA(t, dir, k)
-	html := writeReport(t, path, Options{})
+	// Document topics (document i dominated by topic i mod k) and an
+	// evaluation file with an unknown value.
+	theta := make([][]float64, 50)
+	for i := range theta {
+		theta[i] = make([]float64, k)
+		for j := range theta[i] {
+			theta[i][j] = 0.5 / k
+		}
+		theta[i][i%k] += 0.5
+	}
+	thetaPath := filepath.Join(dir, "theta.parquet")
+	writeThetaParquet(t, thetaPath, theta, true)
+	evalPath := filepath.Join(dir, "eval.json")
+	os.WriteFile(evalPath, []byte(`{"perplexity": 900, "topic_umass": [-1, -2, -3, null, -5, -6, -7, -8]}`), 0o644)
+	html := writeReport(t, path, Options{ThetaPath: thetaPath, EvalPaths: []string{evalPath}})
 	url := "file://" + html
 
 	b := startBrowser(t, 1280, 1500)
@@ -158,6 +172,16 @@ func TestReportLDAInChromium(t *testing.T) {
 	b.eval(`document.querySelectorAll("#map circle.topic").length`, &circles)
 	if circles != k {
 		t.Errorf("map has %d circles, want k=%d", circles, k)
+	}
+	var heads []string
+	b.eval(`Array.from(document.querySelectorAll(".topictable th")).map(e => e.textContent)`, &heads)
+	if !slices.Contains(heads, "documents") || !slices.Contains(heads, "topic_umass") {
+		t.Errorf("topic table columns %q lack documents and topic_umass", heads)
+	}
+	var docBars int
+	b.eval(`Array.from(document.querySelectorAll(".panel")).filter(p => p.querySelector("h2").textContent === "Documents by dominant topic")[0].querySelectorAll("rect.bar").length`, &docBars)
+	if docBars != k {
+		t.Errorf("documents by dominant topic: %d bars, want %d", docBars, k)
 	}
 	before := b.barWords()
 	if len(before) != TopWords {
