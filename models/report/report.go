@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/streamfit/streamfit/models"
@@ -282,4 +284,34 @@ func topicProvenance(d *Data, m *models.Model) {
 		d.prov("M2 eigenvalues (first, last)", fmtNum(f.M2Eigenvalues[0])+", "+fmtNum(f.M2Eigenvalues[n-1]))
 	}
 	d.Warnings = append(d.Warnings, f.Warnings...)
+	extraFit(d, f)
+}
+
+// shownFit are the fit record's fields topicProvenance shows by name.
+var shownFit = map[string]bool{"docs": true, "skipped": true, "tokens": true, "passes": true,
+	"seconds": true, "seed": true, "whitening": true, "plan": true, "solver": true,
+	"m2_eigenvalues": true, "projection_l1": true, "warnings": true}
+
+// extraFit lists the fit record's other fields as compact JSON, so that
+// what a fit records (a refinement's passes and bounds, sketch diagnostics)
+// reaches the page without the page knowing it.
+func extraFit(d *Data, f *models.FitStats) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(b, &all) != nil {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(all)) {
+		if shownFit[key] {
+			continue
+		}
+		v := string(all[key])
+		if len(v) > 400 {
+			v = v[:400] + "…"
+		}
+		d.prov(key, v)
+	}
 }

@@ -299,3 +299,33 @@ func TestReportSmallAtScale(t *testing.T) {
 		t.Errorf("embedded %d topics and %d positions", len(back.Topics.Cand), len(back.Topics.X))
 	}
 }
+
+// TestFitProvenance checks that the fit record reaches the page: its
+// input, warnings, and fields the page does not know by name.
+func TestFitProvenance(t *testing.T) {
+	m := &models.Model{Model: "lda", K: 2, D: 3, Alpha0: 1, Alpha: []float64{0.5, 0.5},
+		Topics: [][]float64{{0.5, 0.5, 0}, {0, 0.5, 0.5}},
+		Fit: &models.FitStats{Docs: 120, Tokens: 3400, Passes: 3, SketchTail: 0.5,
+			Warnings: []string{"the data depart from the model"}}}
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := m.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := map[string]string{}
+	for _, p := range d.Provenance {
+		prov[p[0]] = p[1]
+	}
+	if prov["input"] != "120 documents, 3400 tokens, 3-word vocabulary" || prov["passes"] != "3" || prov["sketch_tail"] != "0.5" {
+		t.Errorf("provenance %v", d.Provenance)
+	}
+	if len(d.Warnings) != 1 || d.Warnings[0] != "the data depart from the model" {
+		t.Errorf("warnings %q", d.Warnings)
+	}
+	if d.Topics.Unit != "expected tokens" || d.Topics.Scale != 3400 {
+		t.Errorf("bars in %s × %g, want expected tokens × 3400", d.Topics.Unit, d.Topics.Scale)
+	}
+}
