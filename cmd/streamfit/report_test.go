@@ -39,6 +39,13 @@ func TestReportCommand(t *testing.T) {
 		t.Error("the report names a URL")
 	}
 
+	// The single-topic model's page, from the same corpus.
+	mustRun(t, "fit", "topic", "--input", p("c.parquet"), "--k", "4", "--out", p("topic.json"), "--progress", "off")
+	mustRun(t, "report", "--model", p("topic.json"), "--out", p("topic.html"))
+	if page, _ := os.ReadFile(p("topic.html")); !strings.Contains(string(page), `"kind":"topic"`) {
+		t.Error("the single-topic model's page does not say its kind")
+	}
+
 	gens := [][]string{
 		{"gmm", "--rows", "200", "--d", "5", "--k", "2"},
 		{"ica", "--rows", "200", "--d", "4", "--k", "3"},
