@@ -24,10 +24,10 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	out := fs.String("out", "report.html", "output HTML file (written atomically)")
 	vocabPath := fs.String("vocab", "", "lda/topic: vocabulary file, one word per line, when the model does not carry one")
-	theta := fs.String("theta", "", "lda/topic: document–topic table (Parquet or Arrow, as `streamfit infer` writes): an optional integer id column (doc or id) and k share columns or one list<float> column of k shares")
+	theta := fs.String("theta", "", "lda/topic: document–topic `table` (Parquet or Arrow, as streamfit infer writes): an optional integer id column (doc or id) and k share columns or one list<float> column of k shares")
 	thetaID := fs.String("theta-id", "", "the integer document id column of --theta, when not named doc or id")
 	var evals fileList
-	fs.Var(&evals, "eval", "evaluation file (the JSON `streamfit eval --json` prints, e.g. with --heldout or --coherence): its numbers are listed, its arrays of k numbers shown per topic; repeat the flag for several")
+	fs.Var(&evals, "eval", "evaluation `file`: the JSON that streamfit eval --json prints (e.g. with --heldout or --coherence); its numbers are listed, its arrays of k numbers shown per topic; repeat the flag for several")
 	workers := fs.Int("workers", 0, "goroutines reading --theta (0: one per CPU)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
