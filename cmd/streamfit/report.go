@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/streamfit/streamfit/models/report"
+	"github.com/streamfit/streamfit/stream"
+)
+
+func init() {
+	register("report", "write a self-contained HTML page showing a fitted model", runReport)
+}
+
+func runReport(ctx context.Context, args []string) error {
+	fs := newFlags("report", "", `Writes one HTML file (script, style and data inline; no network) showing the
+model: for lda/topic models a map of the topics, each topic's most relevant
+words with the λ slider of LDAvis, the weights, and the documents' dominant
+topics with --theta; for gmm, ica, hmm, markov, hmm-snapshot and multiview
+models heat maps and bars of their parameters; for every model how it was fitted.`)
+	modelPath := fs.String("model", "model.json", "fitted model file")
+	out := fs.String("out", "report.html", "output HTML file (written atomically)")
+	vocabPath := fs.String("vocab", "", "lda/topic: vocabulary file, one word per line, when the model does not carry one")
+	theta := fs.String("theta", "", "lda/topic: document–topic `table` (Parquet or Arrow, as streamfit infer writes): an optional integer id column (doc or id) and k share columns or one list<float> column of k shares")
+	thetaID := fs.String("theta-id", "", "the integer document id column of --theta, when not named doc or id")
+	var evals fileList
+	fs.Var(&evals, "eval", "evaluation `file`: the JSON that streamfit eval --json prints (e.g. with --heldout or --coherence); its numbers are listed, its arrays of k numbers shown per topic; repeat the flag for several")
+	workers := fs.Int("workers", 0, "goroutines reading --theta (0: one per CPU)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if err := stream.CheckWritable(*out); err != nil {
+		return err
+	}
+	o := report.Options{ThetaPath: *theta, ThetaID: *thetaID, EvalPaths: evals, Workers: *workers}
+	if *vocabPath != "" {
+		v, err := stream.ReadVocab(*vocabPath)
+		if err != nil {
+			return err
+		}
+		o.Vocab = v
+	}
+	d, err := report.Build(ctx, *modelPath, o)
+	if errors.Is(err, report.ErrNotApplicable) {
+		return usageError{err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	if err := report.Write(*out, d); err != nil {
+		return err
+	}
+	if st, err := os.Stat(*out); err == nil {
+		fmt.Fprintf(os.Stderr, "report: wrote %s (%d KB)\n", *out, (st.Size()+1023)/1024)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(os.Stderr, "report: note: %s\n", n)
+	}
+	return nil
+}
+
+// fileList is a flag that may be given several times, one file each.
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+// Set implements flag.Value.
+func (l *fileList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}

@@ -1,0 +1,18 @@
+// Package report turns a fitted model file into one self-contained HTML page a
+// person can look at: for topic models (lda, topic) a map of the topics laid
+// out by classical scaling of their Jensen–Shannon distances, each topic's
+// most relevant words with the relevance slider λ of LDAvis, the topic
+// weights, the documents' dominant topics (from a document–topic table) and
+// per-topic figures from an evaluation file; for the dense models (gmm, ica,
+// hmm, markov, hmm-snapshot, multiview) heat maps and bars of their
+// parameters; for every model the fit's provenance and warnings.
+//
+// The page has no external resource: its script, style and data are inlined
+// and a Content-Security-Policy forbids everything else (no network request
+// can leave it). Only what the page shows is embedded — for a topic model the
+// candidate words of each topic's bar chart, not the k×d matrix — so a report
+// of k=100 topics over 100,000 words stays a few hundred kilobytes.
+//
+// Build reads the model and its companions and returns the page's Data;
+// Write renders it to a file atomically (stream.CreateAtomic).
+package report

@@ -1,0 +1,140 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// evalFigures reads an evaluation file (the JSON `streamfit eval --json`
+// prints) and adds what it holds to the page. The file is one JSON object;
+// its shape is read loosely so that any evaluation streamfit prints fits:
+//
+//   - a number (at the top or inside an object, e.g. {"heldout":
+//     {"perplexity": 934.2}}) is listed with the provenance as
+//     "evaluation (FILE): heldout.perplexity";
+//   - an array of k numbers (e.g. {"coherence": {"umass": […], "npmi": […]}})
+//     is a per-topic (per-component) figure: a column of the topic table,
+//     or bars for a dense model;
+//   - an array of k objects (e.g. {"topics": [{"umass": -1.2, "npmi": 0.1}, …]})
+//     gives one per-topic figure per numeric field;
+//   - anything else (strings, arrays of another length) is left out, and a
+//     note says which arrays did not have k values.
+//
+// topics says whether d shows a topic model.
+func evalFigures(d *Data, path string, k int, topics bool) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var root map[string]any
+	if err := json.Unmarshal(b, &root); err != nil {
+		return fmt.Errorf("%s: not an evaluation file (a JSON object, as `streamfit eval --json` prints): %w", path, err)
+	}
+	var figs []Figure
+	var skipped []string
+	var walk func(prefix string, v any, depth int)
+	walk = func(name string, v any, depth int) {
+		switch v := v.(type) {
+		case float64:
+			d.prov("evaluation ("+filepath.Base(path)+"): "+name, fmtNum(v))
+		case map[string]any:
+			if depth >= 3 {
+				return
+			}
+			for _, key := range slices.Sorted(maps.Keys(v)) {
+				walk(joinName(name, key), v[key], depth+1)
+			}
+		case []any:
+			if vals, ok := numbers(v); ok {
+				if len(vals) == k {
+					figs = append(figs, Figure{Name: name, Value: nums(vals)})
+				} else {
+					skipped = append(skipped, fmt.Sprintf("%s (%d values)", name, len(vals)))
+				}
+				return
+			}
+			if cols, ok := objectColumns(v); ok {
+				if len(v) != k {
+					skipped = append(skipped, fmt.Sprintf("%s (%d entries)", name, len(v)))
+					return
+				}
+				for _, key := range slices.Sorted(maps.Keys(cols)) {
+					figs = append(figs, Figure{Name: joinName(name, key), Value: nums(cols[key])})
+				}
+			}
+		}
+	}
+	walk("", root, 0)
+	if len(skipped) > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s: not shown, as they do not have one value per topic (k=%d): %s.", path, k, strings.Join(skipped, ", ")))
+	}
+	if topics {
+		d.Topics.Figures = append(d.Topics.Figures, figs...)
+		return nil
+	}
+	for _, f := range figs {
+		vals := make([]float64, len(f.Value))
+		for i, x := range f.Value {
+			vals[i] = float64(x)
+		}
+		d.Panels = append(d.Panels, bars("Evaluation: "+f.Name, "From "+path+".", labels("component ", k), vals))
+	}
+	return nil
+}
+
+func joinName(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// numbers returns v as numbers when every entry is a number or null (NaN).
+func numbers(v []any) ([]float64, bool) {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		switch x := x.(type) {
+		case float64:
+			out[i] = x
+		case nil:
+			out[i] = math.NaN()
+		default:
+			return nil, false
+		}
+	}
+	return out, len(v) > 0
+}
+
+// objectColumns turns an array of objects into one column per numeric
+// field (NaN where an object lacks it).
+func objectColumns(v []any) (map[string][]float64, bool) {
+	cols := map[string][]float64{}
+	for i, x := range v {
+		obj, ok := x.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		for key, val := range obj {
+			f, ok := val.(float64)
+			if !ok {
+				continue
+			}
+			c, seen := cols[key]
+			if !seen {
+				c = make([]float64, len(v))
+				for j := range c {
+					c[j] = math.NaN()
+				}
+				cols[key] = c
+			}
+			c[i] = f
+		}
+	}
+	return cols, len(cols) > 0
+}

@@ -1,0 +1,239 @@
+"use strict";
+(function () {
+  const D = JSON.parse(document.getElementById("data").textContent);
+  const SVG = "http://www.w3.org/2000/svg";
+  const main = document.getElementById("main");
+
+  function el(tag, attrs, parent, text) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function sv(tag, attrs, parent, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function fmt(x) {
+    if (x === null || x === undefined) return "–";
+    const a = Math.abs(x);
+    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return x.toExponential(2);
+    return String(+x.toPrecision(4));
+  }
+  function list(title, items, cls) {
+    if (!items || !items.length) return;
+    const box = el("div", { class: cls }, main);
+    el("h2", {}, box, title);
+    const ul = el("ul", {}, box);
+    for (const s of items) el("li", {}, ul, s);
+  }
+
+  document.title = "streamfit report: " + D.title;
+  el("h1", {}, main, "streamfit report: " + D.title);
+  el("p", { class: "summary" }, main, D.summary);
+  list("What this page cannot show", D.notes, "notes");
+  list("Warnings from the fit", D.warnings, "warnings");
+  if (D.topics) topics(D.topics);
+  if (D.panels && D.panels.length) {
+    const grid = el("section", { class: "panels" }, main);
+    for (const p of D.panels) panel(grid, p);
+  }
+  provenance();
+  document.body.setAttribute("data-ready", "1");
+
+  function topics(T) {
+    const k = T.k;
+    const sec = el("section", { class: "explorer" }, main);
+    const left = el("div", { class: "mapbox" }, sec);
+    el("h2", {}, left, "Topic map");
+    el("p", { class: "note" }, left, "Topics placed by classical scaling of their Jensen–Shannon distances; circle area is the topic's weight. Click a topic to see its words; click it again for the whole corpus.");
+    const W = 520, H = 520, pad = 70;
+    const map = sv("svg", { id: "map", width: W, height: H, viewBox: "0 0 " + W + " " + H }, left);
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (let t = 0; t < k; t++) {
+      x0 = Math.min(x0, T.x[t]); x1 = Math.max(x1, T.x[t]);
+      y0 = Math.min(y0, T.y[t]); y1 = Math.max(y1, T.y[t]);
+    }
+    const span = Math.max(x1 - x0, y1 - y0) || 1;
+    const px = (v) => pad + (W - 2 * pad) * ((v - (x0 + x1) / 2) / span + 0.5);
+    const py = (v) => pad + (H - 2 * pad) * (0.5 - (v - (y0 + y1) / 2) / span);
+    sv("line", { x1: pad / 2, y1: H / 2, x2: W - pad / 2, y2: H / 2, class: "axis" }, map);
+    sv("line", { x1: W / 2, y1: pad / 2, x2: W / 2, y2: H - pad / 2, class: "axis" }, map);
+    sv("text", { x: W - pad / 2, y: H / 2 - 4, class: "axislabel", "text-anchor": "end" }, map, "PC1");
+    sv("text", { x: W / 2 + 4, y: pad / 2 + 10, class: "axislabel" }, map, "PC2");
+    const wmax = Math.max(...T.weights);
+    const R = Math.max(8, Math.min(60, 180 / Math.sqrt(k)));
+    const order = [...Array(k).keys()].sort((a, b) => T.weights[b] - T.weights[a]);
+    const circles = [], groups = [];
+    for (const t of order) {
+      const g = sv("g", { class: "topic-g" }, map);
+      groups[t] = g;
+      const r = R * Math.sqrt(T.weights[t] / wmax);
+      const c = sv("circle", { class: "topic", cx: px(T.x[t]), cy: py(T.y[t]), r: Math.max(r, 2), "data-topic": t }, g);
+      sv("title", {}, c, "topic " + t + ": weight " + fmt(T.weights[t]));
+      sv("text", { x: px(T.x[t]), y: py(T.y[t]) + 4, class: "tlabel", "text-anchor": "middle" }, g, String(t));
+      g.addEventListener("click", () => select(selected === t ? -1 : t));
+      circles[t] = c;
+    }
+
+    const right = el("div", { class: "barbox" }, sec);
+    const title = el("h2", { id: "bars-title" }, right, "");
+    const ctl = el("div", { class: "slider" }, right);
+    const lab = el("label", { for: "lambda" }, ctl, "");
+    const slider = el("input", { id: "lambda", type: "range", min: "0", max: "1", step: "0.01", value: String(T.lambda) }, ctl);
+    el("p", { class: "note" }, right, "Relevance λ·log φ(w) + (1−λ)·log(φ(w)/p(w)): λ = 1 ranks by the topic's probability, smaller λ favours words special to the topic. Grey: the word's overall frequency; red: its frequency within the topic (" + T.unit + ").");
+    const BW = 560, rowH = 15, n = 30, labW = 130;
+    const bars = sv("svg", { id: "bars", width: BW, height: n * rowH + 30 }, right);
+    let selected = -1;
+
+    function words(t, lambda) {
+      const out = [];
+      const cand = T.cand[t], phi = T.phi[t];
+      for (let i = 0; i < cand.length; i++) {
+        const p = T.p[cand[i]];
+        out.push({ w: cand[i], phi: phi[i], rel: lambda * Math.log(phi[i]) + (1 - lambda) * Math.log(phi[i] / p) });
+      }
+      out.sort((a, b) => b.rel - a.rel || b.phi - a.phi);
+      return out.slice(0, n);
+    }
+    function draw() {
+      const lambda = +slider.value;
+      lab.textContent = "λ = " + lambda.toFixed(2);
+      while (bars.firstChild) bars.removeChild(bars.firstChild);
+      let rows;
+      if (selected < 0) {
+        title.textContent = "Top-" + n + " most salient words of the corpus";
+        rows = T.salient.map((w) => ({ w: w, topic: null }));
+      } else {
+        title.textContent = "Top-" + n + " most relevant words of topic " + selected + " (" + fmt(100 * T.weights[selected]) + "% of tokens)";
+        rows = words(selected, lambda).map((r) => ({ w: r.w, topic: T.weights[selected] * r.phi }));
+      }
+      let max = 0;
+      for (const r of rows) max = Math.max(max, T.p[r.w]);
+      const scale = (BW - labW - 70) / (max || 1);
+      rows.forEach((r, i) => {
+        const y = 20 + i * rowH;
+        const g = sv("g", { class: "row" }, bars);
+        sv("text", { x: labW - 6, y: y + rowH - 4, class: "word", "text-anchor": "end" }, g, T.words[r.w]);
+        const all = T.p[r.w] * T.scale;
+        sv("rect", { x: labW, y: y + 1, width: Math.max(1, T.p[r.w] * scale), height: rowH - 3, class: "overall" }, g);
+        let tip = T.words[r.w] + ": overall " + fmt(all);
+        if (r.topic !== null) {
+          sv("rect", { x: labW, y: y + 1, width: Math.max(1, r.topic * scale), height: rowH - 3, class: "within" }, g);
+          tip += ", in topic " + fmt(r.topic * T.scale);
+        }
+        sv("title", {}, g, tip);
+        sv("text", { x: labW + T.p[r.w] * scale + 4, y: y + rowH - 4, class: "val" }, g, fmt(all));
+      });
+      for (let t = 0; t < k; t++) circles[t].classList.toggle("selected", t === selected);
+      // The selected topic is drawn on top; the others by weight, small on top.
+      for (const t of order) map.appendChild(groups[t]);
+      if (selected >= 0) map.appendChild(groups[selected]);
+      for (const tr of table.querySelectorAll("tr[data-topic]")) tr.classList.toggle("selected", +tr.getAttribute("data-topic") === selected);
+    }
+    function select(t) { selected = t; draw(); }
+    slider.addEventListener("input", draw);
+
+    const tsec = el("section", { class: "topictable" }, main);
+    el("h2", {}, tsec, "Topics");
+    const table = el("table", {}, tsec);
+    const head = el("tr", {}, el("thead", {}, table));
+    el("th", {}, head, "topic");
+    el("th", {}, head, "weight");
+    for (const f of T.figures || []) el("th", { title: f.about || "" }, head, f.name);
+    el("th", {}, head, "most probable words");
+    const body = el("tbody", {}, table);
+    for (let t = 0; t < k; t++) {
+      const tr = el("tr", { "data-topic": t }, body);
+      el("td", { class: "num" }, tr, String(t));
+      el("td", { class: "num" }, tr, fmt(T.weights[t]));
+      for (const f of T.figures || []) el("td", { class: "num" }, tr, fmt(f.value[t]));
+      el("td", {}, tr, T.cand[t].slice(0, 10).map((w) => T.words[w]).join(" "));
+      tr.addEventListener("click", () => select(t));
+    }
+    // report.html#topic=3&lambda=0.4 (or ?topic=3&lambda=0.4) opens on
+    // topic 3 at λ = 0.4.
+    const h = new URLSearchParams(location.hash.slice(1) || location.search.slice(1));
+    const ht = parseInt(h.get("topic"), 10), hl = parseFloat(h.get("lambda"));
+    if (hl >= 0 && hl <= 1) slider.value = String(hl);
+    if (ht >= 0 && ht < k) selected = ht;
+    draw();
+  }
+
+  function color(v, lo, hi, diverging) {
+    if (v === null) return "#eee";
+    if (diverging) {
+      const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
+      const s = Math.max(-1, Math.min(1, v / m));
+      const a = Math.round(255 * (1 - Math.abs(s)));
+      return s >= 0 ? "rgb(255," + a + "," + a + ")" : "rgb(" + a + "," + a + ",255)";
+    }
+    const s = hi > lo ? (v - lo) / (hi - lo) : 0;
+    const a = Math.round(255 - 200 * s);
+    return "rgb(" + a + "," + Math.round(255 - 150 * s) + ",255)";
+  }
+
+  function panel(parent, p) {
+    const box = el("div", { class: "panel " + p.type }, parent);
+    el("h2", {}, box, p.title);
+    if (p.note) el("p", { class: "note" }, box, p.note);
+    if (p.type === "bars") return barPanel(box, p);
+    const rows = p.values.length, cols = rows ? p.values[0].length : 0;
+    const cw = Math.max(3, Math.min(48, Math.floor(640 / Math.max(cols, 1))));
+    const ch = Math.max(6, Math.min(28, Math.floor(420 / Math.max(rows, 1))));
+    const lw = 110, th = cw >= 12 ? 40 : 10;
+    const svg = sv("svg", { width: lw + cols * cw + 10, height: th + rows * ch + 10, class: "heat" }, box);
+    let lo = Infinity, hi = -Infinity;
+    for (const r of p.values) for (const v of r) if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    p.values.forEach((r, i) => {
+      if (ch >= 9) sv("text", { x: lw - 4, y: th + i * ch + ch / 2 + 4, "text-anchor": "end", class: "lab" }, svg, p.rows ? p.rows[i] : String(i));
+      r.forEach((v, j) => {
+        const c = sv("rect", { x: lw + j * cw, y: th + i * ch, width: cw, height: ch, fill: color(v, lo, hi, p.diverging), class: "cell" }, svg);
+        sv("title", {}, c, (p.rows ? p.rows[i] : i) + ", " + (p.cols ? p.cols[j] : j) + ": " + fmt(v));
+        if (cw >= 44 && ch >= 16) {
+          const m = p.diverging ? Math.max(Math.abs(lo), Math.abs(hi)) : hi - lo;
+          const dark = v !== null && m > 0 && (p.diverging ? Math.abs(v) : v - lo) / m > 0.6;
+          sv("text", { x: lw + j * cw + cw / 2, y: th + i * ch + ch / 2 + 4, "text-anchor": "middle", class: "cellval" + (dark ? " dark" : "") }, svg, v === null ? "–" : String(+v.toPrecision(3)));
+        }
+      });
+    });
+    if (cw >= 12) p.values.length && p.values[0].forEach((_, j) => {
+      sv("text", { x: lw + j * cw + cw / 2, y: th - 4, "text-anchor": "start", class: "lab", transform: "rotate(-45 " + (lw + j * cw + cw / 2) + " " + (th - 4) + ")" }, svg, p.cols ? p.cols[j] : String(j));
+    });
+    el("p", { class: "note" }, box, "Colour range " + fmt(lo) + " … " + fmt(hi) + (p.diverging ? " (blue negative, red positive)" : "") + ".");
+  }
+
+  function barPanel(box, p) {
+    const v = p.values[0], n = v.length;
+    const bw = Math.max(3, Math.min(36, Math.floor(640 / Math.max(n, 1))));
+    const H = 160, top = 10, base = top + H;
+    let lo = Math.min(0, ...v.filter((x) => x !== null)), hi = Math.max(0, ...v.filter((x) => x !== null));
+    if (hi === lo) hi = lo + 1;
+    const y = (x) => top + H * (hi - x) / (hi - lo);
+    const svg = sv("svg", { width: 60 + n * bw + 10, height: base + 60, class: "barchart" }, box);
+    sv("line", { x1: 56, x2: 60 + n * bw, y1: y(0), y2: y(0), class: "axis" }, svg);
+    sv("text", { x: 52, y: top + 8, "text-anchor": "end", class: "lab" }, svg, fmt(hi));
+    sv("text", { x: 52, y: base, "text-anchor": "end", class: "lab" }, svg, fmt(lo));
+    v.forEach((x, i) => {
+      if (x === null) return;
+      const r = sv("rect", { x: 60 + i * bw + 1, y: Math.min(y(x), y(0)), width: bw - 2, height: Math.max(1, Math.abs(y(x) - y(0))), class: "bar" + (x < 0 ? " neg" : "") }, svg);
+      sv("title", {}, r, (p.cols ? p.cols[i] : i) + ": " + fmt(x));
+      if (bw >= 14) sv("text", { x: 60 + i * bw + bw / 2, y: base + 12, "text-anchor": "end", class: "lab", transform: "rotate(-45 " + (60 + i * bw + bw / 2) + " " + (base + 12) + ")" }, svg, (p.cols ? p.cols[i] : String(i)).replace(/^(component|state|source|topic) /, ""));
+    });
+  }
+
+  function provenance() {
+    const sec = el("section", { class: "prov" }, main);
+    el("h2", {}, sec, "How this model was made");
+    const table = el("table", {}, sec);
+    for (const [k, v] of D.provenance) {
+      const tr = el("tr", {}, table);
+      el("th", {}, tr, k);
+      el("td", {}, tr, v);
+    }
+  }
+})();
