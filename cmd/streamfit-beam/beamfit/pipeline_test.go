@@ -121,9 +121,9 @@ func run(t *testing.T, args ...string) string {
 // reference runs the statistics route of the streamfit command over the
 // files, all of them one shard: phase 1, the power passes (as many as
 // powerIters says, or as PowerAdvice says for the default), phase 2 and the
-// fit from the merged statistics. It returns the phase-1 and phase-2
-// statistics files and the model file.
-func reference(t *testing.T, dir string, files []string, common []string, powerIters int) (p1, p2, model string) {
+// fit from the merged statistics (when fit). It returns the phase-1 and
+// phase-2 statistics files and the model file.
+func reference(t *testing.T, dir string, files []string, common []string, powerIters int, fit bool) (p1, p2, model string) {
 	t.Helper()
 	p1 = filepath.Join(dir, "ref1.stats")
 	run(t, append(append([]string{"stats", "--phase", "1", "--out", p1}, common...), files...)...)
@@ -147,6 +147,9 @@ func reference(t *testing.T, dir string, files []string, common []string, powerI
 	}
 	p2 = filepath.Join(dir, "ref2.stats")
 	run(t, append(append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2, "--batch-rows", fmt.Sprint(readRows)}, files...))...)
+	if !fit {
+		return p1, p2, ""
+	}
 	model = filepath.Join(dir, "ref.json")
 	run(t, "fit", "lda", "--from-stats", p2, "--no-timing", "--out", model)
 	return p1, p2, model
@@ -184,35 +187,79 @@ func sameSums(t *testing.T, a, b string) bool {
 	return bytes.Equal(enc[0], enc[1])
 }
 
-// TestPipelineMatchesCLI runs the pipeline on prism over an LDA corpus
-// split into four Parquet files of several row groups (one work unit
-// each), and checks that its model.json is byte-identical to the one the
-// streamfit command fits from its statistics of the same files, and its
-// merged statistics hold the same sums. The vocabulary (400 words) is
-// whitened by the randomized sketch, so the power passes apply: the
-// default (taken when the data ask for it) and one power pass forced.
+// TestPipelineMatchesCLI runs the pipeline on prism over LDA corpora
+// split into four Parquet files of several row groups (one work unit each),
+// and checks that its model.json is byte-identical to the one the
+// streamfit command fits from its statistics of the same files, and that
+// its merged statistics hold the same sums. The vocabularies (400 and 600
+// words) are whitened by the randomized sketch, so the power passes apply:
+// none (the first sketch decays), one forced, and one the default fit takes
+// on its own (k=5 with one extra column on a corpus of 12 topics, whose
+// sketch does not decay past k; there the pipeline writes the merged
+// phase-2 statistics only, which are compared).
 func TestPipelineMatchesCLI(t *testing.T) {
-	dir := t.TempDir()
-	files := corpus(t, dir, synth.LDAConfig{Docs: 4000, Vocab: 400, K: 5, Alpha0: 1, DocLen: 40, Seed: 7}, 250, 1000, 750, 1250, 1000)
-	units, err := Plan(context.Background(), files, stream.Options{})
-	if err != nil {
-		t.Fatal(err)
+	type corpusCfg struct {
+		lda      synth.LDAConfig
+		rowGroup int
+		sizes    []int64
 	}
-	if len(units) != 16 {
-		t.Fatalf("%d work units, want 16 (row groups of 250 documents)", len(units))
+	a := corpusCfg{synth.LDAConfig{Docs: 4000, Vocab: 400, K: 5, Alpha0: 1, DocLen: 40, Seed: 7}, 250, []int64{1000, 750, 1250, 1000}}
+	b := corpusCfg{synth.LDAConfig{Docs: 1000, Vocab: 600, K: 12, Alpha0: 1, DocLen: 12, Beta: 0.1, Seed: 1}, 100, []int64{200, 300, 200, 300}}
+	cases := []struct {
+		name                   string
+		corpus                 corpusCfg
+		units                  int
+		oversample, powerIters int
+		wantPasses             int
+		statsOnly              bool
+	}{
+		{"decaying sketch", a, 16, 0, 0, 1, false},
+		{"power-iters=1", a, 16, 0, 1, 2, false},
+		// Too few documents for the fit of k=5 to pass its checks (k is
+		// larger than the data support): the statistics are compared.
+		{"automatic power pass", b, 10, 1, 0, 2, true},
 	}
-	for _, powerIters := range []int{0, 1} {
-		t.Run(fmt.Sprintf("power-iters=%d", powerIters), func(t *testing.T) {
-			dir := t.TempDir()
-			s, common := settings(5, 3, powerIters)
-			_, ref2, refModel := reference(t, dir, files, common, powerIters)
-			model, stats := filepath.Join(dir, "model.json"), filepath.Join(dir, "all2.stats")
-			if err := pipeline(t, files, Options{Fit: s, Out: Output{Model: model, Stats: stats, NoTiming: true}}); err != nil {
+	root := t.TempDir()
+	files := map[uint64][]string{} // by the corpus's seed
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs, ok := files[c.corpus.lda.Seed]
+			if !ok {
+				dir := filepath.Join(root, fmt.Sprint(c.corpus.lda.Seed))
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				fs = corpus(t, dir, c.corpus.lda, c.corpus.rowGroup, c.corpus.sizes...)
+				files[c.corpus.lda.Seed] = fs
+			}
+			units, err := Plan(context.Background(), fs, stream.Options{})
+			if err != nil {
 				t.Fatal(err)
 			}
-			got, want := readFile(t, model), readFile(t, refModel)
-			if !bytes.Equal(got, want) {
-				t.Errorf("model.json of the pipeline (%d bytes) differs from streamfit fit --from-stats (%d bytes)", len(got), len(want))
+			if len(units) != c.units {
+				t.Fatalf("%d work units, want %d (row groups of %d documents)", len(units), c.units, c.corpus.rowGroup)
+			}
+			dir := t.TempDir()
+			s, common := settings(5, 1, c.powerIters)
+			s.Oversample = c.oversample
+			common = append(common, "--oversample", fmt.Sprint(c.oversample))
+			_, ref2, refModel := reference(t, dir, fs, common, c.powerIters, !c.statsOnly)
+			model, stats := filepath.Join(dir, "model.json"), filepath.Join(dir, "all2.stats")
+			o := Options{Fit: s, Out: Output{Model: model, Stats: stats, NoTiming: true}}
+			if c.statsOnly {
+				o.StatsOnly, o.Out.Model = 2, ""
+			}
+			if err := pipeline(t, fs, o); err != nil {
+				t.Fatal(err)
+			}
+			if !c.statsOnly {
+				got, want := readFile(t, model), readFile(t, refModel)
+				if !bytes.Equal(got, want) {
+					t.Errorf("model.json of the pipeline (%d bytes) differs from streamfit fit --from-stats (%d bytes)", len(got), len(want))
+				}
+				t.Logf("%d bytes of model.json identical", len(got))
+			} else if _, err := os.Stat(model); err == nil {
+				t.Errorf("statistics only, but a model was written")
 			}
 			if !sameSums(t, stats, ref2) {
 				t.Errorf("merged phase-2 statistics differ from streamfit stats --phase 2 over the same files")
@@ -221,10 +268,13 @@ func TestPipelineMatchesCLI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Header.Shards != len(units) || len(st.Header.Inputs) != len(files) {
-				t.Errorf("merged statistics of %d shards over %d inputs, want %d work units over %d files", st.Header.Shards, len(st.Header.Inputs), len(units), len(files))
+			if st.Header.Shards != len(units) || len(st.Header.Inputs) != len(fs) {
+				t.Errorf("merged statistics of %d shards over %d inputs, want %d work units over %d files", st.Header.Shards, len(st.Header.Inputs), len(units), len(fs))
 			}
-			t.Logf("whitening passes %d, %d bytes of model.json", st.Passes, len(got))
+			if st.Passes != c.wantPasses {
+				t.Errorf("the whitening took %d passes, want %d", st.Passes, c.wantPasses)
+			}
+			t.Logf("whitening passes %d", st.Passes)
 		})
 	}
 }
