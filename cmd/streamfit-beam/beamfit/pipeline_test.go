@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/columnar"
@@ -28,10 +30,27 @@ func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 // groups, so a row group is read in several batches.
 const readRows = 100
 
-// corpus writes an LDA corpus of docs documents as Parquet files of the
-// given numbers of documents (row groups of rowGroup documents), and the
-// whole corpus as one more file, all.parquet; it returns the part files.
-func corpus(t *testing.T, dir string, cfg synth.LDAConfig, rowGroup int, sizes ...int64) []string {
+// part is a file of a corpus: its name (the extension gives the format)
+// and number of documents.
+type part struct {
+	name string
+	docs int64
+}
+
+// parquetParts are n Parquet files part-I.parquet of the given numbers of
+// documents.
+func parquetParts(docs ...int64) []part {
+	parts := make([]part, len(docs))
+	for i, n := range docs {
+		parts[i] = part{fmt.Sprintf("part-%d.parquet", i), n}
+	}
+	return parts
+}
+
+// corpus writes an LDA corpus as the files parts (Parquet row groups and
+// Arrow record batches of rowGroup documents), and the whole corpus as one
+// more file, all.parquet; it returns the parts' paths.
+func corpus(t *testing.T, dir string, cfg synth.LDAConfig, rowGroup int, parts []part) []string {
 	t.Helper()
 	cfg.BatchRows = 50
 	c, err := synth.NewLDA(cfg)
@@ -59,10 +78,10 @@ func corpus(t *testing.T, dir string, cfg synth.LDAConfig, rowGroup int, sizes .
 					t.Fatal(err)
 				}
 			}
-			name := fmt.Sprintf("part-%d.parquet", len(files))
-			files = append(files, filepath.Join(dir, name))
-			end += sizes[len(files)-1]
-			w = open(name)
+			p := parts[len(files)]
+			files = append(files, filepath.Join(dir, p.name))
+			end += p.docs
+			w = open(p.name)
 		}
 		if err := w.Write(b); err != nil {
 			t.Fatal(err)
@@ -201,10 +220,10 @@ func TestPipelineMatchesCLI(t *testing.T) {
 	type corpusCfg struct {
 		lda      synth.LDAConfig
 		rowGroup int
-		sizes    []int64
+		parts    []part
 	}
-	a := corpusCfg{synth.LDAConfig{Docs: 4000, Vocab: 400, K: 5, Alpha0: 1, DocLen: 40, Seed: 7}, 250, []int64{1000, 750, 1250, 1000}}
-	b := corpusCfg{synth.LDAConfig{Docs: 1000, Vocab: 600, K: 12, Alpha0: 1, DocLen: 12, Beta: 0.1, Seed: 1}, 100, []int64{200, 300, 200, 300}}
+	a := corpusCfg{synth.LDAConfig{Docs: 4000, Vocab: 400, K: 5, Alpha0: 1, DocLen: 40, Seed: 7}, 250, parquetParts(1000, 750, 1250, 1000)}
+	b := corpusCfg{synth.LDAConfig{Docs: 1000, Vocab: 600, K: 12, Alpha0: 1, DocLen: 12, Beta: 0.1, Seed: 1}, 100, parquetParts(200, 300, 200, 300)}
 	cases := []struct {
 		name                   string
 		corpus                 corpusCfg
@@ -229,7 +248,7 @@ func TestPipelineMatchesCLI(t *testing.T) {
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				fs = corpus(t, dir, c.corpus.lda, c.corpus.rowGroup, c.corpus.sizes...)
+				fs = corpus(t, dir, c.corpus.lda, c.corpus.rowGroup, c.corpus.parts)
 				files[c.corpus.lda.Seed] = fs
 			}
 			units, err := Plan(context.Background(), fs, stream.Options{})
@@ -258,6 +277,16 @@ func TestPipelineMatchesCLI(t *testing.T) {
 					t.Errorf("model.json of the pipeline (%d bytes) differs from streamfit fit --from-stats (%d bytes)", len(got), len(want))
 				}
 				t.Logf("%d bytes of model.json identical", len(got))
+				// streamfit fit on the union sums the batches in order in
+				// float64 where the statistics sum exactly: last bits.
+				all := filepath.Join(filepath.Dir(fs[0]), "all.parquet")
+				plain := filepath.Join(dir, "fit.json")
+				run(t, append([]string{"fit", "lda", "--input", all, "--plan", "explicit", "--no-timing", "--out", plain}, common...)...)
+				if d := modelDiff(t, model, plain); d > 1e-9 {
+					t.Errorf("the pipeline's model differs from streamfit fit on the union by %.3g relative (tolerance 1e-9)", d)
+				} else {
+					t.Logf("streamfit fit on the union: %.3g relative difference, byte-identical: %v", d, bytes.Equal(got, readFile(t, plain)))
+				}
 			} else if _, err := os.Stat(model); err == nil {
 				t.Errorf("statistics only, but a model was written")
 			}
@@ -277,6 +306,32 @@ func TestPipelineMatchesCLI(t *testing.T) {
 			t.Logf("whitening passes %d", st.Passes)
 		})
 	}
+}
+
+// modelDiff returns the largest difference between the models in files a
+// and b: of the topics' entries relative to the largest entry, or of α
+// relative to each entry.
+func modelDiff(t *testing.T, a, b string) float64 {
+	t.Helper()
+	var m [2]*models.Model
+	for i, path := range []string{a, b} {
+		var err error
+		if m[i], err = models.Read(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m[0].K != m[1].K || m[0].D != m[1].D || m[0].Fit.Docs != m[1].Fit.Docs {
+		t.Fatalf("models of %d×%d from %d documents and %d×%d from %d", m[0].K, m[0].D, m[0].Fit.Docs, m[1].K, m[1].D, m[1].Fit.Docs)
+	}
+	var diff, scale, alpha float64
+	for i := range m[0].K {
+		for j, v := range m[0].Topics[i] {
+			diff = max(diff, math.Abs(v-m[1].Topics[i][j]))
+			scale = max(scale, math.Abs(m[1].Topics[i][j]))
+		}
+		alpha = max(alpha, math.Abs(m[0].Alpha[i]-m[1].Alpha[i])/math.Abs(m[1].Alpha[i]))
+	}
+	return max(alpha, diff/scale)
 }
 
 func readFile(t *testing.T, path string) []byte {
