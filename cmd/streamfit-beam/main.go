@@ -132,6 +132,7 @@ flags:
 		return nil, usagef("--stats-only writes no model: drop --out")
 	}
 	s.Single = *model == "topic"
+	o.Workers = s.Workers
 	if *statsOnly > 0 {
 		out.Model = ""
 	}
