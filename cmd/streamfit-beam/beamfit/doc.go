@@ -1,0 +1,13 @@
+// Package beamfit runs streamfit's LDA and single-topic fits as Apache Beam
+// pipelines: the files are cut into work units (Parquet row groups, Arrow
+// IPC record batches, whole files otherwise), each unit's shard statistics
+// are computed by the library (models/lda: Phase1Stats, PowerStats,
+// Phase2Stats), a Beam combiner merges them with the library's exact merge
+// (implicit.Stats.Merge), each phase takes the merged statistics of the one
+// before as a side input, and the last step fits the model (lda.FitStats)
+// or writes the merged statistics for `streamfit stats --append`.
+//
+// The model equals, byte for byte, that of `streamfit stats`, `merge` and
+// `fit --from-stats` over the same files, on any runner and with any
+// parallelism: the merges are exact and independent of their order.
+package beamfit

@@ -1,0 +1,89 @@
+package beamfit
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"slices"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/lda"
+)
+
+// Output says what the last step of the pipeline writes, each file
+// atomically (a temporary name renamed at the end), on the worker that runs
+// it: a path every worker can write to.
+type Output struct {
+	// Model is the model file (JSON) fitted from the merged phase-2
+	// statistics; "" writes none (statistics only).
+	Model string `json:"model"`
+	// Stats is the file of the merged statistics of the last phase the
+	// pipeline runs (phase 2 when it fits); "" writes none.
+	Stats string `json:"stats"`
+	// NoTiming leaves the fit's wall time out of the model file, so the
+	// same input and settings give the same bytes.
+	NoTiming bool `json:"no_timing"`
+	// Fit holds the settings of the final fit (solver, restarts...).
+	Fit Settings `json:"fit"`
+}
+
+// write fits the model from the merged statistics st (when o.Model is set)
+// and writes the outputs; when the model cannot be written, the statistics
+// file written before it is removed, so a failed pipeline leaves neither.
+func (o Output) write(ctx context.Context, st *implicit.Stats) error {
+	st.Header.Inputs = coalesce(st.Header.Inputs)
+	if o.Stats != "" {
+		if err := implicit.WriteStats(ctx, o.Stats, st); err != nil {
+			return err
+		}
+	}
+	if o.Model == "" {
+		return nil
+	}
+	// As `streamfit fit --from-stats`: the exact totals' low words serve
+	// merges only.
+	st.Exact = nil
+	m, err := lda.FitStats(ctx, st, o.Fit.config())
+	if err == nil {
+		if o.NoTiming {
+			m.Fit.Seconds = 0
+		}
+		err = m.Write(o.Model)
+	}
+	if err != nil && o.Stats != "" {
+		os.Remove(o.Stats)
+	}
+	return err
+}
+
+// coalesce joins the inputs that are consecutive ranges of documents of
+// one file (the row groups of a file, each a work unit) into one range, so
+// merged statistics list each file once, as `streamfit stats` over whole
+// files does. Overlaps are still found against the joined ranges
+// (StatsHeader.Covers).
+func coalesce(in []implicit.Input) []implicit.Input {
+	in = slices.Clone(in)
+	slices.SortStableFunc(in, func(a, b implicit.Input) int {
+		return cmp.Or(cmp.Compare(a.Fingerprint, b.Fingerprint), cmp.Compare(start(a), start(b)))
+	})
+	var out []implicit.Input
+	for _, x := range in {
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if last.Fingerprint == x.Fingerprint && last.Path == x.Path && last.Docs != nil && x.Docs != nil && last.Docs[1] == x.Docs[0] {
+				last.Docs = &[2]int64{last.Docs[0], x.Docs[1]}
+				continue
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// start is the first document of the input.
+func start(a implicit.Input) int64 {
+	if a.Docs == nil {
+		return 0
+	}
+	return a.Docs[0]
+}

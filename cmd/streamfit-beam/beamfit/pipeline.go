@@ -1,0 +1,116 @@
+package beamfit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// Options describe a pipeline: its work units, how they are read, the fit
+// and what it writes.
+type Options struct {
+	// Units are the work units (Plan).
+	Units []Unit
+	// Read is how the units are read (formats, columns, batch rows, decoding
+	// goroutines per unit). Its Progress must be nil.
+	Read stream.Options
+	// Fit are the fit's settings.
+	Fit Settings
+	// StatsOnly, when 1 or 2, ends the pipeline after that phase (with the
+	// power passes before phase 2) and writes its merged statistics to
+	// Out.Stats, with no model: the file `streamfit stats --append` adds new
+	// inputs to, and phase-2 statistics `streamfit fit --from-stats` fits.
+	StatsOnly int
+	// Out says what the pipeline writes.
+	Out Output
+}
+
+// ErrUsage reports options that describe no valid pipeline.
+var ErrUsage = errors.New("invalid pipeline options")
+
+// check validates the options.
+func (o Options) check() error {
+	f := o.Fit
+	switch {
+	case len(o.Units) == 0:
+		return ErrNoInput
+	case f.K < 1:
+		return fmt.Errorf("%w: k=%d: need at least one topic", ErrUsage, f.K)
+	case !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
+		return fmt.Errorf("%w: alpha0=%g: the Dirichlet concentration must be a finite number > 0", ErrUsage, f.Alpha0)
+	case o.StatsOnly < 0 || o.StatsOnly > 2:
+		return fmt.Errorf("%w: stats-only=%d: want 1 or 2 (or 0 to fit)", ErrUsage, o.StatsOnly)
+	case o.StatsOnly > 0 && o.Out.Stats == "":
+		return fmt.Errorf("%w: statistics only, but no statistics file to write", ErrUsage)
+	case o.StatsOnly > 0 && o.Out.Model != "":
+		return fmt.Errorf("%w: statistics only, but a model file to write", ErrUsage)
+	case o.StatsOnly == 0 && o.Out.Model == "":
+		return fmt.Errorf("%w: no model file to write", ErrUsage)
+	case o.Read.Progress != nil:
+		return fmt.Errorf("%w: progress is not reported from workers", ErrUsage)
+	}
+	return nil
+}
+
+// New builds the pipeline of the options: phase 1 over every work unit,
+// merged; the power passes of the randomized whitening, each merged; phase
+// 2 against the whitening W, merged; the fit. The statistics of each phase
+// are combined by mergeFn (the library's exact merge), and each phase
+// after the first takes the merged statistics of the one before as a side
+// input (through a template that computes the pass's projection once), so
+// the model is that of `streamfit stats` + `merge` + `fit --from-stats`
+// over the same files, byte for byte, whatever the runner's parallelism.
+func New(o Options) (*beam.Pipeline, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	p, s := beam.NewPipelineWithRoot()
+	units := beam.Reshuffle(s.Scope("units"), beam.CreateList(s.Scope("units"), o.Units))
+	o.Out.Fit = o.Fit
+
+	merged := beam.Combine(s.Scope("phase 1"), &mergeFn{},
+		beam.ParDo(s.Scope("phase 1"), &phase1Fn{Read: o.Read, Fit: o.Fit}, units))
+	if o.StatsOnly == 1 {
+		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
+		return p, nil
+	}
+	for i := range o.Fit.powerStages() {
+		ps := s.Scope(fmt.Sprintf("power pass %d", i+1))
+		power := pass(ps, units, merged, passPower, o)
+		merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: power})
+	}
+	merged = pass(s.Scope("phase 2"), units, merged, passPhase2, o)
+	beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
+	return p, nil
+}
+
+// pass adds the pass named pass (a power pass or phase 2) after the merged
+// statistics before: its template, the statistics of every unit against it,
+// and their merge.
+func pass(s beam.Scope, units, before beam.PCollection, pass string, o Options) beam.PCollection {
+	template := beam.ParDo(s, &templateFn{Pass: pass, Fit: o.Fit}, before)
+	stats := beam.ParDo(s, &basedFn{Pass: pass, Read: o.Read, Fit: o.Fit}, units, beam.SideInput{Input: template})
+	return beam.Combine(s, &mergeFn{}, stats)
+}
+
+// Run plans the files (Plan), builds the pipeline (New) and runs it with
+// the runner named (beam.Run; the runner must be registered, e.g. by
+// importing its package).
+func Run(ctx context.Context, runner string, files []string, o Options) error {
+	units, err := Plan(ctx, files, o.Read)
+	if err != nil {
+		return err
+	}
+	o.Units = units
+	p, err := New(o)
+	if err != nil {
+		return err
+	}
+	_, err = beam.Run(ctx, runner, p)
+	return err
+}

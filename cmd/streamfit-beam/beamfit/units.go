@@ -1,0 +1,157 @@
+package beamfit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/columnar"
+)
+
+// Unit is one work unit of a pass: a row group of a Parquet file or a
+// record batch of an Arrow IPC file, or a whole file of a format without
+// an index of pieces (UCI docword, text, Arrow IPC streams, the long
+// layout).
+type Unit struct {
+	// Input describes the file (implicit.DescribeInput) as it was when the
+	// pipeline was planned, with the range of documents the unit covers
+	// (nil: the whole file); it is the provenance of the unit's statistics.
+	Input implicit.Input `json:"input"`
+	// Piece is the index of the row group (record batch); −1 for a whole
+	// file.
+	Piece int `json:"piece"`
+}
+
+// String names the unit in errors.
+func (u Unit) String() string {
+	if u.Piece < 0 {
+		return u.Input.Path
+	}
+	return fmt.Sprintf("%s (piece %d, documents %d:%d)", u.Input.Path, u.Piece, u.Input.Docs[0], u.Input.Docs[1])
+}
+
+// open opens the documents of the unit, read with o.
+func (u Unit) open(o stream.Options) (stream.DocSource, error) {
+	if u.Piece < 0 {
+		return stream.Open(u.Input.Path, o)
+	}
+	src, err := columnar.OpenPieces(u.Input.Path, o, u.Piece, u.Piece+1)
+	if err != nil {
+		return nil, err
+	}
+	if r := src.DocRange(); r != *u.Input.Docs {
+		return nil, fmt.Errorf("%v: the file now holds documents %d:%d there: it changed after the pipeline was planned", u, r[0], r[1])
+	}
+	return src, nil
+}
+
+// encodeUnit and decodeUnit are the Beam coder of Unit (JSON: the input's
+// time and optional range have no schema coder).
+func encodeUnit(u Unit) ([]byte, error) { return json.Marshal(u) }
+
+func decodeUnit(b []byte) (Unit, error) {
+	var u Unit
+	err := json.Unmarshal(b, &u)
+	return u, err
+}
+
+// ErrNoInput reports a pipeline without input files.
+var ErrNoInput = errors.New("no input files")
+
+// Expand returns the files that the arguments name: each a path or a glob
+// pattern (filepath.Match syntax), in the order given, a glob's matches
+// sorted. A pattern that matches nothing is an error, as is a missing file.
+func Expand(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		if len(m) == 0 {
+			if hasMeta(a) {
+				return nil, fmt.Errorf("%s: no file matches", a)
+			}
+			m = []string{a} // a plain path: Plan reports it missing
+		}
+		slices.Sort(m)
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		return nil, ErrNoInput
+	}
+	return files, nil
+}
+
+// hasMeta reports whether the pattern holds a glob metacharacter.
+func hasMeta(p string) bool {
+	for _, c := range p {
+		switch c {
+		case '*', '?', '[', '\\':
+			return true
+		}
+	}
+	return false
+}
+
+// Plan cuts the files into work units: a unit per row group of a Parquet
+// file or record batch of an Arrow IPC file, a unit per file otherwise (see
+// Unit). Reading the units' documents with o gives the batches a pass over
+// each whole file does (no batch spans two pieces), so the statistics of
+// the units merge to exactly those of the files. A file given twice (the
+// same content, by implicit.DescribeInput's fingerprint, under the same or
+// another name) is refused with implicit.ErrOverlap, as a merge of
+// statistics covering it twice is.
+func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
+	if len(files) == 0 {
+		return nil, ErrNoInput
+	}
+	var units []Unit
+	seen := map[string]string{}
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		desc, err := implicit.DescribeInput(path)
+		if err != nil {
+			return nil, err
+		}
+		if first, ok := seen[desc.Fingerprint]; ok {
+			return nil, fmt.Errorf("%s: %w: it is %s again (fingerprint %s)", path, implicit.ErrOverlap, first, desc.Fingerprint)
+		}
+		seen[desc.Fingerprint] = path
+		pieces, err := filePieces(path, o)
+		if err != nil {
+			return nil, err
+		}
+		if pieces == nil {
+			units = append(units, Unit{Input: desc, Piece: -1})
+			continue
+		}
+		for _, p := range pieces {
+			in := desc
+			in.Docs = &[2]int64{p.FirstRow, p.FirstRow + p.Rows}
+			units = append(units, Unit{Input: in, Piece: p.Index})
+		}
+	}
+	return units, nil
+}
+
+// filePieces lists the pieces of the file at path when a range of them can
+// be read alone (OpenPieces accepts the file), else nil.
+func filePieces(path string, o stream.Options) ([]columnar.Piece, error) {
+	src, err := columnar.OpenPieces(path, o, 0, -1)
+	if errors.Is(err, columnar.ErrRange) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	stream.Close(src)
+	return columnar.Pieces(path, o)
+}
