@@ -19,7 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // readBufferSize is the buffer of the Parquet column streams, which are read

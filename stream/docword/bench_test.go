@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // BenchmarkRead reads a corpus of 100k documents × ~78 entries (7.8M nnz)

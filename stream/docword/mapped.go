@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // mapping is an uncompressed docword file mapped into memory for one pass:
