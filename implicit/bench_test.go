@@ -4,10 +4,9 @@ import (
 	"context"
 	"iter"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -61,13 +60,13 @@ func BenchmarkPairPass(b *testing.B) {
 			acc := NewPairAcc(10000, 60)
 			acc.Float32 = true
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := sysinfo.CPUTime()
 			for b.Loop() {
 				if err := acc.Pass(context.Background(), repeat(batch, benchBatches), 1, c.omega, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(batch.NNZ()*benchBatches*b.N)/(cpuTime()-cpu).Seconds(), "nnz/cpu-s")
+			b.ReportMetric(float64(batch.NNZ()*benchBatches*b.N)/(sysinfo.CPUTime()-cpu).Seconds(), "nnz/cpu-s")
 		})
 	}
 }
@@ -97,21 +96,13 @@ func BenchmarkTriplePass(b *testing.B) {
 	acc := NewTripleAcc(10000, 50)
 	acc.Float32 = true
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := sysinfo.CPUTime()
 	for b.Loop() {
 		if err := acc.Pass(context.Background(), repeat(batch, benchBatches), 1, w, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(batch.NNZ()*benchBatches*b.N)/(cpuTime()-cpu).Seconds(), "nnz/cpu-s")
-}
-
-// cpuTime is the process's user+system CPU time: on a shared machine it is a
-// steadier measure of work than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(batch.NNZ()*benchBatches*b.N)/(sysinfo.CPUTime()-cpu).Seconds(), "nnz/cpu-s")
 }
 
 // BenchmarkAxpy is the kernel of the passes' gathers and scatters alone: one
@@ -125,7 +116,7 @@ func BenchmarkAxpy(b *testing.B) {
 		b.Run(strconv.Itoa(w), func(b *testing.B) {
 			x := convert[float32](nil, randDense(10000, w, 1).RawMatrix().Data)
 			sum := make([]float32, w)
-			cpu := cpuTime()
+			cpu := sysinfo.CPUTime()
 			for b.Loop() {
 				for i := range batch.Len() {
 					terms, counts := batch.Doc(i)
@@ -134,7 +125,7 @@ func BenchmarkAxpy(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric(float64(batch.NNZ()*w*b.N)/(cpuTime()-cpu).Seconds()/1e9, "GFMA/cpu-s")
+			b.ReportMetric(float64(batch.NNZ()*w*b.N)/(sysinfo.CPUTime()-cpu).Seconds()/1e9, "GFMA/cpu-s")
 		})
 	}
 }
@@ -161,11 +152,11 @@ func BenchmarkGather(b *testing.B) {
 	x := convert[float32](nil, randDense(d, k, 1).RawMatrix().Data)
 	out := make([]float32, p.n*k)
 	run := func(b *testing.B, f func()) {
-		cpu := cpuTime()
+		cpu := sysinfo.CPUTime()
 		for b.Loop() {
 			f()
 		}
-		b.ReportMetric(float64(docs.NNZ()*b.N)/(cpuTime()-cpu).Seconds()/1e6, "Mnnz/cpu-s")
+		b.ReportMetric(float64(docs.NNZ()*b.N)/(sysinfo.CPUTime()-cpu).Seconds()/1e6, "Mnnz/cpu-s")
 	}
 	b.Run("term-major", func(b *testing.B) {
 		run(b, func() { gather(&p.tm, p.n, x, k, out, nil) })

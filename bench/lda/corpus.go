@@ -8,10 +8,6 @@ import (
 
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
-
-	// The formats the benchmarks read and write.
-	_ "github.com/streamfit/streamfit/stream/columnar"
-	_ "github.com/streamfit/streamfit/stream/docword"
 )
 
 // Spec is a generated LDA corpus: the model of synth.LDAConfig plus the file

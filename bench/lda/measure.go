@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/streamfit/streamfit/bench/rss"
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
@@ -75,7 +75,7 @@ func (j Job) Run(ctx context.Context) (*Result, error) {
 	}
 	defer stream.Close(src)
 	res := &Result{}
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), sysinfo.CPUTime()
 	switch j.Kind {
 	case "decode":
 		err = decodePass(ctx, src, res)
@@ -89,7 +89,7 @@ func (j Job) Run(ctx context.Context) (*Result, error) {
 	}
 	if res.Seconds == 0 {
 		res.Seconds = time.Since(start).Seconds()
-		res.CPUSeconds = (cpuTime() - cpu).Seconds()
+		res.CPUSeconds = (sysinfo.CPUTime() - cpu).Seconds()
 	}
 	if res.PeakRSS == 0 {
 		if res.PeakRSS, err = rss.Peak(); err != nil {
@@ -114,7 +114,7 @@ func decodePass(ctx context.Context, src stream.DocSource, res *Result) error {
 }
 
 func (j Job) fit(ctx context.Context, src stream.DocSource, res *Result) error {
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), sysinfo.CPUTime()
 	var first, done []float64 // per pass: first batch seen, pass done
 	m, err := lda.Fit(ctx, src, lda.Config{K: j.K, Alpha0: j.Alpha0, Seed: j.Seed, Oversample: j.Oversample,
 		PowerIters: j.PowerIters, Restarts: j.Restarts, Iters: j.Iters, Progress: func(p lda.Progress) {
@@ -127,7 +127,7 @@ func (j Job) fit(ctx context.Context, src stream.DocSource, res *Result) error {
 			}
 		}})
 	res.Seconds = time.Since(start).Seconds()
-	res.CPUSeconds = (cpuTime() - cpu).Seconds()
+	res.CPUSeconds = (sysinfo.CPUTime() - cpu).Seconds()
 	if len(done) == 2 && len(first) == 2 {
 		res.Stages = map[string]float64{"pass1": done[0], "whitening": first[1] - done[0], "pass2": done[1] - first[1], "solve": res.Seconds - done[1]}
 	}
@@ -165,12 +165,4 @@ func (j Job) fit(ctx context.Context, src stream.DocSource, res *Result) error {
 		res.MeanL1, res.MaxL1, res.Found, res.AlphaErr = ev.MeanL1, ev.MaxL1, ev.Found, ev.AlphaRelErr
 	}
 	return nil
-}
-
-// cpuTime is the process's user+system CPU time: on a shared machine it is a
-// steadier measure of work than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

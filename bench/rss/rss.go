@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -127,14 +126,4 @@ func SampleAnon(interval time.Duration) (stop func() int64) {
 		f.Close()
 		return peak.Load()
 	}
-}
-
-// CPU returns the user plus system CPU time the process has used: on a
-// shared machine, work per CPU-second is steadier than work per wall second.
-func CPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -33,13 +33,11 @@ func TestPeakFollowsAllocation(t *testing.T) {
 	_ = buf
 }
 
-// The anonymous-memory sampler sees a 64 MB allocation held while it runs,
-// and CPU time advances with work done.
-func TestSampleAnonAndCPU(t *testing.T) {
+// The anonymous-memory sampler sees a 64 MB allocation held while it runs.
+func TestSampleAnon(t *testing.T) {
 	if _, err := Anon(); err != nil {
 		t.Skip(err)
 	}
-	c0 := CPU()
 	stop := SampleAnon(time.Millisecond)
 	base, _ := Anon()
 	buf := make([]byte, 64<<20)
@@ -50,9 +48,6 @@ func TestSampleAnonAndCPU(t *testing.T) {
 	peak := stop()
 	if peak-base < 60<<20 {
 		t.Fatalf("sampled peak %d, %d above the start after touching 64 MB", peak, peak-base)
-	}
-	if CPU() <= c0 {
-		t.Fatal("CPU time did not advance")
 	}
 	_ = buf[len(buf)-1]
 }

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/solver"
 )
 
@@ -21,14 +21,7 @@ var costNames = []string{"rtpm", "rtpm-stop", "simultaneous", "ojd0", "ojd", "no
 // goroutine, so its difference over a solve is that solve's CPU time (plus
 // the garbage collector's), which the other jobs on the machine do not
 // inflate the way they inflate wall time.
-func cpuSeconds(t *testing.T) float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	tv := func(x syscall.Timeval) float64 { return float64(x.Sec) + float64(x.Usec)/1e6 }
-	return tv(ru.Utime) + tv(ru.Stime)
-}
+func cpuSeconds(t *testing.T) float64 { return sysinfo.CPUTime().Seconds() }
 
 // TestCost: CPU seconds per solve as k grows (d = k) for every registered
 // solver, explicit Sym3, orthogonal factors, π_i = 1 + U(0,1), noisy

@@ -9,10 +9,6 @@ import (
 
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
-
-	// The formats under test.
-	_ "github.com/streamfit/streamfit/stream/columnar"
-	_ "github.com/streamfit/streamfit/stream/docword"
 )
 
 // Corpus parameters: with these, documents average about 78 distinct words.

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/streamfit/streamfit/bench/rss"
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkRead(b *testing.B) {
 			b.ResetTimer()
 			rss.Reset()
 			stop := rss.SampleAnon(2 * time.Millisecond)
-			cpu := rss.CPU()
+			cpu := sysinfo.CPUTime()
 			var docs, nnz int64
 			for b.Loop() {
 				d, z, err := pass(context.Background(), src)
@@ -55,7 +56,7 @@ func BenchmarkRead(b *testing.B) {
 				}
 				docs, nnz = docs+d, nnz+z
 			}
-			cpuSec := (rss.CPU() - cpu).Seconds()
+			cpuSec := (sysinfo.CPUTime() - cpu).Seconds()
 			anon := stop()
 			peak, _ := rss.Peak()
 			sec := b.Elapsed().Seconds()
@@ -95,7 +96,7 @@ func BenchmarkBaseline(b *testing.B) {
 			}
 			b.Run(f.name+"/"+name, func(b *testing.B) {
 				st, _ := os.Stat(path)
-				cpu := rss.CPU()
+				cpu := sysinfo.CPUTime()
 				var out int64
 				for b.Loop() {
 					n, err := read(path)
@@ -107,7 +108,7 @@ func BenchmarkBaseline(b *testing.B) {
 				sec := b.Elapsed().Seconds()
 				b.ReportMetric(float64(st.Size())*float64(b.N)/sec/1e6, "MB/s")
 				b.ReportMetric(float64(out)/sec/1e6, "outMB/s")
-				b.ReportMetric((rss.CPU()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric((sysinfo.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 			})
 		}
 	}

@@ -18,17 +18,17 @@ func init() {
 }
 
 func runDemo(ctx context.Context, args []string) error {
-	fs := newFlags("demo", "", `The whole job on an embedded default: draws an LDA corpus with known topics,
-writes it as Parquet, fits spectral LDA from the file in three passes, and compares
-the fitted topics with the truth. The same as:
+	fs := newFlags("demo", "", `The whole job on an embedded default: draws an LDA corpus whose topics are
+themes of a built-in word list (sports, food, music, weather, space, computing,
+health, finance, ocean, garden), writes it as Parquet with its vocabulary, fits
+spectral LDA from the file, compares the fitted topics with the truth, and
+prints each topic's most probable words. The fit is the same as:
 
-  streamfit gen lda --docs 20000 --vocab 2000 --k 10 --out DIR/corpus.parquet --truth DIR/truth.json
   streamfit fit lda --input DIR/corpus.parquet --k 10 --out DIR/model.json
   streamfit eval --model DIR/model.json --truth DIR/truth.json`)
-	cfg := synth.LDAConfig{}
+	cfg := synth.LDAConfig{Themes: synth.Themes}
 	fs.Int64Var(&cfg.Docs, "docs", 20000, "documents")
-	fs.IntVar(&cfg.Vocab, "vocab", 2000, "vocabulary size")
-	fs.IntVar(&cfg.K, "k", 10, "topics")
+	fs.IntVar(&cfg.K, "k", len(synth.Themes), fmt.Sprintf("topics: the first k themes (at most %d)", len(synth.Themes)))
 	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	dir := fs.String("dir", "", "keep the corpus, truth and model in this directory (default: a temporary one, removed)")
@@ -54,7 +54,8 @@ the fitted topics with the truth. The same as:
 	if err != nil {
 		return err
 	}
-	w, err := stream.Create(corpus, stream.WriteOptions{Terms: cfg.Vocab})
+	info := c.Info()
+	w, err := stream.Create(corpus, stream.WriteOptions{Terms: info.Terms, Vocab: info.Vocab})
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ the fitted topics with the truth. The same as:
 	if err := c.Truth.Write(filepath.Join(*dir, "truth.json")); err != nil {
 		return err
 	}
-	fmt.Printf("generated %d documents (vocabulary %d, %d topics) in %.1fs → %s\n", cfg.Docs, cfg.Vocab, cfg.K, time.Since(t0).Seconds(), corpus)
+	fmt.Printf("generated %d documents (%d topics over a vocabulary of %d words) in %.1fs → %s\n", cfg.Docs, c.Truth.K, info.Terms, time.Since(t0).Seconds(), corpus)
 
 	t1 := time.Now()
 	src, err := stream.Open(corpus, stream.Options{})
@@ -88,6 +89,6 @@ the fitted topics with the truth. The same as:
 		return err
 	}
 	fmt.Printf("against the truth: mean ℓ1 %.4f, max ℓ1 %.4f, %d/%d topics found, α error %.4f\n\n", e.MeanL1, e.MaxL1, e.Found, e.TruthK, e.AlphaRelErr)
-	printTopics(m, nil, 8)
+	printTopics(m, m.Vocab, 8)
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/streamfit/streamfit/stream"
 )
 
 // command is one subcommand: its one-line summary and its entry point, which
@@ -69,9 +71,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamfit %s: %v\n", args[0], err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "streamfit %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "streamfit %s: %v%s\n", args[0], err, flagHint(err))
 		return 1
 	}
+}
+
+// flagHint names the flag that answers a data error the library reports
+// without knowing the command line.
+func flagHint(err error) string {
+	switch {
+	case errors.Is(err, stream.ErrFormat):
+		return " (--format names it)"
+	case errors.Is(err, stream.ErrNeedVocab):
+		return " (--vocab names it; `streamfit vocab build` makes one)"
+	}
+	return ""
 }
 
 func usage(w io.Writer) {

@@ -91,7 +91,7 @@ func TestStatsRowGroupsRefused(t *testing.T) {
 		{[]string{"--row-groups", "1:2", p("c.parquet"), p("c.parquet")}, "--row-groups takes one INPUT file, not 2"},
 		{[]string{"--row-groups", "1:2", p("c.arrows")}, p("c.arrows") + ": an Arrow IPC stream has no index of its record batches"},
 		{[]string{"--row-groups", "1:2", p("docword.c.txt")}, p("docword.c.txt") + ": docword input has no row groups"},
-		{[]string{"--row-groups", "0:1", p("long.parquet")}, "streamfit convert --layout lists"},
+		{[]string{"--row-groups", "0:1", p("long.parquet")}, "convert the file to the lists layout"},
 	} {
 		args := append([]string{"stats", "--k", "3", "--progress", "off", "--out", p("bad.stats")}, c.args...)
 		code, _, msg := streamfit(t, args...)

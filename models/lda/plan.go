@@ -1,15 +1,13 @@
 package lda
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -109,46 +107,13 @@ type Cost struct {
 	Why  string `json:"why,omitempty"`
 }
 
-// DefaultMemory is the default budget of the plan: half the physical memory
-// (from /proc/meminfo), or 2 GiB when that is unknown.
+// DefaultMemory is the default budget of the plan: half the physical memory,
+// or 2 GiB when that is unknown.
 func DefaultMemory() int64 {
-	if total := physicalMemory(); total > 0 {
+	if total := sysinfo.PhysicalMemory(); total > 0 {
 		return total / 2
 	}
 	return 2 << 30
-}
-
-// physicalMemory returns MemTotal in bytes, or 0.
-func physicalMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// diskFree returns the bytes available to an unprivileged user under dir
-// ("" = os.TempDir()), or 0 when unknown.
-func diskFree(dir string) int64 {
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0
-	}
-	return int64(st.Bavail) * st.Bsize
 }
 
 // ParseBytes reads a size such as 2G, 512M, 1.5GiB or 1000000 (bytes; K, M,
@@ -280,7 +245,7 @@ func PlanFit(info stream.Info, cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{K: cfg.K, D: info.Terms, Docs: info.Rows, NNZ: info.NNZ, Memory: cfg.Memory, DiskFree: diskFree(cfg.RowDir)}
+	p := &Plan{K: cfg.K, D: info.Terms, Docs: info.Rows, NNZ: info.NNZ, Memory: cfg.Memory, DiskFree: sysinfo.DiskFree(cfg.RowDir)}
 	if p.Docs < 0 || p.NNZ < 0 {
 		p.Docs, p.NNZ = -1, -1
 	}

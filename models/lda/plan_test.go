@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
-	_ "github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 

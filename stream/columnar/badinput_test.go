@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // A file forced to the wrong format says what it is not and what it looks
@@ -24,7 +24,7 @@ func TestWrongFormatNamed(t *testing.T) {
 	txt := filepath.Join(dir, "docword.c.txt")
 	os.WriteFile(txt, []byte("1\n3\n1\n1 1 1\n"), 0o644)
 	cases := []struct{ path, format, want string }{
-		{pq, FormatArrow, "not an Arrow IPC file: it looks like a Parquet file (--format parquet)"},
+		{pq, FormatArrow, "not an Arrow IPC file: it looks like a Parquet file (format parquet)"},
 		{pq, FormatArrowStream, "not an Arrow IPC stream: it looks like a Parquet file"},
 		{txt, FormatParquet, "not a Parquet file: its first bytes match no columnar format"},
 	}

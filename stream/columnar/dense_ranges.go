@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // DensePieceSource is the sample rows of a range of row groups (record

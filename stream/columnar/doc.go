@@ -1,8 +1,7 @@
 // Package columnar reads and writes streamfit's columnar formats: Parquet
 // ("parquet"), Arrow IPC files ("arrow") and Arrow IPC streams ("arrow-stream").
-// It registers the three formats with package stream in init, so importing it
-// for its side effect (import _ "github.com/streamfit/streamfit/stream/columnar")
-// is all a caller needs.
+// It registers the three formats with the stream registry, through which
+// stream.Open, stream.OpenDense and stream.Create handle such files.
 //
 // Document tables come in four layouts, detected from the schema:
 //

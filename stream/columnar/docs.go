@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // docSource is a stream.DocSource over a Parquet or Arrow document table.

@@ -1,10 +1,12 @@
 package columnar
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/streamfit/streamfit/internal/mmap"
 )
 
 // decodedMark drops the mapping below the first record batch not yet
@@ -12,7 +14,7 @@ import (
 // drops nothing without the blocks (footer unreadable) and never past the
 // mapping (blocks read when the table was opened, file since shrunk).
 func TestDecodedMarkDropsBelowFirstUnfinished(t *testing.T) {
-	page := int64(syscall.Getpagesize())
+	page := int64(mmap.PageSize)
 	path := filepath.Join(t.TempDir(), "m")
 	if err := os.WriteFile(path, make([]byte, 8*page), 0o644); err != nil {
 		t.Fatal(err)
@@ -22,11 +24,14 @@ func TestDecodedMarkDropsBelowFirstUnfinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	mapped, err := syscall.Mmap(int(f.Fd()), 0, int(8*page), syscall.PROT_READ, syscall.MAP_SHARED)
+	mapped, err := mmap.Map(f, int(8*page))
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("no mmap on this platform")
+	}
 	if err != nil {
 		t.Fatalf("mmap: %v", err)
 	}
-	defer syscall.Munmap(mapped)
+	defer mmap.Unmap(mapped)
 	blocks := []ipcBlock{{offset: 8}, {offset: 2*page + 100}, {offset: 5 * page}, {offset: 100 * page}}
 	m := &decodedMark{mapped: mapped, blocks: blocks, finished: make([]bool, 4)}
 	for _, c := range []struct {

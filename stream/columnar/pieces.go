@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,7 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/mmap"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // readBufferSize is the buffer of the Parquet column streams, which are read
@@ -244,14 +244,14 @@ func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, 
 	// handed out are copies. Falls back to ReadAt where mmap fails.
 	var r *ipc.FileReader
 	var mapped []byte
-	if data, err := syscall.Mmap(int(f.Fd()), 0, int(t.size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+	if data, err := mmap.Map(f, int(t.size)); err == nil {
 		r, err = ipc.NewMappedFileReader(data)
 		if err != nil {
-			syscall.Munmap(data)
+			mmap.Unmap(data)
 			return nil, nil, nil, err
 		}
 		mapped = data
-		unmap = func() { syscall.Munmap(data) }
+		unmap = func() { mmap.Unmap(data) }
 	} else if r, err = ipc.NewFileReader(f); err != nil {
 		return nil, nil, nil, err
 	}
@@ -302,10 +302,10 @@ func dropPages(mapped []byte, rec arrow.RecordBatch) {
 	for _, c := range rec.Columns() {
 		walk(c.Data())
 	}
-	page := uintptr(syscall.Getpagesize())
+	page := uintptr(mmap.PageSize)
 	lo, hi = (lo+page-1)/page*page, min(hi, uintptr(len(mapped)))/page*page
 	if lo < hi {
-		syscall.Madvise(mapped[lo:hi], syscall.MADV_DONTNEED)
+		mmap.Drop(mapped[lo:hi])
 	}
 }
 
@@ -343,10 +343,10 @@ func (m *decodedMark) decoded(i int) {
 		// min: the blocks were read when the table was opened.
 		end = min(m.blocks[m.low].offset, end)
 	}
-	page := int64(syscall.Getpagesize())
+	page := int64(mmap.PageSize)
 	end = end / page * page
 	if end > m.droppedTo {
-		syscall.Madvise(m.mapped[m.droppedTo:end], syscall.MADV_DONTNEED)
+		mmap.Drop(m.mapped[m.droppedTo:end])
 		m.droppedTo = end
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"os"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // ErrRange reports a range of row groups (record batches) that cannot be
@@ -62,9 +62,9 @@ func indexedKind(path string, o stream.Options) (kind, error) {
 		return kindArrow, nil
 	case FormatArrowStream:
 		return 0, rangeErr(path, "an Arrow IPC stream has no index of its record batches, so a range would read and skip all those before it: "+
-			"convert it to an Arrow IPC file or Parquet (streamfit convert), or select documents (stats --docs)")
+			"convert it to an Arrow IPC file or Parquet, or select documents by index instead")
 	}
-	return 0, rangeErr(path, "%s input has no row groups: ranges of row groups need a Parquet or Arrow IPC file; select documents instead (stats --docs)", f.Name)
+	return 0, rangeErr(path, "%s input has no row groups: ranges of row groups need a Parquet or Arrow IPC file; select documents by index instead", f.Name)
 }
 
 // Pieces lists the row groups of the Parquet file or the record batches of
@@ -151,7 +151,7 @@ func OpenPieces(path string, o stream.Options, first, end int) (*PieceSource, er
 	}
 	src, err := openDocs(path, k, o)
 	if errors.Is(err, stream.ErrIsText) {
-		return nil, rangeErr(path, "raw text table: ranges of row groups are read from tokenized document tables only; select documents instead (stats --docs)")
+		return nil, rangeErr(path, "raw text table: ranges of row groups are read from tokenized document tables only; select documents by index instead")
 	}
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func OpenPieces(path string, o stream.Options, first, end int) (*PieceSource, er
 	one, unit := PieceUnit(k.String(), 1), PieceUnit(k.String(), 2)
 	if s.ds.layout == LayoutLong {
 		return nil, rangeErr(path, "long (doc, term, count) table: a document may continue in the next %s, and the index of a %s's first document is not in the metadata; "+
-			"convert the file to the lists layout (streamfit convert --layout lists) or select documents (stats --docs)", one, one)
+			"convert the file to the lists layout or select documents by index instead", one, one)
 	}
 	n := t.chunks
 	shown := fmt.Sprintf("%d:%d", first, end)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // batchSpan is where a batch sits in the file: its first document and length.
@@ -201,7 +201,7 @@ func TestPieceRangeRefusals(t *testing.T) {
 		{pq, 2, 2, "row groups 2:2: an empty range"},
 		{arrow, 3, 9, "record batches 3:9 are beyond the file's 4 record batches"},
 		{write("c.arrows", ""), 0, 1, "Arrow IPC stream has no index"},
-		{write("long.parquet", LayoutLong), 0, 1, "streamfit convert --layout lists"},
+		{write("long.parquet", LayoutLong), 0, 1, "convert the file to the lists layout"},
 	}
 	for _, c := range cases {
 		_, err := OpenPieces(c.path, stream.Options{}, c.first, c.end)

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // table is an opened columnar file: its schema and what its footer says. It
@@ -135,11 +135,11 @@ func checkMagic(f *os.File, t *table) error {
 		looks := "its first bytes match no columnar format"
 		switch {
 		case bytes.HasPrefix(head, magicParquet):
-			looks = "it looks like a Parquet file (--format parquet)"
+			looks = "it looks like a Parquet file (format parquet)"
 		case bytes.HasPrefix(head, magicArrow):
-			looks = "it looks like an Arrow IPC file (--format arrow)"
+			looks = "it looks like an Arrow IPC file (format arrow)"
 		case bytes.HasPrefix(head, magicStream):
-			looks = "it looks like an Arrow IPC stream (--format arrow-stream)"
+			looks = "it looks like an Arrow IPC stream (format arrow-stream)"
 		case stream.Compression(head) != "":
 			looks = "it is " + stream.Compression(head) + "-compressed (docword or text?)"
 		}

@@ -6,11 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/internal/sysinfo"
 )
 
 // BenchmarkRead reads a corpus of 100k documents × ~78 entries (7.8M nnz)
@@ -32,7 +31,7 @@ func BenchmarkRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(st.Size())
-			cpu0 := cpuTime()
+			cpu0 := sysinfo.CPUTime()
 			for b.Loop() {
 				n := 0
 				for batch, err := range src.Docs(context.Background()) {
@@ -49,7 +48,7 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(nnz*float64(b.N)/b.Elapsed().Seconds(), "nnz/s")
 			// Throughput per CPU second does not depend on what else the
 			// machine is running.
-			b.ReportMetric(nnz*float64(b.N)/(cpuTime()-cpu0).Seconds(), "nnz/cpu-s")
+			b.ReportMetric(nnz*float64(b.N)/(sysinfo.CPUTime()-cpu0).Seconds(), "nnz/cpu-s")
 		})
 		b.Run(name+"/io.Copy", func(b *testing.B) {
 			b.SetBytes(st.Size())
@@ -71,13 +70,6 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(nnz*float64(b.N)/b.Elapsed().Seconds(), "nnz/s")
 		})
 	}
-}
-
-// cpuTime is the user+system CPU time of the process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchCorpus makes n documents of about meanLen distinct terms out of w.

@@ -4,8 +4,8 @@
 // then NNZ lines "docID wordID count" with 1-based ids, plain or compressed
 // with gzip or zstd; an optional vocab file names the W words, one per line.
 //
-// The package owns the "docword" format of the stream registry: importing it
-// (for its side effect) lets stream.Open and stream.Create handle such files.
+// The package owns the "docword" format of the stream registry, through which
+// stream.Open and stream.Create handle such files.
 // Reading is parallel: one goroutine decompresses and cuts the file into large
 // chunks at line boundaries, workers parse the chunks, and the results are
 // stitched in order into batches of documents, so a document cut between two

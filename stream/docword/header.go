@@ -7,7 +7,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // header is the three-line preamble of a docword file.

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"syscall"
 	"unsafe"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/mmap"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // mapping is an uncompressed docword file mapped into memory for one pass:
@@ -21,7 +21,8 @@ type mapping struct {
 }
 
 // mapPlain maps the file when it is not compressed; nil (and no error) means
-// the pass reads it as a stream (compressed input, or mmap unavailable).
+// the pass reads it as a stream (compressed input, or no mmap on this
+// platform).
 func (s *Source) mapPlain() (*mapping, error) {
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -37,16 +38,15 @@ func (s *Source) mapPlain() (*mapping, error) {
 	if st.Size() == 0 || stream.Compression(head[:n]) != "" || st.Size() != int64(int(st.Size())) {
 		return nil, nil
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := mmap.Map(f, int(st.Size()))
 	if err != nil {
 		return nil, nil
 	}
-	syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
 	return &mapping{s: s, data: data}, nil
 }
 
 // unmap ends the mapping; no chunk may be in use.
-func (m *mapping) unmap() { syscall.Munmap(m.data) }
+func (m *mapping) unmap() { mmap.Unmap(m.data) }
 
 // split emits chunks of about s.chunk bytes of whole lines after the header.
 func (m *mapping) split(ctx context.Context, emit func(chunk) bool) error {
@@ -106,9 +106,9 @@ func (m *mapping) drop(ch []byte) {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(ch))) - base
 	hi := lo + uintptr(len(ch))
-	page := uintptr(syscall.Getpagesize())
+	page := uintptr(mmap.PageSize)
 	lo, hi = lo/page*page, hi/page*page
 	if lo < hi {
-		syscall.Madvise(m.data[lo:hi], syscall.MADV_DONTNEED)
+		mmap.Drop(m.data[lo:hi])
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"iter"
 	"os"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // Source is a docword file opened for reading; every call to Docs is a pass
@@ -57,7 +57,7 @@ func Open(path string, o stream.Options) (*Source, error) {
 		if int64(len(words)) != h.W {
 			hint := ""
 			if o.VocabPath == "" {
-				hint = " (found beside the file; pass --vocab to name another)"
+				hint = " (found beside the file; name another vocabulary to use it instead)"
 			}
 			return nil, stream.Errorf(path, 2, -1, "", stream.ErrValue, "header says W=%d words but the vocabulary %s has %d%s", h.W, vpath, len(words), hint)
 		}

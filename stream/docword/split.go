@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // maxLine is the longest line a pass accepts; real entry lines are a few dozen

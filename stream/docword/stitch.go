@@ -7,7 +7,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // stitcher turns parsed parts, in file order, into batches of documents. The

@@ -32,6 +32,11 @@ type LDAConfig struct {
 	// Workers is the number of generating goroutines (default GOMAXPROCS); the
 	// corpus does not depend on it.
 	Workers int
+	// Themes, when set, gives the corpus readable words: topic i is drawn
+	// from theme i (the first K themes; K defaults to all of them), the
+	// vocabulary is their words in order (Vocab must be 0 or their number),
+	// and nine tenths of each topic's mass lies on its own theme's words.
+	Themes []Theme
 }
 
 // Corpus is a generated corpus: a stream.DocSource whose every pass yields the
@@ -39,7 +44,8 @@ type LDAConfig struct {
 type Corpus struct {
 	Truth Truth
 	cfg   LDAConfig
-	words []alias // one alias table per topic
+	words []alias  // one alias table per topic
+	vocab []string // the words, when drawn from themes
 }
 
 // NewLDA draws the topics and α of the model and returns the corpus source.
@@ -57,6 +63,10 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	vocab, err := themeVocab(&cfg)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case cfg.Docs < 0:
@@ -82,11 +92,14 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 	for i := range t.Alpha {
 		t.Alpha[i] *= scale / s
 	}
-	c := &Corpus{cfg: cfg, words: make([]alias, cfg.K)}
+	c := &Corpus{cfg: cfg, words: make([]alias, cfg.K), vocab: vocab}
 	t.Topics = make([][]float64, cfg.K)
 	for i := range t.Topics {
 		t.Topics[i] = make([]float64, cfg.Vocab)
 		dirichlet(r, t.Topics[i], []float64{cfg.Beta})
+		if vocab != nil {
+			themeTopic(r, t.Topics[i], cfg.Themes, i)
+		}
 		c.words[i].build(t.Topics[i])
 	}
 	t.Params = map[string]any{"docs": cfg.Docs, "doc_len": cfg.DocLen, "beta": cfg.Beta, "seed": cfg.Seed}
@@ -96,7 +109,7 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 
 // Info describes the corpus.
 func (c *Corpus) Info() stream.Info {
-	return stream.Info{Format: "generated", Layout: c.Truth.Model, Terms: c.cfg.Vocab, Rows: c.cfg.Docs, NNZ: -1}
+	return stream.Info{Format: "generated", Layout: c.Truth.Model, Terms: c.cfg.Vocab, Vocab: c.vocab, Rows: c.cfg.Docs, NNZ: -1}
 }
 
 // Docs generates one pass over the corpus.

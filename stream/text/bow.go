@@ -6,15 +6,15 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 func init() { stream.SetTokenizer(OpenBag) }
 
 // OpenBag turns raw text into bag-of-words documents against the vocabulary
 // file o.VocabPath, tokenized as o says. It is the function stream.Open uses for
-// raw text input (installed with stream.SetTokenizer), so text files,
-// directories and Parquet/Arrow text columns all read as documents.
+// raw text input, so text files, directories and Parquet/Arrow text columns
+// all read as documents.
 func OpenBag(src stream.TextSource, o stream.Options) (stream.DocSource, error) {
 	if o.VocabPath == "" {
 		return nil, stream.Errorf(src.Info().Path, 0, -1, "", stream.ErrNeedVocab, "pass a vocabulary file (build one from the same text)")

@@ -4,11 +4,9 @@
 // of a directory tree), the vocabulary builder, and the bag-of-words source that
 // turns any stream.TextSource into a stream.DocSource against a vocabulary file.
 //
-// Importing the package registers both formats with stream.Register and installs
-// the bag-of-words conversion with stream.SetTokenizer, so stream.Open reads raw
-// text (including a Parquet or Arrow text column) like any other document file:
-//
-//	import _ "github.com/streamfit/streamfit/stream/text"
+// The package registers both formats with the stream registry and installs the
+// bag-of-words conversion there, so stream.Open reads raw text (including a
+// Parquet or Arrow text column) like any other document file:
 //
 //	src, err := stream.Open("corpus.txt.zst", stream.Options{VocabPath: "vocab.txt"})
 //

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // EnglishStopWords is the built-in "english" stop word list: pronouns,

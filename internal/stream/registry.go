@@ -12,10 +12,9 @@ import (
 	"sync"
 )
 
-// Format is a file format the data layer can read or write. Format packages
-// (stream/docword, stream/columnar, stream/text) register themselves in init;
-// import them, usually for their side effect only (import _ "..."), to make
-// them available.
+// Format is a file format the data layer can read or write. The format
+// packages (stream/docword, stream/columnar, stream/text) register theirs in
+// init; the public package stream links them all in.
 type Format struct {
 	// Name is the value of Options.Format that selects this format.
 	Name string
@@ -126,10 +125,10 @@ func best(path string, head []byte) (Format, error) {
 		}
 	}
 	if score == 0 {
-		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "cannot tell the format from the name or content; known formats: %s (use --format)", strings.Join(sortedNames(), ", "))
+		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "cannot tell the format from the name or content; known formats: %s", strings.Join(sortedNames(), ", "))
 	}
 	if tie {
-		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "format is ambiguous; pass --format")
+		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "format is ambiguous; known formats: %s", strings.Join(sortedNames(), ", "))
 	}
 	return top, nil
 }
@@ -178,10 +177,10 @@ func Open(path string, o Options) (DocSource, error) {
 		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s holds no documents", f.Name)
 	}
 	if tokenizer == nil {
-		return nil, Errorf(path, 0, -1, "", ErrFormat, "raw text input needs the stream/text package linked in")
+		return nil, Errorf(path, 0, -1, "", ErrFormat, "raw text input needs a tokenizer and none is installed")
 	}
 	if o.VocabPath == "" {
-		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "build one with `streamfit vocab build` and pass --vocab")
+		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "name a vocabulary file, built from the same text")
 	}
 	ts, err := f.OpenTexts(path, o)
 	if err != nil {
