@@ -13,5 +13,8 @@
 //		b.Release() // optional: lets the source reuse the batch's memory
 //	}
 //
-// The package knows nothing about models.
+// Open, OpenDense, OpenText and Create know every built-in format (docword,
+// parquet, arrow, arrow-stream, text-lines, text-dir) with no other import; the
+// format packages (stream/docword, stream/columnar, stream/text) hold their
+// format-specific options and tools. The package knows nothing about models.
 package stream
