@@ -1,8 +1,14 @@
 package implicit
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"iter"
 	"math"
 	"slices"
@@ -14,7 +20,10 @@ import (
 // parameters (TopicParams): the expected word-topic counts, the weights'
 // sufficient statistics and the bound, summed over the documents. They are
 // additive: the statistics of two shards merge (Merge) into those of their
-// union, and the M-step needs nothing else. Memory is d·k.
+// union, also across processes (Encode, DecodeEMAcc), and the M-step needs
+// nothing else. Memory is d·k. Unlike the moment statistics, the totals are
+// plain float64 sums (in batch order within a pass), not exact ones: merged
+// shards agree with one pass to rounding, not bit for bit.
 type EMAcc struct {
 	D, K int
 	// Docs and Tokens count the documents with at least one token and
@@ -131,4 +140,92 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 		return err
 	}
 	return bad
+}
+
+// emMagic opens an encoded EMAcc.
+const emMagic = "SFEMACC1"
+
+// emHeader is the JSON line after emMagic: the shape and the counts.
+type emHeader struct {
+	D, K                int
+	Docs, Tokens, Empty int64
+	Iters               int64
+	Bound               float64
+}
+
+// Encode writes a to w: the magic "SFEMACC1", a JSON line with the shape,
+// counts and bound, then N and Suff as little-endian float64, bit for bit,
+// and the CRC-32C of everything before it. DecodeEMAcc reads it back, so
+// shards' statistics can be merged in another process.
+func (a *EMAcc) Encode(w io.Writer) error {
+	h, err := json.Marshal(emHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Bound: a.Bound})
+	if err != nil {
+		return err
+	}
+	crc := crc32.New(crcTable)
+	bw := bufio.NewWriter(io.MultiWriter(w, crc))
+	bw.WriteString(emMagic)
+	bw.Write(append(h, '\n'))
+	var buf [8]byte
+	for _, vs := range [][]float64{a.N, a.Suff} {
+		for _, v := range vs {
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+			bw.Write(buf[:])
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(buf[:4], crc.Sum32())
+	_, err = w.Write(buf[:4])
+	return err
+}
+
+// DecodeEMAcc reads statistics written by Encode, checking their shape and
+// checksum.
+func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
+	crc := crc32.New(crcTable)
+	tr := io.TeeReader(bufio.NewReader(r), crc)
+	magic := make([]byte, len(emMagic))
+	if _, err := io.ReadFull(tr, magic); err != nil || string(magic) != emMagic {
+		return nil, errors.New("implicit: not EM statistics (bad magic)")
+	}
+	var line []byte
+	var b [8]byte
+	for {
+		if _, err := io.ReadFull(tr, b[:1]); err != nil {
+			return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+		}
+		if b[0] == '\n' {
+			break
+		}
+		if line = append(line, b[0]); len(line) > maxHeader {
+			return nil, errors.New("implicit: EM statistics: header too long")
+		}
+	}
+	var h emHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("implicit: EM statistics: %w", err)
+	}
+	if h.D < 1 || h.K < 1 || h.D > 1<<28/h.K {
+		return nil, fmt.Errorf("implicit: EM statistics of d=%d, k=%d", h.D, h.K)
+	}
+	a := NewEMAcc(h.D, h.K)
+	a.Docs, a.Tokens, a.Empty, a.Iters, a.Bound = h.Docs, h.Tokens, h.Empty, h.Iters, h.Bound
+	for _, vs := range [][]float64{a.N, a.Suff} {
+		for i := range vs {
+			if _, err := io.ReadFull(tr, b[:]); err != nil {
+				return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+			}
+			vs[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+		}
+	}
+	sum := crc.Sum32()
+	if _, err := io.ReadFull(tr, b[:4]); err != nil {
+		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+	}
+	if binary.LittleEndian.Uint32(b[:4]) != sum {
+		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsChecksum)
+	}
+	return a, nil
 }
