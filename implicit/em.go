@@ -12,6 +12,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/streamfit/streamfit/stream"
 )
@@ -38,6 +39,8 @@ type EMAcc struct {
 	Bound float64
 	// Iters counts the E-step's fixed-point iterations over the documents.
 	Iters int64
+	// Batches counts the batches added by passes (PassFrom skips them).
+	Batches int64
 }
 
 // NewEMAcc returns empty statistics for d words and k topics.
@@ -57,6 +60,7 @@ func (a *EMAcc) Merge(o *EMAcc) error {
 	addTo(a.Suff, o.Suff)
 	a.Bound += o.Bound
 	a.Iters += o.Iters
+	a.Batches += o.Batches
 	return nil
 }
 
@@ -72,6 +76,7 @@ type emPart struct {
 	docs, tokens, empty int64
 	iters               int64
 	start               int64 // the batch's first document
+	n                   int   // the batch's documents
 }
 
 // Pass adds one pass over docs with the E-step for p, on workers
@@ -79,6 +84,16 @@ type emPart struct {
 // order, so the statistics do not depend on workers. onBatch is told each
 // batch's number of documents, in order.
 func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int)) error {
+	return a.PassFrom(ctx, docs, workers, p, onBatch, PassOptions{})
+}
+
+// PassFrom is Pass resumed and saved as PassOptions say: it skips the first
+// opt.Skip batches (those a already holds, Batches) and calls opt.Snapshot,
+// at most once every opt.SnapshotEvery, after a batch has been added; the
+// totals are then consistent (Encode may save them). A pass resumed from a
+// snapshot ends with the totals of an uninterrupted one, bit for bit: the
+// remaining batches are added in the same order.
+func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int), opt PassOptions) error {
 	if p.K != a.K || p.D != a.D {
 		return fmt.Errorf("implicit: EM statistics of d=%d, k=%d for parameters of d=%d, k=%d", a.D, a.K, p.D, p.K)
 	}
@@ -86,15 +101,15 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 		return err
 	}
 	k := a.K
-	var bad error
-	err := ordered(ctx, docs, workers,
+	last := time.Now()
+	return InOrder(ctx, skipBatches(docs, opt.Skip), workers,
 		func() *emPart {
 			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k)}
 		},
 		func(q *emPart, b *stream.Docs) {
 			q.terms, q.rows = q.terms[:0], q.rows[:0]
 			clear(q.suff)
-			q.bound, q.docs, q.tokens, q.empty, q.iters, q.start = 0, 0, 0, 0, 0, b.Start
+			q.bound, q.docs, q.tokens, q.empty, q.iters, q.start, q.n = 0, 0, 0, 0, 0, b.Start, b.Len()
 			for i := range b.Len() {
 				terms, counts := b.Doc(i)
 				l := b.Length(i)
@@ -121,7 +136,10 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 				}
 			}
 		},
-		func(q *emPart) {
+		func(q *emPart) error {
+			if math.IsNaN(q.bound) || math.IsInf(q.bound, 0) {
+				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bound, q.start)
+			}
 			for s, t := range q.terms {
 				addTo(a.N[int(t)*k:int(t+1)*k], q.rows[s*k:(s+1)*k])
 				q.slot[t] = 0
@@ -132,14 +150,16 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 			a.Tokens += q.tokens
 			a.Empty += q.empty
 			a.Iters += q.iters
-			if bad == nil && (math.IsNaN(q.bound) || math.IsInf(q.bound, 0)) {
-				bad = fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bound, q.start)
+			a.Batches++
+			if onBatch != nil {
+				onBatch(q.n)
 			}
-		}, onBatch, nil)
-	if err != nil {
-		return err
-	}
-	return bad
+			if opt.Snapshot != nil && time.Since(last) >= opt.SnapshotEvery {
+				last = time.Now()
+				return opt.Snapshot(a.Batches)
+			}
+			return nil
+		})
 }
 
 // emMagic opens an encoded EMAcc.
@@ -149,7 +169,7 @@ const emMagic = "SFEMACC1"
 type emHeader struct {
 	D, K                int
 	Docs, Tokens, Empty int64
-	Iters               int64
+	Iters, Batches      int64
 	Bound               float64
 }
 
@@ -158,7 +178,7 @@ type emHeader struct {
 // and the CRC-32C of everything before it. DecodeEMAcc reads it back, so
 // shards' statistics can be merged in another process.
 func (a *EMAcc) Encode(w io.Writer) error {
-	h, err := json.Marshal(emHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Bound: a.Bound})
+	h, err := json.Marshal(emHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Batches: a.Batches, Bound: a.Bound})
 	if err != nil {
 		return err
 	}
@@ -211,7 +231,7 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 		return nil, fmt.Errorf("implicit: EM statistics of d=%d, k=%d", h.D, h.K)
 	}
 	a := NewEMAcc(h.D, h.K)
-	a.Docs, a.Tokens, a.Empty, a.Iters, a.Bound = h.Docs, h.Tokens, h.Empty, h.Iters, h.Bound
+	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches, a.Bound = h.Docs, h.Tokens, h.Empty, h.Iters, h.Batches, h.Bound
 	for _, vs := range [][]float64{a.N, a.Suff} {
 		for i := range vs {
 			if _, err := io.ReadFull(tr, b[:]); err != nil {

@@ -99,9 +99,22 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	for len(st.bounds) < em.Passes && !st.done {
 		pass := track.begin()
 		acc := implicit.NewEMAcc(m.D, m.K)
+		var opt implicit.PassOptions
+		if ck != nil {
+			n := len(st.bounds) + 1
+			saved, err := ck.loadPartial(n)
+			if err != nil {
+				return err
+			}
+			if saved != nil {
+				acc = saved
+			}
+			opt = implicit.PassOptions{Skip: acc.Batches, SnapshotEvery: ck.every,
+				Snapshot: func(int64) error { return ck.savePartial(n, acc) }}
+		}
 		label := "em"
 		if err := stage(ctx, passLabel(pass, label), func(ctx context.Context) error {
-			return acc.Pass(ctx, src.Docs, cfg.Workers, &st.params, func(n int) { track.report(pass, label, n, false) })
+			return acc.PassFrom(ctx, src.Docs, cfg.Workers, &st.params, func(n int) { track.report(pass, label, n, false) }, opt)
 		}); err != nil {
 			return err
 		}

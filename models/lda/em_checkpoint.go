@@ -10,7 +10,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -20,10 +22,20 @@ import (
 // word-major (d·k float64), little endian, bit for bit. The passes that
 // follow a resumed one are those of an uninterrupted fit, so the model is
 // the same. The pass cap is not part of the settings a checkpoint must
-// share: a refinement resumed with a higher cap continues.
+// share: a refinement resumed with a higher cap continues. Within a pass,
+// at most once every Checkpoint.Every, the pass's statistics so far are
+// saved as em.partial (a JSON line {run, pass}, then implicit.EMAcc.Encode),
+// and a resumed pass continues after the batches they hold.
 type emCheckpoint struct {
-	path string
-	run  string
+	path, partial string
+	run           string
+	every         time.Duration
+}
+
+// emPartial is the first line of em.partial.
+type emPartial struct {
+	Run  string `json:"run"`
+	Pass int    `json:"pass"`
 }
 
 // emHeader is the first line of an EM checkpoint.
@@ -40,8 +52,8 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 		return nil
 	}
 	return &emCheckpoint{
-		path: filepath.Join(c.Dir, "em.ckpt"),
-		run:  fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune),
+		path: filepath.Join(c.Dir, "em.ckpt"), partial: filepath.Join(c.Dir, "em.partial"), every: max(0, c.Every),
+		run: fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune),
 	}
 }
 
@@ -66,7 +78,11 @@ func (c *emCheckpoint) save(st *emState) error {
 		f.Abort()
 		return fmt.Errorf("checkpoint %s: %w", c.path, err)
 	}
-	return f.Commit()
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	os.Remove(c.partial) // the statistics of the pass just saved
+	return nil
 }
 
 // load reads the saved state into st (whose shape it must have) and
@@ -103,4 +119,58 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// savePartial saves the statistics of EM pass number pass (counted from 1)
+// so far.
+func (c *emCheckpoint) savePartial(pass int, acc *implicit.EMAcc) error {
+	f, err := stream.CreateAtomic(c.partial)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	h, _ := json.Marshal(emPartial{Run: c.run, Pass: pass})
+	w := bufio.NewWriterSize(f, 1<<16)
+	w.Write(append(h, '\n'))
+	err = acc.Encode(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		f.Abort()
+		return fmt.Errorf("checkpoint %s: %w", c.partial, err)
+	}
+	return f.Commit()
+}
+
+// loadPartial returns the saved statistics of EM pass number pass (nil
+// when there are none, or only those of another pass, which are stale).
+func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
+	f, err := os.Open(c.partial)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	line, err := r.ReadBytes('\n')
+	var h emPartial
+	if err == nil {
+		err = json.Unmarshal(line, &h)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: not EM statistics: %v (remove it to start the pass over)", c.partial, err)
+	}
+	if h.Run != c.run {
+		return nil, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
+	}
+	if h.Pass != pass {
+		return nil, nil
+	}
+	acc, err := implicit.DecodeEMAcc(r)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
+	}
+	return acc, nil
 }
