@@ -186,18 +186,13 @@ func (a *EMAcc) Encode(w io.Writer) error {
 	bw := bufio.NewWriter(io.MultiWriter(w, crc))
 	bw.WriteString(emMagic)
 	bw.Write(append(h, '\n'))
-	var buf [8]byte
-	for _, vs := range [][]float64{a.N, a.Suff} {
-		for _, v := range vs {
-			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-			bw.Write(buf[:])
-		}
-	}
+	WriteFloats(bw, a.N, a.Suff)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	binary.LittleEndian.PutUint32(buf[:4], crc.Sum32())
-	_, err = w.Write(buf[:4])
+	var buf [4]byte
+	binary.LittleEndian.PutUint32(buf[:], crc.Sum32())
+	_, err = w.Write(buf[:])
 	return err
 }
 
@@ -232,13 +227,8 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 	}
 	a := NewEMAcc(h.D, h.K)
 	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches, a.Bound = h.Docs, h.Tokens, h.Empty, h.Iters, h.Batches, h.Bound
-	for _, vs := range [][]float64{a.N, a.Suff} {
-		for i := range vs {
-			if _, err := io.ReadFull(tr, b[:]); err != nil {
-				return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
-			}
-			vs[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
-		}
+	if err := ReadFloats(tr, a.N, a.Suff); err != nil {
+		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
 	}
 	sum := crc.Sum32()
 	if _, err := io.ReadFull(tr, b[:4]); err != nil {
@@ -248,4 +238,34 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsChecksum)
 	}
 	return a, nil
+}
+
+// WriteFloats writes the values of vs to w in order as little-endian
+// float64, bit for bit; the first error is returned.
+func WriteFloats(w io.Writer, vs ...[]float64) error {
+	var buf [8]byte
+	for _, v := range vs {
+		for _, x := range v {
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+			if _, err := w.Write(buf[:]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ReadFloats fills vs in order with little-endian float64 read from r (as
+// WriteFloats wrote them).
+func ReadFloats(r io.Reader, vs ...[]float64) error {
+	var buf [8]byte
+	for _, v := range vs {
+		for i := range v {
+			if _, err := io.ReadFull(r, buf[:]); err != nil {
+				return err
+			}
+			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
+		}
+	}
+	return nil
 }

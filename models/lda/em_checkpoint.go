@@ -2,12 +2,9 @@ package lda
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -67,13 +64,7 @@ func (c *emCheckpoint) save(st *emState) error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	h, _ := json.Marshal(emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done})
 	w.Write(append(h, '\n'))
-	var buf [8]byte
-	for _, vs := range [][]float64{p.Alpha, p.Beta} {
-		for _, v := range vs {
-			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-			w.Write(buf[:])
-		}
-	}
+	implicit.WriteFloats(w, p.Alpha, p.Beta)
 	if err := w.Flush(); err != nil {
 		f.Abort()
 		return fmt.Errorf("checkpoint %s: %w", c.path, err)
@@ -109,14 +100,8 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		return false, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
 	}
 	st.bounds, st.done = h.Bounds, h.Done
-	var buf [8]byte
-	for _, vs := range [][]float64{st.params.Alpha, st.params.Beta} {
-		for i := range vs {
-			if _, err := io.ReadFull(r, buf[:]); err != nil {
-				return false, fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
-			}
-			vs[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
-		}
+	if err := implicit.ReadFloats(r, st.params.Alpha, st.params.Beta); err != nil {
+		return false, fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 	}
 	return true, nil
 }
