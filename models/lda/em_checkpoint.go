@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -56,20 +57,9 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 
 // save writes the state after a pass.
 func (c *emCheckpoint) save(st *emState) error {
-	f, err := stream.CreateAtomic(c.path)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
 	p := &st.params
-	w := bufio.NewWriterSize(f, 1<<16)
-	h, _ := json.Marshal(emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done})
-	w.Write(append(h, '\n'))
-	implicit.WriteFloats(w, p.Alpha, p.Beta)
-	if err := w.Flush(); err != nil {
-		f.Abort()
-		return fmt.Errorf("checkpoint %s: %w", c.path, err)
-	}
-	if err := f.Commit(); err != nil {
+	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done}
+	if err := writeCheckpoint(c.path, h, func(w io.Writer) error { return implicit.WriteFloats(w, p.Alpha, p.Beta) }); err != nil {
 		return err
 	}
 	os.Remove(c.partial) // the statistics of the pass just saved
@@ -79,7 +69,74 @@ func (c *emCheckpoint) save(st *emState) error {
 // load reads the saved state into st (whose shape it must have) and
 // reports whether there was one.
 func (c *emCheckpoint) load(st *emState) (bool, error) {
-	f, err := os.Open(c.path)
+	var h emHeader
+	return readCheckpoint(c.path, &h, func(r io.Reader) error {
+		if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
+			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
+		}
+		st.bounds, st.done = h.Bounds, h.Done
+		if err := implicit.ReadFloats(r, st.params.Alpha, st.params.Beta); err != nil {
+			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
+		}
+		return nil
+	})
+}
+
+// savePartial saves the statistics of EM pass number pass (counted from 1)
+// so far.
+func (c *emCheckpoint) savePartial(pass int, acc *implicit.EMAcc) error {
+	return writeCheckpoint(c.partial, emPartial{Run: c.run, Pass: pass}, acc.Encode)
+}
+
+// loadPartial returns the saved statistics of EM pass number pass (nil
+// when there are none, or only those of another pass, which are stale).
+func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
+	var h emPartial
+	var acc *implicit.EMAcc
+	_, err := readCheckpoint(c.partial, &h, func(r io.Reader) error {
+		if h.Run != c.run {
+			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
+		}
+		if h.Pass != pass {
+			return nil
+		}
+		var err error
+		if acc, err = implicit.DecodeEMAcc(r); err != nil {
+			return fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
+		}
+		return nil
+	})
+	return acc, err
+}
+
+// writeCheckpoint writes header as a JSON line and then body to path,
+// atomically.
+func writeCheckpoint(path string, header any, body func(io.Writer) error) error {
+	f, err := stream.CreateAtomic(path)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	h, err := json.Marshal(header)
+	w := bufio.NewWriterSize(f, 1<<16)
+	if err == nil {
+		w.Write(append(h, '\n'))
+		err = body(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		f.Abort()
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// readCheckpoint reads the JSON line of a file written by writeCheckpoint
+// into header and hands the rest to body; it reports whether the file
+// exists.
+func readCheckpoint(path string, header any, body func(io.Reader) error) (bool, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -89,73 +146,14 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<16)
 	line, err := r.ReadBytes('\n')
-	var h emHeader
 	if err == nil {
-		err = json.Unmarshal(line, &h)
+		err = json.Unmarshal(line, header)
 	}
 	if err != nil {
-		return false, fmt.Errorf("checkpoint %s: not an EM checkpoint: %v (remove it to start the refinement over)", c.path, err)
+		return false, fmt.Errorf("checkpoint %s: not an EM checkpoint: %v (remove it to start over)", path, err)
 	}
-	if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
-		return false, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
-	}
-	st.bounds, st.done = h.Bounds, h.Done
-	if err := implicit.ReadFloats(r, st.params.Alpha, st.params.Beta); err != nil {
-		return false, fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
+	if err := body(r); err != nil {
+		return false, err
 	}
 	return true, nil
-}
-
-// savePartial saves the statistics of EM pass number pass (counted from 1)
-// so far.
-func (c *emCheckpoint) savePartial(pass int, acc *implicit.EMAcc) error {
-	f, err := stream.CreateAtomic(c.partial)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	h, _ := json.Marshal(emPartial{Run: c.run, Pass: pass})
-	w := bufio.NewWriterSize(f, 1<<16)
-	w.Write(append(h, '\n'))
-	err = acc.Encode(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
-		f.Abort()
-		return fmt.Errorf("checkpoint %s: %w", c.partial, err)
-	}
-	return f.Commit()
-}
-
-// loadPartial returns the saved statistics of EM pass number pass (nil
-// when there are none, or only those of another pass, which are stale).
-func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
-	f, err := os.Open(c.partial)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	line, err := r.ReadBytes('\n')
-	var h emPartial
-	if err == nil {
-		err = json.Unmarshal(line, &h)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: not EM statistics: %v (remove it to start the pass over)", c.partial, err)
-	}
-	if h.Run != c.run {
-		return nil, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
-	}
-	if h.Pass != pass {
-		return nil, nil
-	}
-	acc, err := implicit.DecodeEMAcc(r)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
-	}
-	return acc, nil
 }
