@@ -238,13 +238,13 @@ func TestBuildRefuses(t *testing.T) {
 
 // TestReportSmallAtScale builds the page of k topics over 100,000 words
 // (Zipf-like topics): the page embeds only the candidate words and stays
-// small. k is 30 by default; STREAMFIT_REPORT_K=100 runs the k=100 case
+// small. k is 20 by default; STREAMFIT_REPORT_K=100 runs the k=100 case
 // (about 8 CPU-seconds, most of it the k²·d logarithms of the distances).
 func TestReportSmallAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("d=100,000 takes seconds")
 	}
-	k := 30
+	k := 20
 	if s := os.Getenv("STREAMFIT_REPORT_K"); s != "" {
 		if _, err := fmt.Sscan(s, &k); err != nil {
 			t.Fatalf("STREAMFIT_REPORT_K=%q: %v", s, err)
