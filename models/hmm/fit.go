@@ -54,7 +54,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if cfg.K < 1 || cfg.K > d {
 		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
 	}
-	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: info.Path}, 1)
+	st, err := implicit.RunPlan(ctx, src, (&Plan{Config: cfg, Path: info.Path}).Planner(), 1)
 	if err != nil {
 		return nil, err
 	}

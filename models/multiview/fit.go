@@ -111,7 +111,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
+	st, err := implicit.RunPlan(ctx, src, (&Plan{Config: cfg, Path: src.Info().Path}).Planner(), cfg.Workers)
 	if err != nil {
 		return nil, err
 	}

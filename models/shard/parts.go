@@ -39,57 +39,57 @@ func (p Part) check() error {
 // OpenDocs opens the documents of the part, and describes them for the
 // provenance of their statistics.
 func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error) {
-	if err := p.check(); err != nil {
-		return nil, implicit.Input{}, err
-	}
-	desc, err := implicit.DescribeInput(p.Path)
-	if err != nil {
-		return nil, desc, err
-	}
-	if p.Pieces != nil {
-		src, err := columnar.OpenPieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
+	pieces := func(path string, o stream.Options, first, end int) (stream.DocSource, [2]int64, error) {
+		src, err := columnar.OpenPieces(path, o, first, end)
 		if err != nil {
-			return nil, desc, err
+			return nil, [2]int64{}, err
 		}
-		r := src.DocRange()
-		desc.Docs = &r
-		return src, desc, nil
+		return src, src.DocRange(), nil
 	}
-	src, err := stream.Open(p.Path, o)
-	if err != nil {
-		return nil, desc, err
-	}
-	if desc.Docs = p.Rows; p.Rows != nil {
-		src = docRange{src: src, r: *p.Rows}
-	}
-	return src, desc, nil
+	ranged := func(src stream.DocSource, r [2]int64) stream.DocSource { return docRange{src: src, r: r} }
+	return openPart(p, o, pieces, stream.Open, ranged)
 }
 
 // OpenDense opens the sample rows of the part, and describes them for the
 // provenance of their statistics.
 func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, error) {
+	pieces := func(path string, o stream.Options, first, end int) (stream.DenseSource, [2]int64, error) {
+		src, err := columnar.OpenDensePieces(path, o, first, end)
+		if err != nil {
+			return nil, [2]int64{}, err
+		}
+		return src, src.RowRange(), nil
+	}
+	ranged := func(src stream.DenseSource, r [2]int64) stream.DenseSource { return denseRange{src: src, r: r} }
+	return openPart(p, o, pieces, stream.OpenDense, ranged)
+}
+
+// openPart opens the part p of a file: its pieces by pieces (which returns
+// the rows they hold), or the whole file by whole, cut to p.Rows by ranged.
+func openPart[S any](p Part, o stream.Options, pieces func(string, stream.Options, int, int) (S, [2]int64, error),
+	whole func(string, stream.Options) (S, error), ranged func(S, [2]int64) S) (S, implicit.Input, error) {
+	var none S
 	if err := p.check(); err != nil {
-		return nil, implicit.Input{}, err
+		return none, implicit.Input{}, err
 	}
 	desc, err := implicit.DescribeInput(p.Path)
 	if err != nil {
-		return nil, desc, err
+		return none, desc, err
 	}
 	if p.Pieces != nil {
-		src, err := columnar.OpenDensePieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
+		src, r, err := pieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
 		if err != nil {
-			return nil, desc, err
+			return none, desc, err
 		}
-		r := src.RowRange()
 		desc.Docs = &r
 		return src, desc, nil
 	}
-	src, err := stream.OpenDense(p.Path, o)
+	src, err := whole(p.Path, o)
 	if err != nil {
-		return nil, desc, err
+		return none, desc, err
 	}
 	if desc.Docs = p.Rows; p.Rows != nil {
-		src = denseRange{src: src, r: *p.Rows}
+		src = ranged(src, *p.Rows)
 	}
 	return src, desc, nil
 }
