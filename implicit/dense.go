@@ -440,3 +440,15 @@ func RunPlan(ctx context.Context, src stream.DenseSource, p Planner, workers int
 		}
 	}
 }
+
+// FitPlan runs the passes of p over src (RunPlan) and fits the model from
+// the statistics of the last pass with fit: a fit is its statistics route
+// over one shard, the whole data.
+func FitPlan[M any](ctx context.Context, src stream.DenseSource, p Planner, workers int, fit func(context.Context, *DenseStats) (M, error)) (M, error) {
+	st, err := RunPlan(ctx, src, p, workers)
+	if err != nil {
+		var none M
+		return none, err
+	}
+	return fit(ctx, st)
+}

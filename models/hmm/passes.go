@@ -60,17 +60,9 @@ func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 
 // Planner returns the passes of the fit as an implicit.Planner.
 func (p *Plan) Planner() multiview.Triples {
-	return multiview.Triples{Build: func(h *implicit.StatsHeader, d int) (*multiview.TriplePlan, error) {
-		q := p
-		if h != nil {
-			cfg, err := ConfigFromStats(p.Config, *h)
-			if err != nil {
-				return nil, err
-			}
-			q = &Plan{Config: cfg, Path: p.Path}
-		}
-		return q.triplePlan(d)
-	}}
+	return multiview.TriplesOf(p.Config, ConfigFromStats, func(c Config, d int) (*multiview.TriplePlan, error) {
+		return (&Plan{Config: c, Path: p.Path}).triplePlan(d)
+	})
 }
 
 // seqReader reads the rows of a pass in order and makes the triples

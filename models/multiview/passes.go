@@ -244,16 +244,24 @@ func (p *Plan) triplePlan(d int) (*TriplePlan, error) {
 
 // Planner returns the passes of the fit as an implicit.Planner.
 func (p *Plan) Planner() Triples {
+	return TriplesOf(p.Config, ConfigFromStats, func(c Config, d int) (*TriplePlan, error) {
+		return (&Plan{Config: c, Path: p.Path}).triplePlan(d)
+	})
+}
+
+// TriplesOf returns the Triples of a model with settings cfg, whose
+// statistics' headers fix some of them (fromStats), and whose passes for
+// rows of d columns build returns.
+func TriplesOf[C any](cfg C, fromStats func(C, implicit.StatsHeader) (C, error), build func(cfg C, d int) (*TriplePlan, error)) Triples {
 	return Triples{Build: func(h *implicit.StatsHeader, d int) (*TriplePlan, error) {
-		q := p
+		c := cfg
 		if h != nil {
-			cfg, err := ConfigFromStats(p.Config, *h)
-			if err != nil {
+			var err error
+			if c, err = fromStats(cfg, *h); err != nil {
 				return nil, err
 			}
-			q = &Plan{Config: cfg, Path: p.Path}
 		}
-		return q.triplePlan(d)
+		return build(c, d)
 	}}
 }
 
