@@ -10,8 +10,8 @@ import (
 	"io"
 	"iter"
 	"math"
-	"os"
 	"slices"
+	"strings"
 
 	"github.com/streamfit/streamfit/stream"
 )
@@ -63,6 +63,18 @@ func (s *DenseStats) Get(name string) []float64 {
 		if f.Name == name {
 			return f.Values
 		}
+	}
+	return nil
+}
+
+// DecodeParams checks that h describes statistics of one of models and
+// decodes their settings (Params) into p.
+func (h StatsHeader) DecodeParams(p any, models ...string) error {
+	if !slices.Contains(models, h.Model) {
+		return fmt.Errorf("%s statistics, not %s", h.Model, strings.Join(models, " or "))
+	}
+	if err := json.Unmarshal(h.Params, p); err != nil {
+		return fmt.Errorf("statistics settings: %w", err)
 	}
 	return nil
 }
@@ -309,27 +321,20 @@ func WriteDenseStats(ctx context.Context, path string, s *DenseStats) error {
 // ReadDenseStats reads a dense model's statistics file, verifying magic,
 // version, lengths and checksums.
 func ReadDenseStats(path string) (*DenseStats, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	s := &DenseStats{}
-	err = readStatsFile(f, st.Size(), func(hdr []byte) error {
-		if err := json.Unmarshal(hdr, &s.Header); err != nil {
-			return fmt.Errorf("statistics header: %w", err)
-		}
-		if TopicModel(s.Header.Model) {
-			return fmt.Errorf("%w: %s statistics where a dense model's are read", ErrStatsModel, s.Header.Model)
-		}
-		return nil
-	}, s.decode)
+	err := withStatsFile(path, func(r io.ReaderAt, size int64) error {
+		return readStatsFile(r, size, func(hdr []byte) error {
+			if err := json.Unmarshal(hdr, &s.Header); err != nil {
+				return fmt.Errorf("statistics header: %w", err)
+			}
+			if TopicModel(s.Header.Model) {
+				return fmt.Errorf("%w: %s statistics where a dense model's are read", ErrStatsModel, s.Header.Model)
+			}
+			return nil
+		}, s.decode)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -434,4 +439,16 @@ func RunPlan(ctx context.Context, src stream.DenseSource, p Planner, workers int
 			return st, err
 		}
 	}
+}
+
+// FitPlan runs the passes of p over src (RunPlan) and fits the model from
+// the statistics of the last pass with fit: a fit is its statistics route
+// over one shard, the whole data.
+func FitPlan[M any](ctx context.Context, src stream.DenseSource, p Planner, workers int, fit func(context.Context, *DenseStats) (M, error)) (M, error) {
+	st, err := RunPlan(ctx, src, p, workers)
+	if err != nil {
+		var none M
+		return none, err
+	}
+	return fit(ctx, st)
 }

@@ -16,6 +16,17 @@ import (
 // number of rows) as their basis, so that every shard derives the same
 // whitening from them.
 
+// MomentPass returns the first pass with header h over rows of d columns
+// (h.D), checking each batch with check. It refuses d beyond exactDim: the
+// exact second moment is d×d.
+func MomentPass(h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
+	d := h.D
+	if d > exactDim {
+		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension, --exact-dim, to %d or more)", d, exactDim, d)
+	}
+	return &Pass{Header: h, Sums: MomentSums(d), Worker: MomentWorker(d, check)}, nil
+}
+
 // MomentSums are the totals of the first pass over rows of d columns.
 func MomentSums(d int) []SumShape {
 	return []SumShape{{Name: "sum", Len: d}, {Name: "sumsq", Len: 1}, {Name: "second", Len: d * (d + 1) / 2}}

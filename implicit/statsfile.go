@@ -672,20 +672,30 @@ func WriteStats(ctx context.Context, path string, s *Stats) error {
 // checksums. The payload is decompressed and decoded as a stream, straight
 // into the arrays, so reading takes about one copy of the statistics.
 func ReadStats(path string) (*Stats, error) {
+	var s *Stats
+	err := withStatsFile(path, func(r io.ReaderAt, size int64) (err error) {
+		s, err = decodeStats(r, size, (*Stats).decodePayload)
+		return err
+	})
+	return s, err
+}
+
+// withStatsFile calls fn with the file at path and its size; an error of
+// fn is returned naming the file.
+func withStatsFile(path string, fn func(r io.ReaderAt, size int64) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s, err := decodeStats(f, st.Size(), (*Stats).decodePayload)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := fn(f, st.Size()); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	return nil
 }
 
 // MergeFile adds the statistics in the file at path to s (see Merge),
@@ -803,25 +813,18 @@ var ErrStatsModel = errors.New("statistics of another kind of model")
 // PeekModel returns the model named in the header of the statistics file
 // at path, after checking the file's magic, version and header checksum.
 func PeekModel(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
 	var h StatsHeader
 	errPeeked := errors.New("peeked")
-	err = readStatsFile(f, st.Size(), func(hdr []byte) error {
-		if err := json.Unmarshal(hdr, &h); err != nil {
-			return fmt.Errorf("statistics header: %w", err)
-		}
-		return errPeeked
-	}, nil)
-	if err != errPeeked {
-		return "", fmt.Errorf("%s: %w", path, err)
+	err := withStatsFile(path, func(r io.ReaderAt, size int64) error {
+		return readStatsFile(r, size, func(hdr []byte) error {
+			if err := json.Unmarshal(hdr, &h); err != nil {
+				return fmt.Errorf("statistics header: %w", err)
+			}
+			return errPeeked
+		}, nil)
+	})
+	if !errors.Is(err, errPeeked) {
+		return "", err
 	}
 	return h.Model, nil
 }

@@ -51,11 +51,9 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if d <= cfg.ExactDim {
 		// The exact path runs through the mergeable statistics of its two
 		// passes, as `streamfit stats` computes them per shard.
-		st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
-		if err != nil {
-			return nil, err
-		}
-		m, err := FitStats(ctx, st, cfg)
+		m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
+			return FitStats(ctx, st, cfg)
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -48,12 +48,9 @@ func (p *Plan) header(d, phase int) implicit.StatsHeader {
 // ConfigFromStats returns cfg with the settings that the statistics' header
 // h fixes (K, Differing, Sigma2, SigmaMin) taken from it.
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
-	if h.Model != "gmm" {
-		return cfg, fmt.Errorf("gmm: %s statistics", h.Model)
-	}
 	var p params
-	if err := json.Unmarshal(h.Params, &p); err != nil {
-		return cfg, fmt.Errorf("gmm: statistics settings: %w", err)
+	if err := h.DecodeParams(&p, "gmm"); err != nil {
+		return cfg, fmt.Errorf("gmm: %w", err)
 	}
 	cfg.K, cfg.Differing, cfg.Sigma2, cfg.SigmaMin = h.K, p.Differing, p.Sigma2, p.SigmaMin
 	return cfg, nil
@@ -66,15 +63,12 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
-	if d > cfg.ExactDim {
-		return nil, fmt.Errorf("gmm: d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension to %d or more)", d, cfg.ExactDim, d)
-	}
 	path := p.Path
-	return &implicit.Pass{
-		Header: p.header(d, 1),
-		Sums:   implicit.MomentSums(d),
-		Worker: implicit.MomentWorker(d, func(b *stream.Dense) error { return checkBatch(path, b, d) }),
-	}, nil
+	pass, err := implicit.MomentPass(p.header(d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	if err != nil {
+		return nil, fmt.Errorf("gmm: %w", err)
+	}
+	return pass, nil
 }
 
 // carriedSpectrum is the spectrum of the pass-1 totals that pass-2

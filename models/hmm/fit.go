@@ -54,11 +54,9 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if cfg.K < 1 || cfg.K > d {
 		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
 	}
-	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: info.Path}, 1)
-	if err != nil {
-		return nil, err
-	}
-	m, err := FitStats(ctx, st, cfg)
+	m, err := implicit.FitPlan(ctx, src, (&Plan{Config: cfg, Path: info.Path}).Planner(), 1, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
+		return FitStats(ctx, st, cfg)
+	})
 	if err != nil {
 		return nil, err
 	}

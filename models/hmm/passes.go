@@ -1,7 +1,6 @@
 package hmm
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 )
 
 // The statistics of a fit are the two passes of the three-view method
@@ -23,8 +21,8 @@ type params struct {
 	Windows bool `json:"windows,omitempty"`
 }
 
-// Plan is the passes of a fit with Config (an implicit.Planner); Path
-// names the input in errors.
+// Plan is the passes of a fit with Config (see Planner); Path names the
+// input in errors.
 type Plan struct {
 	Config Config
 	Path   string
@@ -33,12 +31,9 @@ type Plan struct {
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Windows).
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
-	if h.Model != "hmm" {
-		return cfg, fmt.Errorf("hmm: %s statistics", h.Model)
-	}
 	var p params
-	if err := json.Unmarshal(h.Params, &p); err != nil {
-		return cfg, fmt.Errorf("hmm: statistics settings: %w", err)
+	if err := h.DecodeParams(&p, "hmm"); err != nil {
+		return cfg, fmt.Errorf("hmm: %w", err)
 	}
 	cfg.K, cfg.Windows = h.K, p.Windows
 	return cfg, nil
@@ -63,49 +58,11 @@ func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 	}, nil
 }
 
-func (p *Plan) withHeader(h implicit.StatsHeader) (*multiview.TriplePlan, error) {
-	cfg, err := ConfigFromStats(p.Config, h)
-	if err != nil {
-		return nil, err
-	}
-	return (&Plan{Config: cfg, Path: p.Path}).triplePlan(h.D)
-}
-
-// First returns pass 1 for rows of d columns.
-func (p *Plan) First(d int) (*implicit.Pass, error) {
-	tp, err := p.triplePlan(d)
-	if err != nil {
-		return nil, err
-	}
-	return tp.First(d)
-}
-
-// Next returns the pass after st, or nil after pass 2.
-func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	tp, err := p.withHeader(st.Header)
-	if err != nil {
-		return nil, err
-	}
-	return tp.Next(ctx, st)
-}
-
-// Like returns the pass whose statistics st are.
-func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	tp, err := p.withHeader(st.Header)
-	if err != nil {
-		return nil, err
-	}
-	return tp.Like(ctx, st)
-}
-
-// Basis returns the whitening of the third step's view (see
-// multiview.TriplePlan.Basis).
-func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
-	tp, err := p.withHeader(st.Header)
-	if err != nil {
-		return nil, err
-	}
-	return tp.Basis(ctx, st)
+// Planner returns the passes of the fit as an implicit.Planner.
+func (p *Plan) Planner() multiview.Triples {
+	return multiview.TriplesOf(p.Config, ConfigFromStats, func(c Config, d int) (*multiview.TriplePlan, error) {
+		return (&Plan{Config: c, Path: p.Path}).triplePlan(d)
+	})
 }
 
 // seqReader reads the rows of a pass in order and makes the triples

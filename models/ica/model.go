@@ -1,13 +1,10 @@
 package ica
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -46,28 +43,11 @@ type Stats struct {
 }
 
 // Write stores the model as indented JSON, atomically.
-func (m *Model) Write(path string) error {
-	b, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return err
-	}
-	return stream.WriteFileAtomic(path, append(b, '\n'))
-}
+func (m *Model) Write(path string) error { return models.WriteJSON(path, m) }
 
 // Read loads a model or an ICA truth file and checks its shape.
 func Read(path string) (*Model, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m Model
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: not an ica model: %w", path, err)
-	}
-	if err := m.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &m, nil
+	return models.ReadJSON(path, "an ica model", (*Model).validate)
 }
 
 func (m *Model) validate() error {

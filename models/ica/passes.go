@@ -45,12 +45,9 @@ type Plan struct {
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Refine, the solver's settings, Seed).
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
-	if h.Model != "ica" {
-		return cfg, fmt.Errorf("ica: %s statistics", h.Model)
-	}
 	var p params
-	if err := json.Unmarshal(h.Params, &p); err != nil {
-		return cfg, fmt.Errorf("ica: statistics settings: %w", err)
+	if err := h.DecodeParams(&p, "ica"); err != nil {
+		return cfg, fmt.Errorf("ica: %w", err)
 	}
 	cfg.K, cfg.Refine, cfg.Solver, cfg.Restarts, cfg.Iters, cfg.Seed = h.K, p.Refine, p.Solver, p.Restarts, p.Iters, p.Seed
 	return cfg, nil
@@ -79,15 +76,12 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
-	if d > cfg.ExactDim {
-		return nil, fmt.Errorf("ica: d=%d exceeds the exact dimension %d: the statistics route needs the exact covariance (raise the exact dimension to %d or more)", d, cfg.ExactDim, d)
-	}
 	path := p.Path
-	return &implicit.Pass{
-		Header: header(cfg, d, 1),
-		Sums:   implicit.MomentSums(d),
-		Worker: implicit.MomentWorker(d, func(b *stream.Dense) error { return checkBatch(path, b, d) }),
-	}, nil
+	pass, err := implicit.MomentPass(header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	if err != nil {
+		return nil, fmt.Errorf("ica: %w", err)
+	}
+	return pass, nil
 }
 
 // basis is what the carried pass-1 totals give the later passes.

@@ -121,11 +121,9 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	if err := check(d, k, &cfg); err != nil {
 		return nil, err
 	}
-	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers)
-	if err != nil {
-		return nil, err
-	}
-	m, err := FitStats(ctx, st, cfg)
+	m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
+		return FitStats(ctx, st, cfg)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +214,9 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err := check(d, d, &cfg); err != nil {
 		return nil, err
 	}
-	st, err := implicit.RunPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path, Chain: true}, cfg.Workers)
-	if err != nil {
-		return nil, err
-	}
-	m, err := FitStats(ctx, st, cfg)
+	m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path, Chain: true}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
+		return FitStats(ctx, st, cfg)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -52,12 +52,9 @@ func (p *Plan) model() string {
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Alpha0, Sigma2).
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
-	if h.Model != "markov" && h.Model != "hmm-snapshot" {
-		return cfg, fmt.Errorf("markov: %s statistics", h.Model)
-	}
 	var p params
-	if err := json.Unmarshal(h.Params, &p); err != nil {
-		return cfg, fmt.Errorf("markov: statistics settings: %w", err)
+	if err := h.DecodeParams(&p, "markov", "hmm-snapshot"); err != nil {
+		return cfg, fmt.Errorf("markov: %w", err)
 	}
 	cfg.K, cfg.Alpha0, cfg.Sigma2 = h.K, p.Alpha0, p.Sigma2
 	return cfg, nil

@@ -180,8 +180,8 @@ type params struct {
 	Seed   uint64  `json:"seed,omitempty"` // of the rotation
 }
 
-// Plan is the passes of a multi-view fit with Config over rows of D
-// columns (an implicit.Planner); Path names the input in errors.
+// Plan is the passes of a multi-view fit with Config (see Planner); Path
+// names the input in errors.
 type Plan struct {
 	Config Config
 	Path   string
@@ -190,12 +190,9 @@ type Plan struct {
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Views, Rotate and, with Rotate, the Seed of the rotation).
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
-	if h.Model != "multiview" {
-		return cfg, fmt.Errorf("multiview: %s statistics", h.Model)
-	}
 	var p params
-	if err := json.Unmarshal(h.Params, &p); err != nil {
-		return cfg, fmt.Errorf("multiview: statistics settings: %w", err)
+	if err := h.DecodeParams(&p, "multiview"); err != nil {
+		return cfg, fmt.Errorf("multiview: %w", err)
 	}
 	cfg.K, cfg.Views, cfg.Rotate, cfg.RandomViews = h.K, p.Views, p.Rotate, false
 	if p.Rotate {
@@ -245,18 +242,39 @@ func (p *Plan) triplePlan(d int) (*TriplePlan, error) {
 	}, nil
 }
 
-func (p *Plan) withHeader(h implicit.StatsHeader) (*TriplePlan, error) {
-	cfg, err := ConfigFromStats(p.Config, h)
-	if err != nil {
-		return nil, err
-	}
-	q := &Plan{Config: cfg, Path: p.Path}
-	return q.triplePlan(h.D)
+// Planner returns the passes of the fit as an implicit.Planner.
+func (p *Plan) Planner() Triples {
+	return TriplesOf(p.Config, ConfigFromStats, func(c Config, d int) (*TriplePlan, error) {
+		return (&Plan{Config: c, Path: p.Path}).triplePlan(d)
+	})
+}
+
+// TriplesOf returns the Triples of a model with settings cfg, whose
+// statistics' headers fix some of them (fromStats), and whose passes for
+// rows of d columns build returns.
+func TriplesOf[C any](cfg C, fromStats func(C, implicit.StatsHeader) (C, error), build func(cfg C, d int) (*TriplePlan, error)) Triples {
+	return Triples{Build: func(h *implicit.StatsHeader, d int) (*TriplePlan, error) {
+		c := cfg
+		if h != nil {
+			var err error
+			if c, err = fromStats(cfg, *h); err != nil {
+				return nil, err
+			}
+		}
+		return build(c, d)
+	}}
+}
+
+// Triples is an implicit.Planner whose passes are the TriplePlan that Build
+// returns for rows of d columns, with the settings the header h of earlier
+// statistics fixes (h nil: the first pass, with the model's own settings).
+type Triples struct {
+	Build func(h *implicit.StatsHeader, d int) (*TriplePlan, error)
 }
 
 // First returns pass 1 for rows of d columns.
-func (p *Plan) First(d int) (*implicit.Pass, error) {
-	tp, err := p.triplePlan(d)
+func (t Triples) First(d int) (*implicit.Pass, error) {
+	tp, err := t.Build(nil, d)
 	if err != nil {
 		return nil, err
 	}
@@ -264,17 +282,17 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 }
 
 // Next returns the pass after st, or nil after pass 2.
-func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	tp, err := p.withHeader(st.Header)
+func (t Triples) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	tp, err := t.Build(&st.Header, st.Header.D)
 	if err != nil {
 		return nil, err
 	}
 	return tp.Next(ctx, st)
 }
 
-// Like returns the pass whose statistics st are.
-func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	tp, err := p.withHeader(st.Header)
+// Like returns the pass whose statistics st are (see TriplePlan.Like).
+func (t Triples) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
+	tp, err := t.Build(&st.Header, st.Header.D)
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +300,8 @@ func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 }
 
 // Basis returns the whitening of view 3 (see TriplePlan.Basis).
-func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
-	tp, err := p.withHeader(st.Header)
+func (t Triples) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
+	tp, err := t.Build(&st.Header, st.Header.D)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,17 @@ func TestDenseStatsMemoryFlat(t *testing.T) {
 // TestDenseStatsMemoryFlat. The rows are one batch handed out again and
 // again, so that only the passes allocate.
 func TestDenseStatsHeapFlat(t *testing.T) {
+	batch := oneBatch(t)
+	memtest.Check(t, 25000, 1<<20, func(rows int64) error {
+		src := &repeated{b: batch, times: int(rows) / batch.Rows}
+		_, err := implicit.RunPlan(context.Background(), src, &gmm.Plan{Config: gmm.Config{K: 4}}, 2)
+		return err
+	})
+}
+
+// oneBatch returns 1000 rows of a generated mixture of memD columns.
+func oneBatch(t *testing.T) *stream.Dense {
+	t.Helper()
 	g, err := synth.NewGMM(synth.GMMConfig{Rows: 1000, D: memD, K: 4, Seed: 3, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -66,11 +77,7 @@ func TestDenseStatsHeapFlat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memtest.Check(t, 25000, 1<<20, func(rows int64) error {
-		src := &repeated{b: batch, times: int(rows) / batch.Rows}
-		_, err = implicit.RunPlan(context.Background(), src, &gmm.Plan{Config: gmm.Config{K: 4}}, 2)
-		return err
-	})
+	return batch
 }
 
 // repeated is a DenseSource of one batch handed out times times.
@@ -121,14 +128,7 @@ func childPeak(t *testing.T, rows string) float64 {
 func childPasses(t *testing.T, rows string) {
 	var n int64
 	fmt.Sscan(rows, &n)
-	g, err := synth.NewGMM(synth.GMMConfig{Rows: 1000, D: memD, K: 4, Seed: 3, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := stream.CollectDense(context.Background(), g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	batch := oneBatch(t)
 	src := &repeated{b: batch, times: int(n) / batch.Rows}
 	stop := rss.SampleAnon(2 * time.Millisecond)
 	st, err := implicit.RunPlan(context.Background(), src, &gmm.Plan{Config: gmm.Config{K: 4}}, 2)

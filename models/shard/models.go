@@ -24,7 +24,7 @@ func GMM(cfg gmm.Config) Dense {
 // and cannot be appended to (the recovery uses pass 1's cross moments of
 // exactly its rows): recompute it over all the data.
 func Multiview(cfg multiview.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &multiview.Plan{Config: cfg, Path: path} }}
+	return Dense{Plan: func(path string) implicit.Planner { return (&multiview.Plan{Config: cfg, Path: path}).Planner() }}
 }
 
 // HMM is the workflow of an HMM fit from sequences with cfg: the passes of
@@ -33,7 +33,7 @@ func Multiview(cfg multiview.Config) Dense {
 // groups written whole sequences at a time, or row ranges at sequence
 // starts).
 func HMM(cfg hmm.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &hmm.Plan{Config: cfg, Path: path} }}
+	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }}
 }
 
 // ICA is the workflow of an independent component fit with cfg on the

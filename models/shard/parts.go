@@ -39,74 +39,102 @@ func (p Part) check() error {
 // OpenDocs opens the documents of the part, and describes them for the
 // provenance of their statistics.
 func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error) {
-	if err := p.check(); err != nil {
-		return nil, implicit.Input{}, err
-	}
-	desc, err := implicit.DescribeInput(p.Path)
-	if err != nil {
-		return nil, desc, err
-	}
-	if p.Pieces != nil {
-		src, err := columnar.OpenPieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
+	pieces := func(path string, o stream.Options, first, end int) (stream.DocSource, [2]int64, error) {
+		src, err := columnar.OpenPieces(path, o, first, end)
 		if err != nil {
-			return nil, desc, err
+			return nil, [2]int64{}, err
 		}
-		r := src.DocRange()
-		desc.Docs = &r
-		return src, desc, nil
+		return src, src.DocRange(), nil
 	}
-	src, err := stream.Open(p.Path, o)
-	if err != nil {
-		return nil, desc, err
-	}
-	if desc.Docs = p.Rows; p.Rows != nil {
-		src = docRange{src: src, r: *p.Rows}
-	}
-	return src, desc, nil
+	ranged := func(src stream.DocSource, r [2]int64) stream.DocSource { return docRange{src: src, r: r} }
+	return openPart(p, o, pieces, stream.Open, ranged)
 }
 
 // OpenDense opens the sample rows of the part, and describes them for the
 // provenance of their statistics.
 func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, error) {
+	pieces := func(path string, o stream.Options, first, end int) (stream.DenseSource, [2]int64, error) {
+		src, err := columnar.OpenDensePieces(path, o, first, end)
+		if err != nil {
+			return nil, [2]int64{}, err
+		}
+		return src, src.RowRange(), nil
+	}
+	ranged := func(src stream.DenseSource, r [2]int64) stream.DenseSource { return denseRange{src: src, r: r} }
+	return openPart(p, o, pieces, stream.OpenDense, ranged)
+}
+
+// openPart opens the part p of a file: its pieces by pieces (which returns
+// the rows they hold), or the whole file by whole, cut to p.Rows by ranged.
+func openPart[S any](p Part, o stream.Options, pieces func(string, stream.Options, int, int) (S, [2]int64, error),
+	whole func(string, stream.Options) (S, error), ranged func(S, [2]int64) S) (S, implicit.Input, error) {
+	var none S
 	if err := p.check(); err != nil {
-		return nil, implicit.Input{}, err
+		return none, implicit.Input{}, err
 	}
 	desc, err := implicit.DescribeInput(p.Path)
 	if err != nil {
-		return nil, desc, err
+		return none, desc, err
 	}
 	if p.Pieces != nil {
-		src, err := columnar.OpenDensePieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
+		src, r, err := pieces(p.Path, o, int(p.Pieces[0]), int(p.Pieces[1]))
 		if err != nil {
-			return nil, desc, err
+			return none, desc, err
 		}
-		r := src.RowRange()
 		desc.Docs = &r
 		return src, desc, nil
 	}
-	src, err := stream.OpenDense(p.Path, o)
+	src, err := whole(p.Path, o)
 	if err != nil {
-		return nil, desc, err
+		return none, desc, err
 	}
 	if desc.Docs = p.Rows; p.Rows != nil {
-		src = denseRange{src: src, r: *p.Rows}
+		src = ranged(src, *p.Rows)
 	}
 	return src, desc, nil
 }
 
-// cut returns the part [lo, hi) of a batch that spans [s, e), and whether
-// any of it is left; hi < 0 is the end.
-func cut(s, e, lo, hi int64) (a, b int64, keep, stop bool) {
-	if hi < 0 {
-		hi = math.MaxInt64
+// batch is a batch of documents or of sample rows.
+type batch interface {
+	Len() int
+	Release()
+}
+
+// cutRange yields the batches of seq cut to the rows [r[0], r[1]) (r[1] < 0:
+// to the end): batches outside are released and skipped, and a batch that
+// crosses a bound is replaced by sub(b, lo, hi), a new batch of its rows
+// [lo, hi) counted in the file. start returns a batch's first row.
+func cutRange[B batch](seq iter.Seq2[B, error], r [2]int64, start func(B) int64, sub func(b B, lo, hi int64) B) iter.Seq2[B, error] {
+	return func(yield func(B, error) bool) {
+		hiR := r[1]
+		if hiR < 0 {
+			hiR = math.MaxInt64
+		}
+		for b, err := range seq {
+			if err != nil {
+				yield(b, err)
+				return
+			}
+			s := start(b)
+			e := s + int64(b.Len())
+			switch {
+			case e <= r[0]:
+				b.Release()
+				continue
+			case s >= hiR:
+				b.Release()
+				return
+			}
+			if lo, hi := max(s, r[0]), min(e, hiR); lo > s || hi < e {
+				c := sub(b, lo, hi)
+				b.Release()
+				b = c
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
 	}
-	switch {
-	case e <= lo:
-		return 0, 0, false, false
-	case s >= hi:
-		return 0, 0, false, true
-	}
-	return max(s, lo), min(e, hi), true, false
 }
 
 // docRange is the documents [r[0], r[1]) of src (r[1] < 0: to the end),
@@ -141,34 +169,13 @@ func (d docRange) Info() stream.Info {
 func (d docRange) Close() error { return stream.Close(d.src) }
 
 func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
-	return func(yield func(*stream.Docs, error) bool) {
-		for b, err := range d.src.Docs(ctx) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			s, e := b.Start, b.Start+int64(b.Len())
-			lo, hi, keep, stop := cut(s, e, d.r[0], d.r[1])
-			if !keep {
-				b.Release()
-				if stop {
-					return
-				}
-				continue
-			}
-			if lo > s || hi < e {
-				sub := stream.NewDocs(lo)
-				for i := lo; i < hi; i++ {
-					sub.AppendDoc(b.Doc(int(i - s)))
-				}
-				b.Release()
-				b = sub
-			}
-			if !yield(b, nil) {
-				return
-			}
+	return cutRange(d.src.Docs(ctx), d.r, func(b *stream.Docs) int64 { return b.Start }, func(b *stream.Docs, lo, hi int64) *stream.Docs {
+		sub := stream.NewDocs(lo)
+		for i := lo; i < hi; i++ {
+			sub.AppendDoc(b.Doc(int(i - b.Start)))
 		}
-	}
+		return sub
+	})
 }
 
 // denseRange is docRange for sample rows.
@@ -187,37 +194,16 @@ func (d denseRange) Info() stream.Info {
 func (d denseRange) Close() error { return stream.Close(d.src) }
 
 func (d denseRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
-	return func(yield func(*stream.Dense, error) bool) {
-		for b, err := range d.src.Rows(ctx) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			s, e := b.Start, b.Start+int64(b.Rows)
-			lo, hi, keep, stop := cut(s, e, d.r[0], d.r[1])
-			if !keep {
-				b.Release()
-				if stop {
-					return
-				}
-				continue
-			}
-			if lo > s || hi < e {
-				sub := stream.NewDense(lo, b.Cols)
-				for i := lo; i < hi; i++ {
-					sub.AppendRow(b.Row(int(i - s)))
-					if b.Group != nil {
-						sub.Group = append(sub.Group, b.Group[i-s])
-					}
-				}
-				b.Release()
-				b = sub
-			}
-			if !yield(b, nil) {
-				return
+	return cutRange(d.src.Rows(ctx), d.r, func(b *stream.Dense) int64 { return b.Start }, func(b *stream.Dense, lo, hi int64) *stream.Dense {
+		sub := stream.NewDense(lo, b.Cols)
+		for i := lo; i < hi; i++ {
+			sub.AppendRow(b.Row(int(i - b.Start)))
+			if b.Group != nil {
+				sub.Group = append(sub.Group, b.Group[i-b.Start])
 			}
 		}
-	}
+		return sub
+	})
 }
 
 // CoveredError refuses an append of an input (a part of a file) that the
