@@ -46,7 +46,11 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 	if _, err := stream.DetectName(out, ""); err != nil {
 		return err
 	}
-	if err := stream.CheckWritable(out); err != nil {
+	vocabOut := ""
+	if o.VocabPath == "" {
+		vocabOut = out + ".vocab" // raw text without a vocabulary builds one
+	}
+	if err := checkOutputs([]string{in, o.VocabPath}, out, vocabOut); err != nil {
 		return err
 	}
 	p, done := startProgress(*prog, "convert", fileSize(in))

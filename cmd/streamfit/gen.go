@@ -45,11 +45,9 @@ func runGen(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	// Find an unwritable truth path before the corpus is generated.
-	if *truth != "" {
-		if err := stream.CheckWritable(*truth); err != nil {
-			return err
-		}
+	// Find an unwritable output before the corpus is generated.
+	if err := checkOutputs(nil, *out, *truth); err != nil {
+		return err
 	}
 	p, done := startProgress(*prog, "gen", 0)
 	p.SetTotalRows(cfg.Docs)

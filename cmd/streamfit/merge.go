@@ -31,6 +31,9 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 	if len(inputs) == 0 {
 		return usagef("at least one statistics file is required")
 	}
+	if err := checkOutputs(inputs, *out); err != nil {
+		return err
+	}
 	// The first file is read whole; the others are added to it as they are
 	// read, section by section (MergeFile), so the merge holds one copy of
 	// the statistics.

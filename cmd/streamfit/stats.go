@@ -96,7 +96,8 @@ with --basis (the updated phase-1 statistics) the basis drift is checked
 first, and beyond --drift-tol the append is refused with the command that
 recomputes phase 2 over all the inputs: a stale basis loses the part of the
 topics outside its span, and statistics of two bases cannot be merged.`)
-	o := addInputFlags(fs)
+	o := addReadFlags(fs)
+	addDocFlags(fs, o)
 	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
 	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+
 		"with --append to phase-2 statistics: the updated phase-1 (or power) statistics, for the drift check")
@@ -147,6 +148,12 @@ topics outside its span, and statistics of two bases cannot be merged.`)
 	}
 	if *model == "lda" && (!(*alpha0 > 0) || math.IsInf(*alpha0, 1)) {
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)
+	}
+	if *appendTo != "" && !set(fs, "out") {
+		*out = *appendTo // statistics appended to in place
+	}
+	if err := checkOutputs(append([]string{*basis, *previous, o.VocabPath}, inputs...), *out); err != nil {
+		return err
 	}
 	cfg := lda.Config{K: *k, Alpha0: *alpha0, Single: *model == "topic", Seed: *seed, Workers: o.Workers,
 		Oversample: *oversample, ExactDim: *exactDim, PowerIters: *powerIters}

@@ -35,16 +35,8 @@ type Writer struct {
 // length, else the largest term id + 1); with o.Vocab, the vocabulary is
 // written beside it, at VocabPath(path).
 func Create(path string, o stream.WriteOptions) (*Writer, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	body, err := os.CreateTemp(dir, "."+base+".body-*")
+	body, err := stream.TempBeside(path, "body")
 	if err != nil {
-		// Name the output, not the temporary body file.
-		if pe, ok := err.(*os.PathError); ok {
-			err = &os.PathError{Op: "create", Path: path, Err: pe.Err}
-		}
 		return nil, err
 	}
 	return &Writer{path: path, o: o, body: body, bw: bufio.NewWriterSize(stream.ProgressWriter{W: body, P: o.Progress}, 1<<20), maxTerm: -1}, nil
