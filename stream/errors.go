@@ -65,3 +65,12 @@ func Errorf(path string, line, row int64, column string, kind error, format stri
 	}
 	return &Error{Path: path, Line: line, Row: row, Column: column, Err: err}
 }
+
+// DecompressError is the error of a read of path that failed in its
+// decompressor after off bytes of the compressed file: the line the reader had
+// reached means nothing (a damaged stream decodes to garbage lines, and gzip
+// checks its data only at the end), so the byte offset is reported instead.
+func DecompressError(path string, off int64, err error) error {
+	return Errorf(path, 0, -1, "", ErrCorrupt,
+		"damaged compressed data (%v), found after byte %d of the file; the damage may be anywhere before it", err, off)
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/solver"
@@ -271,7 +273,7 @@ func runFit(ctx context.Context, args []string) error {
 		}
 		m, err := lda.Fit(ctx, src, cfg)
 		if err != nil {
-			return err
+			return inputNamed(f.input, err)
 		}
 		write = func() error { return writeTopicModel(m, f) }
 		summary = fmt.Sprintf("%d topics over %d words from %d documents (%d skipped), %d passes", m.K, m.D, m.Fit.Docs, m.Fit.Skipped, m.Fit.Passes)
@@ -287,6 +289,15 @@ func runFit(ctx context.Context, args []string) error {
 	done()
 	fmt.Fprintf(os.Stderr, "fit %s: %s in %.1fs → %s\n", model, summary, time.Since(start).Seconds(), f.out)
 	return nil
+}
+
+// inputNamed names the input in an error that cannot (a pass without one
+// usable document).
+func inputNamed(input string, err error) error {
+	if errors.Is(err, implicit.ErrNoDocs) {
+		return fmt.Errorf("%s: %w", input, err)
+	}
+	return err
 }
 
 // ldaStage names an LDA fit's stage for the progress line.

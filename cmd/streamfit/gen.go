@@ -46,6 +46,9 @@ func runGen(ctx context.Context, args []string) error {
 		return usageError{err.Error()}
 	}
 	// Find an unwritable output before the corpus is generated.
+	if err := checkOutputFormat(*out, ""); err != nil {
+		return err
+	}
 	if err := checkOutputs(nil, *out, *truth); err != nil {
 		return err
 	}
@@ -84,7 +87,11 @@ func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *
 		}
 		b.Release()
 	}
-	if err := w.Close(); err != nil {
+	closeErr := w.Close
+	if c, ok := w.(interface{ CloseContext(context.Context) error }); ok {
+		closeErr = func() error { return c.CloseContext(ctx) } // a long final copy stops on Ctrl-C
+	}
+	if err := closeErr(); err != nil {
 		return fmt.Errorf("closing output: %w", err)
 	}
 	return nil

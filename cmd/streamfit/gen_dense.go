@@ -93,6 +93,9 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 	if *rowGroup < 0 {
 		return usagef("--row-group=%d must not be negative", *rowGroup)
 	}
+	if err := checkOutputFormat(*out, ""); err != nil {
+		return err
+	}
 	if err := checkOutputs(nil, *out, *truth); err != nil {
 		return err
 	}

@@ -395,7 +395,7 @@ func inputStats(ctx context.Context, in string, o stream.Options, sel shardSel, 
 	st, err := shardStats(ctx, in, src, phase, base, cfg)
 	stream.Close(src)
 	if err != nil {
-		return nil, err
+		return nil, inputNamed(in, err)
 	}
 	st.Header.Inputs = []implicit.Input{desc}
 	return st, nil

@@ -69,6 +69,9 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if cfg.OnPlan != nil {
 		cfg.OnPlan(plan)
 	}
+	if err := plan.machineFits(info); err != nil {
+		return nil, err
+	}
 	cfg = plan.apply(cfg)
 	track := newTracker(cfg)
 	omega := sketchMatrix(d, cfg)

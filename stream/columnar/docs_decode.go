@@ -122,7 +122,7 @@ func (d *docDecoder) checkTerm(row int64, t int32) error {
 	case d.terms > 0:
 		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d outside the vocabulary [0,%d)", t, d.terms)
 	case int(t) >= maxStamp:
-		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d is too large to check without a vocabulary size (pass the vocabulary or --terms)", t)
+		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d is too large to check without a vocabulary size (give the vocabulary file: --vocab)", t)
 	}
 	n := max(int(t)+1, 2*len(d.stamp), 1024)
 	d.stamp = append(d.stamp, make([]uint32, min(n, maxStamp)-len(d.stamp))...)

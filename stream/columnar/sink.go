@@ -40,6 +40,31 @@ func groupLimits(k kind, o stream.WriteOptions) (rows int, bytes int64) {
 	return max(o.RowGroupRows, 0), bytes
 }
 
+// parquetCodecs are the Parquet compressions a writer takes, by name.
+var parquetCodecs = map[string]compress.Compression{
+	"": compress.Codecs.Zstd, "zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy,
+	"gzip": compress.Codecs.Gzip, "lz4": compress.Codecs.Lz4Raw, "brotli": compress.Codecs.Brotli,
+	"none": compress.Codecs.Uncompressed, "uncompressed": compress.Codecs.Uncompressed,
+}
+
+// CheckCompression reports whether compression (WriteOptions.Compression)
+// is one that output of the format (parquet, arrow, arrow-stream) takes, so
+// a wrong name is found before any work.
+func CheckCompression(format, compression string) error {
+	c := strings.ToLower(compression)
+	if format == kindParquet.String() {
+		if _, ok := parquetCodecs[c]; !ok {
+			return fmt.Errorf("Parquet compression %q is not one of zstd, snappy, gzip, lz4, brotli, none", compression)
+		}
+		return nil
+	}
+	switch c {
+	case "", "none", "uncompressed", "zstd", "lz4":
+		return nil
+	}
+	return fmt.Errorf("Arrow compression %q is not one of none, zstd, lz4", compression)
+}
+
 // sink writes records to a temporary file in one of the three containers and
 // renames it into place on close.
 type sink struct {
@@ -63,13 +88,9 @@ func newSink(path string, k kind, sc *arrow.Schema, o stream.WriteOptions) (*sin
 	c := strings.ToLower(o.Compression)
 	switch k {
 	case kindParquet:
-		codec, ok := map[string]compress.Compression{
-			"": compress.Codecs.Zstd, "zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy,
-			"gzip": compress.Codecs.Gzip, "lz4": compress.Codecs.Lz4Raw, "brotli": compress.Codecs.Brotli,
-			"none": compress.Codecs.Uncompressed, "uncompressed": compress.Codecs.Uncompressed,
-		}[c]
+		codec, ok := parquetCodecs[c]
 		if !ok {
-			err = fmt.Errorf("%s: Parquet compression %q is not one of zstd, snappy, gzip, lz4, brotli, none", path, o.Compression)
+			err = fmt.Errorf("%s: %w", path, CheckCompression(k.String(), o.Compression))
 			break
 		}
 		props := parquet.NewWriterProperties(parquet.WithCompression(codec),
@@ -85,7 +106,7 @@ func newSink(path string, k kind, sc *arrow.Schema, o stream.WriteOptions) (*sin
 		case "lz4":
 			opts = append(opts, ipc.WithLZ4())
 		default:
-			err = fmt.Errorf("%s: Arrow compression %q is not one of none, zstd, lz4", path, o.Compression)
+			err = fmt.Errorf("%s: %w", path, CheckCompression(k.String(), o.Compression))
 		}
 		if err != nil {
 			break
