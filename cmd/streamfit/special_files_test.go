@@ -120,3 +120,33 @@ func TestOutputSpecialFiles(t *testing.T) {
 func mkdev(major, minor uint64) uint64 {
 	return (major&0xfff)<<8 | (major&^0xfff)<<32 | minor&0xff | (minor&^0xff)<<12
 }
+
+// A checkpoint directory is locked by the fit using it: a second fit given
+// the same --checkpoint is refused at once, naming who holds the lock,
+// instead of failing on files the first one removed.
+func TestCheckpointLocked(t *testing.T) {
+	dir := t.TempDir()
+	c := smallCorpus(t, dir, "c.parquet")
+	ck := filepath.Join(dir, "ck")
+	if err := os.Mkdir(ck, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(ck, "LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	lock.WriteString("pid 4242 on testhost since 2026-01-01T00:00:00Z\n")
+	for _, model := range []string{"lda", "topic"} {
+		code, _, msg := streamfit(t, "fit", model, "--input", c, "--k", "5", "--checkpoint", ck, "--out", filepath.Join(dir, "m.json"))
+		if code != 1 || !strings.Contains(msg, "in use by another fit") || !strings.Contains(msg, "pid 4242 on testhost") {
+			t.Errorf("fit %s with a locked checkpoint directory: exit %d, %q", model, code, strings.TrimSpace(msg))
+		}
+	}
+	// Once the holder ends, the directory is free.
+	lock.Close()
+	mustRun(t, "fit", "lda", "--input", c, "--k", "5", "--checkpoint", ck, "--out", filepath.Join(dir, "m.json"))
+}

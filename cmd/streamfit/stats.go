@@ -604,12 +604,14 @@ func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		if hi < 0 {
 			hi = math.MaxInt64
 		}
+		var end int64 // documents seen
 		for b, err := range d.src.Docs(ctx) {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
 			s, e := b.Start, b.Start+int64(b.Len())
+			end = e
 			switch {
 			case e <= lo:
 				b.Release()
@@ -629,7 +631,20 @@ func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 				return
 			}
 		}
+		if ctx.Err() == nil && (end <= lo || (d.r[1] >= 0 && end < hi)) {
+			// A range past the end is a mistake in the shard plan, not a
+			// shorter shard.
+			yield(nil, fmt.Errorf("the input has %d documents: --docs %s is not within them", end, rangeString(d.r)))
+		}
 	}
+}
+
+// rangeString writes a range as it is given on the command line.
+func rangeString(r [2]int64) string {
+	if r[1] < 0 {
+		return fmt.Sprintf("%d:", r[0])
+	}
+	return fmt.Sprintf("%d:%d", r[0], r[1])
 }
 
 // parseDocRange parses --docs "a:b" (either end may be left out).
