@@ -26,7 +26,9 @@ func runGen(ctx context.Context, args []string) error {
 	fs.Int64Var(&cfg.Docs, "docs", 10000, "number of documents")
 	fs.IntVar(&cfg.Vocab, "vocab", 2000, "vocabulary size d")
 	fs.IntVar(&cfg.K, "k", 10, "number of topics")
-	fs.Float64Var(&cfg.Alpha0, "alpha0", 1, "Dirichlet concentration α₀ = Σαᵢ (lda)")
+	if model == "lda" {
+		fs.Float64Var(&cfg.Alpha0, "alpha0", 1, "Dirichlet concentration α₀ = Σαᵢ")
+	}
 	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length (Poisson, at least 3)")
 	fs.Float64Var(&cfg.Beta, "beta", 0.1, "symmetric Dirichlet parameter of the topics")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
