@@ -126,7 +126,13 @@ func TestDocRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range [][2]int64{{0, -1}, {150, 1234}, {97, 194}, {990, -1}, {5, 6}, {1000, -1}} {
+	// A range past the end is an error, not clipped to the documents there are.
+	for _, r := range [][2]int64{{150, 1234}, {1000, -1}, {1000, 1001}} {
+		if _, err := stream.Collect(context.Background(), docRange{src: c, r: r}); err == nil || !strings.Contains(err.Error(), "has 1000 documents") {
+			t.Errorf("range %v of 1000 documents: %v", r, err)
+		}
+	}
+	for _, r := range [][2]int64{{0, -1}, {150, 1000}, {97, 194}, {990, -1}, {5, 6}} {
 		src := docRange{src: c, r: r}
 		got, err := stream.Collect(context.Background(), src)
 		if err != nil {
