@@ -43,12 +43,8 @@ var fitModels = []fitModel{
 		fs.BoolVar(&f.differing, "differing", false, "a variance per component")
 		fs.Float64Var(&f.sigma2, "sigma2", 0, "known common variance (0: estimate it; negative is an error)")
 	}},
-	{"markov", "Markov chain from unordered snapshots: one-hot rows grouped into sets by --group-column", func(f *fitFlags, fs *flag.FlagSet) {
-		addDenseFlags(fs, f.o, true)
-		f.addSnapshotFlags(fs)
-	}},
+	{"markov", "Markov chain from unordered snapshots: one-hot rows grouped into sets by --group-column", (*fitFlags).addSnapshotFlags},
 	{"hmm-snapshot", "HMM from unordered snapshots: observation rows grouped into sets by --group-column", func(f *fitFlags, fs *flag.FlagSet) {
-		addDenseFlags(fs, f.o, true)
 		f.addSnapshotFlags(fs)
 		fs.Float64Var(&f.sigma2, "sigma2", 0, "observation noise variance (0: estimate it; negative is an error)")
 	}},
@@ -99,8 +95,9 @@ func (f *fitFlags) addWhiteningFlags(fs *flag.FlagSet) {
 }
 
 // addSnapshotFlags registers the flags of the models of unordered snapshots
-// (markov, hmm-snapshot).
+// (markov, hmm-snapshot): grouped dense rows, α₀ and the snapshot rate.
 func (f *fitFlags) addSnapshotFlags(fs *flag.FlagSet) {
+	addDenseFlags(fs, f.o, true)
 	fs.Float64Var(&f.alpha0, "alpha0", 1, "Dirichlet concentration α₀ of the set mixture, > 0")
 	fs.Float64Var(&f.r, "r", 0, "the snapshot rate r (0: find it by the projection-distance scan)")
 }

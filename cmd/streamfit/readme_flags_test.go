@@ -130,21 +130,9 @@ func readmeFlagTable(t *testing.T, path string) (rows, groups map[string][]strin
 // helpFlags returns the flags `streamfit ARGS -h` lists.
 func helpFlags(t *testing.T, args []string) map[string]bool {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stderr
-	os.Stderr = w
-	out := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		out <- string(b)
-	}()
-	code := run(context.Background(), append(slices.Clone(args), "-h"), io.Discard)
-	os.Stderr = old
-	w.Close()
-	help := <-out
+	code, help := withStderr(t, func() int {
+		return run(context.Background(), append(slices.Clone(args), "-h"), io.Discard)
+	})
 	if code != 0 {
 		t.Fatalf("streamfit %s -h: exit %d", strings.Join(args, " "), code)
 	}
