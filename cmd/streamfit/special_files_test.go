@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Outputs that are special files are never replaced: a character device or a
@@ -56,7 +57,12 @@ func TestOutputSpecialFiles(t *testing.T) {
 			got <- b
 		}()
 		code, msg := gen(fifo)
-		b := <-got
+		var b []byte
+		select {
+		case b = <-got:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("nothing was written into the FIFO (exit %d, %s)", code, msg)
+		}
 		if code != 0 || !strings.Contains(string(b), `"topics"`) {
 			t.Fatalf("--truth FIFO: exit %d, %s; read %d bytes", code, msg, len(b))
 		}
