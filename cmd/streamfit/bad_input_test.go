@@ -418,3 +418,43 @@ func TestPlanDeterministicAcrossWorkers(t *testing.T) {
 		})
 	}
 }
+
+// Damaged data pages of a Parquet file streamfit wrote are an error whatever
+// the compression: each row group carries a CRC-32C of its stored bytes
+// (before, a damaged page of an uncompressed or snappy file changed a
+// document's term ids and the fit went on).
+func TestParquetDamagedPages(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	c := smallCorpus(t, dir, "c.parquet")
+	for _, comp := range []string{"none", "snappy", "gzip", "zstd"} {
+		t.Run(comp, func(t *testing.T) {
+			good := p(comp + ".parquet")
+			mustRun(t, "convert", c, good, "--compression", comp, "--row-group", "50")
+			mustRun(t, "fit", "lda", "--input", good, "--k", "5", "--out", p("m.json"))
+			b := readFile(t, good)
+			for i := range 4 {
+				b[len(b)/3+i] ^= 0x5a // inside the row groups: the footer is at the end
+			}
+			bad := p(comp + ".bad.parquet")
+			if err := os.WriteFile(bad, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"fit", "lda", "--input", bad, "--k", "5", "--out", p("bad.json")},
+				{"inspect", bad},
+				{"convert", bad, p("x.parquet")},
+			} {
+				code, _, msg := streamfit(t, args...)
+				if code != 1 || !strings.Contains(msg, comp+".bad.parquet") || !strings.Contains(msg, "damaged") {
+					t.Errorf("%s on a damaged %s file: exit %d, %q", args[0], comp, code, strings.TrimSpace(msg))
+				}
+			}
+			for _, n := range []string{"bad.json", "x.parquet"} {
+				if _, err := os.Stat(p(n)); err == nil {
+					t.Errorf("%s was written", n)
+				}
+			}
+		})
+	}
+}
