@@ -105,7 +105,7 @@ func (f *fitFlags) addSnapshotFlags(fs *flag.FlagSet) {
 // newFitFlags makes the flag set of `fit MODEL`: the flags every model reads,
 // then the model's own.
 func newFitFlags(m fitModel) (*flag.FlagSet, *fitFlags) {
-	fs := newFlags("fit "+m.name, "", "Fits "+m.name+" ("+m.about+") from --input in a fixed number of passes and writes the model as JSON (atomically).")
+	fs := newFlags("fit "+m.name, "", "Fits "+m.name+" from --input in a fixed number of passes and writes the model as JSON (atomically).\n"+m.name+": "+m.about+".")
 	f := &fitFlags{}
 	f.o = addReadFlags(fs)
 	fs.StringVar(&f.input, "input", "", "input file (any format streamfit inspect reads), or a directory of text files")
