@@ -458,3 +458,36 @@ func TestParquetDamagedPages(t *testing.T) {
 		})
 	}
 }
+
+// Ctrl-C during the final compress-and-copy of a docword output (the body is
+// written first, then copied behind its header through gzip, which takes
+// seconds on a large file) stops the command: exit 1, no output, no
+// temporary file.
+func TestConvertCancelledInFinalCopy(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "lda", "--docs", "25000", "--vocab", "2000", "--k", "5", "--doc-len", "150", "--out", p("c.parquet"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// The final copy starts when the output's temporary file appears.
+		for ctx.Err() == nil {
+			if m, _ := filepath.Glob(p(".docword.x.txt.gz.tmp-*")); len(m) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var errb bytes.Buffer
+	code := run(ctx, []string{"convert", p("c.parquet"), p("docword.x.txt.gz")}, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "canceled") {
+		t.Fatalf("convert cancelled in its final copy: exit %d, %q", code, strings.TrimSpace(errb.String()))
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "c.parquet" {
+			t.Errorf("left %s behind", e.Name())
+		}
+	}
+}
