@@ -130,25 +130,33 @@ func (a *SketchAcc) Moments(w *mat.Dense, workers int) (*SketchedMoments, error)
 	return &SketchedMoments{Whitened: mom, E3: e3}, nil
 }
 
+// e3Parts is the number of parts of the vocabulary whose terms E3 sketches
+// separately and sums in order: a constant, so the sum does not depend on the
+// number of workers that sketch them.
+const e3Parts = 8
+
 // E3 returns the sketch of Ê3(W,W,W), averaged over the used documents: the
 // rows' sketches plus the terms in W, sketched with the vocabulary split
-// into workers parts (each its own sketch, summed in order, so the result
-// depends only on workers). It costs two FFTs of length b per vocabulary
-// term with a non-zero count and sketch; a is left unchanged.
+// into e3Parts parts (each its own sketch, at most workers at a time, summed
+// in order, so the result is the same for any workers). It costs two FFTs
+// of length b per vocabulary term with a non-zero count and sketch; a is
+// left unchanged.
 func (a *SketchAcc) E3(w *mat.Dense, workers int) (*sketch.TensorSketch, error) {
 	if a.Docs == 0 {
 		return nil, ErrNoDocs
 	}
 	d := a.D
-	workers = max(1, min(workers, d))
-	parts := make([]*sketch.TensorSketch, workers)
+	nparts := max(1, min(e3Parts, d))
+	parts := make([]*sketch.TensorSketch, nparts)
+	sem := make(chan struct{}, max(1, workers))
 	var wg sync.WaitGroup
-	for p := range workers {
+	for p := range nparts {
 		parts[p] = a.lanes[0].Empty()
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
-			a.sketchWTerms(parts[p], w, d*p/workers, d*(p+1)/workers)
+			defer func() { <-sem; wg.Done() }()
+			a.sketchWTerms(parts[p], w, d*p/nparts, d*(p+1)/nparts)
 		}()
 	}
 	wg.Wait()

@@ -13,7 +13,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -639,24 +638,12 @@ func (c *crcWriter) Write(p []byte) (int, error) {
 // variable for tests).
 var writeChunk = 1 << 20
 
-// staleTemp is the age beyond which a temporary file of an earlier write of
-// the same statistics file, which only a killed process leaves, is removed.
-const staleTemp = time.Hour
-
 // WriteStats writes s to path atomically: an interrupted write (ctx ended,
 // an error) removes its temporary file and never leaves a file that looks
 // complete; a killed one leaves only a hidden temporary file (".NAME.tmp-*"),
 // which no reader opens and a later WriteStats of the same path removes
-// once it is older than an hour.
+// once it is older than stream.StaleTemp.
 func WriteStats(ctx context.Context, path string, s *Stats) error {
-	dir, base := filepath.Split(path)
-	if old, err := filepath.Glob(filepath.Join(dir, "."+base+".tmp-*")); err == nil {
-		for _, f := range old {
-			if st, err := os.Stat(f); err == nil && time.Since(st.ModTime()) > staleTemp {
-				os.Remove(f)
-			}
-		}
-	}
 	f, err := stream.CreateAtomic(path)
 	if err != nil {
 		return err

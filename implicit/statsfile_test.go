@@ -345,7 +345,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	old := time.Now().Add(-2 * staleTemp)
+	old := time.Now().Add(-2 * stream.StaleTemp)
 	os.Chtimes(stale, old, old)
 	if err := WriteStats(context.Background(), path, p1); err != nil {
 		t.Fatal(err)

@@ -111,6 +111,13 @@ func Errorf(path string, line, row int64, column string, kind error, format stri
 	return core.Errorf(path, line, row, column, kind, format, args...)
 }
 
+// DecompressError is the error of a read of path that failed in its
+// decompressor after off bytes of the compressed file, located by that byte
+// offset (Error.Offset) rather than by a line.
+func DecompressError(path string, off int64, err error) error {
+	return core.DecompressError(path, off, err)
+}
+
 // Sentinel errors classify what is wrong with an input; test with errors.Is.
 var (
 	// ErrEmpty: the file holds no data at all.

@@ -32,7 +32,7 @@ func addCheckpointFlags(fs *flag.FlagSet) checkpointFlags {
 // the key names the input by absolute path, size and modification time, and
 // the batch size (a resumed pass skips the batches its checkpoint holds).
 func (c checkpointFlags) config(input string, o stream.Options) (lda.Checkpoint, error) {
-	if *c.dir == "" {
+	if c.dir == nil || *c.dir == "" {
 		return lda.Checkpoint{}, nil
 	}
 	abs, err := filepath.Abs(input)

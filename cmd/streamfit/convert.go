@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/text"
 )
 
@@ -43,10 +44,14 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 	}
 	wo := stream.WriteOptions{Layout: *layout, Compression: *compression, RowGroupRows: *rowGroup}
 	// The output's format and place are checked before any pass.
-	if _, err := stream.DetectName(out, ""); err != nil {
+	if err := checkOutputFormat(out, *compression); err != nil {
 		return err
 	}
-	if err := stream.CheckWritable(out); err != nil {
+	vocabOut := ""
+	if o.VocabPath == "" {
+		vocabOut = out + ".vocab" // raw text without a vocabulary builds one
+	}
+	if err := checkOutputs([]string{in, o.VocabPath}, out, vocabOut); err != nil {
 		return err
 	}
 	p, done := startProgress(*prog, "convert", fileSize(in))
@@ -101,6 +106,26 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 	}
 	if vocab != nil {
 		return vocab.Commit()
+	}
+	return nil
+}
+
+// checkOutputFormat refuses, as usage errors, an output name whose format is
+// unknown and a compression its format does not take.
+func checkOutputFormat(out, compression string) error {
+	f, err := stream.DetectName(out, "")
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	switch f.Name {
+	case columnar.FormatParquet, columnar.FormatArrow, columnar.FormatArrowStream:
+		if err := columnar.CheckCompression(f.Name, compression); err != nil {
+			return usagef("--compression: %v", err)
+		}
+	default:
+		if compression != "" {
+			return usagef("--compression is for Parquet and Arrow output; %s output is compressed by its name (.gz, .zst)", f.Name)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,20 +118,33 @@ func TestTopicOnlyFlags(t *testing.T) {
 	in := filepath.Join(dir, "x.parquet")
 	writeDense(t, in, 3, oneHot(60, 3), nil)
 	out := filepath.Join(dir, "m.json")
-	for _, name := range topicOnlyFlags {
+	lda, _ := fitModelOf("lda")
+	ldaFlags, _ := newFitFlags(lda)
+	gmm, _ := fitModelOf("gmm")
+	gmmFlags, _ := newFitFlags(gmm)
+	var topicOnly []string
+	ldaFlags.VisitAll(func(f *flag.Flag) {
+		if gmmFlags.Lookup(f.Name) == nil && f.Name != "alpha0" {
+			topicOnly = append(topicOnly, f.Name)
+		}
+	})
+	if len(topicOnly) < 10 {
+		t.Fatalf("only %d flags of lda are not flags of gmm: %q", len(topicOnly), topicOnly)
+	}
+	for _, name := range topicOnly {
 		arg := "--" + name + "=1"
 		switch name {
 		case "implicit", "no-timing":
 			arg = "--" + name
 		case "plan":
 			arg = "--plan=explicit"
-		case "checkpoint", "row-dir", "topics-parquet":
+		case "checkpoint", "row-dir", "topics-parquet", "from-stats", "vocab", "memory":
 			arg = "--" + name + "=" + filepath.Join(dir, "c")
 		case "checkpoint-every":
 			arg = "--checkpoint-every=1s"
 		}
 		code, _, msg := streamfit(t, "fit", "gmm", "--input", in, "--columns", "c0,c1,c2", "--k", "2", "--out", out, arg)
-		if code != 2 || !strings.Contains(msg, "--"+name+" is for lda and topic, not gmm") {
+		if code != 2 || !strings.Contains(msg, "--"+name+" is for lda, topic, not gmm") {
 			t.Errorf("fit gmm %s: exit %d, %q", arg, code, strings.TrimSpace(msg))
 		}
 		if _, err := os.Stat(out); err == nil {

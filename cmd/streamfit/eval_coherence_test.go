@@ -91,7 +91,8 @@ func TestEvalCoherence(t *testing.T) {
 		{[]string{"--model", p("truth.json"), "--coherence", p("c.parquet"), "--top", "1"}, 2, "--top"},
 		{[]string{"--model", p("truth.json"), "--coherence", p("missing.parquet")}, 1, "missing.parquet"},
 		{[]string{"--model", p("narrow.npy"), "--coherence", p("c.parquet")}, 1, "300 words"},
-		{[]string{"--model", p("truth.npy"), "--alpha", "-1", "--coherence", p("c.parquet")}, 1, "α"},
+		{[]string{"--model", p("truth.npy"), "--alpha", "-1", "--coherence", p("c.parquet")}, 2, "--alpha=-1"},
+		{[]string{"--model", p("truth.npy"), "--alpha", "0", "--coherence", p("c.parquet")}, 2, "--alpha=0"},
 	} {
 		code, _, errs := streamfit(t, append([]string{"eval"}, c.args...)...)
 		if code != c.code || !strings.Contains(errs, c.want) {

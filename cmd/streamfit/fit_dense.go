@@ -22,29 +22,29 @@ import (
 func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options) (write func() error, summary string, err error) {
 	var warnings []string
 	// Values the libraries would read as "use the default" are mistakes here.
-	if *f.sigma2 < 0 {
-		return nil, "", usagef("--sigma2=%g: a variance cannot be negative (0 estimates it)", *f.sigma2)
+	if f.sigma2 < 0 {
+		return nil, "", usagef("--sigma2=%g: a variance cannot be negative (0 estimates it)", f.sigma2)
 	}
-	if (model == "markov" || model == "hmm-snapshot") && !(*f.alpha0 > 0) {
-		return nil, "", usagef("--alpha0=%g: the Dirichlet concentration of the set proportions must be positive (001 §4 uses 1)", *f.alpha0)
+	if (model == "markov" || model == "hmm-snapshot") && !(f.alpha0 > 0) {
+		return nil, "", usagef("--alpha0=%g: the Dirichlet concentration of the set proportions must be positive (001 §4 uses 1)", f.alpha0)
 	}
-	if *f.r < 0 || *f.r > 1 {
-		return nil, "", usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", *f.r)
+	if f.r < 0 || f.r > 1 {
+		return nil, "", usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", f.r)
 	}
-	if *f.fromStats != "" && !isDense(model) {
+	if f.fromStats != "" && !isDense(model) {
 		return nil, "", usagef("--from-stats: %s has no statistics route (models with one: lda, topic, %s)", model, denseModelList())
 	}
 	switch model {
 	case "gmm":
-		cfg := gmm.Config{K: *f.k, Differing: *f.differing, Sigma2: *f.sigma2, ExactDim: *f.exactDim,
-			Oversample: *f.oversample, PowerIters: *f.powerIters, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+		cfg := gmm.Config{K: f.k, Differing: f.differing, Sigma2: f.sigma2, ExactDim: f.exactDim,
+			Oversample: f.oversample, PowerIters: f.powerIters, Solver: f.solverName, Restarts: f.restarts, Iters: f.iters, Seed: f.seed, Workers: o.Workers}
 		var m *gmm.Model
-		if *f.fromStats != "" {
-			if m, err = fromStats(ctx, *f.fromStats, cfg, gmm.FitStats); err != nil {
+		if f.fromStats != "" {
+			if m, err = fromStats(ctx, f.fromStats, cfg, gmm.FitStats); err != nil {
 				return nil, "", err
 			}
 		} else {
-			src, err := stream.OpenDense(*f.input, *o)
+			src, err := stream.OpenDense(f.input, *o)
 			if err != nil {
 				return nil, "", err
 			}
@@ -53,23 +53,23 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				return nil, "", err
 			}
 		}
-		if *f.noTiming {
+		if f.noTiming {
 			m.Stats.Seconds = 0
 		}
-		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
+		write, warnings = func() error { return m.Write(f.out) }, m.Stats.Warnings
 		summary = fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Stats.Rows, m.Stats.Passes, m.Stats.Method)
 	case "markov", "hmm-snapshot":
-		cfg := markov.Config{K: *f.k, Alpha0: *f.alpha0, R: *f.r, Sigma2: *f.sigma2, Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
+		cfg := markov.Config{K: f.k, Alpha0: f.alpha0, R: f.r, Sigma2: f.sigma2, Solver: f.solverName, Restarts: f.restarts, Iters: f.iters, Seed: f.seed, Workers: o.Workers}
 		var m *markov.Model
-		if *f.fromStats != "" {
-			if m, err = fromStats(ctx, *f.fromStats, cfg, markov.FitStats); err != nil {
+		if f.fromStats != "" {
+			if m, err = fromStats(ctx, f.fromStats, cfg, markov.FitStats); err != nil {
 				return nil, "", err
 			}
 		} else {
 			if o.GroupColumn == "" {
 				return nil, "", usagef("--group-column is required: it names the set id of each row")
 			}
-			src, err := stream.OpenDense(*f.input, *o)
+			src, err := stream.OpenDense(f.input, *o)
 			if err != nil {
 				return nil, "", err
 			}
@@ -82,55 +82,55 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 				return nil, "", err
 			}
 		}
-		if *f.noTiming {
+		if f.noTiming {
 			m.Stats.Seconds = 0
 		}
-		write, warnings = func() error { return m.Write(*f.out) }, m.Stats.Warnings
+		write, warnings = func() error { return m.Write(f.out) }, m.Stats.Warnings
 		how := "given"
 		if m.Stats.RScanned {
 			how = "scanned"
 		}
 		summary = fmt.Sprintf("%d states, r=%.3g (%s), from %d sets (%d rows), %d passes", m.K, m.R, how, m.Stats.Sets, m.Stats.Rows, m.Stats.Passes)
 	case "ica", "hmm", "multiview":
-		if model == "hmm" && o.GroupColumn == "" && *f.fromStats == "" {
+		if model == "hmm" && o.GroupColumn == "" && f.fromStats == "" {
 			return nil, "", usagef("--group-column is required: it names the sequence id of each row")
 		}
 		var src stream.DenseSource
-		if *f.fromStats == "" {
-			if src, err = stream.OpenDense(*f.input, *o); err != nil {
+		if f.fromStats == "" {
+			if src, err = stream.OpenDense(f.input, *o); err != nil {
 				return nil, "", err
 			}
 			defer stream.Close(src)
 		}
 		var m interface{ Write(string) error }
-		k := *f.k // the statistics' k with --from-stats
+		k := f.k // the statistics' k with --from-stats
 		switch model {
 		case "ica":
 			var im *ica.Model
-			cfg := ica.Config{K: *f.k, ExactDim: *f.exactDim, Oversample: *f.oversample, PowerIters: *f.powerIters,
-				Solver: *f.solverName, Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
-			if *f.fromStats != "" {
-				im, err = fromStats(ctx, *f.fromStats, cfg, ica.FitStats)
+			cfg := ica.Config{K: f.k, ExactDim: f.exactDim, Oversample: f.oversample, PowerIters: f.powerIters,
+				Solver: f.solverName, Restarts: f.restarts, Iters: f.iters, Seed: f.seed, Workers: o.Workers}
+			if f.fromStats != "" {
+				im, err = fromStats(ctx, f.fromStats, cfg, ica.FitStats)
 			} else {
 				im, err = ica.Fit(ctx, src, cfg)
 			}
 			if err == nil {
-				if *f.noTiming {
+				if f.noTiming {
 					im.Stats.Seconds = 0
 				}
 				m, warnings, k = im, im.Stats.Warnings, im.K
 			}
 		case "hmm":
 			var hm *hmm.Model
-			cfg := hmm.Config{K: *f.k, Windows: *f.windows, Discrete: *f.discrete, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed}
-			if *f.fromStats != "" {
-				hm, err = fromStats(ctx, *f.fromStats, cfg, hmm.FitStats)
+			cfg := hmm.Config{K: f.k, Windows: f.windows, Discrete: f.discrete, Solver: f.solverName,
+				Restarts: f.restarts, Iters: f.iters, Seed: f.seed}
+			if f.fromStats != "" {
+				hm, err = fromStats(ctx, f.fromStats, cfg, hmm.FitStats)
 			} else {
 				hm, err = hmm.Fit(ctx, src, cfg)
 			}
 			if err == nil {
-				if *f.noTiming {
+				if f.noTiming {
 					hm.Stats.Seconds = 0
 				}
 				m, warnings, k = hm, hm.Stats.Warnings, hm.K
@@ -138,19 +138,19 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		case "multiview":
 			var vs [][]int
 			var rotate bool
-			if vs, rotate, err = parseViews(*f.views); err != nil {
+			if vs, rotate, err = parseViews(f.views); err != nil {
 				return nil, "", err
 			}
 			var mm *multiview.Model
-			cfg := multiview.Config{K: *f.k, Views: vs, RandomViews: *f.randomViews, Rotate: rotate, Solver: *f.solverName,
-				Restarts: *f.restarts, Iters: *f.iters, Seed: *f.seed, Workers: o.Workers}
-			if *f.fromStats != "" {
-				mm, err = fromStats(ctx, *f.fromStats, cfg, multiview.FitStats)
+			cfg := multiview.Config{K: f.k, Views: vs, RandomViews: f.randomViews, Rotate: rotate, Solver: f.solverName,
+				Restarts: f.restarts, Iters: f.iters, Seed: f.seed, Workers: o.Workers}
+			if f.fromStats != "" {
+				mm, err = fromStats(ctx, f.fromStats, cfg, multiview.FitStats)
 			} else {
 				mm, err = multiview.Fit(ctx, src, cfg)
 			}
 			if err == nil {
-				if *f.noTiming {
+				if f.noTiming {
 					mm.Stats.Seconds = 0
 				}
 				m, warnings, k = mm, mm.Stats.Warnings, mm.K
@@ -159,7 +159,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		if err != nil {
 			return nil, "", err
 		}
-		write = func() error { return m.Write(*f.out) }
+		write = func() error { return m.Write(f.out) }
 		summary = fmt.Sprintf("k=%d", k)
 	default:
 		return nil, "", usagef("unknown model %q", model)

@@ -26,7 +26,9 @@ func runGen(ctx context.Context, args []string) error {
 	fs.Int64Var(&cfg.Docs, "docs", 10000, "number of documents")
 	fs.IntVar(&cfg.Vocab, "vocab", 2000, "vocabulary size d")
 	fs.IntVar(&cfg.K, "k", 10, "number of topics")
-	fs.Float64Var(&cfg.Alpha0, "alpha0", 1, "Dirichlet concentration α₀ = Σαᵢ (lda)")
+	if model == "lda" {
+		fs.Float64Var(&cfg.Alpha0, "alpha0", 1, "Dirichlet concentration α₀ = Σαᵢ")
+	}
 	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length (Poisson, at least 3)")
 	fs.Float64Var(&cfg.Beta, "beta", 0.1, "symmetric Dirichlet parameter of the topics")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
@@ -45,11 +47,12 @@ func runGen(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	// Find an unwritable truth path before the corpus is generated.
-	if *truth != "" {
-		if err := stream.CheckWritable(*truth); err != nil {
-			return err
-		}
+	// Find an unwritable output before the corpus is generated.
+	if err := checkOutputFormat(*out, ""); err != nil {
+		return err
+	}
+	if err := checkOutputs(nil, *out, *truth); err != nil {
+		return err
 	}
 	p, done := startProgress(*prog, "gen", 0)
 	p.SetTotalRows(cfg.Docs)
@@ -86,7 +89,11 @@ func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *
 		}
 		b.Release()
 	}
-	if err := w.Close(); err != nil {
+	closeErr := w.Close
+	if c, ok := w.(interface{ CloseContext(context.Context) error }); ok {
+		closeErr = func() error { return c.CloseContext(ctx) } // a long final copy stops on Ctrl-C
+	}
+	if err := closeErr(); err != nil {
 		return fmt.Errorf("closing output: %w", err)
 	}
 	return nil

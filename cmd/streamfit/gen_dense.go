@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/streamfit/streamfit/stream"
@@ -23,20 +24,38 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 	truth := fs.String("truth", "", "output truth file (JSON)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	k := fs.Int("k", 5, "components, sources or states")
-	rows := fs.Int64("rows", 100000, "gmm/ica/multiview: number of samples")
-	d := fs.Int("d", 20, "gmm/ica: dimension; hmm: observation dimension")
-	sigma2 := fs.Float64("sigma2", 0, "noise variance (gmm default 1, snapshots default 2)")
-	differing := fs.Bool("differing", false, "gmm: a variance per component")
-	sets := fs.Int64("sets", 1000, "snapshots: number of sets N")
-	perSet := fs.Int("per-set", 1000, "snapshots: points per set n")
-	m := fs.Int("m", 0, "snapshots: observation dimension of the HMM (0: the chain itself, one-hot rows)")
-	alpha0 := fs.Float64("alpha0", 1, "snapshots: α₀")
-	r := fs.Float64("r", 0.3, "snapshots: snapshot rate r")
-	seqs := fs.Int64("seqs", 20000, "hmm: number of sequences")
-	length := fs.Int("len", 10, "hmm: steps per sequence")
-	discrete := fs.Bool("discrete", false, "hmm: one-hot observation symbols instead of Gaussian vectors")
-	dims := fs.String("dims", "4,4,4", "multiview: widths of the three views")
-	pFlag := fs.String("p", "stay", `snapshots: the transition matrix: a family, "stay" (βI + (1−β)Q, slowly mixing) or "flip" (states 0 and 1 swap, an eigenvalue near −0.6: a pole in the r scan; k ≥ 3), or a column-stochastic k×k matrix as JSON rows (P[i][j] = Pr(i | j)), inline or in a file`)
+	// Each model registers only the flags it reads (the rest keep their
+	// defaults, unused).
+	in := func(models ...string) bool { return slices.Contains(models, model) }
+	rows, d, sigma2, differing := new(int64(100000)), new(20), new(0.0), new(false)
+	sets, perSet, m, alpha0, r, pFlag := new(int64(1000)), new(1000), new(0), new(1.0), new(0.3), new("stay")
+	seqs, length, discrete, dims := new(int64(20000)), new(10), new(false), new("4,4,4")
+	if in("gmm", "ica", "multiview") {
+		fs.Int64Var(rows, "rows", *rows, "number of samples")
+	}
+	if in("gmm", "ica", "hmm") {
+		fs.IntVar(d, "d", *d, "dimension (hmm: of the observations)")
+	}
+	if in("gmm", "snapshots", "hmm", "multiview") {
+		fs.Float64Var(sigma2, "sigma2", 0, "noise variance (0: the model's default, gmm 1, snapshots 2)")
+	}
+	switch model {
+	case "gmm":
+		fs.BoolVar(differing, "differing", false, "a variance per component")
+	case "snapshots":
+		fs.Int64Var(sets, "sets", *sets, "number of sets N")
+		fs.IntVar(perSet, "per-set", *perSet, "points per set n")
+		fs.IntVar(m, "m", 0, "observation dimension of the HMM (0: the chain itself, one-hot rows)")
+		fs.Float64Var(alpha0, "alpha0", *alpha0, "α₀")
+		fs.Float64Var(r, "r", *r, "snapshot rate r")
+		fs.StringVar(pFlag, "p", *pFlag, `the transition matrix: a family, "stay" (βI + (1−β)Q, slowly mixing) or "flip" (states 0 and 1 swap, an eigenvalue near −0.6: a pole in the r scan; k ≥ 3), or a column-stochastic k×k matrix as JSON rows (P[i][j] = Pr(i | j)), inline or in a file`)
+	case "hmm":
+		fs.Int64Var(seqs, "seqs", *seqs, "number of sequences")
+		fs.IntVar(length, "len", *length, "steps per sequence")
+		fs.BoolVar(discrete, "discrete", false, "one-hot observation symbols instead of Gaussian vectors")
+	case "multiview":
+		fs.StringVar(dims, "dims", *dims, "widths of the three views")
+	}
 	rowGroup := fs.Int("row-group", 0, "rows per Parquet row group / Arrow record batch (default: by size, see stream.WriteOptions)")
 	prog := addProgressFlag(fs)
 	if pos, err := parse(fs, args); err != nil {
@@ -92,6 +111,12 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 	}
 	if *rowGroup < 0 {
 		return usagef("--row-group=%d must not be negative", *rowGroup)
+	}
+	if err := checkOutputFormat(*out, ""); err != nil {
+		return err
+	}
+	if err := checkOutputs(nil, *out, *truth); err != nil {
+		return err
 	}
 	w, err := stream.CreateDense(*out, stream.WriteOptions{RowGroupRows: *rowGroup})
 	if err != nil {

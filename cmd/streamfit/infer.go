@@ -31,7 +31,8 @@ per document in input order:
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
 by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
-	o := addInputFlags(fs)
+	o := addReadFlags(fs)
+	addDocFlags(fs, o)
 	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
 	input := fs.String("input", "", "documents (any format of `streamfit inspect`), or a directory of text files")
 	out := fs.String("out", "theta.parquet", "output Parquet file")
@@ -47,6 +48,9 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	}
 	if *input == "" {
 		return usagef("--input is required")
+	}
+	if err := checkOutputs([]string{*modelPath, *input, o.VocabPath}, *out); err != nil {
+		return err
 	}
 	m, err := models.Read(*modelPath)
 	if err != nil {

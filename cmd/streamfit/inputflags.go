@@ -7,27 +7,57 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-// addInputFlags registers the flags that say how to read an input file.
+// addInputFlags registers every flag that says how to read an input file, for
+// the commands that read documents and dense samples alike (convert, inspect).
 func addInputFlags(fs *flag.FlagSet) *stream.Options {
+	o := addReadFlags(fs)
+	addDocFlags(fs, o)
+	addDenseFlags(fs, o, true)
+	return o
+}
+
+// addReadFlags registers the flags of every command that reads data: the
+// format and how the reading is split.
+func addReadFlags(fs *flag.FlagSet) *stream.Options {
 	o := &stream.Options{}
-	fs.StringVar(&o.Format, "format", "", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "))
+	fs.Func("format", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "), func(s string) error {
+		o.Format = s
+		return oneOf(s, stream.Formats()...)
+	})
+	fs.IntVar(&o.BatchRows, "batch-rows", stream.DefaultBatchRows, "rows per batch")
+	fs.IntVar(&o.Workers, "workers", 0, "decoding and accumulation goroutines (default: one per CPU)")
+	return o
+}
+
+// addDocFlags registers the flags that say how to read documents: the
+// columns of a bag-of-words table, and raw text.
+func addDocFlags(fs *flag.FlagSet, o *stream.Options) {
 	fs.StringVar(&o.VocabPath, "vocab", "", "vocabulary file, one word per line (required to tokenize raw text)")
 	fs.StringVar(&o.TermsColumn, "terms-column", stream.DefaultTermsColumn, "column of term-id lists (or list<struct<term,count>>)")
 	fs.StringVar(&o.CountsColumn, "counts-column", stream.DefaultCountsColumn, "column of count lists")
 	fs.StringVar(&o.DocColumn, "doc-column", stream.DefaultDocColumn, "document id column of a long (doc, term, count) table")
 	fs.StringVar(&o.TermColumn, "term-column", stream.DefaultTermColumn, "term id column of a long table")
 	fs.StringVar(&o.CountColumn, "count-column", stream.DefaultCountColumn, "count column of a long table")
+	addTextFlags(fs, o)
+}
+
+// addTextFlags registers the flags that say how to read and tokenize raw text.
+func addTextFlags(fs *flag.FlagSet, o *stream.Options) {
 	fs.StringVar(&o.TextColumn, "text-column", stream.DefaultTextColumn, "raw text column")
+	fs.StringVar(&o.TokenPattern, "token-pattern", "", "raw text: regular expression for one token (default: 2+ letters or digits)")
+	fs.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
+	fs.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
+}
+
+// addDenseFlags registers the flags that say how to read dense samples; grouped
+// adds the set/sequence id column.
+func addDenseFlags(fs *flag.FlagSet, o *stream.Options, grouped bool) {
 	fs.StringVar(&o.ValuesColumn, "values-column", "", "dense samples: fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
 	fs.Func("columns", "dense samples: comma-separated numeric columns", func(s string) error {
 		o.Columns = strings.Split(s, ",")
 		return nil
 	})
-	fs.StringVar(&o.GroupColumn, "group-column", "", "dense samples: integer set/sequence id column")
-	fs.IntVar(&o.BatchRows, "batch-rows", stream.DefaultBatchRows, "rows per batch")
-	fs.IntVar(&o.Workers, "workers", 0, "decoding and accumulation goroutines (default: one per CPU)")
-	fs.StringVar(&o.TokenPattern, "token-pattern", "", "raw text: regular expression for one token (default: 2+ letters or digits)")
-	fs.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
-	fs.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
-	return o
+	if grouped {
+		fs.StringVar(&o.GroupColumn, "group-column", "", "dense samples: integer set/sequence id column")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"sort"
@@ -125,14 +126,58 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, checkValues(fs)
 		}
 		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
+			return append(pos, args[1:]...), checkValues(fs)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// intMin is the least value a numeric flag of this name accepts when given
+// on the command line, in every command that has it (a flag's default may
+// be a sentinel below it, such as --restarts 0 for the solver's default).
+var intMin = map[string]int64{
+	"workers": 0, "batch-rows": 1, "iters": 1, "restarts": 1, "oversample": 0, "power-iters": -1,
+	"exact-dim": -1, "row-group": 0, "docs": 1, "top": 1, "k": 1, "max-size": 0,
+	"sketch-count": 0, "rows": 1, "sets": 1, "per-set": 1, "seqs": 1, "len": 1, "d": 1, "min-count": 0,
+	"min-df": 0, "als-sweeps": 0, "em-passes": 0,
+}
+
+// positiveFloat names the float flags that must be finite and > 0 when
+// given (0 is not a way to ask for the default).
+var positiveFloat = map[string]bool{"alpha0": true, "beta": true, "doc-len": true, "em-tol": true, "alpha": true}
+
+// checkValues refuses, as usage errors, numeric flags given on the command
+// line outside what they mean: a negative count, a zero batch, a NaN.
+func checkValues(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if err != nil || !ok {
+			return
+		}
+		var v int64
+		switch x := g.Get().(type) {
+		case int:
+			v = int64(x)
+		case int64:
+			v = x
+		case float64:
+			if positiveFloat[f.Name] && (!(x > 0) || math.IsInf(x, 1)) {
+				err = usagef("--%s=%s: want a finite number > 0", f.Name, f.Value)
+			}
+			return
+		default:
+			return
+		}
+		if m, ok := intMin[f.Name]; ok && v < m {
+			err = usagef("--%s=%d: must be at least %d", f.Name, v, m)
+		}
+	})
+	return err
 }
 
 // oneOf reports whether s is one of the allowed values, for flag checks.
@@ -143,4 +188,26 @@ func oneOf(s string, allowed ...string) error {
 		}
 	}
 	return usagef("%q is not one of %s", s, strings.Join(allowed, ", "))
+}
+
+// checkOutputs refuses, before any work, an output that is one of the inputs
+// or that another output also names (usage errors), and reports an output that
+// cannot be created (a missing directory, a directory, no permission). Empty
+// names (flags not given) are skipped.
+func checkOutputs(inputs []string, outputs ...string) error {
+	var outs []string
+	for _, o := range outputs {
+		if o != "" {
+			outs = append(outs, o)
+		}
+	}
+	if err := stream.CheckOutputs(inputs, outs); err != nil {
+		return usageError{err.Error()}
+	}
+	for _, o := range outs {
+		if err := stream.CheckWritable(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -32,6 +32,9 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 	if len(inputs) == 0 {
 		return usagef("at least one statistics file is required")
 	}
+	if err := checkOutputs(inputs, *out); err != nil {
+		return err
+	}
 	if model, err := implicit.PeekModel(inputs[0]); err != nil {
 		return err
 	} else if !implicit.TopicModel(model) {

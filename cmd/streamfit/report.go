@@ -34,7 +34,7 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
 	}
-	if err := stream.CheckWritable(*out); err != nil {
+	if err := checkOutputs(append([]string{*modelPath, *vocabPath, *theta}, evals...), *out); err != nil {
 		return err
 	}
 	o := report.Options{ThetaPath: *theta, ThetaID: *thetaID, EvalPaths: evals, Workers: *workers}

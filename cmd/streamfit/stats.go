@@ -160,13 +160,16 @@ split a sequence or a set. --docs selects rows, --row-groups row groups
 	if *k < 1 {
 		return usagef("--k=%d: need at least one topic", *k)
 	}
+	if *appendTo != "" && !set(fs, "out") {
+		*out = *appendTo // statistics appended to in place
+	}
+	if err := checkOutputs(append([]string{*basis, *previous, o.VocabPath}, inputs...), *out); err != nil {
+		return err
+	}
 	if isDense(*model) {
 		wf, err := denseWorkflow(*model, *k, *exactDim, *seed, *alpha0, df)
 		if err != nil {
 			return err
-		}
-		if *appendTo != "" && !set(fs, "out") {
-			*out = *appendTo
 		}
 		return runDenseStats(ctx, wf, *model, *phase, *basis, *appendTo, *out, *driftTol, inputs, *o, sel, *prog)
 	}

@@ -51,7 +51,8 @@ func runVocab(ctx context.Context, args []string) error {
 file with one document per line) and writes the vocabulary: words ordered by
 decreasing count, one per line (term id = line number - 1). Later runs pass it
 with --vocab and the same tokenization flags.`)
-	o := addInputFlags(fs)
+	o := addReadFlags(fs)
+	addTextFlags(fs, o)
 	bo := addBuildFlags(fs)
 	out := fs.String("out", "", "output vocabulary file")
 	prog := addProgressFlag(fs)
@@ -75,7 +76,7 @@ with --vocab and the same tokenization flags.`)
 
 // buildVocab makes a vocabulary from the raw text at path and writes it to out.
 func buildVocab(ctx context.Context, path string, o stream.Options, b text.BuildOptions, out string, p *stream.Progress) (*text.Vocabulary, error) {
-	if err := stream.CheckWritable(out); err != nil {
+	if err := checkOutputs([]string{path, o.StopWords}, out); err != nil {
 		return nil, err
 	}
 	o.Progress = p

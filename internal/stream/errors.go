@@ -30,6 +30,9 @@ type Error struct {
 	Line   int64 // 0 when not applicable
 	Row    int64 // -1 when not applicable
 	Column string
+	// Offset is the byte of the file where the error was found, for damage
+	// that has no line (0 when not applicable).
+	Offset int64
 	Err    error
 }
 
@@ -44,6 +47,9 @@ func (e *Error) Error() string {
 	}
 	if e.Column != "" {
 		fmt.Fprintf(&b, ": column %q", e.Column)
+	}
+	if e.Offset > 0 {
+		fmt.Fprintf(&b, ": byte %d", e.Offset)
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Err.Error())
@@ -64,4 +70,14 @@ func Errorf(path string, line, row int64, column string, kind error, format stri
 		err = errors.New(msg)
 	}
 	return &Error{Path: path, Line: line, Row: row, Column: column, Err: err}
+}
+
+// DecompressError is the error of a read of path that failed in its
+// decompressor after off bytes of the compressed file: the line the reader had
+// reached means nothing (a damaged stream decodes to garbage lines, and gzip
+// checks its data only at the end), so the byte offset is reported instead.
+func DecompressError(path string, off int64, err error) error {
+	e := Errorf(path, 0, -1, "", ErrCorrupt, "damaged compressed data (%v), found by this byte; the damage may be anywhere before it", err).(*Error)
+	e.Offset = max(off, 1)
+	return e
 }

@@ -59,6 +59,13 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Checkpoint.Dir != "" {
+		unlock, err := lockCheckpoints(cfg.Checkpoint.Dir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	var plan *Plan
 	if cfg.Third == Auto || cfg.OnPlan != nil {
 		plan, err = PlanSource(ctx, src, cfg)
@@ -71,6 +78,9 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}
 	if cfg.OnPlan != nil {
 		cfg.OnPlan(plan)
+	}
+	if err := plan.machineFits(info); err != nil {
+		return nil, err
 	}
 	cfg = plan.apply(cfg)
 	track := newTracker(cfg)

@@ -268,6 +268,23 @@ func PlanFit(info stream.Info, cfg Config) (*Plan, error) {
 	return p, nil
 }
 
+// machineFits refuses a plan whose predicted peak is more than the machine's
+// physical memory (when known): the fit would die of it, after its passes.
+// A vocabulary inferred from the largest term id (info has no words) is
+// named as the likely cause.
+func (p *Plan) machineFits(info stream.Info) error {
+	total := sysinfo.PhysicalMemory()
+	if total <= 0 || p.Predicted.PeakBytes <= total {
+		return nil
+	}
+	why := ""
+	if info.Vocab == nil {
+		why = "; the data names no vocabulary, so d is 1 + the largest term id: check the term ids, or give the vocabulary file (--vocab)"
+	}
+	return fmt.Errorf("lda: nothing fits: the %s plan needs about %s, more than the machine's %s of memory (k=%d, d=%d words%s)",
+		p.Third, bytesStr(p.Predicted.PeakBytes), bytesStr(total), p.K, p.D, why)
+}
+
 // apply sets cfg to follow the plan.
 func (p *Plan) apply(cfg Config) Config {
 	cfg.Third = p.Third

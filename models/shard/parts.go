@@ -103,13 +103,17 @@ type batch interface {
 // cutRange yields the batches of seq cut to the rows [r[0], r[1]) (r[1] < 0:
 // to the end): batches outside are released and skipped, and a batch that
 // crosses a bound is replaced by sub(b, lo, hi), a new batch of its rows
-// [lo, hi) counted in the file. start returns a batch's first row.
-func cutRange[B batch](seq iter.Seq2[B, error], r [2]int64, start func(B) int64, sub func(b B, lo, hi int64) B) iter.Seq2[B, error] {
+// [lo, hi) counted in the file. start returns a batch's first row. A range
+// that is not within the rows of the file (it begins at or past the end, or
+// ends past it) is an error at the end of the pass: a mistake in the shard
+// plan, not a shorter shard; unit names the rows in its message.
+func cutRange[B batch](ctx context.Context, seq iter.Seq2[B, error], r [2]int64, unit string, start func(B) int64, sub func(b B, lo, hi int64) B) iter.Seq2[B, error] {
 	return func(yield func(B, error) bool) {
 		hiR := r[1]
 		if hiR < 0 {
 			hiR = math.MaxInt64
 		}
+		var end int64 // rows seen
 		for b, err := range seq {
 			if err != nil {
 				yield(b, err)
@@ -117,6 +121,7 @@ func cutRange[B batch](seq iter.Seq2[B, error], r [2]int64, start func(B) int64,
 			}
 			s := start(b)
 			e := s + int64(b.Len())
+			end = e
 			switch {
 			case e <= r[0]:
 				b.Release()
@@ -134,7 +139,19 @@ func cutRange[B batch](seq iter.Seq2[B, error], r [2]int64, start func(B) int64,
 				return
 			}
 		}
+		if ctx.Err() == nil && (end <= r[0] || (r[1] >= 0 && end < r[1])) {
+			var none B
+			yield(none, fmt.Errorf("the input has %d %s: the range %s is not within them", end, unit, rangeString(r)))
+		}
 	}
+}
+
+// rangeString writes a range as FIRST:END (FIRST: when it runs to the end).
+func rangeString(r [2]int64) string {
+	if r[1] < 0 {
+		return fmt.Sprintf("%d:", r[0])
+	}
+	return fmt.Sprintf("%d:%d", r[0], r[1])
 }
 
 // docRange is the documents [r[0], r[1]) of src (r[1] < 0: to the end),
@@ -169,7 +186,7 @@ func (d docRange) Info() stream.Info {
 func (d docRange) Close() error { return stream.Close(d.src) }
 
 func (d docRange) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
-	return cutRange(d.src.Docs(ctx), d.r, func(b *stream.Docs) int64 { return b.Start }, func(b *stream.Docs, lo, hi int64) *stream.Docs {
+	return cutRange(ctx, d.src.Docs(ctx), d.r, "documents", func(b *stream.Docs) int64 { return b.Start }, func(b *stream.Docs, lo, hi int64) *stream.Docs {
 		sub := stream.NewDocs(lo)
 		for i := lo; i < hi; i++ {
 			sub.AppendDoc(b.Doc(int(i - b.Start)))
@@ -194,7 +211,7 @@ func (d denseRange) Info() stream.Info {
 func (d denseRange) Close() error { return stream.Close(d.src) }
 
 func (d denseRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
-	return cutRange(d.src.Rows(ctx), d.r, func(b *stream.Dense) int64 { return b.Start }, func(b *stream.Dense, lo, hi int64) *stream.Dense {
+	return cutRange(ctx, d.src.Rows(ctx), d.r, "rows", func(b *stream.Dense) int64 { return b.Start }, func(b *stream.Dense, lo, hi int64) *stream.Dense {
 		sub := stream.NewDense(lo, b.Cols)
 		for i := lo; i < hi; i++ {
 			sub.AppendRow(b.Row(int(i - b.Start)))

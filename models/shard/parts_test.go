@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
@@ -36,7 +37,16 @@ func TestRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range [][2]int64{{0, -1}, {150, 1234}, {97, 194}, {990, -1}, {5, 6}, {1000, -1}} {
+	// A range not within the rows is an error, not clipped to the rows there are.
+	for _, r := range [][2]int64{{150, 1234}, {1000, -1}, {1000, 1001}} {
+		if _, err := stream.Collect(ctx, docRange{src: c, r: r}); err == nil || !strings.Contains(err.Error(), "has 1000 documents") {
+			t.Errorf("range %v of 1000 documents: %v", r, err)
+		}
+		if _, err := stream.CollectDense(ctx, denseRange{src: g, r: r}); err == nil || !strings.Contains(err.Error(), "has 1000 rows") {
+			t.Errorf("range %v of 1000 rows: %v", r, err)
+		}
+	}
+	for _, r := range [][2]int64{{0, -1}, {150, 1000}, {97, 194}, {990, -1}, {5, 6}} {
 		src := docRange{src: c, r: r}
 		got, err := stream.Collect(ctx, src)
 		if err != nil {

@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -76,6 +79,10 @@ func parquetPieces(f *os.File, t *table, o stream.Options, cols []string, rows i
 		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: int64(rows), Parallel: true}, memory.DefaultAllocator)
 		return &parquetReader{fr: fr}, err
 	}
+	crcs, err := rowGroupCRCs(t.meta)
+	if err != nil {
+		return nil, nil, err
+	}
 	first, err := newReader()
 	if err != nil {
 		return nil, nil, err
@@ -98,6 +105,11 @@ func parquetPieces(f *os.File, t *table, o stream.Options, cols []string, rows i
 			default:
 			}
 		}()
+		if crcs != nil {
+			if err := checkRowGroup(f, t.meta, p.idx, crcs[p.idx]); err != nil {
+				return err
+			}
+		}
 		bytes := rowGroupBytes(t.meta, p.idx)
 		n := t.meta.RowGroup(p.idx).NumRows()
 		var done int64
@@ -205,6 +217,67 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 // errRows: the columns of a row group end before or after its row count.
 func errRows(got, want int64) error {
 	return fmt.Errorf("columns hold %d rows, the row group says %d", got, want)
+}
+
+// rowGroupCRCs returns the row groups' checksums the file holds
+// (MetaRowGroupCRC), or nil when it holds none (a file another tool wrote).
+func rowGroupCRCs(md *metadata.FileMetaData) ([]uint32, error) {
+	v := md.KeyValueMetadata().FindValue(MetaRowGroupCRC)
+	if v == nil {
+		return nil, nil
+	}
+	var crcs []uint32
+	if *v != "" {
+		for _, h := range strings.Split(*v, ",") {
+			c, err := strconv.ParseUint(h, 16, 32)
+			if err != nil {
+				return nil, fmt.Errorf("%w: metadata %s: %q is not a checksum", stream.ErrCorrupt, MetaRowGroupCRC, h)
+			}
+			crcs = append(crcs, uint32(c))
+		}
+	}
+	if len(crcs) != md.NumRowGroups() {
+		return nil, fmt.Errorf("%w: metadata %s holds %d checksums for %d row groups", stream.ErrCorrupt, MetaRowGroupCRC, len(crcs), md.NumRowGroups())
+	}
+	return crcs, nil
+}
+
+// checkRowGroup verifies the stored bytes of row group i (from its first
+// column chunk's first page to its last one's end) against want.
+func checkRowGroup(f io.ReaderAt, md *metadata.FileMetaData, i int, want uint32) error {
+	rg := md.RowGroup(i)
+	lo, hi := int64(-1), int64(0)
+	for c := range rg.NumColumns() {
+		cc, err := rg.ColumnChunk(c)
+		if err != nil {
+			return err
+		}
+		start := cc.DataPageOffset()
+		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
+			start = min(start, cc.DictionaryPageOffset())
+		}
+		if lo < 0 || start < lo {
+			lo = start
+		}
+		hi = max(hi, start+cc.TotalCompressedSize())
+	}
+	if lo < 0 {
+		return nil
+	}
+	var sum uint32
+	buf := make([]byte, 1<<20)
+	for off := lo; off < hi; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), hi-off)], off)
+		sum = crc32.Update(sum, castagnoli, buf[:n])
+		off += int64(n)
+		if err != nil && off < hi {
+			return fmt.Errorf("reading bytes %d..%d for their checksum: %v", lo, hi, err)
+		}
+	}
+	if sum != want {
+		return fmt.Errorf("bytes %d..%d do not match their checksum (CRC-32C %08x, stored %08x): the file is damaged", lo, hi, sum, want)
+	}
+	return nil
 }
 
 func rowGroupBytes(md *metadata.FileMetaData, i int) int64 {

@@ -3,6 +3,7 @@ package docword
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 
@@ -94,6 +95,10 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools
 		}
 		if rerr != nil {
 			pl.bufs.Put(bp)
+			if !errors.Is(rerr, io.ErrUnexpectedEOF) {
+				return stream.DecompressError(s.path, cr.N, rerr)
+			}
+			// Truncated: the lines before the end are sound.
 			at := line + int64(bytes.Count(data, []byte{'\n'}))
 			return stream.Errorf(s.path, at, -1, "", stream.ErrCorrupt, "decompressing: %v", rerr)
 		}

@@ -2,6 +2,7 @@ package docword
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,16 +36,8 @@ type Writer struct {
 // length, else the largest term id + 1); with o.Vocab, the vocabulary is
 // written beside it, at VocabPath(path).
 func Create(path string, o stream.WriteOptions) (*Writer, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	body, err := os.CreateTemp(dir, "."+base+".body-*")
+	body, err := stream.TempBeside(path, "body")
 	if err != nil {
-		// Name the output, not the temporary body file.
-		if pe, ok := err.(*os.PathError); ok {
-			err = &os.PathError{Op: "create", Path: path, Err: pe.Err}
-		}
 		return nil, err
 	}
 	return &Writer{path: path, o: o, body: body, bw: bufio.NewWriterSize(stream.ProgressWriter{W: body, P: o.Progress}, 1<<20), maxTerm: -1}, nil
@@ -116,7 +109,12 @@ func appendUint(b []byte, v uint64) []byte {
 
 // Close writes the file (and the vocabulary) and renames them into place.
 // On error nothing is left behind.
-func (w *Writer) Close() error {
+func (w *Writer) Close() error { return w.CloseContext(context.Background()) }
+
+// CloseContext is Close, stopped (leaving nothing behind) when ctx ends
+// during the final copy of the body through the compressor, which takes
+// about as long as the whole write on a large compressed file.
+func (w *Writer) CloseContext(ctx context.Context) error {
 	if w.done {
 		return errors.New("docword: Close after Close or Abort")
 	}
@@ -142,7 +140,7 @@ func (w *Writer) Close() error {
 	if err != nil {
 		return err
 	}
-	if err := w.writeAll(af, terms); err != nil {
+	if err := w.writeAll(ctx, af, terms); err != nil {
 		af.Abort()
 		return fmt.Errorf("writing %s: %w", w.path, err)
 	}
@@ -167,7 +165,7 @@ func (w *Writer) Close() error {
 
 // writeAll writes the header and the body through the compressor the name
 // asks for.
-func (w *Writer) writeAll(f io.Writer, terms int64) error {
+func (w *Writer) writeAll(ctx context.Context, f io.Writer, terms int64) error {
 	_, comp := stream.TrimCompression(w.path)
 	var out io.Writer = f
 	var closeOut func() error
@@ -191,8 +189,23 @@ func (w *Writer) writeAll(f io.Writer, terms int64) error {
 	if err == nil {
 		_, err = w.body.Seek(0, io.SeekStart)
 	}
-	if err == nil {
-		_, err = io.CopyBuffer(out, w.body, make([]byte, 1<<20))
+	buf := make([]byte, 1<<20)
+	for err == nil {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var n int
+		n, err = io.ReadFull(w.body, buf)
+		if n > 0 {
+			if _, werr := out.Write(buf[:n]); werr != nil {
+				err = werr
+			} else if err == io.ErrUnexpectedEOF || err == io.EOF {
+				err = io.EOF
+			}
+		}
+	}
+	if err == io.EOF {
+		err = nil
 	}
 	if closeOut != nil {
 		if cerr := closeOut(); err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"runtime"
 	"slices"
 
@@ -73,8 +74,8 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 		return nil, errors.New("synth: negative number of documents")
 	case cfg.K < 1 || cfg.Vocab < 2:
 		return nil, fmt.Errorf("synth: need k ≥ 1 and a vocabulary of at least 2 words (k=%d, vocab=%d)", cfg.K, cfg.Vocab)
-	case cfg.Alpha0 < 0 || cfg.Beta < 0 || cfg.DocLen <= 0:
-		return nil, fmt.Errorf("synth: alpha0=%g, beta=%g and doc-len=%g must be positive", cfg.Alpha0, cfg.Beta, cfg.DocLen)
+	case !finitePositive(cfg.Alpha0) || !finitePositive(cfg.Beta) || !finitePositive(cfg.DocLen):
+		return nil, fmt.Errorf("synth: alpha0=%g, beta=%g and doc-len=%g must be finite and positive", cfg.Alpha0, cfg.Beta, cfg.DocLen)
 	case cfg.Vocab > 1<<31-1:
 		return nil, errors.New("synth: vocabulary too large for int32 term ids")
 	}
@@ -179,3 +180,6 @@ func (s *scratch) add(w int32) {
 	}
 	s.count[w]++
 }
+
+// finitePositive reports whether x is a finite number > 0 (not NaN).
+func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }

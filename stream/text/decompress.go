@@ -24,9 +24,10 @@ const batchBytes = 16 << 20
 // from the magic bytes, not the name, so a mislabelled file still reads.
 type reader struct {
 	*bufio.Reader
-	f      *os.File
-	n      stream.CountingReader // bytes read from the file, compressed or not
-	closer func()
+	f          *os.File
+	n          stream.CountingReader // bytes read from the file, compressed or not
+	closer     func()
+	compressed bool
 }
 
 func openReader(path string) (*reader, error) {
@@ -45,14 +46,14 @@ func openReader(path string) (*reader, error) {
 			f.Close()
 			return nil, stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "gzip: %v", err)
 		}
-		r.Reader, r.closer = bufio.NewReaderSize(zr, 256<<10), func() { zr.Close() }
+		r.Reader, r.closer, r.compressed = bufio.NewReaderSize(zr, 256<<10), func() { zr.Close() }, true
 	case "zstd":
 		zr, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			f.Close()
 			return nil, stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "zstd: %v", err)
 		}
-		r.Reader, r.closer = bufio.NewReaderSize(zr, 256<<10), zr.Close
+		r.Reader, r.closer, r.compressed = bufio.NewReaderSize(zr, 256<<10), zr.Close, true
 	default:
 		r.Reader = raw
 	}

@@ -2,6 +2,7 @@ package text
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -130,13 +131,22 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 			ends = make([]int, 0, l.o.BatchRows)
 		}
 		var err error
+		start := len(arena)
 		arena, err = readLine(r.Reader, arena)
+		if err == nil && bytes.IndexByte(arena[start:], 0) >= 0 {
+			// Text has no NUL bytes; binary data split at its newline bytes
+			// would pass for lines of gibberish words.
+			return stream.Errorf(l.path, line+1, line, "", stream.ErrFormat, "binary data (a NUL byte), not text")
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			if errors.Is(err, errLong) {
 				return stream.Errorf(l.path, line+1, line, "", stream.ErrValue, "line longer than %d MB", MaxDocBytes>>20)
+			}
+			if r.compressed && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return stream.DecompressError(l.path, r.n.N, err)
 			}
 			return stream.Errorf(l.path, line+1, -1, "", stream.ErrCorrupt, "%v", err)
 		}

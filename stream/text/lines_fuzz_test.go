@@ -69,7 +69,14 @@ func FuzzLines(f *testing.F) {
 		if err == nil {
 			got, err = collectTexts(t, src)
 		}
-		switch {
+		var se *stream.Error
+		switch nul := bytes.IndexByte(data, 0); {
+		case nul >= 0:
+			// Binary data: refused at the line of the first NUL byte.
+			line := int64(bytes.Count(data[:nul], []byte{'\n'})) + 1
+			if !errors.Is(err, stream.ErrFormat) || !errors.As(err, &se) || se.Line != line {
+				t.Fatalf("%s, a NUL byte on line %d: %v, want a binary-data error there", kind, line, err)
+			}
 		case len(want) == 0:
 			if !errors.Is(err, stream.ErrEmpty) {
 				t.Fatalf("%s, no lines: %v, want an empty-input error", kind, err)
