@@ -52,6 +52,10 @@ func TestOutputIsInput(t *testing.T) {
 		{"convert out=input", c, []string{"convert", c, p("./c.parquet")}},
 		{"vocab build out=input", p("good.txt"), []string{"vocab", "build", "--min-count", "1", "--out", p("good.txt"), p("good.txt")}},
 		{"merge out=input", c, []string{"merge", "--out", c, c}},
+		{"infer out=input", c, []string{"infer", "--model", p("none.json"), "--input", c, "--out", c}},
+		{"infer out=model", c, []string{"infer", "--model", c, "--input", p("good.txt"), "--out", p("hard.parquet")}},
+		{"report out=model", c, []string{"report", "--model", c, "--out", c}},
+		{"report out=theta", c, []string{"report", "--model", p("none.json"), "--theta", c, "--out", p("hard.parquet")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := readFile(t, tc.input)
@@ -125,6 +129,8 @@ func TestOutputsCheckedFirst(t *testing.T) {
 		{"gen dense truth in missing dir", "no such file or directory", []string{"gen", "gmm", "--rows", "100", "--d", "4", "--k", "2", "--out", p("g.parquet"), "--truth", p("nodir/t.json")}},
 		{"convert out is a directory", "is a directory", []string{"convert", c, p("d")}},
 		{"merge out in missing dir", "no such file or directory", []string{"merge", "--out", p("nodir/a.stats"), c}},
+		{"infer out is a directory", "is a directory", []string{"infer", "--model", p("none.json"), "--input", c, "--out", p("d")}},
+		{"report out in missing dir", "no such file or directory", []string{"report", "--model", p("none.json"), "--out", p("nodir/r.html")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var msg string
@@ -196,6 +202,14 @@ func TestBadFlagValues(t *testing.T) {
 		{"convert unknown extension", "cannot tell the format", []string{"convert", c, p("x.foo")}},
 		{"convert layout weird", "weird", []string{"convert", "--layout", "weird", c, p("x.parquet")}},
 		{"fit from-stats with input", "--input", fit("--from-stats", c)},
+		{"fit em-passes -1", "em-passes", fit("--em-passes", "-1")},
+		{"fit em-tol 0", "em-tol", fit("--em-tol", "0")},
+		{"fit em-tol -1", "em-tol", fit("--em-tol", "-1")},
+		{"fit em-tol NaN", "em-tol", fit("--em-tol", "NaN")},
+		{"fit als-sweeps -1", "als-sweeps", fit("--als-sweeps", "-1")},
+		{"vocab build min-df -1", "min-df", []string{"vocab", "build", "--min-df", "-1", "--out", p("v.txt"), c}},
+		{"eval alpha 0", "alpha", []string{"eval", "--model", p("none.json"), "--coherence", c, "--alpha", "0"}},
+		{"eval top 0", "top", []string{"eval", "--model", p("none.json"), "--coherence", c, "--top", "0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,6 @@ var fitModels = []fitModel{
 	{"lda", "latent Dirichlet allocation on bag-of-words documents (α₀ given)", func(f *fitFlags, fs *flag.FlagSet) {
 		fs.Float64Var(&f.alpha0, "alpha0", 1, "Dirichlet concentration α₀ of the topic mixture, a finite number > 0")
 		f.addTopicFlags(fs)
-		fs.BoolVar(&f.emAlpha, "em-alpha", true, "re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
 	}},
 	{"topic", "exchangeable single-topic model on bag-of-words documents", (*fitFlags).addTopicFlags},
 	{"gmm", "spherical Gaussian mixture on dense samples (common or differing variances)", func(f *fitFlags, fs *flag.FlagSet) {
@@ -73,6 +72,7 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.alsSweeps, "als-sweeps", 0, "CP-ALS sweeps on the whitened tensor after the solver (not the likelihood refinement: see --em-passes)")
 	fs.IntVar(&f.emPasses, "em-passes", defaultEMPasses, "cap on the variational EM passes over --input that refine the spectral fit by likelihood (0: the pure spectral fit)")
 	fs.Float64Var(&f.emTol, "em-tol", lda.DefaultEMTol, "stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
+	fs.BoolVar(&f.emAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
 	fs.IntVar(&f.powerIters, "power-iters", 0, "power passes of the randomized whitening, each one more pass (0 adds one when the first sketch does not decay, -1 never does)")
 	f.addWhiteningFlags(fs)
 	fs.BoolVar(&f.implicitOp, "implicit", false, "the same as --plan implicit")
