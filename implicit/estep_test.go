@@ -1,10 +1,13 @@
 package implicit
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
@@ -338,5 +341,52 @@ func BenchmarkEStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(iters)/float64(b.N), "iters/doc")
 		})
+	}
+}
+
+// TestEMAccEncode round-trips EM statistics bit for bit, merges decoded
+// shards into the whole, and refuses damaged data.
+func TestEMAccEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 11))
+	const k, d = 3, 25
+	p := randomParams(r, k, d, false)
+	src := emCorpus(r, 60, d)
+	whole, h1, h2 := NewEMAcc(d, k), NewEMAcc(d, k), NewEMAcc(d, k)
+	for _, run := range []struct {
+		a      *EMAcc
+		lo, hi int
+	}{{whole, 0, 60}, {h1, 0, 28}, {h2, 28, 60}} {
+		if err := run.a.Pass(context.Background(), sub(src, run.lo, run.hi).Docs, 2, p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := h1.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	got, err := DecodeEMAcc(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, h1) {
+		t.Fatal("decoded EM statistics differ from the encoded ones")
+	}
+	if err := got.Merge(h2); err != nil {
+		t.Fatal(err)
+	}
+	if got.Docs != whole.Docs || got.Tokens != whole.Tokens || math.Abs(got.Bound-whole.Bound) > 1e-9*math.Abs(whole.Bound) {
+		t.Errorf("merged shards: %d docs, %d tokens, bound %g; whole %d, %d, %g", got.Docs, got.Tokens, got.Bound, whole.Docs, whole.Tokens, whole.Bound)
+	}
+	bad := append([]byte(nil), data...)
+	bad[len(bad)-9] ^= 1
+	if _, err := DecodeEMAcc(bytes.NewReader(bad)); !errors.Is(err, ErrStatsChecksum) {
+		t.Errorf("flipped bit: %v", err)
+	}
+	if _, err := DecodeEMAcc(bytes.NewReader(data[:len(data)-3])); !errors.Is(err, ErrStatsTrunc) {
+		t.Errorf("truncated: %v", err)
+	}
+	if _, err := DecodeEMAcc(bytes.NewReader([]byte("SFSTATS\n"))); err == nil {
+		t.Error("another file's magic accepted")
 	}
 }

@@ -49,8 +49,10 @@ func (c checkpointFlags) config(input string, o stream.Options) (lda.Checkpoint,
 		every = -1
 	}
 	held, _ := filepath.Glob(filepath.Join(*c.dir, "pass-*.stats"))
-	if _, err := os.Stat(filepath.Join(*c.dir, "em.ckpt")); err == nil {
-		held = append(held, "em.ckpt") // the EM passes' (lda.EM)
+	for _, em := range []string{"em.ckpt", "em.partial"} { // the EM passes' (lda.EM)
+		if _, err := os.Stat(filepath.Join(*c.dir, em)); err == nil {
+			held = append(held, em)
+		}
 	}
 	if len(held) > 0 {
 		for i, h := range held {

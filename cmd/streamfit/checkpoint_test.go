@@ -62,10 +62,10 @@ func TestCheckpointKill(t *testing.T) {
 	}
 }
 
-// TestCheckpointKillEM kills `fit lda --checkpoint` (SIGKILL) after its
-// first EM passes were saved, runs the same command again and checks that
-// it resumed from them and wrote the model.json of an uninterrupted fit,
-// byte for byte.
+// TestCheckpointKillEM kills `fit lda --checkpoint` (SIGKILL) within an EM
+// pass, once the pass's statistics so far were saved, runs the same command
+// again and checks that it resumed from them and wrote the model.json of an
+// uninterrupted fit, byte for byte.
 func TestCheckpointKillEM(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -81,12 +81,12 @@ func TestCheckpointKillEM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck := []string{"--checkpoint", p("ck")}
-	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "em.ckpt"))
+	ck := []string{"--checkpoint", p("ck"), "--checkpoint-every", "0"}
+	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "em.partial"))
 	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
 		t.Fatal("the fit ended before the kill; the test did not interrupt it")
 	}
-	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "em.ckpt", ref)
+	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "em.partial", ref)
 }
 
 // killWhen runs streamfit with args in a subprocess (TestCheckpointHelper)

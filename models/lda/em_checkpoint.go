@@ -2,15 +2,15 @@ package lda
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -20,10 +20,20 @@ import (
 // word-major (d·k float64), little endian, bit for bit. The passes that
 // follow a resumed one are those of an uninterrupted fit, so the model is
 // the same. The pass cap is not part of the settings a checkpoint must
-// share: a refinement resumed with a higher cap continues.
+// share: a refinement resumed with a higher cap continues. Within a pass,
+// at most once every Checkpoint.Every, the pass's statistics so far are
+// saved as em.partial (a JSON line {run, pass}, then implicit.EMAcc.Encode),
+// and a resumed pass continues after the batches they hold.
 type emCheckpoint struct {
-	path string
-	run  string
+	path, partial string
+	run           string
+	every         time.Duration
+}
+
+// emPartial is the first line of em.partial.
+type emPartial struct {
+	Run  string `json:"run"`
+	Pass int    `json:"pass"`
 }
 
 // emHeader is the first line of an EM checkpoint.
@@ -40,39 +50,93 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 		return nil
 	}
 	return &emCheckpoint{
-		path: filepath.Join(c.Dir, "em.ckpt"),
-		run:  fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune),
+		path: filepath.Join(c.Dir, "em.ckpt"), partial: filepath.Join(c.Dir, "em.partial"), every: max(0, c.Every),
+		run: fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune),
 	}
 }
 
 // save writes the state after a pass.
 func (c *emCheckpoint) save(st *emState) error {
-	f, err := stream.CreateAtomic(c.path)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
 	p := &st.params
-	w := bufio.NewWriterSize(f, 1<<16)
-	h, _ := json.Marshal(emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done})
-	w.Write(append(h, '\n'))
-	var buf [8]byte
-	for _, vs := range [][]float64{p.Alpha, p.Beta} {
-		for _, v := range vs {
-			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-			w.Write(buf[:])
-		}
+	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done}
+	if err := writeCheckpoint(c.path, h, func(w io.Writer) error { return implicit.WriteFloats(w, p.Alpha, p.Beta) }); err != nil {
+		return err
 	}
-	if err := w.Flush(); err != nil {
-		f.Abort()
-		return fmt.Errorf("checkpoint %s: %w", c.path, err)
-	}
-	return f.Commit()
+	os.Remove(c.partial) // the statistics of the pass just saved
+	return nil
 }
 
 // load reads the saved state into st (whose shape it must have) and
 // reports whether there was one.
 func (c *emCheckpoint) load(st *emState) (bool, error) {
-	f, err := os.Open(c.path)
+	var h emHeader
+	return readCheckpoint(c.path, &h, func(r io.Reader) error {
+		if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
+			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
+		}
+		st.bounds, st.done = h.Bounds, h.Done
+		if err := implicit.ReadFloats(r, st.params.Alpha, st.params.Beta); err != nil {
+			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
+		}
+		return nil
+	})
+}
+
+// savePartial saves the statistics of EM pass number pass (counted from 1)
+// so far.
+func (c *emCheckpoint) savePartial(pass int, acc *implicit.EMAcc) error {
+	return writeCheckpoint(c.partial, emPartial{Run: c.run, Pass: pass}, acc.Encode)
+}
+
+// loadPartial returns the saved statistics of EM pass number pass (nil
+// when there are none, or only those of another pass, which are stale).
+func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
+	var h emPartial
+	var acc *implicit.EMAcc
+	_, err := readCheckpoint(c.partial, &h, func(r io.Reader) error {
+		if h.Run != c.run {
+			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
+		}
+		if h.Pass != pass {
+			return nil
+		}
+		var err error
+		if acc, err = implicit.DecodeEMAcc(r); err != nil {
+			return fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
+		}
+		return nil
+	})
+	return acc, err
+}
+
+// writeCheckpoint writes header as a JSON line and then body to path,
+// atomically.
+func writeCheckpoint(path string, header any, body func(io.Writer) error) error {
+	f, err := stream.CreateAtomic(path)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	h, err := json.Marshal(header)
+	w := bufio.NewWriterSize(f, 1<<16)
+	if err == nil {
+		w.Write(append(h, '\n'))
+		err = body(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		f.Abort()
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// readCheckpoint reads the JSON line of a file written by writeCheckpoint
+// into header and hands the rest to body; it reports whether the file
+// exists.
+func readCheckpoint(path string, header any, body func(io.Reader) error) (bool, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -82,25 +146,14 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<16)
 	line, err := r.ReadBytes('\n')
-	var h emHeader
 	if err == nil {
-		err = json.Unmarshal(line, &h)
+		err = json.Unmarshal(line, header)
 	}
 	if err != nil {
-		return false, fmt.Errorf("checkpoint %s: not an EM checkpoint: %v (remove it to start the refinement over)", c.path, err)
+		return false, fmt.Errorf("checkpoint %s: not an EM checkpoint: %v (remove it to start over)", path, err)
 	}
-	if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
-		return false, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
-	}
-	st.bounds, st.done = h.Bounds, h.Done
-	var buf [8]byte
-	for _, vs := range [][]float64{st.params.Alpha, st.params.Beta} {
-		for i := range vs {
-			if _, err := io.ReadFull(r, buf[:]); err != nil {
-				return false, fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
-			}
-			vs[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
-		}
+	if err := body(r); err != nil {
+		return false, err
 	}
 	return true, nil
 }

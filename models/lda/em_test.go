@@ -100,8 +100,9 @@ func digammaRef(x float64) float64 { return mathext.Digamma(x) }
 
 // TestEMCheckpointResume stops a refining fit in its third EM pass (by
 // cancelling it from the progress hook), resumes it from the checkpoints
-// and compares the model with an uninterrupted fit, bit for bit; a
-// checkpoint of other EM settings is refused.
+// (the model after two passes, the third pass's statistics so far) and
+// compares the model with an uninterrupted fit, bit for bit; a checkpoint
+// of other EM settings is refused.
 func TestEMCheckpointResume(t *testing.T) {
 	cc := synth.LDAConfig{Docs: 3000, Vocab: 200, K: 4, Alpha0: 1, DocLen: 40, Seed: 17, BatchRows: 100}
 	cfg := Config{K: 4, Alpha0: 1, Seed: 5, Workers: 2, Third: Explicit, EM: EM{Passes: 5, Tol: 1e-12, FitAlpha: true}}
@@ -133,8 +134,10 @@ func TestEMCheckpointResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if emDocs != 3*3000 {
-		t.Errorf("the resumed fit read %d documents in EM passes, want 3 passes of 3000 (two were saved)", emDocs)
+	// Two passes were saved whole, and the third after at least 1500
+	// documents.
+	if emDocs > 3*3000-1500 || emDocs < 2*3000 {
+		t.Errorf("the resumed fit read %d documents in EM passes, want 1500 or fewer of the third and two more passes", emDocs)
 	}
 	ref.Fit.Seconds, got.Fit.Seconds = 0, 0
 	ref.Fit.Plan, got.Fit.Plan = nil, nil

@@ -41,7 +41,9 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 //     top-k eigenspace exactly and otherwise maps back through the measured
 //     second moment instead of projecting the topics onto span(W):
 //     M2·W·vᵢ = √wᵢ·μᵢ holds for any W with WᵀM2W = I); each topic is
-//     projected onto the simplex and the topics are ordered by weight.
+//     projected onto the simplex and the topics are ordered by weight;
+//  4. with cfg.EM.Passes > 0, variational EM passes over src refine that
+//     spectral fit by likelihood (EM; one more pass each).
 //
 // With the explicit tensor, Fit is the same computation as
 // FitStats(Phase2Stats(Phase1Stats(src))) on one shard

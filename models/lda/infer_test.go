@@ -138,3 +138,30 @@ func TestPerplexityTrueBeatsRandom(t *testing.T) {
 		t.Errorf("perplexity %v with 1 worker, %v with 2", p1, pt)
 	}
 }
+
+// TestPerplexitySingleTopic scores documents of the single-topic model
+// with its true topics and weights, and with random topics.
+func TestPerplexitySingleTopic(t *testing.T) {
+	src, truth := corpus(t, synth.LDAConfig{Docs: 2000, Vocab: 300, K: 4, DocLen: 40, Seed: 12, Single: true})
+	r := rand.New(rand.NewPCG(3, 3))
+	random := make([][]float64, truth.K)
+	for j := range random {
+		random[j] = make([]float64, truth.D)
+		for w := range random[j] {
+			random[j][w] = r.Float64() / float64(truth.D) * 2
+		}
+	}
+	opt := ScoreOptions{Single: true, Workers: 2}
+	ht, err := Perplexity(context.Background(), src, truth.Topics, truth.Alpha, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, err := Perplexity(context.Background(), src, random, truth.Alpha, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("single topic: true %.2f, random %.2f", ht.Perplexity, hr.Perplexity)
+	if !(ht.Perplexity < 0.5*hr.Perplexity) {
+		t.Errorf("held-out perplexity of the true topics %.2f, of random ones %.2f", ht.Perplexity, hr.Perplexity)
+	}
+}
