@@ -201,6 +201,7 @@ func unsettled(v *mat.Dense, w []float64, taken []bool, theta *mat.Dense, lam []
 		found.Slice(0, k, i, i+1).(*mat.Dense).ColView(0).(*mat.VecDense).CopyVec(c.col)
 	}
 	if added > 0 {
+		res.Unsettled = added
 		res.Reason += fmt.Sprintf("; %d of the %d components are not eigenvectors (used as found)", added, r)
 	}
 	return out
