@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("eval", "compare a fitted model with the truth it was generated from", runEval)
+	register("eval", "score a fitted model: against the truth it was generated from, on held-out documents, or by topic coherence", runEval)
 }
 
 func runEval(ctx context.Context, args []string) error {
