@@ -39,7 +39,7 @@ func TestLoadNumpyFile(t *testing.T) {
 }
 
 // npy encodes rows as a .npy file of the given version, element type and byte order.
-func npy(t *testing.T, version byte, descr string, rows [][]float64, header string) []byte {
+func npy(t testing.TB, version byte, descr string, rows [][]float64, header string) []byte {
 	t.Helper()
 	if header == "" {
 		header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" +
@@ -161,4 +161,36 @@ func TestTopicsParquetRoundTrip(t *testing.T) {
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.parquet"), LoadOptions{}); err == nil {
 		t.Error("a missing file loaded")
 	}
+}
+
+// FuzzReadNPY: any bytes either fail with an error naming the file or give
+// a k×d matrix whose size the header declared.
+func FuzzReadNPY(f *testing.F) {
+	f.Add(npy(f, 1, "<f8", [][]float64{{0.5, 0.5}}, ""))
+	f.Add(npy(f, 2, ">f4", [][]float64{{1, 2, 3}, {4, 5, 6}}, ""))
+	if b, err := os.ReadFile("testdata/topics_numpy.npy"); err == nil {
+		f.Add(b)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "f.npy")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := ReadNPY(p)
+		if err != nil {
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if len(rows) == 0 {
+			t.Fatal("no rows and no error")
+		}
+		for _, r := range rows {
+			if len(r) != len(rows[0]) || len(r) == 0 {
+				t.Fatalf("ragged or empty rows: %d and %d", len(r), len(rows[0]))
+			}
+		}
+	})
 }

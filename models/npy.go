@@ -99,6 +99,9 @@ func ReadNPY(path string) ([][]float64, error) {
 		return nil, bad("shape (%s) is not two dimensional", sm[1])
 	}
 	k, d := shape[0], shape[1]
+	if int64(k) > 1<<40/int64(d) {
+		return nil, bad("shape (%d, %d) is too large", k, d)
+	}
 	if st, err := f.Stat(); err == nil {
 		want := int64(len(head)) + int64(hlen) + int64(k)*int64(d)*int64(size)
 		if head[6] == 1 {

@@ -50,6 +50,9 @@ type Result struct {
 	// Fallbacks counts components where a stopping rule never held and the
 	// best candidate was kept instead (RTPMStop).
 	Fallbacks int
+	// Unsettled counts components that are not eigenvectors, used as found
+	// because the iterations hit their cap (Simultaneous).
+	Unsettled int
 	// Residual is ‖T − Σλ_i v_i⊗3‖_F / ‖T‖_F when the tensor's Frobenius norm
 	// is cheap (it implements Normer); NaN otherwise. Computed from the norm
 	// identity, so it cannot go below about 1e-8 (cancellation).

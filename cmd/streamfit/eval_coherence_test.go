@@ -31,8 +31,9 @@ func writeNPY(t *testing.T, path string, rows [][]float64) {
 }
 
 // TestEvalCoherence: the true topics of a generated corpus score the same
-// from model.json, .npy and Parquet, and better than random topics; bad
-// arguments fail with the right status.
+// from model.json, .npy and Parquet, and better than random topics, by
+// coherence and by held-out perplexity; bad arguments fail with the right
+// status.
 func TestEvalCoherence(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -82,6 +83,27 @@ func TestEvalCoherence(t *testing.T) {
 		t.Errorf("text report:\n%s", out)
 	}
 
+	// --heldout reads the same matrices: Parquet carries α, a .npy takes --alpha.
+	perplexity := func(args ...string) float64 {
+		var h struct {
+			Perplexity float64 `json:"perplexity"`
+		}
+		out := mustRun(t, append([]string{"eval", "--heldout", p("c.parquet"), "--json"}, args...)...)
+		if err := json.Unmarshal([]byte(out), &h); err != nil || h.Perplexity <= 0 {
+			t.Fatalf("eval --heldout %v: %v\n%s", args, err, out)
+		}
+		return h.Perplexity
+	}
+	if a, b := perplexity("--model", p("truth.json")), perplexity("--model", p("truth.parquet")); a != b {
+		t.Errorf("held-out perplexity from model.json %g, from Parquet %g", a, b)
+	}
+	if a, b := perplexity("--model", p("truth.npy"), "--alpha", "0.1"), perplexity("--model", p("truth.npy")); a == b {
+		t.Errorf("--alpha 0.1 left the held-out perplexity of the .npy topics at %g", a)
+	}
+	if a, b := perplexity("--model", p("truth.npy")), perplexity("--model", p("random.npy")); a >= b {
+		t.Errorf("held-out perplexity: true topics %g, random topics %g", a, b)
+	}
+
 	writeNPY(t, p("narrow.npy"), [][]float64{{0.5, 0.5}})
 	for _, c := range []struct {
 		args []string
@@ -93,6 +115,7 @@ func TestEvalCoherence(t *testing.T) {
 		{[]string{"--model", p("narrow.npy"), "--coherence", p("c.parquet")}, 1, "300 words"},
 		{[]string{"--model", p("truth.npy"), "--alpha", "-1", "--coherence", p("c.parquet")}, 2, "--alpha=-1"},
 		{[]string{"--model", p("truth.npy"), "--alpha", "0", "--coherence", p("c.parquet")}, 2, "--alpha=0"},
+		{[]string{"--model", p("truth.npy"), "--heldout", p("c.parquet"), "--coherence", p("c.parquet")}, 2, "separate runs"},
 	} {
 		code, _, errs := streamfit(t, append([]string{"eval"}, c.args...)...)
 		if code != c.code || !strings.Contains(errs, c.want) {

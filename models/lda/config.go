@@ -29,7 +29,9 @@ type Config struct {
 	// concurrently but summed in order.
 	Workers int
 	// Oversample is the number of sketch columns beyond K (default
-	// sketch.DefaultOversample, 10; negative means none).
+	// sketch.DefaultOversample, 10; negative means none). With PowerIters
+	// 0, Fit sketches again with more columns when the range of the first
+	// sketch holds fewer than K positive directions of M̂2 (see Fit).
 	Oversample int
 	// PowerIters adds that many power passes to the randomized whitening,
 	// each one more pass over the data. The default (0) is two passes in

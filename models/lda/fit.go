@@ -19,7 +19,13 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 
 // Fit learns an LDA (or, with cfg.Single, a single-topic) model from src in
 // two passes (plus cfg.PowerIters, or with PowerIters 0 one automatic power
-// pass when the first sketch does not decay; see Config.PowerIters):
+// pass when the first sketch does not decay; see Config.PowerIters). Real
+// text can add passes, with PowerIters 0: when pass 2 finds that W holds a
+// negative direction of M̂2 (WᵀM̂2W not positive definite), a power pass
+// over the first sketch's range and pass 2 again follow, whitening with
+// M̂2's k largest positive Ritz values there; when that range holds fewer
+// than k positive ones, the fit starts over with a sketch of more columns
+// (up to 6 passes in all on the corpora measured):
 //
 //  1. pass 1 accumulates the document counts, M̂1 and Ê2·Ω for a seeded
 //     sparse sign test matrix Ω of k+oversample columns (the identity for a

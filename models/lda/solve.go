@@ -53,7 +53,10 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 		res, err = decompose(ctx, t, k, solver.Options{Restarts: cfg.restartsFor(name), Iters: cfg.Iters, Seed: cfg.Seed, Refine: cfg.Refine})
 		return err
 	})
-	if err != nil && th.kind() == Sketch && ctx.Err() == nil {
+	if th.kind() == Sketch && ctx.Err() == nil && (err != nil || res.Unsettled > 0) {
+		if err == nil {
+			err = errors.New(res.Reason)
+		}
 		// Collision noise, not the data, is the likely cause.
 		b, count := cfg.sketchSize()
 		return nil, fmt.Errorf("lda: the tensor sketch of %d×%d buckets (predicted contraction error %.2g) is too coarse for k=%d: %s: %w",
