@@ -91,28 +91,31 @@ func Nystrom(y, omega *mat.Dense, k int) (*Result, error) {
 // (ErrRank: the sketch has rank below k). Vectors are normalised so that
 // their entry of largest magnitude is positive.
 func RangeBasis(y *mat.Dense, k int) (q *mat.Dense, s []float64, err error) {
-	return RangeBasisCols(y, k, k)
+	q, _, s, err = RangeBasisCols(y, k, k)
+	return q, s, err
 }
 
-// RangeBasisCols is RangeBasis returning cols ≥ k left singular vectors
-// (at most min(d, l)): the first k span the dominant part of the range and
-// must be well determined (ErrRank otherwise); the rest complete the
-// sketch's range, down to singular values of 1e-6 of the largest (fewer
-// columns when the sketch has lower rank).
-func RangeBasisCols(y *mat.Dense, k, cols int) (q *mat.Dense, s []float64, err error) {
+// RangeBasisCols is RangeBasis that also returns, in rest, the left singular
+// vectors k+1, …, cols (at most min(d, l); nil for cols = k): the first k
+// (q) span the dominant part of the range and must be well determined
+// (ErrRank otherwise); the rest complete the sketch's range, down to
+// singular values of 1e-6 of the largest (fewer columns when the sketch has
+// lower rank). The two are separate matrices, so a caller keeps each
+// without a d×cols copy.
+func RangeBasisCols(y *mat.Dense, k, cols int) (q, rest *mat.Dense, s []float64, err error) {
 	d, l := y.Dims()
 	if k < 1 || k > min(d, l) || cols < k {
-		return nil, nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d and cols ≥ k, got k=%d, cols=%d", min(d, l), k, cols)
+		return nil, nil, nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d and cols ≥ k, got k=%d, cols=%d", min(d, l), k, cols)
 	}
 	var g mat.SymDense
 	g.SymOuterK(1, y.T())
 	all, vecs, err := topSym(&g, min(d, l))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	vals := all[:k]
 	if !(vals[0] > 0) || !(vals[k-1] > vals[0]*1e-12) {
-		return nil, nil, fmt.Errorf("%w: singular value %d of the sketch is %.3g of the largest", ErrRank, k, math.Sqrt(max(0, vals[k-1]/vals[0])))
+		return nil, nil, nil, fmt.Errorf("%w: singular value %d of the sketch is %.3g of the largest", ErrRank, k, math.Sqrt(max(0, vals[k-1]/vals[0])))
 	}
 	cols = min(cols, len(all))
 	for cols > k && !(all[cols-1] > all[0]*1e-12) {
@@ -127,11 +130,21 @@ func RangeBasisCols(y *mat.Dense, k, cols int) (q *mat.Dense, s []float64, err e
 		col := vecs.ColView(j).(*mat.VecDense)
 		col.ScaleVec(1/s[j], col)
 	}
-	q = mat.NewDense(d, cols, nil)
-	q.Mul(y, vecs)
-	for j := range cols {
-		col := q.ColView(j).(*mat.VecDense)
-		col.ScaleVec(signOfLargest(col), col)
+	q = mat.NewDense(d, k, nil)
+	q.Mul(y, vecs.Slice(0, l, 0, k))
+	if cols > k {
+		rest = mat.NewDense(d, cols-k, nil)
+		rest.Mul(y, vecs.Slice(0, l, k, cols))
 	}
-	return q, s, nil
+	for _, m := range []*mat.Dense{q, rest} {
+		if m == nil {
+			continue
+		}
+		_, c := m.Dims()
+		for j := range c {
+			col := m.ColView(j).(*mat.VecDense)
+			col.ScaleVec(signOfLargest(col), col)
+		}
+	}
+	return q, rest, s, nil
 }

@@ -162,20 +162,15 @@ func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, rit
 	if keep {
 		cols = y.RawMatrix().Cols
 	}
-	q, sv, err := sketch.RangeBasisCols(y, k, cols)
+	q, rest, sv, err := sketch.RangeBasisCols(y, k, cols)
 	switch {
 	case errors.Is(err, sketch.ErrRank):
 		return fmt.Errorf("lda: %w: the second moment has rank below k=%d; lower k: %v", ErrTooManyTopics, k, err)
 	case err != nil:
 		return fmt.Errorf("lda: whitening: %w", err)
 	}
-	d, l := q.Dims()
 	b.w, b.values, b.tail = q, sv[:k], sv[len(sv)-1]/sv[k-1]
-	b.extra, b.negative, b.positive = nil, 0, 0
-	if l > k {
-		// Contiguous copies: the passes read W's raw rows.
-		b.w, b.extra = mat.DenseCopyOf(q.Slice(0, d, 0, k)), mat.DenseCopyOf(q.Slice(0, d, k, l))
-	}
+	b.extra, b.negative, b.positive = rest, 0, 0
 	if !ritz {
 		return nil
 	}
