@@ -21,10 +21,11 @@ func runDemo(ctx context.Context, args []string) error {
 	fs := newFlags("demo", "", `The whole job on an embedded default: draws an LDA corpus whose topics are
 themes of a built-in word list (sports, food, music, weather, space, computing,
 health, finance, ocean, garden), writes it as Parquet with its vocabulary, fits
-spectral LDA from the file, compares the fitted topics with the truth, and
+spectral LDA from the file (generated data follow the model, so the likelihood
+refinement that fit lda adds is left out), compares the fitted topics with the truth, and
 prints each topic's most probable words. The fit is the same as:
 
-  streamfit fit lda --input DIR/corpus.parquet --k 10 --out DIR/model.json
+  streamfit fit lda --input DIR/corpus.parquet --k 10 --alpha0 1 --em-passes 0 --out DIR/model.json
   streamfit eval --model DIR/model.json --truth DIR/truth.json`)
 	cfg := synth.LDAConfig{Themes: synth.Themes}
 	fs.Int64Var(&cfg.Docs, "docs", 20000, "documents")
