@@ -225,11 +225,12 @@ func signOfLargest(v mat.Vector) float64 {
 // Ritz returns the Rayleigh–Ritz approximation of a symmetric operator A on
 // the span of the orthonormal columns of q (d×l), given aq = A·q: all l
 // eigenvalues of qᵀAq (symmetrised), algebraically largest first, and the
-// Ritz vectors q·v of the first k (d×k, each with its entry of largest
-// magnitude positive). Unlike the singular vectors of A·q, which rank
-// directions by |λ|, they tell positive curvature from negative: the first k
-// are the k largest eigenpairs of A as far as span(q) holds them.
-func Ritz(q, aq *mat.Dense, k int) (vals []float64, vecs *mat.Dense, err error) {
+// coefficients (l×k) of the Ritz vectors of the first k in q's basis
+// (RitzVectors forms them, d×k, only when needed). Unlike the singular
+// vectors of A·q, which rank directions by |λ|, they tell positive
+// curvature from negative: the first k are the k largest eigenpairs of A as
+// far as span(q) holds them.
+func Ritz(q, aq *mat.Dense, k int) (vals []float64, coef *mat.Dense, err error) {
 	d, l := q.Dims()
 	if ad, al := aq.Dims(); ad != d || al != l || k < 1 || k > l {
 		return nil, nil, fmt.Errorf("sketch: Ritz: need q and A·q of the same shape and 1 ≤ k ≤ %d, got %d×%d, %d×%d and k=%d", l, d, l, ad, al, k)
@@ -240,11 +241,19 @@ func Ritz(q, aq *mat.Dense, k int) (vals []float64, vecs *mat.Dense, err error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	vecs = mat.NewDense(d, k, nil)
-	vecs.Mul(q, v.Slice(0, l, 0, k))
+	return vals, mat.DenseCopyOf(v.Slice(0, l, 0, k)), nil
+}
+
+// RitzVectors returns the Ritz vectors q·coef of Ritz (d×k), each with its
+// entry of largest magnitude positive.
+func RitzVectors(q, coef *mat.Dense) *mat.Dense {
+	d, _ := q.Dims()
+	_, k := coef.Dims()
+	vecs := mat.NewDense(d, k, nil)
+	vecs.Mul(q, coef)
 	for j := range k {
 		col := vecs.ColView(j).(*mat.VecDense)
 		col.ScaleVec(signOfLargest(col), col)
 	}
-	return vals, vecs, nil
+	return vecs
 }

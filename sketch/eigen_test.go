@@ -120,3 +120,79 @@ func TestTopEigenRank(t *testing.T) {
 		t.Fatal("k > d accepted")
 	}
 }
+
+// TestRitzTellsSign: on an indefinite matrix whose largest eigenvalue in
+// magnitude is negative (as the second moment of real text has), the top
+// singular vectors of A·q take the negative direction, while Ritz on the
+// same span orders the eigenvalues algebraically and its first vectors are
+// the positive eigenvectors; RangeBasisCols' two parts are orthonormal,
+// orthogonal to each other, and span the sketch's range.
+func TestRitzTellsSign(t *testing.T) {
+	const d = 40
+	r := rand.New(rand.NewPCG(5, 6))
+	// A = U diag(λ) Uᵀ with λ = (−9, 5, 4, 3, 0.01, …) in a random basis.
+	u := Gaussian(d, d, 9)
+	var qr mat.QR
+	qr.Factorize(u)
+	var ub mat.Dense
+	qr.QTo(&ub)
+	lam := make([]float64, d)
+	lam[0], lam[1], lam[2], lam[3] = -9, 5, 4, 3
+	for i := 4; i < d; i++ {
+		lam[i] = 0.01 * r.NormFloat64()
+	}
+	var scaled, a mat.Dense
+	scaled.Apply(func(_, j int, v float64) float64 { return v * lam[j] }, &ub)
+	a.Mul(&scaled, ub.T())
+	y := mat.NewDense(d, 6, nil)
+	y.Mul(&a, Gaussian(d, 6, 3))
+	top, rest, sv, err := RangeBasisCols(y, 3, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c := rest.Dims(); c != 3 || len(sv) != 6 {
+		t.Fatalf("rest has %d columns, %d singular values", c, len(sv))
+	}
+	var both mat.Dense
+	both.Augment(top, rest)
+	var gram mat.Dense
+	gram.Mul(both.T(), &both)
+	for i := range 6 {
+		for j := range 6 {
+			if want := b2f(i == j); math.Abs(gram.At(i, j)-want) > 1e-10 {
+				t.Fatalf("[q rest] not orthonormal: (%d,%d) = %g", i, j, gram.At(i, j))
+			}
+		}
+	}
+	// The top singular vectors of the sketch take the negative direction.
+	var proj mat.VecDense
+	proj.MulVec(top.T(), ub.ColView(0))
+	if n := mat.Norm(&proj, 2); n < 0.9 {
+		t.Fatalf("the top 3 singular vectors hold only %.3f of the −9 eigenvector", n)
+	}
+	aq := mat.NewDense(d, 6, nil)
+	aq.Mul(&a, &both)
+	vals, coef, err := Ritz(&both, aq, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := RitzVectors(&both, coef)
+	for i, want := range []float64{5, 4, 3} {
+		if math.Abs(vals[i]-want) > 0.05 {
+			t.Errorf("Ritz value %d: %g, want ≈ %g (all %v)", i, vals[i], want, vals)
+		}
+		if c := math.Abs(mat.Dot(vecs.ColView(i), ub.ColView(i+1))); c < 0.99 {
+			t.Errorf("Ritz vector %d has |cos| %.3f with its eigenvector", i, c)
+		}
+	}
+	if last := vals[len(vals)-1]; math.Abs(last+9) > 0.05 {
+		t.Errorf("smallest Ritz value %g, want ≈ −9", last)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -178,7 +178,7 @@ func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, rit
 	if !ok {
 		return errors.New("lda: whitening: a power pass's basis must be a dense orthonormal matrix")
 	}
-	vals, vecs, err := sketch.Ritz(qo, y, min(k, len(sv)))
+	vals, coef, err := sketch.Ritz(qo, y, min(k, len(sv)))
 	if err != nil {
 		return fmt.Errorf("lda: whitening: %w", err)
 	}
@@ -197,7 +197,7 @@ func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, rit
 		}
 	}
 	if neg > 0 {
-		b.w, b.values, b.negative, b.extra = vecs, vals[:k], neg, nil
+		b.w, b.values, b.negative, b.extra = sketch.RitzVectors(qo, coef), vals[:k], neg, nil
 	}
 	return nil
 }
