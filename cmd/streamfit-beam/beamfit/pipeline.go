@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -111,6 +114,21 @@ func Run(ctx context.Context, runner string, files []string, o Options) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	_, err = beam.Run(ctx, runner, p)
+	removeLoopbackFiles(start)
 	return err
+}
+
+// removeLoopbackFiles removes the empty files beamloopbackworker-* that the
+// Beam Go SDK (v2.77.0) creates in the temporary directory for each job run
+// with loopback workers (prism's default) and leaves behind; only empty
+// ones from since on, which the SDK never uses.
+func removeLoopbackFiles(since time.Time) {
+	files, _ := filepath.Glob(filepath.Join(os.TempDir(), "beamloopbackworker-*"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && !fi.ModTime().Before(since.Add(-time.Second)) {
+			os.Remove(f)
+		}
+	}
 }

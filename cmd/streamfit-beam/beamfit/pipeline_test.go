@@ -23,8 +23,15 @@ import (
 )
 
 // TestMain runs the pipelines of the tests on Beam's prism runner, in this
-// process (loopback workers: no Docker, no Java).
-func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+// process (loopback workers: no Docker, no Java), and removes the streamfit
+// command the tests built.
+func TestMain(m *testing.M) {
+	code := ptest.MainRetWithDefault(m, "prism")
+	if cliPath != "" {
+		os.RemoveAll(filepath.Dir(cliPath))
+	}
+	os.Exit(code)
+}
 
 // readRows is the batch size the tests read with, smaller than the row
 // groups, so a row group is read in several batches.
@@ -161,11 +168,11 @@ func reference(t *testing.T, dir string, files []string, common []string, powerI
 	basis := p1
 	for i := range powers {
 		next := filepath.Join(dir, fmt.Sprintf("ref-power%d.stats", i+1))
-		run(t, append(append([]string{"stats", "--phase", "power", "--basis", basis, "--out", next, "--batch-rows", fmt.Sprint(readRows)}, files...))...)
+		run(t, append([]string{"stats", "--phase", "power", "--basis", basis, "--out", next, "--batch-rows", fmt.Sprint(readRows)}, files...)...)
 		basis = next
 	}
 	p2 = filepath.Join(dir, "ref2.stats")
-	run(t, append(append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2, "--batch-rows", fmt.Sprint(readRows)}, files...))...)
+	run(t, append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2, "--batch-rows", fmt.Sprint(readRows)}, files...)...)
 	if !fit {
 		return p1, p2, ""
 	}
@@ -281,7 +288,7 @@ func TestPipelineMatchesCLI(t *testing.T) {
 				// float64 where the statistics sum exactly: last bits.
 				all := filepath.Join(filepath.Dir(fs[0]), "all.parquet")
 				plain := filepath.Join(dir, "fit.json")
-				run(t, append([]string{"fit", "lda", "--input", all, "--plan", "explicit", "--no-timing", "--out", plain}, common...)...)
+				run(t, append([]string{"fit", "lda", "--input", all, "--plan", "explicit", "--power-iters", fmt.Sprint(c.powerIters), "--no-timing", "--out", plain}, common...)...)
 				if d := modelDiff(t, model, plain); d > 1e-9 {
 					t.Errorf("the pipeline's model differs from streamfit fit on the union by %.3g relative (tolerance 1e-9)", d)
 				} else {

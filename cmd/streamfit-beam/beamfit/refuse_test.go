@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -65,6 +66,7 @@ func TestCombinerRefusesRepeatedUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer removeLoopbackFiles(time.Now())
 	_, err = beam.Run(context.Background(), "prism", p)
 	if err == nil || !strings.Contains(err.Error(), "share an input") {
 		t.Fatalf("pipeline over a unit given twice: %v, want the merge's refusal", err)
@@ -92,8 +94,15 @@ func TestFormatsAndAppend(t *testing.T) {
 	}
 	s, common := settings(4, 1, 0)
 	p1 := filepath.Join(dir, "p1.stats")
+	start := time.Now().Add(-time.Second)
 	if err := pipeline(t, inputs, Options{Fit: s, StatsOnly: 1, Out: Output{Stats: p1}}); err != nil {
 		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "beamloopbackworker-*"))
+	for _, f := range left {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(start) {
+			t.Errorf("the run left the SDK's loopback file %s", f)
+		}
 	}
 	ref := filepath.Join(dir, "ref1.stats")
 	run(t, append(append([]string{"stats", "--out", ref}, common...), inputs...)...)
