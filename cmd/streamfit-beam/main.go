@@ -96,7 +96,7 @@ flags:
 	flag.IntVar(&s.ExactDim, "exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size (0: default, -1: never)")
 	flag.IntVar(&s.Workers, "workers", 0, "goroutines per work unit on a worker: decoding, accumulation and the final solve (default: one per CPU)")
 	flag.StringVar(&s.Solver, "solver", "", "tensor decomposition of the final fit (default: rtpm)")
-	flag.IntVar(&s.Refine, "refine", 0, "CP-ALS sweeps after the solver")
+	flag.IntVar(&s.Refine, "als-sweeps", 0, "CP-ALS sweeps on the tensor after the solver (fit --als-sweeps)")
 	flag.IntVar(&s.Restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	flag.IntVar(&s.Iters, "iters", 0, "solver iterations per phase (0: solver default)")
 	var out beamfit.Output

@@ -28,16 +28,17 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	thetaID := fs.String("theta-id", "", "the integer document id column of --theta, when not named doc or id")
 	var evals fileList
 	fs.Var(&evals, "eval", "evaluation `file`: the JSON that streamfit eval --json prints (e.g. with --heldout or --coherence); its numbers are listed, its arrays of k numbers shown per topic; repeat the flag for several")
-	workers := fs.Int("workers", 0, "goroutines reading --theta (0: one per CPU)")
+	heldout := fs.String("heldout", "", "lda/topic: held-out documents `file` (any input format) scored by document-completion perplexity, as eval --heldout does")
+	workers := fs.Int("workers", 0, "goroutines reading --theta and --heldout (0: one per CPU)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
 	}
-	if err := checkOutputs(append([]string{*modelPath, *vocabPath, *theta}, evals...), *out); err != nil {
+	if err := checkOutputs(append([]string{*modelPath, *vocabPath, *theta, *heldout}, evals...), *out); err != nil {
 		return err
 	}
-	o := report.Options{ThetaPath: *theta, ThetaID: *thetaID, EvalPaths: evals, Workers: *workers}
+	o := report.Options{ThetaPath: *theta, ThetaID: *thetaID, EvalPaths: evals, HeldOut: *heldout, Workers: *workers}
 	if *vocabPath != "" {
 		v, err := stream.ReadVocab(*vocabPath)
 		if err != nil {

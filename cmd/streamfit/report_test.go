@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -37,6 +39,18 @@ func TestReportCommand(t *testing.T) {
 	// The SVG namespace is a name, not a resource; no other URL may appear.
 	if rest := strings.ReplaceAll(string(page), "http://www.w3.org/2000/svg", ""); strings.Contains(rest, "http://") || strings.Contains(rest, "https://") {
 		t.Error("the report names a URL")
+	}
+
+	// --heldout lists the perplexity that eval --heldout prints.
+	mustRun(t, "report", "--model", p("m.json"), "--heldout", p("c.parquet"), "--out", p("h.html"))
+	_, evalOut, _ := streamfit(t, "eval", "--model", p("m.json"), "--heldout", p("c.parquet"), "--json")
+	var ho struct{ Perplexity float64 }
+	if err := json.Unmarshal([]byte(evalOut), &ho); err != nil || ho.Perplexity <= 1 {
+		t.Fatalf("eval --heldout --json: %v, %q", err, evalOut)
+	}
+	hpage, _ := os.ReadFile(p("h.html"))
+	if want := fmt.Sprintf(`"held-out (c.parquet): perplexity","%s"`, fmtFour(ho.Perplexity)); !strings.Contains(string(hpage), want) {
+		t.Errorf("report --heldout lacks %s", want)
 	}
 
 	// The single-topic model's page, from the same corpus.
@@ -83,3 +97,6 @@ func TestReportCommand(t *testing.T) {
 		}
 	}
 }
+
+// fmtFour writes x as the report lists numbers (four significant digits).
+func fmtFour(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }

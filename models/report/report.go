@@ -16,8 +16,10 @@ import (
 	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/models/ica"
+	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/models/markov"
 	"github.com/streamfit/streamfit/models/multiview"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Options name what Build shows beside the model.
@@ -33,6 +35,10 @@ type Options struct {
 	// EvalPaths name evaluation files: the JSON of `streamfit eval --json`
 	// (held-out perplexity, coherence, …), read as evalFigures says.
 	EvalPaths []string
+	// HeldOut names held-out documents (any format stream.Open reads) on
+	// which a topic model's document-completion perplexity is computed, as
+	// `streamfit eval --heldout` does (lda.Perplexity), and listed.
+	HeldOut string
 	// Workers bounds the goroutines reading ThetaPath (0: GOMAXPROCS).
 	Workers int
 }
@@ -185,6 +191,9 @@ func Build(ctx context.Context, path string, o Options) (*Data, error) {
 		return nil, err
 	}
 	if kind != "lda" && kind != "topic" {
+		if o.HeldOut != "" {
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: held-out documents are scored for lda and topic models only, not %s.", o.HeldOut, kind))
+		}
 		for _, p := range o.EvalPaths {
 			if err := evalFigures(d, p, k, false); err != nil {
 				return nil, err
@@ -248,6 +257,28 @@ func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
 			return err
 		}
 	}
+	if o.HeldOut != "" {
+		return heldOut(ctx, d, m, o)
+	}
+	return nil
+}
+
+// heldOut scores the held-out documents of o.HeldOut with m's topics
+// (document completion, as eval --heldout) and lists the figures.
+func heldOut(ctx context.Context, d *Data, m *models.Model, o Options) error {
+	src, err := stream.Open(o.HeldOut, stream.Options{Workers: o.Workers})
+	if err != nil {
+		return err
+	}
+	defer stream.Close(src)
+	h, err := lda.Perplexity(ctx, src, m.Topics, m.Alpha, lda.ScoreOptions{Single: m.Model == "topic", Workers: o.Workers})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.HeldOut, err)
+	}
+	name := "held-out (" + filepath.Base(o.HeldOut) + ")"
+	d.prov(name+": perplexity", fmtNum(h.Perplexity))
+	d.prov(name+": documents scored", fmt.Sprint(h.Docs))
+	d.prov(name+": observed / predicted tokens", fmt.Sprintf("%d / %d (document completion, topics smoothed by %g)", h.Observed, h.Predicted, h.Smooth))
 	return nil
 }
 
