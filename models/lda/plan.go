@@ -279,7 +279,7 @@ func (p *Plan) machineFits(info stream.Info) error {
 	}
 	why := ""
 	if info.Vocab == nil {
-		why = "; the data names no vocabulary, so d is 1 + the largest term id: check the term ids, or give the vocabulary file (--vocab)"
+		why = "; the data names no vocabulary, so d is 1 + the largest term id: check the term ids, or give the vocabulary file (stream.Options.VocabPath)"
 	}
 	return fmt.Errorf("lda: nothing fits: the %s plan needs about %s, more than the machine's %s of memory (k=%d, d=%d words%s)",
 		p.Third, bytesStr(p.Predicted.PeakBytes), bytesStr(total), p.K, p.D, why)
@@ -446,9 +446,9 @@ func sketchError(k, b, count int) float64 {
 func sketchAdvice(k, count int) string {
 	b, need := sketchLenFor(k, count, func(int) bool { return true })
 	if float64(b) < need {
-		return fmt.Sprintf("a sketch accurate enough for k=%d would need ≈%.0g buckets per sketch, beyond the largest (%d); use --plan implicit or explicit", k, need, 1<<22)
+		return fmt.Sprintf("a sketch accurate enough for k=%d would need ≈%.0g buckets per sketch, beyond the largest (%d); hold the third moment another way (Third \"implicit\" or \"explicit\")", k, need, 1<<22)
 	}
-	return fmt.Sprintf("raise --sketch-len to %d (predicted error %.2g; the error falls as 1/√length) or --sketch-count, or use --plan implicit or explicit", b, sketchError(k, b, count))
+	return fmt.Sprintf("raise SketchLen to %d (predicted error %.2g; the error falls as 1/√length) or SketchCount, or hold the third moment another way (Third \"implicit\" or \"explicit\")", b, sketchError(k, b, count))
 }
 
 // DefaultSketch returns the default tensor sketch for k topics within a
