@@ -131,8 +131,8 @@ func TestPlanChoices(t *testing.T) {
 }
 
 // TestDefaultSketch: the default sketch aims at a predicted contraction
-// error of maxSketchErr (at k=10, 1024×3 did not converge on the 20,000-
-// document corpus of the lead's check; 4096×3 did), grows with k, and stays
+// error of maxSketchErr (at k=10, 1024×3 did not converge on a 20,000-
+// document corpus; 4096×3 did), grows with k, and stays
 // within a quarter of the budget.
 func TestDefaultSketch(t *testing.T) {
 	b, count := DefaultSketch(10, 8<<30)
