@@ -22,7 +22,7 @@ import (
 func MomentPass(h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
 	d := h.D
 	if d > exactDim {
-		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension, --exact-dim, to %d or more)", d, exactDim, d)
+		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension, ExactDim, to %d or more)", d, exactDim, d)
 	}
 	return &Pass{Header: h, Sums: MomentSums(d), Worker: MomentWorker(d, check)}, nil
 }

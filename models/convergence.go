@@ -22,7 +22,7 @@ func (c *Convergence) Record(what string, res *solver.Result) {
 		if what != "" {
 			w = "the decomposition of " + what + ": " + w
 		}
-		c.Warnings = append(c.Warnings, w+" (its answer is used; more --iters, another --solver or a lower k may help)")
+		c.Warnings = append(c.Warnings, w+" (its answer is used; more Iters, another Solver or a lower k may help)")
 	}
 	c.Converged = len(c.Warnings) == 0
 }

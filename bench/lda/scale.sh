@@ -55,7 +55,7 @@ fit() {
 
 case ${1:-} in
 ksweep)
-	# k=10: the lead's 20,000-document corpus; larger k, larger corpora.
+	# k=10: a 20,000-document corpus; larger k, larger corpora.
 	corpus k10 20000 2000 10 200
 	corpus k50 100000 3000 50 200
 	corpus k100 200000 5000 100 200

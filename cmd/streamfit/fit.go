@@ -400,7 +400,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 // neither.
 func writeTopicModel(m *models.Model, f *fitFlags) error {
 	for _, w := range m.Fit.Warnings {
-		fmt.Fprintf(os.Stderr, "streamfit fit: warning: %s\n", w)
+		warn("fit", w)
 	}
 	if f.noTiming {
 		m.Fit.Seconds = 0

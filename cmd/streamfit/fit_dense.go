@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -165,7 +164,7 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		return nil, "", usagef("unknown model %q", model)
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "streamfit fit: warning: %s\n", w)
+		warn("fit", w)
 	}
 	return write, summary, nil
 }

@@ -19,7 +19,7 @@ func planFit(t *testing.T, args ...string) (int, string) {
 	return code, printed + errs
 }
 
-// TestFitPlanParquet is the lead's check of the plan on a Parquet file,
+// TestFitPlanParquet checks the plan on a Parquet file,
 // which records its rows but not its entries: the plan estimates the
 // entries from the first documents (so the rows on disk are not rejected
 // for an unknown disk need), prints the estimate, and a too small tensor
@@ -40,7 +40,7 @@ func TestFitPlanParquet(t *testing.T) {
 		}
 	}
 	code, errs := planFit(t, "--input", p("c.parquet"), "--k", "4", "--plan", "sketch", "--sketch-len", "8", "--sketch-count", "1", "--out", p("s.json"))
-	if code == 0 || !strings.Contains(errs, "raise --sketch-len") {
+	if code == 0 || !strings.Contains(errs, "raise SketchLen") || !strings.Contains(errs, "SketchLen is --sketch-len") {
 		t.Errorf("8×1 sketch: exit %d, want a failure advising --sketch-len:\n%s", code, errs)
 	}
 }

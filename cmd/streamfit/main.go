@@ -78,7 +78,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 // flagHint names the flag that answers a data error the library reports
-// without knowing the command line.
+// without knowing the command line, and the flags of the settings its
+// message names (settingFlags).
 func flagHint(err error) string {
 	switch {
 	case errors.Is(err, stream.ErrFormat):
@@ -86,7 +87,64 @@ func flagHint(err error) string {
 	case errors.Is(err, stream.ErrNeedVocab):
 		return " (--vocab names it; `streamfit vocab build` makes one)"
 	}
-	return ""
+	return settingHint(err.Error())
+}
+
+// settingFlags pairs the names library messages give their settings (the
+// fields of the models' Config and of stream.Options) with the flags that
+// set them.
+var settingFlags = []struct{ name, flag string }{
+	{"PowerIters", "--power-iters"},
+	{"SketchLen", "--sketch-len"},
+	{"SketchCount", "--sketch-count"},
+	{"Third", "--plan"},
+	{"ExactDim", "--exact-dim"},
+	{"Iters", "--iters"},
+	{"Solver", "--solver"},
+	{"Rotate", "--rotate"},
+	{"Views", "--views"},
+	{"stream.Options.VocabPath", "--vocab"},
+}
+
+// settingHint returns " (PowerIters is --power-iters; …)" for the settings
+// msg names as whole words, or "" when it names none.
+func settingHint(msg string) string {
+	var named []string
+	for _, s := range settingFlags {
+		if containsWord(msg, s.name) {
+			named = append(named, s.name+" is "+s.flag)
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(named, "; ") + ")"
+}
+
+// containsWord reports whether w occurs in s with no letter, digit or
+// underscore either side.
+func containsWord(s, w string) bool {
+	word := func(b byte) bool {
+		return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !word(s[j-1])) && (end == len(s) || !word(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// warn prints a warning of the library on stderr, with the flags of the
+// settings it names.
+func warn(cmd, w string) {
+	fmt.Fprintf(os.Stderr, "streamfit %s: warning: %s%s\n", cmd, w, settingHint(w))
 }
 
 func usage(w io.Writer) {

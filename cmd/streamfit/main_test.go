@@ -135,3 +135,20 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingHint: the CLI names the flag of every setting a library message
+// names as a whole word, and only those.
+func TestSettingHint(t *testing.T) {
+	for msg, want := range map[string]string{
+		"raise SketchLen to 64 or SketchCount": " (SketchLen is --sketch-len; SketchCount is --sketch-count)",
+		"another power pass (PowerIters = 2)":  " (PowerIters is --power-iters)",
+		"more Iters, another Solver":           " (Iters is --iters; Solver is --solver)",
+		"give it (stream.Options.VocabPath)":   " (stream.Options.VocabPath is --vocab)",
+		"ViewsFlag and SketchLength":           "",
+		"no setting here":                      "",
+	} {
+		if got := settingHint(msg); got != want {
+			t.Errorf("settingHint(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

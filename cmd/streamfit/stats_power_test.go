@@ -212,7 +212,7 @@ func TestStatsPowerForced(t *testing.T) {
 		t.Errorf("merge of a decaying phase 1 printed:\n%s", msg)
 	}
 	code, msg := r.run("stats", "--phase", "2", "--power-iters", "1", "--basis", r.p("m1.stats"), "--out", r.p("x.stats"), r.p("docword.a.txt"))
-	if code == 0 || !strings.Contains(msg, "power-iters=1, but the basis holds 0 power passes") {
+	if code == 0 || !strings.Contains(msg, "PowerIters = 1, but the basis holds 0 power passes") || !strings.Contains(msg, "PowerIters is --power-iters") {
 		t.Errorf("phase 2 --power-iters 1 of phase-1 statistics: exit %d\n%s", code, msg)
 	}
 	r.phase("power", "m1.stats", "pw", "a", "b")

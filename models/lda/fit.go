@@ -155,7 +155,7 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 		var neg *negativeError
 		if !errors.As(err, &neg) || b.extra == nil || cfg.PowerIters != 0 {
 			if neg != nil && cfg.PowerIters < 0 && !b.exact {
-				neg.advice = "the power pass that separates them was ruled out (power-iters -1): allow it (power-iters 0), or lower k"
+				neg.advice = "the power pass that separates them was ruled out (PowerIters = -1): allow it (PowerIters = 0), or lower k"
 			}
 			return m, err
 		}

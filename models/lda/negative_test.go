@@ -134,7 +134,7 @@ func TestNegativeDirection(t *testing.T) {
 		}
 		_, err = Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, PowerIters: -1})
 		var neg *negativeError
-		if !errors.As(err, &neg) || neg.bad != h || !strings.Contains(err.Error(), "power-iters 0") {
+		if !errors.As(err, &neg) || neg.bad != h || !strings.Contains(err.Error(), "PowerIters = 0") {
 			t.Errorf("%d header words without the power pass: %v", h, err)
 		}
 	}

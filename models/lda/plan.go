@@ -137,10 +137,10 @@ func ParseBytes(s string) (int64, error) {
 
 // Cost-model constants: CPU time (user + system, all cores) and peak RSS
 // fitted to fits of 20,000–100,000 documents, k=10/50/100 and vocabularies of
-// 2,000–100,000 words on the tree of 700cbea (2026-11-23 06:42–06:50 UTC,
-// per-stage CPU from fit --cpuprofile; bench/lda/SCALE.md, "The plan's
-// prediction", which also checks them on other corpora); times in nanoseconds, rates
-// in flops per nanosecond of CPU.
+// 2,000–100,000 words at commit 700cbea (per-stage CPU from fit
+// --cpuprofile; bench/lda/SCALE.md, "The plan's prediction", which also
+// checks them on other corpora); times in nanoseconds, rates in flops per
+// nanosecond of CPU.
 const (
 	// nsPerNNZ is a pass's cost per stored entry apart from the k-wide
 	// work: decoding, regrouping, the per-term scalars (28–30 in the
@@ -202,7 +202,7 @@ const (
 	// dkArrays is the number of d×k float64 arrays of statistics a fit
 	// holds at its peak (W in float64 and float32, Z, Z2, Ê2·W, the
 	// sketch sums and the whitening's copies): 5 fits 814 MB at d=100,000,
-	// k=100 (9 did before round 3).
+	// k=100 (9 did before commit 700cbea).
 	dkArrays = 5
 	// rowCoderMax caps the row store's compression buffers, predicted as
 	// the rows' size up to this (implicit at k=300, d=5,000: 652 MB).
@@ -279,7 +279,7 @@ func (p *Plan) machineFits(info stream.Info) error {
 	}
 	why := ""
 	if info.Vocab == nil {
-		why = "; the data names no vocabulary, so d is 1 + the largest term id: check the term ids, or give the vocabulary file (--vocab)"
+		why = "; the data names no vocabulary, so d is 1 + the largest term id: check the term ids, or give the vocabulary file (stream.Options.VocabPath)"
 	}
 	return fmt.Errorf("lda: nothing fits: the %s plan needs about %s, more than the machine's %s of memory (k=%d, d=%d words%s)",
 		p.Third, bytesStr(p.Predicted.PeakBytes), bytesStr(total), p.K, p.D, why)
@@ -446,9 +446,9 @@ func sketchError(k, b, count int) float64 {
 func sketchAdvice(k, count int) string {
 	b, need := sketchLenFor(k, count, func(int) bool { return true })
 	if float64(b) < need {
-		return fmt.Sprintf("a sketch accurate enough for k=%d would need ≈%.0g buckets per sketch, beyond the largest (%d); use --plan implicit or explicit", k, need, 1<<22)
+		return fmt.Sprintf("a sketch accurate enough for k=%d would need ≈%.0g buckets per sketch, beyond the largest (%d); hold the third moment another way (Third \"implicit\" or \"explicit\")", k, need, 1<<22)
 	}
-	return fmt.Sprintf("raise --sketch-len to %d (predicted error %.2g; the error falls as 1/√length) or --sketch-count, or use --plan implicit or explicit", b, sketchError(k, b, count))
+	return fmt.Sprintf("raise SketchLen to %d (predicted error %.2g; the error falls as 1/√length) or SketchCount, or hold the third moment another way (Third \"implicit\" or \"explicit\")", b, sketchError(k, b, count))
 }
 
 // DefaultSketch returns the default tensor sketch for k topics within a

@@ -131,8 +131,8 @@ func TestPlanChoices(t *testing.T) {
 }
 
 // TestDefaultSketch: the default sketch aims at a predicted contraction
-// error of maxSketchErr (at k=10, 1024×3 did not converge on the 20,000-
-// document corpus of the lead's check; 4096×3 did), grows with k, and stays
+// error of maxSketchErr (at k=10, 1024×3 did not converge on a 20,000-
+// document corpus; 4096×3 did), grows with k, and stays
 // within a quarter of the budget.
 func TestDefaultSketch(t *testing.T) {
 	b, count := DefaultSketch(10, 8<<30)
@@ -221,12 +221,12 @@ func checkSolveProgress(t *testing.T, th Third, solve []Progress, passes int, do
 }
 
 // TestSketchTooCoarse: a sketch too small for k fails with advice to raise
-// --sketch-len, not with "k is larger than the data support".
+// SketchLen, not with "k is larger than the data support".
 func TestSketchTooCoarse(t *testing.T) {
 	src, _ := corpus(t, synth.LDAConfig{Docs: 4000, Vocab: 400, K: 8, Alpha0: 1, DocLen: 80, Seed: 22})
 	_, err := Fit(context.Background(), src, Config{K: 8, Alpha0: 1, Seed: 2, Third: Sketch, SketchLen: 16, SketchCount: 1})
-	if err == nil || !strings.Contains(err.Error(), "--sketch-len") {
-		t.Fatalf("16×1 sketch at k=8: err %v, want advice to raise --sketch-len", err)
+	if err == nil || !strings.Contains(err.Error(), "raise SketchLen to ") || strings.Contains(err.Error(), "--") {
+		t.Fatalf("16×1 sketch at k=8: err %v, want advice to raise SketchLen (and no CLI flag)", err)
 	}
 }
 
@@ -367,7 +367,7 @@ func TestPlanPredictions(t *testing.T) {
 // the exact representations when none does (k=1000).
 func TestSketchAdvice(t *testing.T) {
 	a := sketchAdvice(8, 1)
-	if !strings.Contains(a, "raise --sketch-len to ") {
+	if !strings.Contains(a, "raise SketchLen to ") {
 		t.Fatalf("k=8: %q", a)
 	}
 	var b int
@@ -375,7 +375,7 @@ func TestSketchAdvice(t *testing.T) {
 	if b&(b-1) != 0 || sketchError(8, b, 1) > maxSketchErr || sketchError(8, b/2, 1) <= maxSketchErr {
 		t.Errorf("k=8: advised length %d (error %.3g; half of it %.3g)", b, sketchError(8, b, 1), sketchError(8, b/2, 1))
 	}
-	if a := sketchAdvice(1000, 3); !strings.Contains(a, "beyond the largest") || !strings.Contains(a, "--plan implicit") {
+	if a := sketchAdvice(1000, 3); !strings.Contains(a, "beyond the largest") || !strings.Contains(a, `Third "implicit"`) {
 		t.Errorf("k=1000: %q", a)
 	}
 }

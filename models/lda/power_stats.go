@@ -90,11 +90,11 @@ func powerPolicy(cfg Config, h implicit.StatsHeader, b *basis) error {
 	case b.exact:
 		return nil // exact whitening takes no power pass
 	case n > 0 && h.Power != n:
-		return fmt.Errorf("lda: power-iters=%d, but the basis holds %d power passes (run the power phase on the merged statistics of each pass until it holds %d)", n, h.Power, n)
+		return fmt.Errorf("lda: PowerIters = %d, but the basis holds %d power passes (run the power phase on the merged statistics of each pass until it holds %d)", n, h.Power, n)
 	case n < 0 && h.Power > 0:
-		return fmt.Errorf("lda: power-iters=%d means no power pass, but the basis holds %d (give the phase-1 statistics as the basis)", n, h.Power)
+		return fmt.Errorf("lda: PowerIters = %d means no power pass, but the basis holds %d (give the phase-1 statistics as the basis)", n, h.Power)
 	case n == 0 && autoPower(h, b):
-		return fmt.Errorf("lda: %w (sketch tail σ_last/σ_k = %.3f > %g): compute the statistics of the power pass with these as the basis first, or take exactly two passes with power-iters -1",
+		return fmt.Errorf("lda: %w (sketch tail σ_last/σ_k = %.3f > %g): compute the statistics of the power pass with these as the basis first, or take exactly two passes with PowerIters = -1",
 			ErrPowerPass, b.tail, autoPowerTail)
 	}
 	return nil
@@ -116,7 +116,7 @@ func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats
 		return nil, err
 	}
 	if cfg.exact(d) || basis.Header.Exact {
-		return nil, fmt.Errorf("lda: the vocabulary of %d words is whitened exactly (exact-dim %d), which takes no power pass", d, cfg.ExactDim)
+		return nil, fmt.Errorf("lda: the vocabulary of %d words is whitened exactly (ExactDim %d), which takes no power pass", d, cfg.ExactDim)
 	}
 	y, err := m2Times(basis.Pair, cfg.m2Coef(), omega, false)
 	if err != nil {

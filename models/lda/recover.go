@@ -117,10 +117,10 @@ func diagnose(m *models.Model, cfg Config, b *basis) ([]string, error) {
 	ratio := sum / want
 	var out []string
 	if b.tail > warnTail {
-		advice := "one power pass (--power-iters 1, one more pass over the data) usually fixes it"
+		advice := "one power pass (PowerIters = 1, one more pass over the data) usually fixes it"
 		if b.passes > 1 {
 			// The automatic (or a requested) power pass already ran.
-			advice = fmt.Sprintf("after %d power pass(es) more documents, or another power pass (--power-iters %d), may help", b.passes-1, b.passes)
+			advice = fmt.Sprintf("after %d power pass(es) more documents, or another power pass (PowerIters = %d), may help", b.passes-1, b.passes)
 		}
 		out = append(out, fmt.Sprintf("the sketch of the second moment barely decays past the k-th direction (last singular value %.2f of the k-th): the topics may be poorly spanned, and the checks below may blame k; %s", b.tail, advice))
 	}

@@ -117,11 +117,11 @@ func Eval(est, truth *Model) (*Metrics, error) {
 		return nil, fmt.Errorf("multiview: fitted k=%d but the truth has k=%d", est.K, truth.K)
 	}
 	if est.Rotated != truth.Rotated {
-		return nil, fmt.Errorf("multiview: the fit's view means are in rotated coordinates (--rotate, 004 Prop 3.3) and the truth's are not; compare its components with the mixture instead")
+		return nil, fmt.Errorf("multiview: the fit's view means are in rotated coordinates (Rotate, 004 Prop 3.3) and the truth's are not; compare its components with the mixture instead")
 	}
 	for t := range 3 {
 		if !slices.Equal(est.Views[t], truth.Views[t]) {
-			return nil, fmt.Errorf("multiview: the fit and the truth cut the columns into different views (view %d is columns %s in the fit, %s in the truth), so their means are not comparable; fit again with --views %q (the views of the truth file)",
+			return nil, fmt.Errorf("multiview: the fit and the truth cut the columns into different views (view %d is columns %s in the fit, %s in the truth), so their means are not comparable; fit again with the views of the truth file (Views %q)",
 				t+1, short(est.Views[t]), short(truth.Views[t]), ViewsFlag(truth.Views))
 		}
 	}

@@ -161,7 +161,7 @@ func TestRotateGMM(t *testing.T) {
 }
 
 // A fit whose views differ from the truth's gets an error naming both and
-// the --views value that would match.
+// the Views value that would match.
 func TestEvalMismatchedViews(t *testing.T) {
 	mk := func(views [][]int) *Model {
 		m := &Model{Model: "multiview", K: 1, D: 6, Views: views, Weights: []float64{1}, Means: make([][][]float64, 3)}
@@ -171,7 +171,7 @@ func TestEvalMismatchedViews(t *testing.T) {
 		return m
 	}
 	_, err := Eval(mk([][]int{{0, 1}, {2, 3}, {4, 5}}), mk([][]int{{0, 2}, {1, 3}, {4, 5}}))
-	if err == nil || !strings.Contains(err.Error(), `--views "0,2;1,3;4,5"`) || !strings.Contains(err.Error(), "view 1") {
+	if err == nil || !strings.Contains(err.Error(), `Views "0,2;1,3;4,5"`) || !strings.Contains(err.Error(), "view 1") {
 		t.Errorf("got %v", err)
 	}
 }

@@ -34,7 +34,7 @@ func evalFigures(d *Data, path string, k int, topics bool) error {
 	}
 	var root map[string]any
 	if err := json.Unmarshal(b, &root); err != nil {
-		return fmt.Errorf("%s: not an evaluation file (a JSON object, as `streamfit eval --json` prints): %w", path, err)
+		return fmt.Errorf("%s: not an evaluation file (a JSON object, as an evaluation writes it): %w", path, err)
 	}
 	var figs []Figure
 	var skipped []string

@@ -296,7 +296,7 @@ func topicProvenance(d *Data, m *models.Model) {
 	if f.Seconds > 0 {
 		d.prov("seconds", fmtNum(f.Seconds))
 	} else {
-		d.prov("seconds", "not recorded (--no-timing)")
+		d.prov("seconds", "not recorded (timing turned off)")
 	}
 	d.prov("seed", strconv.FormatUint(f.Seed, 10))
 	d.prov("whitening", f.Whitening)

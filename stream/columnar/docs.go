@@ -58,7 +58,7 @@ func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
 			// A vocabulary inferred from one stray id would size every
 			// table after it: a damaged id must not exhaust the memory.
 			return nil, stream.Errorf(path, 0, -1, "", stream.ErrValue,
-				"the largest term id is %d and the file names no vocabulary: a vocabulary of %d words is more than %d inferred from the ids alone; check the term ids, or give the vocabulary file (--vocab)",
+				"the largest term id is %d and the file names no vocabulary: a vocabulary of %d words is more than %d inferred from the ids alone; check the term ids, or give the vocabulary file (stream.Options.VocabPath)",
 				s.info.Terms-1, s.info.Terms, maxStamp)
 		}
 	}

@@ -75,7 +75,7 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 	case cfg.K < 1 || cfg.Vocab < 2:
 		return nil, fmt.Errorf("synth: need k ≥ 1 and a vocabulary of at least 2 words (k=%d, vocab=%d)", cfg.K, cfg.Vocab)
 	case !finitePositive(cfg.Alpha0) || !finitePositive(cfg.Beta) || !finitePositive(cfg.DocLen):
-		return nil, fmt.Errorf("synth: alpha0=%g, beta=%g and doc-len=%g must be finite and positive", cfg.Alpha0, cfg.Beta, cfg.DocLen)
+		return nil, fmt.Errorf("synth: Alpha0=%g, Beta=%g and DocLen=%g must be finite and positive", cfg.Alpha0, cfg.Beta, cfg.DocLen)
 	case cfg.Vocab > 1<<31-1:
 		return nil, errors.New("synth: vocabulary too large for int32 term ids")
 	}

@@ -87,7 +87,7 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 	}
 	switch {
 	case cfg.Sets < 0 || cfg.PerSet < 3:
-		return nil, fmt.Errorf("synth: need sets ≥ 0 and at least 3 points per set (sets=%d, per-set=%d)", cfg.Sets, cfg.PerSet)
+		return nil, fmt.Errorf("synth: need Sets ≥ 0 and at least 3 points per set (Sets=%d, PerSet=%d)", cfg.Sets, cfg.PerSet)
 	case cfg.K < 2:
 		return nil, fmt.Errorf("synth: need at least 2 states, got %d", cfg.K)
 	case cfg.M != 0 && cfg.M < cfg.K:
