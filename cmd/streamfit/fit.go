@@ -117,7 +117,7 @@ func newFitFlags(m fitModel) (*flag.FlagSet, *fitFlags) {
 	fs.IntVar(&f.restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	fs.IntVar(&f.iters, "iters", 0, "solver iterations per phase (0: solver default)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")
-	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (`streamfit stats`/`merge`) instead of reading --input")
+	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (`streamfit stats`/`merge`) instead of passes over --input; lda/topic: with --input, the EM passes over it follow (the model of fit --input)")
 	fs.BoolVar(&f.noTiming, "no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	f.prog = addProgressFlag(fs)
 	m.flags(f, fs)

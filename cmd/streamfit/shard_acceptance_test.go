@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -123,6 +124,14 @@ func TestShardsEveryModel(t *testing.T) {
 			}
 			if !c.em {
 				return
+			}
+			// Without documents the EM passes cannot run, and a note says so.
+			code, msg := withStderr(t, func() int {
+				code, _, _ := streamfit(t, "fit", c.model, "--from-stats", p(basis["row groups"]), "--no-timing", "--out", p("note.json"))
+				return code
+			})
+			if code != 0 || !strings.Contains(msg, "EM passes need the documents") {
+				t.Errorf("fit --from-stats without --input: exit %d, no note that EM needs --input:\n%s", code, msg)
 			}
 			// The EM passes over the documents after the spectral fit of
 			// the merge: the default fit of the whole file.
