@@ -517,7 +517,7 @@ func fitTopicFromStats(ctx context.Context, model string, fs *flag.FlagSet, f *f
 	if cfg.Checkpoint, err = f.ck.config(f.input, *o); err != nil { // checkpoint.go
 		return err
 	}
-	if err := lda.Refine(ctx, src, m, cfg); err != nil {
+	if err := lda.RefineEM(ctx, src, m, cfg); err != nil {
 		return inputNamed(f.input, err)
 	}
 	if err := writeTopicModel(m, f); err != nil {

@@ -127,14 +127,14 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	return m, nil
 }
 
-// Refine runs the EM passes of cfg.EM over src on m, the spectral fit of
+// RefineEM runs the EM passes of cfg.EM over src on m, the spectral fit of
 // src's statistics (FitStats), as the last step of Fit does, and stores the
 // refined topics and weights in m: FitStats of src's statistics (merged
-// from shards in any order) followed by Refine over src gives the model of
+// from shards in any order) followed by RefineEM over src gives the model of
 // Fit(src, cfg) bit for bit. cfg.EM.Passes 0 leaves m as it is. m must be
 // over src's vocabulary. With cfg.Checkpoint the passes are saved and
 // resumed as Fit's are.
-func Refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) error {
+func RefineEM(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) error {
 	info := src.Info()
 	if info.Terms != m.D {
 		return fmt.Errorf("lda: the model has %d words, the documents %d", m.D, info.Terms)

@@ -245,7 +245,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 
 // FitStats fits the model from merged phase-2 statistics, as the last step
 // of Fit does after its second pass, without Fit's EM passes (cfg.EM is not
-// read: Refine runs them over the documents). Fields of cfg left zero that
+// read: RefineEM runs them over the documents). Fields of cfg left zero that
 // the statistics fix are taken from them (ConfigFromStats).
 func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Model, error) {
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -236,5 +237,38 @@ func TestStatsRefused(t *testing.T) {
 	}
 	if _, err := PowerStats(ctx, all, p1, cfg); err == nil || !strings.Contains(err.Error(), "exactly") {
 		t.Errorf("power pass of exactly whitened statistics: %v", err)
+	}
+}
+
+// TestRefineEMAfterStats checks that the EM passes over the documents
+// after the spectral fit of merged statistics (shards cut at a batch
+// boundary) give the model of Fit with the same EM passes, bit for bit,
+// and that documents of another vocabulary size are refused.
+func TestRefineEMAfterStats(t *testing.T) {
+	ctx := context.Background()
+	cc := synth.LDAConfig{Docs: 2000, Vocab: 150, K: 4, Alpha0: 1, DocLen: 40, Seed: 31}
+	all, a, b, _ := shards(t, cc, 0.512) // cut at document 1024, a batch boundary
+	cfg := Config{K: 4, Alpha0: 1, Seed: 2, Workers: 2, EM: EM{Passes: 3, FitAlpha: true}}
+	want, err := Fit(ctx, all, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Fit.EM == nil || want.Fit.EM.Passes == 0 {
+		t.Fatal("Fit ran no EM passes")
+	}
+	got := fitStats(t, twoPhase(t, cfg, b, a), cfg)
+	if got.Fit.EM != nil {
+		t.Fatal("FitStats ran EM passes without documents")
+	}
+	if err := RefineEM(ctx, all, got, cfg); err != nil {
+		t.Fatal(err)
+	}
+	got.Fit.Seconds, want.Fit.Seconds = 0, 0
+	if !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.Alpha, want.Alpha) || !reflect.DeepEqual(got.Fit, want.Fit) {
+		t.Errorf("FitStats + RefineEM differs from Fit: %.3g relative; passes %d vs %d", relDiff(t, got, want), got.Fit.Passes, want.Fit.Passes)
+	}
+	other, _, _, _ := shards(t, synth.LDAConfig{Docs: 300, Vocab: 90, K: 4, Alpha0: 1, DocLen: 40, Seed: 32}, 0.5)
+	if err := RefineEM(ctx, other, got, cfg); err == nil || !strings.Contains(err.Error(), "90") {
+		t.Errorf("EM over documents of 90 words on a model of 150: %v", err)
 	}
 }
