@@ -208,16 +208,11 @@ func runFit(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if err := checkOutputs([]string{f.input, o.VocabPath, f.fromStats}, f.out, f.topicsParquet, f.cpuProfile); err != nil {
+	stop, err := f.startOutputs(f.input, o.VocabPath, f.fromStats)
+	if err != nil {
 		return err
 	}
-	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
+	defer stop()
 	if memory > 0 {
 		// The budget is also the runtime's soft limit: the collector then
 		// works harder near it instead of letting the heap double past
@@ -457,6 +452,18 @@ func set(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
+// startOutputs checks that the outputs overwrite none of the inputs and
+// starts the CPU profile when --cpuprofile asks; the caller defers stop.
+func (f *fitFlags) startOutputs(inputs ...string) (stop func(), err error) {
+	if err := checkOutputs(inputs, f.out, f.topicsParquet, f.cpuProfile); err != nil {
+		return nil, err
+	}
+	if f.cpuProfile == "" {
+		return func() {}, nil
+	}
+	return startCPUProfile(f.cpuProfile)
+}
+
 // fitTopicFromStats runs `fit lda|topic --from-stats S [--input F]`: the
 // spectral fit from the merged statistics S and, with --input, the EM
 // passes over F, which give the model of `fit --input F` with the same
@@ -464,16 +471,11 @@ func set(fs *flag.FlagSet, name string) bool {
 // written, with a note on stderr when --em-passes asks for them.
 func fitTopicFromStats(ctx context.Context, model string, fs *flag.FlagSet, f *fitFlags) error {
 	o := f.o
-	if err := checkOutputs([]string{f.fromStats, f.input, o.VocabPath}, f.out, f.topicsParquet, f.cpuProfile); err != nil {
+	stop, err := f.startOutputs(f.fromStats, f.input, o.VocabPath)
+	if err != nil {
 		return err
 	}
-	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
+	defer stop()
 	start := time.Now()
 	// k, α₀ and seed come from the statistics unless given explicitly.
 	cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: f.solverFlag(fs), Refine: f.alsSweeps,
