@@ -184,24 +184,6 @@ func tripleRun(a *TripleAcc, w *mat.Dense) passFunc {
 	}
 }
 
-// NewPairOrdered returns a driver of a's passes against omega with the batch
-// count, PassOptions.Skip and PassOptions.Snapshot of an exact pass, but
-// without exact totals: a's totals stay the float64 sums of the batches'
-// partials added in batch order, and batches is the number of batches they
-// already hold. That is enough to resume one pass exactly (the totals are
-// saved as they are and the remaining batches are added in the same order)
-// at no cost in memory or time; only merges of shards need exact totals.
-// Its state cannot be saved in a statistics file (save the accumulator
-// without Exact and the count apart).
-func NewPairOrdered(a *PairAcc, omega mat.Matrix, batches int64) *Exact {
-	return &Exact{Batches: batches, run: pairRun(a, omega)}
-}
-
-// NewTripleOrdered is NewPairOrdered for a pass whitened by w.
-func NewTripleOrdered(a *TripleAcc, w *mat.Dense, batches int64) *Exact {
-	return &Exact{Batches: batches, run: tripleRun(a, w)}
-}
-
 // NewPairExact makes a's totals exact for passes against omega. Values a
 // already holds are taken in as they are, unless prev (the exact state read
 // with a from a file) gives their low words.
@@ -433,16 +415,6 @@ type batchFold struct {
 	last     time.Time // of the last snapshot
 }
 
-// exact returns f when it folds partials into exact totals, and nil when it
-// only counts batches (NewPairOrdered: plain totals) or is nil: what a
-// commit is given.
-func (f *batchFold) exact() *batchFold {
-	if f == nil || f.e.arrays == nil {
-		return nil
-	}
-	return f
-}
-
 // addTotal adds the partial sums x of a batch to total[off:off+len(x)]:
 // by float64 addition without a fold, else exactly into the exact array
 // that holds total.
@@ -541,9 +513,6 @@ type exactArrayMeta struct {
 func (e *Exact) meta() (*exactMeta, error) {
 	if e.raw {
 		return nil, errors.New("implicit: exact totals saved during a pass")
-	}
-	if e.arrays == nil { // NewPairOrdered: only the batch count
-		return nil, errors.New("implicit: ordered totals (NewPairOrdered) have no exact state to save")
 	}
 	m := &exactMeta{Batches: e.Batches, Arrays: make([]exactArrayMeta, len(e.arrays))}
 	for i, a := range e.arrays {

@@ -289,45 +289,6 @@ func TestExactResume(t *testing.T) {
 	}
 }
 
-// TestOrderedResume checks the driver without exact totals that Fit's
-// checkpoints use: a pass stopped after some batches and resumed with Skip
-// gives the ordered float64 totals of an uninterrupted plain pass, bit for
-// bit, and its state is refused by a statistics file.
-func TestOrderedResume(t *testing.T) {
-	const d, k, rows = 60, 5, 40
-	docs, _ := tinyCorpus(2000, d, 43)
-	w := randDense(d, k, 44)
-	whole := NewTripleAcc(d, k)
-	whole.Float32 = true
-	if err := whole.Pass(context.Background(), batches(docs, rows, -1), 3, w, nil); err != nil {
-		t.Fatal(err)
-	}
-	a := NewTripleAcc(d, k)
-	a.Float32 = true
-	e := NewTripleOrdered(a, w, 0)
-	stop := errors.New("killed")
-	err := e.Pass(context.Background(), batches(docs, rows, -1), 2, nil, PassOptions{Snapshot: func(n int64) error {
-		if n == 23 {
-			return stop
-		}
-		return nil
-	}})
-	if !errors.Is(err, stop) || e.Batches != 23 {
-		t.Fatalf("interrupted pass: %v after %d batches", err, e.Batches)
-	}
-	if _, err := e.meta(); err == nil {
-		t.Error("ordered totals were described for a statistics file")
-	}
-	// Resumed by a new driver, as from a checkpoint that holds 23 batches.
-	e = NewTripleOrdered(a, w, e.Batches)
-	if err := e.Pass(context.Background(), batches(docs, rows, -1), 1, nil, PassOptions{Skip: e.Batches}); err != nil {
-		t.Fatal(err)
-	}
-	if e.Batches != 50 || a.Counts != whole.Counts || !slices.Equal(a.Y3, whole.Y3) || !slices.Equal(a.Z, whole.Z) || !slices.Equal(a.Z2, whole.Z2) || !slices.Equal(a.M1, whole.M1) {
-		t.Errorf("resumed ordered pass differs from the uninterrupted one (%d batches)", e.Batches)
-	}
-}
-
 // BenchmarkExactPass measures what exact totals cost a pass: the same pass
 // of an LDA corpus (d=20000, documents of about 100 words, batches of the
 // default 4096) with plain float64 totals and with exact ones. Compare the

@@ -100,7 +100,7 @@ func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context
 		sp = flatten[F](a.sp.rows, a.D)
 	}
 	var bufs batchBuffers
-	exact := fold.exact()
+	exact := fold // nil: a plain pass
 	defer bufs.release()
 	return ordered(ctx, docs, workers, func() *pairPart[F] {
 		p := &pairPart[F]{batch: bufs.get(), om: om, sp: sp, tmp: scratchRows[F](max(1, workers), a.Cols)}

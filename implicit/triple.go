@@ -164,7 +164,7 @@ func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Con
 		}
 	}
 	var bufs batchBuffers
-	exact := fold.exact()
+	exact := fold // nil: a plain pass
 	defer bufs.release()
 	err := ordered(ctx, docs, workers, func() *triplePart[F] {
 		return &triplePart[F]{batch: bufs.get(), w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)}

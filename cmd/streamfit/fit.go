@@ -117,7 +117,7 @@ func newFitFlags(m fitModel) (*flag.FlagSet, *fitFlags) {
 	fs.IntVar(&f.restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	fs.IntVar(&f.iters, "iters", 0, "solver iterations per phase (0: solver default)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")
-	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (`streamfit stats`/`merge`) instead of reading --input")
+	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (`streamfit stats`/`merge`) instead of passes over --input; lda/topic: with --input, the EM passes over it follow (the model of fit --input)")
 	fs.BoolVar(&f.noTiming, "no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	f.prog = addProgressFlag(fs)
 	m.flags(f, fs)
@@ -175,51 +175,25 @@ func runFit(ctx context.Context, args []string) error {
 	if err != nil {
 		return notDefined(model, err)
 	}
+	if f.input == "" && len(pos) == 1 {
+		f.input = pos[0]
+	} else if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	topic := model == "lda" || model == "topic"
 	if f.fromStats != "" {
-		if f.input != "" || len(pos) > 0 {
+		if f.input != "" && !topic {
 			return usagef("--from-stats fits from the statistics alone; an --input (or INPUT) does not apply")
 		}
 		if (set(fs, "plan") && f.plan != string(lda.Explicit) && f.plan != string(lda.Auto)) || f.implicitOp {
 			return usagef("--from-stats fits the explicit tensor the statistics hold; --plan %s and --implicit do not apply", f.plan)
 		}
-		if set(fs, "em-passes") && f.emPasses > 0 {
-			return usagef("--from-stats has no documents for the EM passes; fit from --input to refine, or give --em-passes 0")
+		if f.input == "" && set(fs, "em-passes") && f.emPasses > 0 {
+			return usagef("--from-stats has no documents for the EM passes; give them with --input, or give --em-passes 0")
 		}
 	}
-	if f.fromStats != "" && (model == "lda" || model == "topic") {
-		if err := checkOutputs([]string{f.fromStats}, f.out, f.topicsParquet, f.cpuProfile); err != nil {
-			return err
-		}
-		if f.cpuProfile != "" {
-			stop, err := startCPUProfile(f.cpuProfile)
-			if err != nil {
-				return err
-			}
-			defer stop()
-		}
-		// k, α₀ and seed come from the statistics unless given explicitly.
-		cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: f.solverFlag(fs), Refine: f.alsSweeps,
-			Restarts: f.restarts, Iters: f.iters}
-		fs.Visit(func(fl *flag.Flag) {
-			switch fl.Name {
-			case "k":
-				cfg.K = f.k
-			case "alpha0":
-				cfg.Alpha0 = f.alpha0
-			case "seed":
-				cfg.Seed = f.seed
-			}
-		})
-		m, err := fitFromStats(ctx, f.fromStats, cfg)
-		if err != nil {
-			return err
-		}
-		return writeTopicModel(m, f)
-	}
-	if f.input == "" && len(pos) == 1 {
-		f.input = pos[0]
-	} else if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
+	if f.fromStats != "" && topic {
+		return fitTopicFromStats(ctx, model, fs, f)
 	}
 	if f.input == "" && f.fromStats == "" {
 		return usagef("--input is required")
@@ -234,16 +208,11 @@ func runFit(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if err := checkOutputs([]string{f.input, o.VocabPath, f.fromStats}, f.out, f.topicsParquet, f.cpuProfile); err != nil {
+	stop, err := f.startOutputs(f.input, o.VocabPath, f.fromStats)
+	if err != nil {
 		return err
 	}
-	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
+	defer stop()
 	if memory > 0 {
 		// The budget is also the runtime's soft limit: the collector then
 		// works harder near it instead of letting the heap double past
@@ -268,21 +237,10 @@ func runFit(ctx context.Context, args []string) error {
 			Oversample: f.oversample, PowerIters: f.powerIters, ExactDim: f.exactDim,
 			Third: third, Memory: memory, SketchLen: f.sketchLen, SketchCount: f.sketchCount, RowDir: f.rowDir,
 			Solver: f.solverFlag(fs), Refine: f.alsSweeps, Restarts: f.restarts, Iters: f.iters,
-			EM: lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha},
+			EM: f.em(),
 		}
 		cfg.OnPlan = func(p *lda.Plan) { fmt.Fprintln(os.Stderr, p) }
-		if p != nil {
-			cfg.Progress = func(pr lda.Progress) {
-				p.SetStage(ldaStage(pr))
-				if pr.Stage == "em" && pr.Done { // one line per EM pass stays on the screen
-					clear := ""
-					if stderrIsTerminal() {
-						clear = "\r\033[K"
-					}
-					fmt.Fprintf(os.Stderr, "%sfit %s: %s (%.1fs)\n", clear, model, ldaStage(pr), pr.Elapsed.Seconds())
-				}
-			}
-		}
+		cfg.Progress = ldaProgress(p, model)
 		if cfg.Checkpoint, err = ck.config(f.input, *o); err != nil { // checkpoint.go
 			return err
 		}
@@ -291,10 +249,7 @@ func runFit(ctx context.Context, args []string) error {
 			return inputNamed(f.input, err)
 		}
 		write = func() error { return writeTopicModel(m, f) }
-		summary = fmt.Sprintf("%d topics over %d words from %d documents (%d skipped), %d passes", m.K, m.D, m.Fit.Docs, m.Fit.Skipped, m.Fit.Passes)
-		if em := m.Fit.EM; em != nil {
-			summary += fmt.Sprintf(" (%d of them EM, training bound %.5f per token)", em.Passes, em.Bounds[len(em.Bounds)-1])
-		}
+		summary = topicSummary(m)
 	default:
 		var err error
 		if write, summary, err = fitDense(ctx, model, f, o); err != nil {
@@ -316,6 +271,39 @@ func inputNamed(input string, err error) error {
 		return fmt.Errorf("%s: %w", input, err)
 	}
 	return err
+}
+
+// em is the EM configuration of the flags.
+func (f *fitFlags) em() lda.EM {
+	return lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha}
+}
+
+// ldaProgress returns the progress hook of an LDA fit that shows on p (nil:
+// none): the stage on the progress line, and one line per EM pass that
+// stays on the screen.
+func ldaProgress(p *stream.Progress, model string) func(lda.Progress) {
+	if p == nil {
+		return nil
+	}
+	return func(pr lda.Progress) {
+		p.SetStage(ldaStage(pr))
+		if pr.Stage == "em" && pr.Done {
+			clear := ""
+			if stderrIsTerminal() {
+				clear = "\r\033[K"
+			}
+			fmt.Fprintf(os.Stderr, "%sfit %s: %s (%.1fs)\n", clear, model, ldaStage(pr), pr.Elapsed.Seconds())
+		}
+	}
+}
+
+// topicSummary is the summary line of an LDA or single-topic fit.
+func topicSummary(m *models.Model) string {
+	s := fmt.Sprintf("%d topics over %d words from %d documents (%d skipped), %d passes", m.K, m.D, m.Fit.Docs, m.Fit.Skipped, m.Fit.Passes)
+	if em := m.Fit.EM; em != nil {
+		s += fmt.Sprintf(" (%d of them EM, training bound %.5f per token)", em.Passes, em.Bounds[len(em.Bounds)-1])
+	}
+	return s
 }
 
 // defaultEMPasses caps the EM passes of `fit lda|topic`: the stopping rule
@@ -462,4 +450,82 @@ func set(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
 	return found
+}
+
+// startOutputs checks that the outputs overwrite none of the inputs and
+// starts the CPU profile when --cpuprofile asks; the caller defers stop.
+func (f *fitFlags) startOutputs(inputs ...string) (stop func(), err error) {
+	if err := checkOutputs(inputs, f.out, f.topicsParquet, f.cpuProfile); err != nil {
+		return nil, err
+	}
+	if f.cpuProfile == "" {
+		return func() {}, nil
+	}
+	return startCPUProfile(f.cpuProfile)
+}
+
+// fitTopicFromStats runs `fit lda|topic --from-stats S [--input F]`: the
+// spectral fit from the merged statistics S and, with --input, the EM
+// passes over F, which give the model of `fit --input F` with the same
+// flags. Without --input the EM passes cannot run: the spectral fit is
+// written, with a note on stderr when --em-passes asks for them.
+func fitTopicFromStats(ctx context.Context, model string, fs *flag.FlagSet, f *fitFlags) error {
+	o := f.o
+	stop, err := f.startOutputs(f.fromStats, f.input, o.VocabPath)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	start := time.Now()
+	// k, α₀ and seed come from the statistics unless given explicitly.
+	cfg := lda.Config{Single: model == "topic", Workers: o.Workers, Solver: f.solverFlag(fs), Refine: f.alsSweeps,
+		Restarts: f.restarts, Iters: f.iters, EM: f.em()}
+	if f.plan == string(lda.Auto) {
+		cfg.Third = lda.Auto // recorded as fit's plan records its choice
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "k":
+			cfg.K = f.k
+		case "alpha0":
+			cfg.Alpha0 = f.alpha0
+		case "seed":
+			cfg.Seed = f.seed
+		}
+	})
+	if f.input == "" {
+		m, err := fitFromStats(ctx, f.fromStats, cfg)
+		if err != nil {
+			return err
+		}
+		if f.emPasses > 0 {
+			fmt.Fprintf(os.Stderr, "fit %s: the spectral fit of %s; the EM passes need the documents: give them with --input to run them (--em-passes 0 silences this)\n", model, f.fromStats)
+		}
+		return writeTopicModel(m, f)
+	}
+	p, done := startProgress(*f.prog, "fit "+model, 0)
+	defer done()
+	o.Progress = p
+	src, err := stream.Open(f.input, *o)
+	if err != nil {
+		return err
+	}
+	defer stream.Close(src)
+	m, err := fitFromStats(ctx, f.fromStats, cfg)
+	if err != nil {
+		return err
+	}
+	cfg.Progress = ldaProgress(p, model)
+	if cfg.Checkpoint, err = f.ck.config(f.input, *o); err != nil { // checkpoint.go
+		return err
+	}
+	if err := lda.RefineEM(ctx, src, m, cfg); err != nil {
+		return inputNamed(f.input, err)
+	}
+	if err := writeTopicModel(m, f); err != nil {
+		return err
+	}
+	done()
+	fmt.Fprintf(os.Stderr, "fit %s: %s in %.1fs → %s\n", model, topicSummary(m), time.Since(start).Seconds(), f.out)
+	return nil
 }

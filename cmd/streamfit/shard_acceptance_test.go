@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -26,15 +28,16 @@ func TestShardsEveryModel(t *testing.T) {
 		passes int
 		// fitOnly are flags of fit only (the solver's).
 		fitOnly []string
-		// fitDiffers says that `fit` on the whole file sums in batch order
-		// where the statistics hold exact totals: only the models of the
-		// whole file's statistics and of the merge are compared.
-		fitDiffers bool
+		// em says that the fit refines by EM passes after the spectral fit
+		// (lda, topic), which the statistics alone cannot run: the merge's
+		// `fit --from-stats` is compared with `fit --em-passes 0`, and
+		// `fit --from-stats S --input F` with `fit --input F`.
+		em bool
 	}{
 		{name: "lda", gen: []string{"lda", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "lda",
-			flags: []string{"--k", "3", "--alpha0", "1", "--seed", "5"}, passes: 2, fitDiffers: true},
+			flags: []string{"--k", "3", "--alpha0", "1", "--seed", "5"}, passes: 2, em: true},
 		{name: "topic", gen: []string{"topic", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "topic",
-			flags: []string{"--k", "3", "--seed", "5"}, passes: 2, fitDiffers: true},
+			flags: []string{"--k", "3", "--seed", "5"}, passes: 2, em: true},
 		{name: "gmm", gen: []string{"gmm", "--rows", "3000", "--d", "8", "--k", "3"}, model: "gmm",
 			flags: []string{"--k", "3", "--seed", "5"}, passes: 2},
 		{name: "gmm-differing", gen: []string{"gmm", "--rows", "3000", "--d", "8", "--k", "3", "--differing"}, model: "gmm",
@@ -108,14 +111,36 @@ func TestShardsEveryModel(t *testing.T) {
 				mustRun(t, append(append([]string{"fit", c.model, "--no-timing", "--progress", "off", "--out", p(out)}, c.flags...), append(c.fitOnly, args...)...)...)
 				return readFile(t, p(out))
 			}
-			want := fit("whole.json", "--input", in, "--batch-rows", fmt.Sprint(batchRows), "--workers", "2")
-			if c.fitDiffers {
-				want = fit("whole-stats.json", "--from-stats", p(basis["whole"]))
+			whole := []string{"--input", in, "--batch-rows", fmt.Sprint(batchRows), "--workers", "2"}
+			spectral := whole
+			if c.em {
+				spectral = append(slices.Clone(whole), "--em-passes", "0")
 			}
+			want := fit("whole.json", spectral...)
 			for _, name := range []string{"row groups", "row ranges"} {
 				if got := fit("merged.json", "--from-stats", p(basis[name])); !bytes.Equal(got, want) {
 					t.Errorf("%s: fit --from-stats of the merged statistics differs from the fit of the whole file:\n%s\n%s", name, got, want)
 				}
+			}
+			if !c.em {
+				return
+			}
+			// Without documents the EM passes cannot run, and a note says so.
+			code, msg := withStderr(t, func() int {
+				code, _, _ := streamfit(t, "fit", c.model, "--from-stats", p(basis["row groups"]), "--no-timing", "--out", p("note.json"))
+				return code
+			})
+			if code != 0 || !strings.Contains(msg, "EM passes need the documents") {
+				t.Errorf("fit --from-stats without --input: exit %d, no note that EM needs --input:\n%s", code, msg)
+			}
+			// The EM passes over the documents after the spectral fit of
+			// the merge: the default fit of the whole file.
+			want = fit("whole-em.json", whole...)
+			if bytes.Equal(want, readFile(t, p("whole.json"))) {
+				t.Fatal("the EM passes left the spectral fit as it was")
+			}
+			if got := fit("merged-em.json", append([]string{"--from-stats", p(basis["row groups"])}, whole...)...); !bytes.Equal(got, want) {
+				t.Errorf("fit --from-stats S --input F differs from fit --input F:\n%s\n%s", got, want)
 			}
 		})
 	}

@@ -31,10 +31,11 @@ func runStats(ctx context.Context, args []string) error {
 fit over the input files, which form one shard, and writes them (versioned,
 checksummed, zstd-compressed, atomically) for `+"`streamfit merge`"+` and
 `+"`streamfit fit --from-stats`"+`. A fit from the statistics of one shard is
-the same computation as `+"`streamfit fit`"+` on that shard, but the statistics
-hold exact (order-independent) totals where fit sums in batch order, so the
-models may differ in the last bits; merges of shards cut at batch boundaries
-give the model of the statistics of their union bit for bit.
+the same computation as `+"`streamfit fit --em-passes 0`"+` on that shard, with
+the same exact (order-independent) totals, and gives the same model.json;
+merges of shards cut at batch boundaries give the model of the statistics of
+their union bit for bit. `+"`fit --from-stats S --input F`"+` adds the EM passes
+over F: the model of `+"`fit --input F`"+`.
 
   phase 1: counts, M1 and the sketch E2·Ω (Ω from --seed); no --basis.
   power:   a power pass of the randomized whitening: counts, M1 and E2·Q for

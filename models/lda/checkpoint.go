@@ -15,24 +15,17 @@ import (
 
 // Exact passes.
 //
-// The passes of the statistics phases (Phase1Stats, Phase2Stats) add their
-// batches' partial sums as exact fixed-point totals (implicit.Exact), so the
-// totals do not depend on how the data were split into shards or in which
-// order shards are merged: the statistics of one shard and merged
-// statistics of complementary shards (cut at batch boundaries) give the
-// same bits. The tracker keeps the exact totals of its last pass for the
-// statistics file.
-//
-// Fit does not need them and does not pay for them (a low word of 8 bytes
-// per total, a copy of the rows each batch touches, and a fold per batch):
-// its totals are float64 sums of the partials added strictly in batch
-// order, the same for any number of workers. They can therefore differ in
-// the last bits from the rounded exact totals of the statistics of the same
-// data, and so can the model of `fit` from that of `fit --from-stats`. A
-// pass of Fit is still resumable exactly (Checkpoint): the checkpoint holds
-// the float64 totals as they are and the number of batches they hold, and
-// the resumed pass skips those batches and adds the rest in the same order,
-// ending with the totals of an uninterrupted pass.
+// Every pass of a fit and of the statistics phases (Phase1Stats, PowerStats,
+// Phase2Stats) adds its batches' partial sums as exact fixed-point totals
+// (implicit.Exact), so the totals do not depend on how the data were split
+// into shards or in which order shards are merged: the statistics of one
+// shard, merged statistics of complementary shards (cut at batch
+// boundaries) and Fit's own passes give the same bits, and so `fit` and
+// `fit --from-stats` give the same model. The tracker keeps the exact totals
+// of its last pass for the statistics file. A pass is resumable exactly
+// (Checkpoint): the checkpoint holds the exact totals and the number of
+// batches they hold, and the resumed pass skips those batches and adds the
+// rest, ending with the totals of an uninterrupted pass.
 
 // Checkpoint makes Fit save the statistics of its passes in Dir (see
 // Config.Checkpoint): every pass while it runs, at most once every Every
@@ -86,7 +79,7 @@ func (c *checkpointer) path(pass int, partial bool) string {
 // load returns the saved statistics of pass (nil when there are none) and
 // whether the pass had ended. basis is the fingerprint of the pass's
 // projection, which the saved statistics must share.
-func (c *checkpointer) load(pass int, basis uint64, exact bool) (*implicit.Stats, bool, error) {
+func (c *checkpointer) load(pass int, basis uint64) (*implicit.Stats, bool, error) {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, false, err
 	}
@@ -110,8 +103,8 @@ func (c *checkpointer) load(pass int, basis uint64, exact bool) (*implicit.Stats
 			return nil, false, fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", path, h.Run, c.run)
 		case h.Basis != basis:
 			return nil, false, fmt.Errorf("checkpoint %s: pass %d used another projection (basis %016x, this fit %016x); remove it to start over", path, pass, h.Basis, basis)
-		case (st.Exact != nil) != exact:
-			return nil, false, fmt.Errorf("checkpoint %s: exact totals %t, this pass %t (a checkpoint of another version; remove it to start over)", path, st.Exact != nil, exact)
+		case st.Exact == nil:
+			return nil, false, fmt.Errorf("checkpoint %s holds no exact totals (a checkpoint of another version; remove it to start over)", path)
 		}
 		return st, done, nil
 	}
@@ -130,12 +123,10 @@ func (c *checkpointer) save(pass int, done bool, st *implicit.Stats) error {
 	return nil
 }
 
-// exactPair runs acc's pass against omega over src: with exact totals for
-// statistics (t.exactTotals), resuming from and saving checkpoints when the
-// fit has them.
+// exactPair runs acc's pass against omega over src with exact totals,
+// resuming from and saving checkpoints when the fit has them.
 func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *implicit.PairAcc, omega mat.Matrix, workers int, onBatch func(int)) error {
 	return t.accPass(ctx, src, omega, workers, onBatch, accPass{
-		plain: func() error { return acc.Pass(ctx, src.Docs, workers, omega, onBatch) },
 		restore: func(st *implicit.Stats) bool {
 			if st.Pair == nil {
 				return false
@@ -145,8 +136,7 @@ func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *impl
 			acc.Float32 = f32
 			return true
 		},
-		exact:   func(prev *implicit.Exact) (*implicit.Exact, error) { return implicit.NewPairExact(acc, omega, prev) },
-		ordered: func(batches int64) *implicit.Exact { return implicit.NewPairOrdered(acc, omega, batches) },
+		exact: func(prev *implicit.Exact) (*implicit.Exact, error) { return implicit.NewPairExact(acc, omega, prev) },
 		fill: func(st *implicit.Stats) {
 			st.Header.D, st.Header.K, st.Header.Cols, st.Pair = acc.D, acc.Cols, acc.Cols, acc
 		},
@@ -156,7 +146,6 @@ func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *impl
 // exactTriple runs acc's pass whitened by w over src, as exactPair.
 func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *implicit.TripleAcc, w *mat.Dense, workers int, onBatch func(int)) error {
 	return t.accPass(ctx, src, w, workers, onBatch, accPass{
-		plain: func() error { return acc.Pass(ctx, src.Docs, workers, w, onBatch) },
 		restore: func(st *implicit.Stats) bool {
 			if st.Triple == nil {
 				return false
@@ -166,44 +155,33 @@ func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *im
 			acc.Float32, acc.KeepRows = f32, keep
 			return true
 		},
-		exact:   func(prev *implicit.Exact) (*implicit.Exact, error) { return implicit.NewTripleExact(acc, w, prev) },
-		ordered: func(batches int64) *implicit.Exact { return implicit.NewTripleOrdered(acc, w, batches) },
+		exact: func(prev *implicit.Exact) (*implicit.Exact, error) { return implicit.NewTripleExact(acc, w, prev) },
 		fill: func(st *implicit.Stats) {
 			st.Header.D, st.Header.K, st.Header.Cols, st.Triple = acc.D, acc.K, acc.K, acc
 		},
 	})
 }
 
-// accPass is one accumulator's pass in its three forms: plain (no exact
-// totals, no checkpoints), with exact totals (continuing prev, when set),
-// or ordered with checkpoints (after batches); restore copies a
+// accPass is one accumulator's pass with exact totals: exact makes them
+// (continuing prev, a checkpoint's, when set), restore copies a
 // checkpoint's accumulator into the pass's and reports whether it held
 // one, and fill completes statistics with the accumulator.
 type accPass struct {
-	plain   func() error
 	restore func(*implicit.Stats) bool
 	exact   func(prev *implicit.Exact) (*implicit.Exact, error)
-	ordered func(batches int64) *implicit.Exact
 	fill    func(*implicit.Stats)
 }
 
 // accPass runs p against the projection proj.
 func (t *tracker) accPass(ctx context.Context, src stream.DocSource, proj mat.Matrix, workers int, onBatch func(int), p accPass) error {
-	if !t.exactTotals && t.ckpt == nil {
-		return p.plain()
-	}
 	basis := implicit.Fingerprint(proj)
 	st, done, err := t.resume(basis, p.restore)
 	if err != nil {
 		return err
 	}
-	var e *implicit.Exact
-	if t.exactTotals {
-		if e, err = p.exact(st.exact()); err != nil {
-			return err
-		}
-	} else {
-		e = p.ordered(st.batches())
+	e, err := p.exact(st.exact())
+	if err != nil {
+		return err
 	}
 	return t.exactPass(ctx, src, e, workers, onBatch, done, basis, p.fill)
 }
@@ -219,14 +197,6 @@ func (r resumed) exact() *implicit.Exact {
 	return r.st.Exact
 }
 
-// batches returns the number of batches the checkpoint holds.
-func (r resumed) batches() int64 {
-	if r.st == nil {
-		return 0
-	}
-	return r.st.Header.Batches
-}
-
 // resume loads the checkpoint of the current pass, if the fit has one:
 // restore copies its accumulator into the pass's and reports whether it
 // held one. It returns the checkpoint and whether the pass had ended.
@@ -234,7 +204,7 @@ func (t *tracker) resume(basis uint64, restore func(*implicit.Stats) bool) (resu
 	if t.ckpt == nil {
 		return resumed{}, false, nil
 	}
-	st, done, err := t.ckpt.load(t.passes, basis, t.exactTotals)
+	st, done, err := t.ckpt.load(t.passes, basis)
 	if err != nil || st == nil || !restore(st) {
 		return resumed{}, false, err
 	}
@@ -243,13 +213,10 @@ func (t *tracker) resume(basis uint64, restore func(*implicit.Stats) bool) (resu
 
 // exactPass runs the pass of e (unless done: a checkpoint held all of it),
 // saving checkpoints while it runs and when it ends, of statistics that
-// fill completes with the accumulator. Statistics keep the exact totals of
-// the pass (t.exact); a fit's checkpoints hold the ordered float64 totals
-// and the number of batches they hold.
+// fill completes with the accumulator. The tracker keeps the exact totals
+// of the pass (t.exact) for statistics.
 func (t *tracker) exactPass(ctx context.Context, src stream.DocSource, e *implicit.Exact, workers int, onBatch func(int), done bool, basis uint64, fill func(*implicit.Stats)) error {
-	if t.exactTotals {
-		t.exact = e
-	}
+	t.exact = e
 	c := t.ckpt
 	if c == nil {
 		return e.Pass(ctx, src.Docs, workers, onBatch, implicit.PassOptions{})
@@ -260,11 +227,7 @@ func (t *tracker) exactPass(ctx context.Context, src stream.DocSource, e *implic
 	pass := t.passes
 	stats := func() *implicit.Stats {
 		st := &implicit.Stats{Header: implicit.StatsHeader{Model: "checkpoint", Phase: pass, Basis: basis, Shards: 1}}
-		if t.exactTotals {
-			st.Exact = e
-		} else {
-			st.Header.Batches = e.Batches
-		}
+		st.Exact = e
 		fill(st)
 		return st
 	}

@@ -3,7 +3,10 @@ package lda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -54,9 +57,10 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 // With the explicit tensor, Fit is the same computation as
 // FitStats(Phase2Stats(Phase1Stats(src))) on one shard
 // (FitStats(Phase2Stats(PowerStats(Phase1Stats(src)))) when Fit takes a
-// power pass) and gives the same model up to the last bits: the statistics
-// hold exact totals where Fit sums in batch order. The same source, cfg.Seed and representation give an
-// identical model whatever cfg.Workers.
+// power pass) and gives the same model bit for bit before the EM passes:
+// both add the batches' partial sums as the same exact totals
+// (implicit.Exact; see checkpoint.go). The same source, cfg.Seed and
+// representation give an identical model whatever cfg.Workers.
 func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, error) {
 	start := time.Now()
 	info := src.Info()
@@ -121,6 +125,48 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	m.Fit.Plan = plan.Record()
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
+}
+
+// RefineEM runs the EM passes of cfg.EM over src on m, the spectral fit of
+// src's statistics (FitStats), as the last step of Fit does, and stores the
+// refined topics and weights in m: FitStats of src's statistics (merged
+// from shards in any order) followed by RefineEM over src gives the model of
+// Fit(src, cfg) bit for bit. cfg.EM.Passes 0 leaves m as it is. m must be
+// over src's vocabulary. With cfg.Checkpoint the passes are saved and
+// resumed as Fit's are.
+func RefineEM(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) error {
+	info := src.Info()
+	if info.Terms != m.D {
+		return fmt.Errorf("lda: the model has %d words, the documents %d", m.D, info.Terms)
+	}
+	if m.Vocab != nil && info.Vocab != nil && !slices.Equal(m.Vocab, info.Vocab) {
+		return errors.New("lda: the documents' vocabulary differs from the model's")
+	}
+	if cfg.EM.Passes <= 0 {
+		return nil
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Checkpoint.Dir != "" {
+		unlock, err := lockCheckpoints(cfg.Checkpoint.Dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	start := time.Now()
+	track := newTracker(cfg)
+	track.passes = m.Fit.Passes
+	if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
+		return err
+	}
+	if m.Vocab == nil {
+		m.Vocab = info.Vocab
+	}
+	m.Fit.Passes = track.passes
+	m.Fit.Seconds += time.Since(start).Seconds()
+	return nil
 }
 
 // fitPasses runs the passes of Fit and the solve. With negative (a previous

@@ -24,12 +24,10 @@ type tracker struct {
 	start  time.Time
 	passes int
 	docs   int64
-	// exactTotals makes the passes keep exact totals, and exact those of
-	// the last pass, for statistics files (checkpoint.go); Fit needs
-	// neither and sums in batch order.
-	exactTotals bool
-	exact       *implicit.Exact
-	ckpt        *checkpointer // saves and resumes passes (checkpoint.go)
+	// exact holds the exact totals of the last pass (checkpoint.go), which
+	// statistics files keep.
+	exact *implicit.Exact
+	ckpt  *checkpointer // saves and resumes passes (checkpoint.go)
 }
 
 func newTracker(cfg Config) *tracker {

@@ -97,10 +97,9 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
 // complementary shards, merged in any order, give the model of the
 // statistics of their union bit for bit, provided the shards are cut where
 // the union's batches are (whole files in batches of stream.Options.BatchRows
-// documents, each file a multiple of it but the last). Fit adds the same
-// partials in batch order in float64 instead (exact totals cost memory and
-// time it does not need), so its model can differ from these in the last
-// bits (relative 1e-15 on well-conditioned data).
+// documents, each file a multiple of it but the last). Fit's passes keep the
+// same exact totals, so its model before the EM passes (Config.EM) is that
+// of FitStats bit for bit.
 //
 // Incremental (nightly) fits and a drifting basis: phase-1 statistics are a
 // plain sum over documents against a fixed Ω, so they merge forever: each
@@ -137,7 +136,6 @@ func Phase1Stats(ctx context.Context, src stream.DocSource, cfg Config) (*implic
 func pairStats(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg Config) (*implicit.Stats, error) {
 	info := src.Info()
 	track := newTracker(cfg)
-	track.exactTotals = true
 	acc, err := pairPass(ctx, src, omega, cfg, track)
 	if err != nil {
 		return nil, err
@@ -228,7 +226,6 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	// arrays) can be collected during the pass.
 	vocab := basis.Vocab
 	track := newTracker(cfg)
-	track.exactTotals = true
 	acc, err := triplePass(ctx, src, w, cfg, track)
 	if err != nil {
 		return nil, err
@@ -247,8 +244,9 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 }
 
 // FitStats fits the model from merged phase-2 statistics, as the last step
-// of Fit does after its second pass. Fields of cfg left zero that the
-// statistics fix are taken from them (ConfigFromStats).
+// of Fit does after its second pass, without Fit's EM passes (cfg.EM is not
+// read: RefineEM runs them over the documents). Fields of cfg left zero that
+// the statistics fix are taken from them (ConfigFromStats).
 func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Model, error) {
 	start := time.Now()
 	h := st.Header
@@ -278,6 +276,10 @@ func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Mode
 	}
 	m.Vocab = st.Vocab
 	m.Fit.Passes = st.Passes + 1
+	// The statistics hold the explicit tensor, which Fit's plan also holds
+	// when it chooses (cfg.Third Auto) on data whose tensor fits the
+	// budget: the record is that of the Fit the statistics reproduce.
+	m.Fit.Plan = &PlanRecord{Third: Explicit, Auto: cfg.Third == Auto, Solver: cfg.solverFor(Explicit)}
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
 }

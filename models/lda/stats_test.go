@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -79,16 +80,15 @@ func fitStats(t *testing.T, st *implicit.Stats, cfg Config) *models.Model {
 // TestStatsMergeEqualsUnion is the acceptance test of mergeable statistics:
 // fit(merge(stats(A), stats(B))) against fit(stats(A∪B)) and Fit(A∪B).
 //
-// Statistics are Fit's two passes, but with exact totals (rounded
-// fixed-point sums of the batches' partials) where Fit adds the same
-// partials in batch order in float64, so one shard holding everything
-// differs from Fit only in the last bits of its totals (relative 1e-16);
-// the eigendecompositions and the power iterations amplify that by the
-// conditioning of the problem, far below 1e-9 for well-separated topics.
-// Two shards cut inside a batch (here at 37%) form other partials, which
-// changes the statistics in the last bits as well. So both comparisons use
-// tolerance 1e-9 relative, and exact comparisons are made where the
-// arithmetic is the same (a file round trip vs memory). That is with
+// Statistics are Fit's two passes with the same exact totals (rounded
+// fixed-point sums of the batches' partials), so one shard holding
+// everything gives Fit's model bit for bit. Two shards cut inside a batch
+// (here at 37%) form other partials, which changes the statistics in the
+// last bits (relative 1e-16); the eigendecompositions and the power
+// iterations amplify that by the conditioning of the problem, far below
+// 1e-9 for well-separated topics. So the merge is compared with tolerance
+// 1e-9 relative, and exact comparisons are made where the arithmetic is the
+// same (one shard vs Fit, a file round trip vs memory). That is with
 // float64 batch sums; with the default float32 ones, shards that cut the
 // batches elsewhere round differently at relative 6e-8 per operation, and
 // the merged fit is compared with tolerance 1e-5.
@@ -143,10 +143,8 @@ func testStatsMerge(t *testing.T, tol float64, f64 bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := relDiff(t, union, fit); d > 1e-9 || fit.Fit.Docs != union.Fit.Docs {
-				t.Errorf("one-shard statistics fit differs from Fit by %.3g relative (%d vs %d documents), tolerance 1e-9", d, union.Fit.Docs, fit.Fit.Docs)
-			} else {
-				t.Logf("one-shard statistics vs Fit: %.3g relative", d)
+			if d := relDiff(t, union, fit); d != 0 || fit.Fit.Docs != union.Fit.Docs {
+				t.Errorf("one-shard statistics fit differs from Fit by %.3g relative (%d vs %d documents)", d, union.Fit.Docs, fit.Fit.Docs)
 			}
 			fitEv, _ := models.Evaluate(fit, truth)
 			ev, _ := models.Evaluate(merged, truth)
@@ -239,5 +237,38 @@ func TestStatsRefused(t *testing.T) {
 	}
 	if _, err := PowerStats(ctx, all, p1, cfg); err == nil || !strings.Contains(err.Error(), "exactly") {
 		t.Errorf("power pass of exactly whitened statistics: %v", err)
+	}
+}
+
+// TestRefineEMAfterStats checks that the EM passes over the documents
+// after the spectral fit of merged statistics (shards cut at a batch
+// boundary) give the model of Fit with the same EM passes, bit for bit,
+// and that documents of another vocabulary size are refused.
+func TestRefineEMAfterStats(t *testing.T) {
+	ctx := context.Background()
+	cc := synth.LDAConfig{Docs: 2000, Vocab: 150, K: 4, Alpha0: 1, DocLen: 40, Seed: 31}
+	all, a, b, _ := shards(t, cc, 0.512) // cut at document 1024, a batch boundary
+	cfg := Config{K: 4, Alpha0: 1, Seed: 2, Workers: 2, EM: EM{Passes: 3, FitAlpha: true}}
+	want, err := Fit(ctx, all, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Fit.EM == nil || want.Fit.EM.Passes == 0 {
+		t.Fatal("Fit ran no EM passes")
+	}
+	got := fitStats(t, twoPhase(t, cfg, b, a), cfg)
+	if got.Fit.EM != nil {
+		t.Fatal("FitStats ran EM passes without documents")
+	}
+	if err := RefineEM(ctx, all, got, cfg); err != nil {
+		t.Fatal(err)
+	}
+	got.Fit.Seconds, want.Fit.Seconds = 0, 0
+	if !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.Alpha, want.Alpha) || !reflect.DeepEqual(got.Fit, want.Fit) {
+		t.Errorf("FitStats + RefineEM differs from Fit: %.3g relative; passes %d vs %d", relDiff(t, got, want), got.Fit.Passes, want.Fit.Passes)
+	}
+	other, _, _, _ := shards(t, synth.LDAConfig{Docs: 300, Vocab: 90, K: 4, Alpha0: 1, DocLen: 40, Seed: 32}, 0.5)
+	if err := RefineEM(ctx, other, got, cfg); err == nil || !strings.Contains(err.Error(), "90") {
+		t.Errorf("EM over documents of 90 words on a model of 150: %v", err)
 	}
 }

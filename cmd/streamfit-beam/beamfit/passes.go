@@ -33,10 +33,12 @@ type Settings struct {
 	Iters    int    `json:"iters"`
 }
 
-// config is the lda.Config of the settings.
+// config is the lda.Config of the settings. Third is streamfit fit's
+// default (--plan auto), which the model records: the statistics hold the
+// explicit tensor that plan chooses.
 func (s Settings) config() lda.Config {
 	return lda.Config{K: s.K, Alpha0: s.Alpha0, Single: s.Single, Seed: s.Seed, Workers: s.Workers,
-		Oversample: s.Oversample, PowerIters: s.PowerIters, ExactDim: s.ExactDim,
+		Oversample: s.Oversample, PowerIters: s.PowerIters, ExactDim: s.ExactDim, Third: lda.Auto,
 		Solver: s.Solver, Refine: s.Refine, Restarts: s.Restarts, Iters: s.Iters}
 }
 
