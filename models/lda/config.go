@@ -115,9 +115,10 @@ const (
 // the simultaneous power method where every contraction is costly (a pass
 // over the rows on disk, or FFTs over the sketch) or where EM passes
 // follow (cfg.EM.Passes > 0). The spectral topics are then only EM's
-// start: on the real corpora at k=100 the simultaneous start halved the
-// CPU time of the whole fit against RTPM's 30 starts per topic, and the
-// refined topics' held-out perplexity moved by 0.2% (bench/real/RESULTS.md).
+// start: on the real corpora at k=100 the simultaneous start took the
+// whole fit from 32 to 16 CPU-seconds (spam) and from 40 to 25 (debian)
+// against RTPM's 30 starts per topic, at a held-out perplexity of 373
+// against 372 and 793 against 810 (bench/real/RESULTS.md).
 func (cfg Config) solverFor(t Third) string {
 	switch {
 	case cfg.Solver != "":
