@@ -31,6 +31,36 @@ def main():
         print(head + " %s | %s | %s | %s | %s | %s | %s |" % (
             fmt(r, "perplexity", ".0f"), fmt(r, "umass", ".3f"), fmt(r, "npmi", ".3f"),
             fmt(r, "diversity", ".2f"), fmt(r, "wall", ".1f"), fmt(r, "cpu", ".1f"), fmt(r, "rss_mb", ".0f")))
+    targets(recs)
+
+
+def targets(recs):
+    """Prints, per corpus and k, the issue's targets: the default fit's
+    held-out perplexity, diversity and CPU seconds against gensim's 5
+    passes, and the spectral fit's CPU seconds against gensim's 1 pass."""
+    by = {}
+    for r in recs:
+        if r.get("status") == "ok":
+            by[(r["corpus"], int(r["k"]), r["method"])] = r
+    keys = sorted({(c, k) for c, k, _ in by}, key=lambda ck: (CORPUS.get(ck[0], 9), ck[0], ck[1]))
+    print()
+    print("| corpus | k | perplexity sf-default / gensim-5 (≤ 0.95) | diversity sf-default vs gensim-5 (≥) "
+          "| CPU sf-default / gensim-5 (≤ 0.1) | CPU sf-spectral / gensim-1 (≤ 0.05) |")
+    print("|---|---:|---:|---:|---:|---:|")
+
+    def ratio(a, b, key, spec):
+        if a is None or b is None or a.get(key) is None or not b.get(key):
+            return "–"
+        return format(a[key] / b[key], spec)
+
+    for c, k in keys:
+        d, g5 = by.get((c, k, "sf-default")), by.get((c, k, "gensim-5"))
+        s, g1 = by.get((c, k, "sf-spectral")), by.get((c, k, "gensim-1"))
+        div = "–"
+        if d and g5 and d.get("diversity") is not None and g5.get("diversity") is not None:
+            div = "%.2f vs %.2f" % (d["diversity"], g5["diversity"])
+        print("| %s | %d | %s | %s | %s | %s |" % (c, k, ratio(d, g5, "perplexity", ".2f"), div,
+                                               ratio(d, g5, "cpu", ".3f"), ratio(s, g1, "cpu", ".3f")))
 
 
 if __name__ == "__main__":
