@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/tensor"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -19,7 +19,7 @@ type Correction struct {
 }
 
 // AddTo adds the correction to the explicit tensor t.
-func (c *Correction) AddTo(t *solver.Sym3) {
+func (c *Correction) AddTo(t *tensor.Sym3) {
 	k := t.Dim()
 	c.check(k)
 	v := c.V
@@ -48,11 +48,11 @@ func (c *Correction) check(k int) {
 // Corrected is a tensor plus a Correction, contracted implicitly:
 // Sym₃(V, M)(I,θ,θ) = (θᵀMθ) V + 2 (Vᵀθ) Mθ.
 type Corrected struct {
-	T solver.Tensor
+	T tensor.Tensor
 	C Correction
 }
 
-var _ solver.Tensor = (*Corrected)(nil)
+var _ tensor.Tensor = (*Corrected)(nil)
 
 // Dim is the dimension of the underlying tensor.
 func (c *Corrected) Dim() int { return c.T.Dim() }

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // DenseStats are the statistics of one pass of a dense model's fit (GMM,

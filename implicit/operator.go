@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/tensor"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -13,7 +13,7 @@ import (
 // over cached whitened document rows y = Wᵀc (MATH §3.3): per block of L
 // vectors it costs O(n·k·L) for the rows plus O(d·k·L) for the terms that were
 // aggregated over documents, and it never forms a k×k×k object. It implements
-// solver.Tensor and agrees with the explicit Whitened.E3 to rounding.
+// tensor.Tensor and agrees with the explicit Whitened.E3 to rounding.
 type Operator struct {
 	k, d int
 	n    float64    // number of documents averaged over
@@ -24,7 +24,7 @@ type Operator struct {
 	g3   []float64  // Σ c_i / n3
 }
 
-var _ solver.Tensor = (*Operator)(nil)
+var _ tensor.Tensor = (*Operator)(nil)
 
 // opRows is the number of cached rows contracted at once, bounding the
 // scratch to opRows×L.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/tensor"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -56,7 +56,7 @@ func (a *RowAcc) Close() error { return a.Store.Close() }
 // Workers), then the terms that were summed over documents into Z and G3
 // at O(d·K·L). Memory is O(ChunkRows·K + K·L) per worker whatever the
 // number of documents, and no K×K×K object is formed. It implements
-// solver.Tensor; it must not outlive the RowAcc it came from.
+// tensor.Tensor; it must not outlive the RowAcc it came from.
 type RowOperator struct {
 	k     int
 	n     float64
@@ -69,7 +69,7 @@ type RowOperator struct {
 	Progress func(rows int64)
 }
 
-var _ solver.Tensor = (*RowOperator)(nil)
+var _ tensor.Tensor = (*RowOperator)(nil)
 
 // Operator finishes the store and returns the operator for the whitening
 // matrix w of the pass.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/tensor"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -12,7 +12,7 @@ import (
 // (T(P,P,P))_abc = Σ_ijl T_ijl P_ia P_jb P_lc, for a k×m matrix P. A model
 // uses it to re-whiten a third moment when the pass's W only approximately
 // whitened M2 (W → W·P). It costs three GEMMs, O(k⁴) work and O(k³) memory.
-func Transform(t *solver.Sym3, p *mat.Dense) *solver.Sym3 {
+func Transform(t *tensor.Sym3, p *mat.Dense) *tensor.Sym3 {
 	k := t.Dim()
 	r, m := p.Dims()
 	if r != k {
@@ -40,7 +40,7 @@ func Transform(t *solver.Sym3, p *mat.Dense) *solver.Sym3 {
 	bw := mat.NewDense(k, m*m, b.RawMatrix().Data)
 	var c mat.Dense
 	c.Mul(p.T(), bw)
-	out := solver.NewSym3(m)
+	out := tensor.NewSym3(m)
 	q := 0
 	for i := range m {
 		for j := i; j < m; j++ {
@@ -58,11 +58,11 @@ func Transform(t *solver.Sym3, p *mat.Dense) *solver.Sym3 {
 // square P, contracted as T(P,P,P)(I,θ,θ) = Pᵀ T(I, Pθ, Pθ) without forming
 // any k×k×k object.
 type Transformed struct {
-	T solver.Tensor
+	T tensor.Tensor
 	P *mat.Dense
 }
 
-var _ solver.Tensor = (*Transformed)(nil)
+var _ tensor.Tensor = (*Transformed)(nil)
 
 // Dim is the dimension of the underlying tensor.
 func (t *Transformed) Dim() int { return t.T.Dim() }

@@ -3,7 +3,7 @@ package implicit
 import (
 	"fmt"
 
-	"github.com/streamfit/streamfit/solver"
+	"github.com/streamfit/streamfit/tensor"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -17,7 +17,7 @@ type Whitened struct {
 	Counts
 	M1    []float64
 	E2    *mat.SymDense
-	E3    *solver.Sym3
+	E3    *tensor.Sym3
 	RawM1 []float64
 	E2W   *mat.Dense
 }
@@ -59,7 +59,7 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 		return nil, ErrNoDocs
 	}
 	wd := contiguous(w) // read only
-	var e3 *solver.Sym3
+	var e3 *tensor.Sym3
 	if !a.NoCubes {
 		e3 = a.cubes(wd, workers)
 	}
@@ -68,7 +68,7 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 }
 
 // cubes returns Ê3(W,W,W) from Y3 and the W-terms.
-func (a *TripleAcc) cubes(wd []float64, workers int) *solver.Sym3 {
+func (a *TripleAcc) cubes(wd []float64, workers int) *tensor.Sym3 {
 	k, d, p := a.K, a.D, pairs(a.K)
 
 	// The W-terms, piece by piece: each worker forms a piece in its own
@@ -90,7 +90,7 @@ func (a *TripleAcc) cubes(wd []float64, workers int) *solver.Sym3 {
 		floats.Add(acc, bufs[wk].acc)
 	})
 	inv := 1 / float64(a.Docs)
-	e3 := solver.NewSym3(k)
+	e3 := tensor.NewSym3(k)
 	q := 0
 	for i := range k {
 		for j := i; j < k; j++ {

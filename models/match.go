@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Assign solves the assignment problem for an n×m cost matrix with n ≤ m:
@@ -82,4 +84,52 @@ func Assign(cost [][]float64) ([]int, error) {
 		}
 	}
 	return match, nil
+}
+
+// MatchNearest relabels fitted components to the truth: truth component i is
+// matched to fitted component perm[i] so that the summed squared Euclidean
+// distance between the matched vectors (truth[i] and est[perm[i]], all of one
+// length) is least (Assign on those distances).
+func MatchNearest(truth, est [][]float64) ([]int, error) {
+	cost := make([][]float64, len(truth))
+	for i, a := range truth {
+		cost[i] = make([]float64, len(est))
+		for j, b := range est {
+			for l, v := range a {
+				x := v - b[l]
+				cost[i][j] += x * x
+			}
+		}
+	}
+	return Assign(cost)
+}
+
+// RelErrCols is the relative spectral-norm error ‖Â − A‖₂/‖A‖₂ of matrices
+// given by their columns after relabelling: column i of A is truth[i], column
+// i of Â is est[perm[i]].
+func RelErrCols(est, truth [][]float64, perm []int) float64 {
+	d, k := len(truth[0]), len(truth)
+	diff, ref := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
+	for i, j := range perm {
+		for l := range d {
+			ref.Set(l, i, truth[i][l])
+			diff.Set(l, i, est[j][l]-truth[i][l])
+		}
+	}
+	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
+}
+
+// RelErrSquare is the relative spectral-norm error of k×k matrices (given by
+// their rows) over the same k labels, after relabelling both rows and columns:
+// entry (i,j) of the truth is compared with entry (perm[i],perm[j]) of est.
+func RelErrSquare(est, truth [][]float64, perm []int) float64 {
+	k := len(truth)
+	diff, ref := mat.NewDense(k, k, nil), mat.NewDense(k, k, nil)
+	for i := range k {
+		for j := range k {
+			ref.Set(i, j, truth[i][j])
+			diff.Set(i, j, est[perm[i]][perm[j]]-truth[i][j])
+		}
+	}
+	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
 }

@@ -7,7 +7,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // Model is a fitted topic model as written to model.json. Its field names match

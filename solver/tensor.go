@@ -5,37 +5,36 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/streamfit/streamfit/tensor"
+
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Tensor is a symmetric third-order tensor on R^k known only through contractions.
-type Tensor interface {
-	// Dim returns k, the size of every mode.
-	Dim() int
-	// Apply sets column j of dst (k×L) to T(I, θ_j, θ_j) for each column θ_j of theta (k×L).
-	Apply(ctx context.Context, dst, theta *mat.Dense) error
-}
+// Tensor is a symmetric third-order tensor on R^k known only through
+// contractions (an alias of tensor.Tensor).
+type Tensor = tensor.Tensor
 
-// Slicer is implemented by tensors that can form T(I,I,w) (k×k symmetric) directly.
-type Slicer interface {
-	Slice(ctx context.Context, dst *mat.SymDense, w []float64) error
-}
+// Slicer is implemented by tensors that can form T(I,I,w) (k×k symmetric)
+// directly (an alias of tensor.Slicer).
+type Slicer = tensor.Slicer
 
 // Normer is implemented by tensors that know their squared Frobenius norm
-// Σ_ijl T_ijl² cheaply. Residuals and the stopping-condition power method use it.
-type Normer interface {
-	FrobeniusSq() float64
-}
+// cheaply (an alias of tensor.Normer).
+type Normer = tensor.Normer
+
+// Sym3 is an explicit symmetric k×k×k tensor stored packed (an alias of
+// tensor.Sym3).
+type Sym3 = tensor.Sym3
+
+// NewSym3 returns a zero symmetric tensor of dimension k.
+func NewSym3(k int) *Sym3 { return tensor.NewSym3(k) }
+
+// FromFactors returns Σ_r w_r v_r⊗v_r⊗v_r, where v is k×R with the factors as columns.
+func FromFactors(w []float64, v *mat.Dense) *Sym3 { return tensor.FromFactors(w, v) }
 
 // checkBlock panics with a clear message when dst or theta do not fit a k-dimensional tensor.
-func checkBlock(k int, dst, theta *mat.Dense) {
-	tr, tc := theta.Dims()
-	dr, dc := dst.Dims()
-	if tr != k || dr != k || tc != dc {
-		panic(fmt.Sprintf("solver: Apply shape mismatch: tensor dim %d, theta %d×%d, dst %d×%d", k, tr, tc, dr, dc))
-	}
-}
+func checkBlock(k int, dst, theta *mat.Dense) { tensor.CheckApply(k, dst, theta) }
 
 // Cubic sets dst[j] = θ_jᵀ T(I,θ_j,θ_j) = T(θ_j,θ_j,θ_j) for each column of theta.
 // It costs one Apply call; dst must have one entry per column.

@@ -28,9 +28,6 @@ func Formats() []string { return core.Formats() }
 // given, else the registered format most sure it matches (content beats name).
 func Detect(path, forced string) (Format, error) { return core.Detect(path, forced) }
 
-// DetectName picks the format for a file to be created, from its name alone.
-func DetectName(path, forced string) (Format, error) { return core.DetectName(path, forced) }
-
 // Open opens a file (or a directory of text files) as a document source; the
 // format comes from o.Format, else from the file's content and name. Raw text
 // (a text column, a directory of files, one document per line) is tokenized
@@ -57,17 +54,3 @@ var ErrIsText = core.ErrIsText
 
 // ErrNeedVocab is returned by Open for raw text input without Options.VocabPath.
 var ErrNeedVocab = core.ErrNeedVocab
-
-// TrimCompression strips a .gz or .zst suffix and reports which one it was
-// ("gzip", "zstd" or "").
-func TrimCompression(path string) (string, string) { return core.TrimCompression(path) }
-
-// Compression reports the compression of a file from its first bytes: "gzip",
-// "zstd" or "".
-func Compression(head []byte) string { return core.Compression(head) }
-
-// Magic numbers of the compression formats, for content sniffing.
-var (
-	MagicGzip = core.MagicGzip
-	MagicZstd = core.MagicZstd
-)

@@ -29,17 +29,6 @@ func NewDocs(start int64) *Docs { return core.NewDocs(start) }
 // start, taken from a shared pool; Release returns it there.
 func NewDense(start int64, cols int) *Dense { return core.NewDense(start, cols) }
 
-// FreeList recycles the document batches of one pass, so a pass reuses a
-// fixed set of batches (see ResultSlots). Safe for concurrent use.
-type FreeList = core.FreeList
-
-// NewFreeList returns a free list holding n empty batches (they get memory
-// when first filled).
-func NewFreeList(n int) *FreeList { return core.NewFreeList(n) }
-
-// Releaser is a batch that can hand its memory back to its source.
-type Releaser = core.Releaser
-
 // Info describes a source: what it is and what is known about it without a
 // pass. Fields that are unknown before a full pass are zero (or -1 for Rows).
 type Info = core.Info
@@ -109,13 +98,6 @@ type Error = core.Error
 // and row -1 when they do not apply.
 func Errorf(path string, line, row int64, column string, kind error, format string, args ...any) error {
 	return core.Errorf(path, line, row, column, kind, format, args...)
-}
-
-// DecompressError is the error of a read of path that failed in its
-// decompressor after off bytes of the compressed file, located by that byte
-// offset (Error.Offset) rather than by a line.
-func DecompressError(path string, off int64, err error) error {
-	return core.DecompressError(path, off, err)
 }
 
 // Sentinel errors classify what is wrong with an input; test with errors.Is.

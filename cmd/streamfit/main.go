@@ -19,7 +19,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // command is one subcommand: its one-line summary and its entry point, which

@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/stream"
 )
 
 // DefaultTop is the number of top words per topic scored by default (the

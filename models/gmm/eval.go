@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/models"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // Metrics compare a fitted mixture with the truth after relabelling the
@@ -34,34 +32,14 @@ func Eval(est, truth *Model) (*Metrics, error) {
 	if est.K != truth.K || est.D != truth.D {
 		return nil, fmt.Errorf("gmm: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
 	}
-	k, d := truth.K, truth.D
-	cost := make([][]float64, k)
-	for i := range k {
-		cost[i] = make([]float64, k)
-		for j := range k {
-			var s float64
-			for l := range d {
-				x := truth.Means[i][l] - est.Means[j][l]
-				s += x * x
-			}
-			cost[i][j] = s
-		}
-	}
-	perm, err := models.Assign(cost)
+	perm, err := models.MatchNearest(truth.Means, est.Means)
 	if err != nil {
 		return nil, err
 	}
-	diff := mat.NewDense(d, k, nil)
-	ref := mat.NewDense(d, k, nil)
-	m := &Metrics{Perm: perm}
+	m := &Metrics{Perm: perm, Means: models.RelErrCols(est.Means, truth.Means, perm)}
 	for i, j := range perm {
-		for l := range d {
-			diff.Set(l, i, est.Means[j][l]-truth.Means[i][l])
-			ref.Set(l, i, truth.Means[i][l])
-		}
 		m.Weights += math.Abs(est.Weights[j] - truth.Weights[i])
 		m.Variances = math.Max(m.Variances, math.Abs(est.Variances[j]-truth.Variances[i])/truth.Variances[i])
 	}
-	m.Means = mat.Norm(diff, 2) / mat.Norm(ref, 2)
 	return m, nil
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/models"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Model is a fitted (or true) HMM. Its JSON names are those of
@@ -83,36 +82,13 @@ func Eval(est, truth *Model) (*Metrics, error) {
 	if est.K != truth.K || est.D != truth.D {
 		return nil, fmt.Errorf("hmm: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
 	}
-	k, d := truth.K, truth.D
-	cost := make([][]float64, k)
-	for i := range k {
-		cost[i] = make([]float64, k)
-		for j := range k {
-			for l := range d {
-				x := truth.O[i][l] - est.O[j][l]
-				cost[i][j] += x * x
-			}
-		}
-	}
-	perm, err := models.Assign(cost)
+	perm, err := models.MatchNearest(truth.O, est.O)
 	if err != nil {
 		return nil, err
 	}
-	do, ro := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
-	dt, rt := mat.NewDense(k, k, nil), mat.NewDense(k, k, nil)
-	m := &Metrics{Perm: perm}
+	m := &Metrics{Perm: perm, O: models.RelErrCols(est.O, truth.O, perm), T: models.RelErrSquare(est.T, truth.T, perm)}
 	for i, pi := range perm {
-		for l := range d {
-			do.Set(l, i, est.O[pi][l]-truth.O[i][l])
-			ro.Set(l, i, truth.O[i][l])
-		}
-		for j, pj := range perm {
-			dt.Set(i, j, est.T[pi][pj]-truth.T[i][j])
-			rt.Set(i, j, truth.T[i][j])
-		}
 		m.Pi += math.Abs(est.Pi[pi] - truth.Pi[i])
 	}
-	m.O = mat.Norm(do, 2) / mat.Norm(ro, 2)
-	m.T = mat.Norm(dt, 2) / mat.Norm(rt, 2)
 	return m, nil
 }

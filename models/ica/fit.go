@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
-	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"

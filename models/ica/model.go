@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/models"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Model is a fitted (or true) ICA model. Its JSON names are those of the truth
@@ -100,23 +99,18 @@ func Eval(est, truth *Model) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	diff := mat.NewDense(d, k, nil)
-	ref := mat.NewDense(d, k, nil)
 	m := &Metrics{Perm: perm}
 	for i, j := range perm {
 		c := dot(a[i], b[j])
-		s := 1.0
 		if c < 0 {
-			s = -1
-		}
-		for l := range d {
-			diff.Set(l, i, s*b[j][l]-a[i][l])
-			ref.Set(l, i, a[i][l])
+			for l := range d {
+				b[j][l] = -b[j][l] // align the sign of the match
+			}
 		}
 		m.MaxSine = math.Max(m.MaxSine, math.Sqrt(math.Max(0, 1-c*c)))
 		m.Kurtosis = math.Max(m.Kurtosis, math.Abs(est.Kurtosis[j]-truth.Kurtosis[i]))
 	}
-	m.Mixing = mat.Norm(diff, 2) / mat.Norm(ref, 2)
+	m.Mixing = models.RelErrCols(b, a, perm)
 	return m, nil
 }
 

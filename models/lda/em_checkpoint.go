@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // emCheckpoint saves the model after every EM pass in the fit's checkpoint

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/models"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Metrics are 001 §4's relative spectral-norm errors ‖X̂ − X‖₂/‖X‖₂ after
@@ -44,56 +43,20 @@ func Eval(est, truth *Model) (*Metrics, error) {
 		if est.U == nil || est.UT == nil {
 			return nil, fmt.Errorf("markov: the truth is an HMM but the fit has no U")
 		}
-		cost := make([][]float64, k)
-		for i := range k {
-			cost[i] = make([]float64, k)
-			for j := range k {
-				for l := range truth.D {
-					x := truth.U[i][l] - est.U[j][l]
-					cost[i][j] += x * x
-				}
-			}
-		}
 		var err error
-		if perm, err = models.Assign(cost); err != nil {
+		if perm, err = models.MatchNearest(truth.U, est.U); err != nil {
 			return nil, err
 		}
-		m.U = relCols(est.U, truth.U, perm)
-		m.UT = relCols(est.UT, truth.UT, perm)
+		m.U = models.RelErrCols(est.U, truth.U, perm)
+		m.UT = models.RelErrCols(est.UT, truth.UT, perm)
 	}
 	if truth.T != nil && est.T != nil {
-		m.T = relSquare(est.T, truth.T, perm)
+		m.T = models.RelErrSquare(est.T, truth.T, perm)
 	}
-	m.P = relSquare(est.P, truth.P, perm)
+	m.P = models.RelErrSquare(est.P, truth.P, perm)
 	for i, j := range perm {
 		m.Pi += math.Abs(est.Pi[j] - truth.Pi[i])
 	}
 	m.Perm = perm
 	return m, nil
-}
-
-// relCols is the relative spectral error of matrices given by their columns.
-func relCols(est, truth [][]float64, perm []int) float64 {
-	d, k := len(truth[0]), len(truth)
-	diff, ref := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
-	for i, j := range perm {
-		for l := range d {
-			ref.Set(l, i, truth[i][l])
-			diff.Set(l, i, est[j][l]-truth[i][l])
-		}
-	}
-	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
-}
-
-// relSquare compares k×k matrices (as rows) after relabelling rows and columns.
-func relSquare(est, truth [][]float64, perm []int) float64 {
-	k := len(truth)
-	diff, ref := mat.NewDense(k, k, nil), mat.NewDense(k, k, nil)
-	for i := range k {
-		for j := range k {
-			ref.Set(i, j, truth[i][j])
-			diff.Set(i, j, est[perm[i]][perm[j]]-truth[i][j])
-		}
-	}
-	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
 }

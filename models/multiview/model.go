@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/models"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Model is a fitted (or true) three-view mixture. Its JSON names are those of
@@ -126,34 +125,21 @@ func Eval(est, truth *Model) (*Metrics, error) {
 		}
 	}
 	k := truth.K
-	cost := make([][]float64, k)
-	for i := range k {
-		cost[i] = make([]float64, k)
-		for j := range k {
-			for t := range 3 {
-				for l, v := range truth.Means[t][i] {
-					x := v - est.Means[t][j][l]
-					cost[i][j] += x * x
-				}
-			}
-		}
+	// Components are matched on all three views' means together.
+	joined := func(m *Model, i int) []float64 {
+		return slices.Concat(m.Means[0][i], m.Means[1][i], m.Means[2][i])
 	}
-	perm, err := models.Assign(cost)
+	tj, ej := make([][]float64, k), make([][]float64, k)
+	for i := range k {
+		tj[i], ej[i] = joined(truth, i), joined(est, i)
+	}
+	perm, err := models.MatchNearest(tj, ej)
 	if err != nil {
 		return nil, err
 	}
 	m := &Metrics{Perm: perm, Means: make([]float64, 3)}
 	for t := range 3 {
-		d := len(truth.Views[t])
-		diff := mat.NewDense(d, k, nil)
-		ref := mat.NewDense(d, k, nil)
-		for i, j := range perm {
-			for l := range d {
-				diff.Set(l, i, est.Means[t][j][l]-truth.Means[t][i][l])
-				ref.Set(l, i, truth.Means[t][i][l])
-			}
-		}
-		m.Means[t] = mat.Norm(diff, 2) / mat.Norm(ref, 2)
+		m.Means[t] = models.RelErrCols(est.Means[t], truth.Means[t], perm)
 	}
 	for i, j := range perm {
 		m.Weights += math.Abs(est.Weights[j] - truth.Weights[i])

@@ -9,7 +9,7 @@ import (
 	"html"
 	"io"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 //go:embed page.js

@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // denseGen is the generated-table machinery shared by the dense generators

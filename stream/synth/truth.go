@@ -6,7 +6,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/internal/stream"
 )
 
 // Truth is the known model behind generated data, written as a JSON truth file

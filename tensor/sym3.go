@@ -1,4 +1,4 @@
-package solver
+package tensor
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type Sym3 struct {
 // NewSym3 returns a zero symmetric tensor of dimension k.
 func NewSym3(k int) *Sym3 {
 	if k < 0 {
-		panic("solver: NewSym3: negative dimension")
+		panic("tensor: NewSym3: negative dimension")
 	}
 	return &Sym3{K: k, Data: make([]float64, k*(k+1)*(k+2)/6)}
 }
@@ -48,7 +48,7 @@ func (t *Sym3) Index(i, j, l int) int {
 	}
 	k := t.K
 	if i < 0 || l >= k {
-		panic(fmt.Sprintf("solver: Sym3 index (%d,%d,%d) out of range for dim %d", i, j, l, k))
+		panic(fmt.Sprintf("tensor: Sym3 index (%d,%d,%d) out of range for dim %d", i, j, l, k))
 	}
 	// Entries whose first index is ≥ i number C(k−i+2, 3).
 	m := k - i
@@ -77,7 +77,7 @@ func (t *Sym3) Add(i, j, l int, v float64) {
 // AddTensor sets t = t + o; it is how statistics of two shards are merged.
 func (t *Sym3) AddTensor(o *Sym3) {
 	if o.K != t.K {
-		panic(fmt.Sprintf("solver: Sym3.AddTensor: dim %d vs %d", t.K, o.K))
+		panic(fmt.Sprintf("tensor: Sym3.AddTensor: dim %d vs %d", t.K, o.K))
 	}
 	for i, v := range o.Data {
 		t.Data[i] += v
@@ -137,7 +137,7 @@ func (t *Sym3) Apply(ctx context.Context, dst, theta *mat.Dense) error {
 		return err
 	}
 	k := t.K
-	checkBlock(k, dst, theta)
+	CheckApply(k, dst, theta)
 	_, L := theta.Dims()
 	if k == 0 || L == 0 {
 		return nil
@@ -173,7 +173,7 @@ func (t *Sym3) Slice(ctx context.Context, dst *mat.SymDense, w []float64) error 
 	}
 	k := t.K
 	if len(w) != k || dst.SymmetricDim() != k {
-		panic(fmt.Sprintf("solver: Sym3.Slice: dim %d, len(w)=%d, dst %d", k, len(w), dst.SymmetricDim()))
+		panic(fmt.Sprintf("tensor: Sym3.Slice: dim %d, len(w)=%d, dst %d", k, len(w), dst.SymmetricDim()))
 	}
 	for i := 0; i < k; i++ {
 		for j := i; j < k; j++ {
@@ -216,7 +216,7 @@ func (t *Sym3) FrobeniusSq() float64 {
 func FromFactors(w []float64, v *mat.Dense) *Sym3 {
 	k, r := v.Dims()
 	if len(w) != r {
-		panic(fmt.Sprintf("solver: FromFactors: %d weights for %d factors", len(w), r))
+		panic(fmt.Sprintf("tensor: FromFactors: %d weights for %d factors", len(w), r))
 	}
 	t := NewSym3(k)
 	wij := make([]float64, r)
