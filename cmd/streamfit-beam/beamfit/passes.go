@@ -19,14 +19,14 @@ import (
 type Settings struct {
 	// Model is "gmm" for a Gaussian mixture of the dense sample rows of the
 	// inputs, "" for LDA (or the single-topic model: Single).
-	Model      string  `json:"model"`
-	K          int     `json:"k"`
-	Alpha0     float64 `json:"alpha0"`
-	Single     bool    `json:"single"`
-	Seed       uint64  `json:"seed"`
+	Model  string  `json:"model"`
+	K      int     `json:"k"`
+	Alpha0 float64 `json:"alpha0"`
+	Single bool    `json:"single"`
+	Seed   uint64  `json:"seed"`
 	// Differing and Sigma2 are those of gmm.Config.
-	Differing bool    `json:"differing"`
-	Sigma2    float64 `json:"sigma2"`
+	Differing  bool    `json:"differing"`
+	Sigma2     float64 `json:"sigma2"`
 	Oversample int     `json:"oversample"`
 	PowerIters int     `json:"power_iters"`
 	ExactDim   int     `json:"exact_dim"`
