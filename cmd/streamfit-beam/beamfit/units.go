@@ -32,7 +32,7 @@ func (u Unit) String() string {
 	if u.Piece < 0 {
 		return u.Input.Path
 	}
-	return fmt.Sprintf("%s (piece %d, documents %d:%d)", u.Input.Path, u.Piece, u.Input.Docs[0], u.Input.Docs[1])
+	return fmt.Sprintf("%s (piece %d, rows %d:%d)", u.Input.Path, u.Piece, u.Input.Docs[0], u.Input.Docs[1])
 }
 
 // open opens the documents of the unit, read with o.
