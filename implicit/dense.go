@@ -1,6 +1,7 @@
 package implicit
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -321,18 +322,37 @@ func WriteDenseStats(ctx context.Context, path string, s *DenseStats) error {
 // ReadDenseStats reads a dense model's statistics file, verifying magic,
 // version, lengths and checksums.
 func ReadDenseStats(path string) (*DenseStats, error) {
-	s := &DenseStats{}
+	var s *DenseStats
 	err := withStatsFile(path, func(r io.ReaderAt, size int64) error {
-		return readStatsFile(r, size, func(hdr []byte) error {
-			if err := json.Unmarshal(hdr, &s.Header); err != nil {
-				return fmt.Errorf("statistics header: %w", err)
-			}
-			if TopicModel(s.Header.Model) {
-				return fmt.Errorf("%w: %s statistics where a dense model's are read", ErrStatsModel, s.Header.Model)
-			}
-			return nil
-		}, s.decode)
+		var err error
+		s, err = decodeDenseStats(r, size)
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DecodeDenseStats parses a dense model's statistics file held in data (as
+// Encode writes it), with the checks of ReadDenseStats: the statistics a
+// distributed pipeline passes between its stages.
+func DecodeDenseStats(data []byte) (*DenseStats, error) {
+	return decodeDenseStats(bytes.NewReader(data), int64(len(data)))
+}
+
+// decodeDenseStats reads a dense statistics file of size bytes from r.
+func decodeDenseStats(r io.ReaderAt, size int64) (*DenseStats, error) {
+	s := &DenseStats{}
+	err := readStatsFile(r, size, func(hdr []byte) error {
+		if err := json.Unmarshal(hdr, &s.Header); err != nil {
+			return fmt.Errorf("statistics header: %w", err)
+		}
+		if TopicModel(s.Header.Model) {
+			return fmt.Errorf("%w: %s statistics where a dense model's are read", ErrStatsModel, s.Header.Model)
+		}
+		return nil
+	}, s.decode)
 	if err != nil {
 		return nil, err
 	}

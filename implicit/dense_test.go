@@ -3,7 +3,6 @@ package implicit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"math/big"
@@ -226,10 +225,35 @@ func clone(t *testing.T, s *DenseStats) *DenseStats {
 	if err := s.Encode(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
-	c := &DenseStats{}
-	err := readStatsFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()), func(h []byte) error { return json.Unmarshal(h, &c.Header) }, c.decode)
+	c, err := DecodeDenseStats(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestDecodeDenseStatsRefusesDamage checks that statistics decoded from
+// memory pass the file's checks: a flipped byte or a cut is an error.
+func TestDecodeDenseStatsRefusesDamage(t *testing.T) {
+	st, err := testPass().Run(context.Background(), denseRows(300, 64, 3).Rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := encode(t, st)
+	if !bytes.Equal(encode(t, clone(t, st)), b) {
+		t.Error("encode, decode and encode again changes the bytes")
+	}
+	for i := range b {
+		if i%7 != 0 {
+			continue
+		}
+		bad := bytes.Clone(b)
+		bad[i] ^= 0x40
+		if _, err := DecodeDenseStats(bad); err == nil {
+			t.Fatalf("byte %d of %d flipped: no error", i, len(b))
+		}
+	}
+	if _, err := DecodeDenseStats(b[:len(b)-1]); err == nil {
+		t.Error("statistics cut short: no error")
+	}
 }

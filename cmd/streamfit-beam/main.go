@@ -1,4 +1,4 @@
-// Command streamfit-beam runs a streamfit LDA (or single-topic) fit as an
+// Command streamfit-beam runs a streamfit LDA, single-topic or GMM fit as an
 // Apache Beam pipeline (package beamfit): on prism in this process by
 // default, or on Dataflow, Flink or Spark (--runner). See README.md.
 package main
@@ -54,8 +54,9 @@ func parse() (func(context.Context) error, error) {
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `usage: streamfit-beam [flags] INPUT...
 
-Fits an LDA (or single-topic) model to the INPUT files (paths or glob
-patterns, any format streamfit reads) as an Apache Beam pipeline: every
+Fits an LDA, single-topic or Gaussian mixture (--model gmm, over dense
+sample rows) model to the INPUT files (paths or glob patterns, any format
+streamfit reads) as an Apache Beam pipeline: every
 Parquet row group or Arrow IPC record batch (a whole file for other formats)
 is a work unit; each pass of the fit computes the units' statistics and
 merges them exactly (streamfit stats + merge), the next pass taking the
@@ -87,9 +88,16 @@ flags:
 	flag.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
 	flag.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
 	var s beamfit.Settings
-	model := flag.String("model", "lda", "model: lda or topic")
-	flag.IntVar(&s.K, "k", 10, "number of topics")
+	model := flag.String("model", "lda", "model: lda, topic, or gmm (a Gaussian mixture of dense sample rows)")
+	flag.IntVar(&s.K, "k", 10, "number of topics (gmm: components)")
 	flag.Float64Var(&s.Alpha0, "alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
+	flag.BoolVar(&s.Differing, "differing", false, "gmm: a variance per component instead of a common σ²")
+	flag.Float64Var(&s.Sigma2, "sigma2", 0, "gmm: known common noise variance (0 estimates it)")
+	flag.StringVar(&o.ValuesColumn, "values-column", "", "gmm: dense samples' fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
+	flag.Func("columns", "gmm: dense samples' comma-separated numeric columns", func(v string) error {
+		o.Columns = strings.Split(v, ",")
+		return nil
+	})
 	flag.Uint64Var(&s.Seed, "seed", 1, "random seed (the sketch Ω and the solver's restarts)")
 	flag.IntVar(&s.Oversample, "oversample", 0, "extra sketch columns beyond k (0: the default, 10)")
 	flag.IntVar(&s.PowerIters, "power-iters", 0, "power passes of the randomized whitening: 0 as the default fit (one when the first sketch does not decay), -1 none, N exactly N")
@@ -118,10 +126,12 @@ flags:
 	switch {
 	case flag.NArg() == 0:
 		return nil, usagef("at least one INPUT file is required")
-	case *model != "lda" && *model != "topic":
-		return nil, usagef("--model=%s: want lda or topic", *model)
+	case *model != "lda" && *model != "topic" && *model != "gmm":
+		return nil, usagef("--model=%s: want lda, topic or gmm", *model)
 	case s.K < 1:
-		return nil, usagef("--k=%d: need at least one topic", s.K)
+		return nil, usagef("--k=%d: need at least one topic (component)", s.K)
+	case s.Sigma2 < 0 || math.IsInf(s.Sigma2, 1) || math.IsNaN(s.Sigma2):
+		return nil, usagef("--sigma2=%g: a variance must be finite and ≥ 0 (0 estimates it)", s.Sigma2)
 	case *model == "lda" && (!(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 1)):
 		return nil, usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", s.Alpha0)
 	case *statsOnly < 0 || *statsOnly > 2:
@@ -132,6 +142,9 @@ flags:
 		return nil, usagef("--stats-only writes no model: drop --out")
 	}
 	s.Single = *model == "topic"
+	if *model == "gmm" {
+		s.Model = "gmm"
+	}
 	o.Workers = s.Workers
 	if *statsOnly > 0 {
 		out.Model = ""

@@ -2,32 +2,51 @@ package beamfit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
 )
 
-// statsAcc is the accumulator of mergeFn: the statistics merged so far
-// (nil: none yet, or only empty inputs).
+// statsAcc is the accumulator of mergeFn: the statistics merged so far, of
+// LDA (st) or of a dense model (dense); both nil: none yet, or only empty
+// inputs.
 type statsAcc struct {
-	st *implicit.Stats
+	st    *implicit.Stats
+	dense *implicit.DenseStats
 }
 
 // encodeAcc and decodeAcc are the Beam coder of statsAcc: the statistics
 // file format, exact totals included, so that a runner may ship partial
 // merges between workers without changing the result.
-func encodeAcc(a statsAcc) ([]byte, error) { return encode(context.Background(), a.st) }
-
-func decodeAcc(b []byte) (statsAcc, error) {
-	st, err := decode(b)
-	return statsAcc{st}, err
+func encodeAcc(a statsAcc) ([]byte, error) {
+	if a.dense != nil {
+		return encode(context.Background(), a.dense)
+	}
+	if a.st == nil {
+		return nil, nil
+	}
+	return encode(context.Background(), a.st)
 }
 
+// decodeAcc parses statistics of either kind; no bytes are none.
+func decodeAcc(b []byte) (statsAcc, error) {
+	st, err := decode(b)
+	if errors.Is(err, implicit.ErrStatsModel) {
+		d, err := implicit.DecodeDenseStats(b)
+		return statsAcc{dense: d}, err
+	}
+	return statsAcc{st: st}, err
+}
+
+// empty reports whether a holds no statistics.
+func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil }
+
 // mergeFn is the Beam combiner of shard statistics: its merge is the
-// library's (implicit.Stats.Merge), exact and independent of the order and
-// grouping the runner chooses, and it refuses what `streamfit merge`
-// refuses (statistics of another fit, or covering an input twice). Empty
-// inputs (a power pass not taken) are skipped.
+// library's (implicit.Stats.Merge, implicit.DenseStats.Merge), exact and
+// independent of the order and grouping the runner chooses, and it refuses
+// what `streamfit merge` refuses (statistics of another fit, or covering an
+// input twice). Empty inputs (a power pass not taken) are skipped.
 type mergeFn struct{}
 
 // CreateAccumulator returns an empty accumulator.
@@ -35,22 +54,29 @@ func (*mergeFn) CreateAccumulator() statsAcc { return statsAcc{} }
 
 // AddInput merges encoded statistics into a.
 func (f *mergeFn) AddInput(a statsAcc, in []byte) (statsAcc, error) {
-	st, err := decode(in)
+	b, err := decodeAcc(in)
 	if err != nil {
 		return a, fmt.Errorf("merge: %w", err)
 	}
-	return f.MergeAccumulators(a, statsAcc{st})
+	return f.MergeAccumulators(a, b)
 }
 
 // MergeAccumulators merges b into a.
 func (*mergeFn) MergeAccumulators(a, b statsAcc) (statsAcc, error) {
+	var err error
 	switch {
-	case a.st == nil:
+	case a.empty():
 		return b, nil
-	case b.st == nil:
+	case b.empty():
 		return a, nil
+	case a.st != nil && b.st != nil:
+		err = a.st.Merge(b.st)
+	case a.dense != nil && b.dense != nil:
+		err = a.dense.Merge(b.dense)
+	default:
+		err = errors.New("statistics of a topic model and of a dense model")
 	}
-	if err := a.st.Merge(b.st); err != nil {
+	if err != nil {
 		return a, fmt.Errorf("merge: %w", err)
 	}
 	return a, nil
@@ -58,6 +84,4 @@ func (*mergeFn) MergeAccumulators(a, b statsAcc) (statsAcc, error) {
 
 // ExtractOutput returns the merged statistics, encoded (no bytes when
 // every input was empty).
-func (*mergeFn) ExtractOutput(a statsAcc) ([]byte, error) {
-	return encode(context.Background(), a.st)
-}
+func (*mergeFn) ExtractOutput(a statsAcc) ([]byte, error) { return encodeAcc(a) }

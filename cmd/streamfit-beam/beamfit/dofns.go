@@ -31,6 +31,9 @@ type phase1Fn struct {
 
 // ProcessElement returns the encoded phase-1 statistics of u.
 func (f *phase1Fn) ProcessElement(ctx context.Context, u Unit) ([]byte, error) {
+	if f.Fit.dense() {
+		return denseUnitStats(ctx, u, f.Read, nil, f.Fit)
+	}
 	st, err := unitStats(ctx, u, f.Read, passPhase1, nil, f.Fit.config())
 	if err != nil {
 		return nil, err
@@ -40,7 +43,8 @@ func (f *phase1Fn) ProcessElement(ctx context.Context, u Unit) ([]byte, error) {
 
 // basedFn computes the statistics of a power pass or of phase 2 of a work
 // unit against the template of the pass (a side input, see templateFn); an
-// empty template (a power pass not taken) gives empty statistics.
+// empty template (a power pass not taken) gives empty statistics. For a
+// dense model, the side input is the merged statistics of pass 1.
 type basedFn struct {
 	Pass string         `json:"pass"`
 	Read stream.Options `json:"read"`
@@ -52,10 +56,13 @@ type basedFn struct {
 // ProcessElement returns the encoded statistics of u.
 func (f *basedFn) ProcessElement(ctx context.Context, u Unit, template []byte) ([]byte, error) {
 	basis, err := f.basis.get(template)
-	if err != nil || basis == nil {
+	switch {
+	case err != nil || basis.empty():
 		return nil, err
+	case f.Fit.dense():
+		return denseUnitStats(ctx, u, f.Read, basis.dense, f.Fit)
 	}
-	st, err := unitStats(ctx, u, f.Read, f.Pass, basis, f.Fit.config())
+	st, err := unitStats(ctx, u, f.Read, f.Pass, basis.st, f.Fit.config())
 	if err != nil {
 		return nil, err
 	}
@@ -113,12 +120,14 @@ type writeFn struct {
 
 // ProcessElement writes the outputs of the merged statistics merged.
 func (f *writeFn) ProcessElement(ctx context.Context, merged []byte) error {
-	st, err := decode(merged)
-	if err != nil {
+	st, err := decodeAcc(merged)
+	switch {
+	case err != nil:
 		return err
-	}
-	if st == nil {
+	case st.empty():
 		return fmt.Errorf("no statistics to write (no documents?)")
+	case st.dense != nil:
+		return f.Out.writeDense(ctx, st.dense)
 	}
-	return f.Out.write(ctx, st)
+	return f.Out.write(ctx, st.st)
 }

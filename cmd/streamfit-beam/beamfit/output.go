@@ -32,24 +32,35 @@ type Output struct {
 // file written before it is removed, so a failed pipeline leaves neither.
 func (o Output) write(ctx context.Context, st *implicit.Stats) error {
 	st.Header.Inputs = coalesce(st.Header.Inputs)
+	return o.outputs(func() error { return implicit.WriteStats(ctx, o.Stats, st) }, func() error {
+		// As `streamfit fit --from-stats`: the exact totals' low words
+		// serve merges only.
+		st.Exact = nil
+		m, err := lda.FitStats(ctx, st, o.Fit.config())
+		if err != nil {
+			return err
+		}
+		if o.NoTiming {
+			m.Fit.Seconds = 0
+		}
+		return m.Write(o.Model)
+	})
+}
+
+// outputs writes the statistics file by stats (when o.Stats is set), then
+// the model by fit (when o.Model is set); when the model cannot be written,
+// the statistics file written before it is removed, so a failed pipeline
+// leaves neither.
+func (o Output) outputs(stats, fit func() error) error {
 	if o.Stats != "" {
-		if err := implicit.WriteStats(ctx, o.Stats, st); err != nil {
+		if err := stats(); err != nil {
 			return err
 		}
 	}
 	if o.Model == "" {
 		return nil
 	}
-	// As `streamfit fit --from-stats`: the exact totals' low words serve
-	// merges only.
-	st.Exact = nil
-	m, err := lda.FitStats(ctx, st, o.Fit.config())
-	if err == nil {
-		if o.NoTiming {
-			m.Fit.Seconds = 0
-		}
-		err = m.Write(o.Model)
-	}
+	err := fit()
 	if err != nil && o.Stats != "" {
 		os.Remove(o.Stats)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"iter"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -11,14 +12,21 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-// Settings are the settings of the LDA (or single-topic) fit the pipeline
-// runs, as the flags of `streamfit stats` and `streamfit fit` give them.
-// They travel to the workers as JSON, with the DoFns.
+// Settings are the settings of the fit the pipeline runs (LDA, the
+// single-topic model, or a GMM), as the flags of `streamfit stats` and
+// `streamfit fit` give them. They travel to the workers as JSON, with the
+// DoFns.
 type Settings struct {
-	K          int     `json:"k"`
-	Alpha0     float64 `json:"alpha0"`
-	Single     bool    `json:"single"`
-	Seed       uint64  `json:"seed"`
+	// Model is "gmm" for a Gaussian mixture of the dense sample rows of the
+	// inputs, "" for LDA (or the single-topic model: Single).
+	Model  string  `json:"model"`
+	K      int     `json:"k"`
+	Alpha0 float64 `json:"alpha0"`
+	Single bool    `json:"single"`
+	Seed   uint64  `json:"seed"`
+	// Differing and Sigma2 are those of gmm.Config.
+	Differing  bool    `json:"differing"`
+	Sigma2     float64 `json:"sigma2"`
 	Oversample int     `json:"oversample"`
 	PowerIters int     `json:"power_iters"`
 	ExactDim   int     `json:"exact_dim"`
@@ -57,7 +65,10 @@ func (s Settings) powerStages() int {
 
 // encode writes statistics in the statistics file format (the bytes that
 // travel between the stages of the pipeline); nil statistics are no bytes.
-func encode(ctx context.Context, st *implicit.Stats) ([]byte, error) {
+func encode[S any, P interface {
+	*S
+	Encode(context.Context, io.Writer) error
+}](ctx context.Context, st P) ([]byte, error) {
 	if st == nil {
 		return nil, nil
 	}
@@ -80,17 +91,17 @@ func decode(b []byte) (*implicit.Stats, error) {
 // is the same for every element of a stage.
 type basisCache struct {
 	raw []byte
-	st  *implicit.Stats
+	st  statsAcc
 }
 
 // get returns the statistics encoded in b.
-func (c *basisCache) get(b []byte) (*implicit.Stats, error) {
-	if c.st != nil && bytes.Equal(c.raw, b) {
+func (c *basisCache) get(b []byte) (statsAcc, error) {
+	if !c.st.empty() && bytes.Equal(c.raw, b) {
 		return c.st, nil
 	}
-	st, err := decode(b)
+	st, err := decodeAcc(b)
 	if err != nil {
-		return nil, fmt.Errorf("basis: %w", err)
+		return st, fmt.Errorf("basis: %w", err)
 	}
 	c.raw, c.st = b, st
 	return st, nil

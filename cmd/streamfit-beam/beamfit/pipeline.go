@@ -42,9 +42,13 @@ func (o Options) check() error {
 	switch {
 	case len(o.Units) == 0:
 		return ErrNoInput
+	case f.Model != "" && !f.dense():
+		return fmt.Errorf("%w: model %q: want gmm (or none for lda and topic)", ErrUsage, f.Model)
 	case f.K < 1:
-		return fmt.Errorf("%w: k=%d: need at least one topic", ErrUsage, f.K)
-	case !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
+		return fmt.Errorf("%w: k=%d: need at least one component", ErrUsage, f.K)
+	case f.dense() && (f.Single || !(f.Sigma2 >= 0) || math.IsInf(f.Sigma2, 1)):
+		return fmt.Errorf("%w: gmm: sigma2=%g must be a finite variance ≥ 0 (0 estimates it), single not set", ErrUsage, f.Sigma2)
+	case !f.dense() && !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
 		return fmt.Errorf("%w: alpha0=%g: the Dirichlet concentration must be a finite number > 0", ErrUsage, f.Alpha0)
 	case o.StatsOnly < 0 || o.StatsOnly > 2:
 		return fmt.Errorf("%w: stats-only=%d: want 1 or 2 (or 0 to fit)", ErrUsage, o.StatsOnly)
@@ -62,7 +66,9 @@ func (o Options) check() error {
 
 // New builds the pipeline of the options: phase 1 over every work unit,
 // merged; the power passes of the randomized whitening, each merged; phase
-// 2 against the whitening W, merged; the fit. The statistics of each phase
+// 2 against the whitening W, merged; the fit. A dense model (Settings.Model)
+// has no power passes: its pass 2 takes the merged pass 1 as its side
+// input. The statistics of each phase
 // are combined by mergeFn (the library's exact merge), and each phase
 // after the first takes the merged statistics of the one before as a side
 // input (through a template that computes the pass's projection once), so
@@ -80,6 +86,14 @@ func New(o Options) (*beam.Pipeline, error) {
 		beam.ParDo(s.Scope("phase 1"), &phase1Fn{Read: o.Read, Fit: o.Fit}, units))
 	if o.StatsOnly == 1 {
 		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
+		return p, nil
+	}
+	if o.Fit.dense() {
+		// Pass 2 of a dense model computes its whitening from the merged
+		// pass 1 in each unit (a small d×d eigenproblem on the exact path).
+		ps := s.Scope("pass 2")
+		stats := beam.ParDo(ps, &basedFn{Pass: passPhase2, Read: o.Read, Fit: o.Fit}, units, beam.SideInput{Input: merged})
+		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, beam.Combine(ps, &mergeFn{}, stats))
 		return p, nil
 	}
 	for i := range o.Fit.powerStages() {
@@ -101,11 +115,15 @@ func pass(s beam.Scope, units, before beam.PCollection, pass string, o Options) 
 	return beam.Combine(s, &mergeFn{}, stats)
 }
 
-// Run plans the files (Plan), builds the pipeline (New) and runs it with
+// Run plans the files (Plan, or PlanDense for a dense model), builds the pipeline (New) and runs it with
 // the runner named (beam.Run; the runner must be registered, e.g. by
 // importing its package).
 func Run(ctx context.Context, runner string, files []string, o Options) error {
-	units, err := Plan(ctx, files, o.Read)
+	planner := Plan
+	if o.Fit.dense() {
+		planner = PlanDense
+	}
+	units, err := planner(ctx, files, o.Read)
 	if err != nil {
 		return err
 	}

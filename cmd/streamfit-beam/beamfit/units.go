@@ -32,7 +32,7 @@ func (u Unit) String() string {
 	if u.Piece < 0 {
 		return u.Input.Path
 	}
-	return fmt.Sprintf("%s (piece %d, documents %d:%d)", u.Input.Path, u.Piece, u.Input.Docs[0], u.Input.Docs[1])
+	return fmt.Sprintf("%s (piece %d, rows %d:%d)", u.Input.Path, u.Piece, u.Input.Docs[0], u.Input.Docs[1])
 }
 
 // open opens the documents of the unit, read with o.
@@ -108,6 +108,22 @@ func hasMeta(p string) bool {
 // another name) is refused with implicit.ErrOverlap, as a merge of
 // statistics covering it twice is.
 func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
+	return plan(ctx, files, o, func(path string, o stream.Options, first, end int) (any, error) {
+		return columnar.OpenPieces(path, o, first, end)
+	})
+}
+
+// PlanDense is Plan for files of dense sample rows (a dense model's fit):
+// a unit per row group or record batch of a Parquet or Arrow IPC table, a
+// unit per file otherwise.
+func PlanDense(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
+	return plan(ctx, files, o, func(path string, o stream.Options, first, end int) (any, error) {
+		return columnar.OpenDensePieces(path, o, first, end)
+	})
+}
+
+// plan is Plan, with open opening a range of pieces of a file.
+func plan(ctx context.Context, files []string, o stream.Options, open func(path string, o stream.Options, first, end int) (any, error)) ([]Unit, error) {
 	if len(files) == 0 {
 		return nil, ErrNoInput
 	}
@@ -125,7 +141,7 @@ func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error)
 			return nil, fmt.Errorf("%s: %w: it is %s again (fingerprint %s)", path, implicit.ErrOverlap, first, desc.Fingerprint)
 		}
 		seen[desc.Fingerprint] = path
-		pieces, err := filePieces(path, o)
+		pieces, err := filePieces(path, o, open)
 		if err != nil {
 			return nil, err
 		}
@@ -143,9 +159,9 @@ func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error)
 }
 
 // filePieces lists the pieces of the file at path when a range of them can
-// be read alone (OpenPieces accepts the file), else nil.
-func filePieces(path string, o stream.Options) ([]columnar.Piece, error) {
-	src, err := columnar.OpenPieces(path, o, 0, -1)
+// be read alone (open accepts the file), else nil.
+func filePieces(path string, o stream.Options, open func(string, stream.Options, int, int) (any, error)) ([]columnar.Piece, error) {
+	src, err := open(path, o, 0, -1)
 	if errors.Is(err, columnar.ErrRange) {
 		return nil, nil
 	}
