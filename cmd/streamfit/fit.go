@@ -113,7 +113,7 @@ func newFitFlags(m fitModel) (*flag.FlagSet, *fitFlags) {
 	fs.StringVar(&f.out, "out", "model.json", "output model file (JSON)")
 	fs.IntVar(&f.k, "k", 10, "number of topics / components / states")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (same input and seed give the same model)")
-	fs.StringVar(&f.solverName, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", "))
+	fs.StringVar(&f.solverName, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (lda/topic when not given: rtpm for a pure spectral fit held explicitly, simultaneous when EM passes follow or the third moment is on disk or sketched)")
 	fs.IntVar(&f.restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	fs.IntVar(&f.iters, "iters", 0, "solver iterations per phase (0: solver default)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")
@@ -494,7 +494,11 @@ func fitTopicFromStats(ctx context.Context, model string, fs *flag.FlagSet, f *f
 		}
 	})
 	if f.input == "" {
-		m, err := fitFromStats(ctx, f.fromStats, cfg)
+		// No EM passes follow, so the start is solved as a pure spectral
+		// fit (the model of fit --em-passes 0).
+		spectral := cfg
+		spectral.EM = lda.EM{}
+		m, err := fitFromStats(ctx, f.fromStats, spectral)
 		if err != nil {
 			return err
 		}
