@@ -161,11 +161,11 @@ func reference(t *testing.T, dir string, files []string, common []string, powerI
 	basis := p1
 	for i := range powers {
 		next := filepath.Join(dir, fmt.Sprintf("ref-power%d.stats", i+1))
-		run(t, append(append([]string{"stats", "--phase", "power", "--basis", basis, "--out", next, "--batch-rows", fmt.Sprint(readRows)}, files...))...)
+		run(t, append([]string{"stats", "--phase", "power", "--basis", basis, "--out", next, "--batch-rows", fmt.Sprint(readRows)}, files...)...)
 		basis = next
 	}
 	p2 = filepath.Join(dir, "ref2.stats")
-	run(t, append(append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2, "--batch-rows", fmt.Sprint(readRows)}, files...))...)
+	run(t, append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2, "--batch-rows", fmt.Sprint(readRows)}, files...)...)
 	if !fit {
 		return p1, p2, ""
 	}
