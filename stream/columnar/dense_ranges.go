@@ -2,7 +2,6 @@ package columnar
 
 import (
 	"context"
-	"fmt"
 	"iter"
 
 	"github.com/streamfit/streamfit/internal/stream"
@@ -37,22 +36,10 @@ func OpenDensePieces(path string, o stream.Options, first, end int) (*DensePiece
 	s := src.(*denseSource)
 	t := s.t
 	unit := PieceUnit(k.String(), 2)
-	n := t.chunks
-	shown := fmt.Sprintf("%d:%d", first, end)
-	if end < 0 {
-		end, shown = n, fmt.Sprintf("%d:", first)
-	}
-	switch {
-	case first < 0 || first >= n || end > n:
-		return nil, rangeErr(path, "%s %s are beyond the file's %d %s (0:%d)", unit, shown, n, unit, n)
-	case end <= first:
-		return nil, rangeErr(path, "%s %s: an empty range", unit, shown)
-	}
-	pieces, err := t.pieces(end)
+	pieces, end, err := t.selectPieces(path, unit, first, end)
 	if err != nil {
 		return nil, err
 	}
-	t.lo, t.hi = first, end
 	ps := &DensePieceSource{src: s, info: s.Info()}
 	ps.rows = [2]int64{pieces[first].FirstRow, pieces[end-1].FirstRow + pieces[end-1].Rows}
 	ps.info.Rows = ps.rows[1] - ps.rows[0]

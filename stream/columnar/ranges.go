@@ -163,22 +163,10 @@ func OpenPieces(path string, o stream.Options, first, end int) (*PieceSource, er
 		return nil, rangeErr(path, "long (doc, term, count) table: a document may continue in the next %s, and the index of a %s's first document is not in the metadata; "+
 			"convert the file to the lists layout or select documents by index instead", one, one)
 	}
-	n := t.chunks
-	shown := fmt.Sprintf("%d:%d", first, end)
-	if end < 0 {
-		end, shown = n, fmt.Sprintf("%d:", first)
-	}
-	switch {
-	case first < 0 || first >= n || end > n:
-		return nil, rangeErr(path, "%s %s are beyond the file's %d %s (0:%d)", unit, shown, n, unit, n)
-	case end <= first:
-		return nil, rangeErr(path, "%s %s: an empty range", unit, shown)
-	}
-	pieces, err := t.pieces(end)
+	pieces, end, err := t.selectPieces(path, unit, first, end)
 	if err != nil {
 		return nil, err
 	}
-	t.lo, t.hi = first, end
 	ps := &PieceSource{src: s, pieces: [2]int{first, end}, info: s.Info()}
 	ps.docs = [2]int64{pieces[first].FirstRow, pieces[end-1].FirstRow + pieces[end-1].Rows}
 	ps.info.Rows = ps.docs[1] - ps.docs[0]
@@ -213,4 +201,27 @@ func (s *PieceSource) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			}
 		}
 	}
+}
+
+// selectPieces checks the piece range first:end of t (end < 0: to the
+// last piece), limits t's passes to it and returns the pieces up to it
+// with the resolved end. unit names the pieces in messages.
+func (t *table) selectPieces(path, unit string, first, end int) ([]Piece, int, error) {
+	n := t.chunks
+	shown := fmt.Sprintf("%d:%d", first, end)
+	if end < 0 {
+		end, shown = n, fmt.Sprintf("%d:", first)
+	}
+	switch {
+	case first < 0 || first >= n || end > n:
+		return nil, 0, rangeErr(path, "%s %s are beyond the file's %d %s (0:%d)", unit, shown, n, unit, n)
+	case end <= first:
+		return nil, 0, rangeErr(path, "%s %s: an empty range", unit, shown)
+	}
+	pieces, err := t.pieces(end)
+	if err != nil {
+		return nil, 0, err
+	}
+	t.lo, t.hi = first, end
+	return pieces, end, nil
 }
