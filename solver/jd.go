@@ -395,7 +395,7 @@ func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JD
 // every matrix) so that the rows' absolute sums over all matrices are
 // equal, as Afsari's QRJ1D code does; the objective is not invariant to row
 // scale, and without it the rows drift to uneven scales and the sweeps
-// stop 5× further from the truth on ill-conditioned factors.
+// end 5× further from the truth on ill-conditioned factors.
 func balanceRows(as [][]float64, xinv []float64, d int) {
 	for p := 0; p < d; p++ {
 		s := 0.0
