@@ -21,22 +21,29 @@ func (m *MemoryDocs) Info() Info {
 
 // Docs yields the documents in batches.
 func (m *MemoryDocs) Docs(ctx context.Context) iter.Seq2[*Docs, error] {
-	return func(yield func(*Docs, error) bool) {
-		n, step := m.All.Len(), m.BatchRows
-		if step <= 0 {
-			step = DefaultBatchRows
+	return memBatches(ctx, m.All.Len(), m.BatchRows, func(lo, hi int) *Docs {
+		b := NewDocs(m.All.Start + int64(lo))
+		for i := lo; i < hi; i++ {
+			b.AppendDoc(m.All.Doc(i))
 		}
+		return b
+	})
+}
+
+// memBatches yields cut(lo, hi) for consecutive ranges of n rows, step rows
+// each (DefaultBatchRows when step ≤ 0), stopping at ctx's cancellation.
+func memBatches[B any](ctx context.Context, n, step int, cut func(lo, hi int) B) iter.Seq2[B, error] {
+	if step <= 0 {
+		step = DefaultBatchRows
+	}
+	return func(yield func(B, error) bool) {
 		for lo := 0; lo < n; lo += step {
 			if err := ctx.Err(); err != nil {
-				yield(nil, err)
+				var zero B
+				yield(zero, err)
 				return
 			}
-			hi := min(lo+step, n)
-			b := NewDocs(m.All.Start + int64(lo))
-			for i := lo; i < hi; i++ {
-				b.AppendDoc(m.All.Doc(i))
-			}
-			if !yield(b, nil) {
+			if !yield(cut(lo, min(lo+step, n)), nil) {
 				return
 			}
 		}
@@ -71,28 +78,15 @@ func (m *MemoryDense) Info() Info {
 
 // Rows yields the rows in batches.
 func (m *MemoryDense) Rows(ctx context.Context) iter.Seq2[*Dense, error] {
-	return func(yield func(*Dense, error) bool) {
-		n, step := m.All.Rows, m.BatchRows
-		if step <= 0 {
-			step = DefaultBatchRows
+	return memBatches(ctx, m.All.Rows, m.BatchRows, func(lo, hi int) *Dense {
+		b := NewDense(m.All.Start+int64(lo), m.All.Cols)
+		b.Data = append(b.Data, m.All.Data[lo*m.All.Cols:hi*m.All.Cols]...)
+		b.Rows = hi - lo
+		if m.All.Group != nil {
+			b.Group = append(b.Group[:0], m.All.Group[lo:hi]...)
 		}
-		for lo := 0; lo < n; lo += step {
-			if err := ctx.Err(); err != nil {
-				yield(nil, err)
-				return
-			}
-			hi := min(lo+step, n)
-			b := NewDense(m.All.Start+int64(lo), m.All.Cols)
-			b.Data = append(b.Data, m.All.Data[lo*m.All.Cols:hi*m.All.Cols]...)
-			b.Rows = hi - lo
-			if m.All.Group != nil {
-				b.Group = append(b.Group[:0], m.All.Group[lo:hi]...)
-			}
-			if !yield(b, nil) {
-				return
-			}
-		}
-	}
+		return b
+	})
 }
 
 // CollectDense reads a whole pass of src into one batch.
