@@ -308,30 +308,13 @@ func (s *DenseStats) Encode(ctx context.Context, w io.Writer) error {
 
 // WriteDenseStats writes s to path atomically (see WriteStats).
 func WriteDenseStats(ctx context.Context, path string, s *DenseStats) error {
-	f, err := stream.CreateAtomic(path)
-	if err != nil {
-		return err
-	}
-	if err := s.Encode(ctx, f); err != nil {
-		f.Abort()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Commit()
+	return createStatsFile(ctx, path, s.Encode)
 }
 
 // ReadDenseStats reads a dense model's statistics file, verifying magic,
 // version, lengths and checksums.
 func ReadDenseStats(path string) (*DenseStats, error) {
-	var s *DenseStats
-	err := withStatsFile(path, func(r io.ReaderAt, size int64) error {
-		var err error
-		s, err = decodeDenseStats(r, size)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return openStatsFile(path, decodeDenseStats)
 }
 
 // DecodeDenseStats parses a dense model's statistics file held in data (as

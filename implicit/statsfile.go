@@ -644,11 +644,17 @@ var writeChunk = 1 << 20
 // which no reader opens and a later WriteStats of the same path removes
 // once it is older than stream.StaleTemp.
 func WriteStats(ctx context.Context, path string, s *Stats) error {
+	return createStatsFile(ctx, path, s.Encode)
+}
+
+// createStatsFile writes a statistics file of any model to path atomically
+// (see WriteStats), its bytes written by encode.
+func createStatsFile(ctx context.Context, path string, encode func(context.Context, io.Writer) error) error {
 	f, err := stream.CreateAtomic(path)
 	if err != nil {
 		return err
 	}
-	if err := s.Encode(ctx, f); err != nil {
+	if err := encode(ctx, f); err != nil {
 		f.Abort()
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -659,12 +665,23 @@ func WriteStats(ctx context.Context, path string, s *Stats) error {
 // checksums. The payload is decompressed and decoded as a stream, straight
 // into the arrays, so reading takes about one copy of the statistics.
 func ReadStats(path string) (*Stats, error) {
-	var s *Stats
+	return openStatsFile(path, func(r io.ReaderAt, size int64) (*Stats, error) {
+		return decodeStats(r, size, (*Stats).decodePayload)
+	})
+}
+
+// openStatsFile decodes the statistics file at path with decode (LDA's or
+// a dense model's reader); an error names the file.
+func openStatsFile[S any](path string, decode func(r io.ReaderAt, size int64) (*S, error)) (*S, error) {
+	var s *S
 	err := withStatsFile(path, func(r io.ReaderAt, size int64) (err error) {
-		s, err = decodeStats(r, size, (*Stats).decodePayload)
+		s, err = decode(r, size)
 		return err
 	})
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // withStatsFile calls fn with the file at path and its size; an error of
