@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -51,14 +51,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if d <= cfg.ExactDim {
 		// The exact path runs through the mergeable statistics of its two
 		// passes, as `streamfit stats` computes them per shard.
-		m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
-			return FitStats(ctx, st, cfg)
-		})
-		if err != nil {
-			return nil, err
-		}
-		m.Stats.Seconds = time.Since(start).Seconds()
-		return m, nil
+		return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 	}
 	sp, err := secondStage(ctx, src, d, &cfg)
 	if err != nil {

@@ -62,3 +62,6 @@ func (m *Model) validate() error {
 	}
 	return nil
 }
+
+// seconds is where a fit records its wall time.
+func (m *Model) seconds() *float64 { return &m.Stats.Seconds }

@@ -54,14 +54,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if cfg.K < 1 || cfg.K > d {
 		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
 	}
-	m, err := implicit.FitPlan(ctx, src, (&Plan{Config: cfg, Path: info.Path}).Planner(), 1, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
-		return FitStats(ctx, st, cfg)
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.Stats.Seconds = time.Since(start).Seconds()
-	return m, nil
+	return models.FitPlan(ctx, src, (&Plan{Config: cfg, Path: info.Path}).Planner(), 1, cfg, FitStats, start, (*Model).seconds)
 }
 
 // FitStats fits the HMM from the merged pass-2 statistics of Plan; the

@@ -8,8 +8,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
 	"gonum.org/v1/gonum/blas"
@@ -41,14 +41,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if d <= cfg.ExactDim {
 		// The exact path runs through the mergeable statistics of its
 		// passes, as `streamfit stats` computes them per shard.
-		m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
-			return FitStats(ctx, st, cfg)
-		})
-		if err != nil {
-			return nil, err
-		}
-		m.Stats.Seconds = time.Since(start).Seconds()
-		return m, nil
+		return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 	}
 	sp, err := spectrum(ctx, src, d, &cfg)
 	if err != nil {

@@ -135,3 +135,6 @@ func dot(a, b []float64) float64 {
 	}
 	return s
 }
+
+// seconds is where a fit records its wall time.
+func (m *Model) seconds() *float64 { return &m.Stats.Seconds }

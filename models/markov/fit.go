@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -121,14 +120,7 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	if err := check(d, k, &cfg); err != nil {
 		return nil, err
 	}
-	m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
-		return FitStats(ctx, st, cfg)
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.Stats.Seconds = time.Since(start).Seconds()
-	return m, nil
+	return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 }
 
 // hmmWhitening returns σ² and the whitenings of the point moment
@@ -214,14 +206,7 @@ func FitChain(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, 
 	if err := check(d, d, &cfg); err != nil {
 		return nil, err
 	}
-	m, err := implicit.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path, Chain: true}, cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
-		return FitStats(ctx, st, cfg)
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.Stats.Seconds = time.Since(start).Seconds()
-	return m, nil
+	return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path, Chain: true}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 }
 
 // chainWhitening whitens the set moment of a chain from the first pass.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -111,14 +112,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	m, err := implicit.FitPlan(ctx, src, (&Plan{Config: cfg, Path: src.Info().Path}).Planner(), cfg.Workers, func(ctx context.Context, st *implicit.DenseStats) (*Model, error) {
-		return FitStats(ctx, st, cfg)
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.Stats.Seconds = time.Since(start).Seconds()
-	return m, nil
+	return models.FitPlan(ctx, src, (&Plan{Config: cfg, Path: src.Info().Path}).Planner(), cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 }
 
 // FitStats fits the mixture from merged pass-2 statistics of Plan; the
