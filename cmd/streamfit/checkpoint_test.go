@@ -23,15 +23,25 @@ func TestCheckpointHelper(t *testing.T) {
 	os.Exit(run(context.Background(), strings.Split(args, "\n"), os.Stderr))
 }
 
+// checkpointCorpus generates, in a temporary directory, the corpus
+// docword.c.txt that the checkpoint tests fit (long enough for a pass to be
+// killed midway) and returns the function that names a file of that
+// directory.
+func checkpointCorpus(t *testing.T) func(string) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "lda", "--docs", "20000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "8",
+		"--out", p("docword.c.txt"), "--truth", p("truth.json"), "--progress", "off")
+	return p
+}
+
 // TestCheckpointKill runs `fit lda --checkpoint` in a subprocess, kills it
 // (SIGKILL) during the second pass, runs the same command again and checks
 // that it resumed and wrote the model.json of an uninterrupted fit, byte for
 // byte (--no-timing), and that the killed run left no model file.
 func TestCheckpointKill(t *testing.T) {
-	dir := t.TempDir()
-	p := func(n string) string { return filepath.Join(dir, n) }
-	mustRun(t, "gen", "lda", "--docs", "20000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "8",
-		"--out", p("docword.c.txt"), "--truth", p("truth.json"), "--progress", "off")
+	p := checkpointCorpus(t)
 	args := func(out string, extra ...string) []string {
 		return append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "4", "--alpha0", "1", "--seed", "2",
 			"--plan", "explicit", "--batch-rows", "100", "--workers", "2", "--no-timing", "--progress", "off", "--out", p(out)}, extra...)
@@ -67,10 +77,7 @@ func TestCheckpointKill(t *testing.T) {
 // again and checks that it resumed from them and wrote the model.json of an
 // uninterrupted fit, byte for byte.
 func TestCheckpointKillEM(t *testing.T) {
-	dir := t.TempDir()
-	p := func(n string) string { return filepath.Join(dir, n) }
-	mustRun(t, "gen", "lda", "--docs", "20000", "--vocab", "400", "--k", "4", "--doc-len", "60", "--seed", "8",
-		"--out", p("docword.c.txt"), "--truth", p("truth.json"), "--progress", "off")
+	p := checkpointCorpus(t)
 	args := func(out string, extra ...string) []string {
 		return append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "4", "--alpha0", "1", "--seed", "2",
 			"--plan", "explicit", "--workers", "2", "--no-timing", "--progress", "off",

@@ -105,30 +105,20 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 		k := f.k // the statistics' k with --from-stats
 		switch model {
 		case "ica":
-			var im *ica.Model
 			cfg := ica.Config{K: f.k, ExactDim: f.exactDim, Oversample: f.oversample, PowerIters: f.powerIters,
 				Solver: f.solverName, Restarts: f.restarts, Iters: f.iters, Seed: f.seed, Workers: o.Workers}
-			if f.fromStats != "" {
-				im, err = fromStats(ctx, f.fromStats, cfg, ica.FitStats)
-			} else {
-				im, err = ica.Fit(ctx, src, cfg)
-			}
-			if err == nil {
+			var im *ica.Model
+			if im, err = fitOrFromStats(ctx, f.fromStats, src, cfg, ica.Fit, ica.FitStats); err == nil {
 				if f.noTiming {
 					im.Stats.Seconds = 0
 				}
 				m, warnings, k = im, im.Stats.Warnings, im.K
 			}
 		case "hmm":
-			var hm *hmm.Model
 			cfg := hmm.Config{K: f.k, Windows: f.windows, Discrete: f.discrete, Solver: f.solverName,
 				Restarts: f.restarts, Iters: f.iters, Seed: f.seed}
-			if f.fromStats != "" {
-				hm, err = fromStats(ctx, f.fromStats, cfg, hmm.FitStats)
-			} else {
-				hm, err = hmm.Fit(ctx, src, cfg)
-			}
-			if err == nil {
+			var hm *hmm.Model
+			if hm, err = fitOrFromStats(ctx, f.fromStats, src, cfg, hmm.Fit, hmm.FitStats); err == nil {
 				if f.noTiming {
 					hm.Stats.Seconds = 0
 				}
@@ -140,15 +130,10 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 			if vs, rotate, err = parseViews(f.views); err != nil {
 				return nil, "", err
 			}
-			var mm *multiview.Model
 			cfg := multiview.Config{K: f.k, Views: vs, RandomViews: f.randomViews, Rotate: rotate, Solver: f.solverName,
 				Restarts: f.restarts, Iters: f.iters, Seed: f.seed, Workers: o.Workers}
-			if f.fromStats != "" {
-				mm, err = fromStats(ctx, f.fromStats, cfg, multiview.FitStats)
-			} else {
-				mm, err = multiview.Fit(ctx, src, cfg)
-			}
-			if err == nil {
+			var mm *multiview.Model
+			if mm, err = fitOrFromStats(ctx, f.fromStats, src, cfg, multiview.Fit, multiview.FitStats); err == nil {
 				if f.noTiming {
 					mm.Stats.Seconds = 0
 				}
@@ -195,6 +180,17 @@ func parseViews(s string) (views [][]int, rotate bool, err error) {
 		return nil, false, usagef("--views: want three groups separated by ';', got %d", len(views))
 	}
 	return views, false, nil
+}
+
+// fitOrFromStats fits cfg on the statistics file at statsPath with fitStats
+// when --from-stats names one, else on the samples of src with fit.
+func fitOrFromStats[C, M any](ctx context.Context, statsPath string, src stream.DenseSource, cfg C,
+	fit func(context.Context, stream.DenseSource, C) (M, error),
+	fitStats func(context.Context, *implicit.DenseStats, C) (M, error)) (M, error) {
+	if statsPath != "" {
+		return fromStats(ctx, statsPath, cfg, fitStats)
+	}
+	return fit(ctx, src, cfg)
 }
 
 // fromStats fits a dense model with cfg from the merged statistics of its

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -11,9 +10,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // TestInferAndHeldOut runs fit → infer → eval --heldout on a generated
@@ -42,20 +38,7 @@ func TestInferAndHeldOut(t *testing.T) {
 			t.Errorf("theta.parquet with --workers %s differs from --workers 1", workers)
 		}
 	}
-	pf, err := file.OpenParquetFile(p("theta.parquet"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
+	_, tbl := readParquetTable(t, p("theta.parquet"))
 	if tbl.NumRows() != 1001 || tbl.NumCols() != 2 {
 		t.Fatalf("table of %d rows, %d columns; want 1001 and 2", tbl.NumRows(), tbl.NumCols())
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -101,6 +102,27 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
+// readParquetTable opens the Parquet file at path and reads it whole; the
+// file and the table are closed and released when the test ends.
+func readParquetTable(t *testing.T, path string) (*file.Reader, arrow.Table) {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pf.Close() })
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tbl.Release)
+	return pf, tbl
+}
+
 // TestTopicsParquet reads the topic matrix back: one row per topic in the
 // order of model.json, the same α and probabilities, and the metadata.
 func TestTopicsParquet(t *testing.T) {
@@ -112,11 +134,7 @@ func TestTopicsParquet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := file.OpenParquetFile(p("t.parquet"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
+	pf, tbl := readParquetTable(t, p("t.parquet"))
 	kv := pf.MetaData().KeyValueMetadata()
 	for key, want := range map[string]string{"streamfit.model": "lda", "streamfit.k": "3", "streamfit.d": "200",
 		"streamfit.alpha0": strconv.FormatFloat(m.Alpha0, 'g', -1, 64)} { // α₀ of the refined α
@@ -124,15 +142,6 @@ func TestTopicsParquet(t *testing.T) {
 			t.Errorf("metadata %s: %v, want %q", key, v, want)
 		}
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
 	if tbl.NumRows() != 3 || tbl.NumCols() != 3 {
 		t.Fatalf("table of %d rows, %d columns; want 3 and 3", tbl.NumRows(), tbl.NumCols())
 	}
