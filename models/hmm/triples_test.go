@@ -27,13 +27,13 @@ func triples(ctx context.Context, src stream.DenseSource, d int, windows bool, f
 			return rows, int64(seqs), err
 		}
 		rows += int64(b.Rows)
-		err := r.batch(b, call, &seqs)
+		err := r.batch(b, call, &seqs, func() error { return nil })
 		b.Release()
 		if err != nil {
 			return rows, int64(seqs), err
 		}
 	}
-	if err := r.batch(nil, call, &seqs); err != nil {
+	if err := r.batch(nil, call, &seqs, func() error { return nil }); err != nil {
 		return rows, int64(seqs), err
 	}
 	return rows, int64(seqs), ferr

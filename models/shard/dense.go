@@ -17,6 +17,9 @@ type Dense struct {
 	// Plan returns the model's planner with the fit's settings, naming path
 	// (an input file) in its errors.
 	Plan func(path string) implicit.Planner
+	// Grouped makes every shard own whole groups of rows (Part.Groups):
+	// for the models whose passes read sequences or sets in order.
+	Grouped bool
 }
 
 // Basiser is implemented by planners whose passes after the first project
@@ -61,6 +64,7 @@ func (m Dense) run(ctx context.Context, parts []Part, o stream.Options, pass fun
 	}
 	var total *implicit.DenseStats
 	for _, part := range parts {
+		part.Groups = part.Groups || m.Grouped
 		src, desc, err := OpenDense(part, o)
 		if err != nil {
 			return nil, err

@@ -29,11 +29,9 @@ func Multiview(cfg multiview.Config) Dense {
 
 // HMM is the workflow of an HMM fit from sequences with cfg: the passes of
 // Multiview over the triples of consecutive steps (append to pass 1 only),
-// read in order, so a shard must begin at the start of a sequence (row
-// groups written whole sequences at a time, or row ranges at sequence
-// starts).
+// read in order. A shard owns the sequences that begin in it (Grouped).
 func HMM(cfg hmm.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }}
+	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }, Grouped: true}
 }
 
 // ICA is the workflow of an independent component fit with cfg on the
@@ -51,7 +49,8 @@ func ICA(cfg ica.Config) Dense {
 // pair moments) takes no basis and can always be appended to; pass 2
 // (whitened within-set third moment) takes the merged pass 1 and cannot be
 // appended to (the fit takes the moments of pass 1 it carries). Every set
-// adds its own partial sums, read in order: a shard must not split a set.
+// adds its own partial sums, read in order; a shard owns the sets that
+// begin in it (Grouped).
 func Markov(cfg markov.Config, chain bool) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }}
+	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }, Grouped: true}
 }
