@@ -111,9 +111,9 @@ model takes no basis and can always be --append'ed to.
   multiview, hmm, markov, hmm-snapshot: 2 passes.
 Passes after the first of ica, multiview, hmm, markov and hmm-snapshot
 cannot be appended to: append to pass 1, then recompute them. hmm reads
-sequences and markov/hmm-snapshot snapshot sets in order: a shard must not
-split a sequence or a set. --docs selects rows, --row-groups row groups
-(record batches), as for documents.`)
+sequences and markov/hmm-snapshot snapshot sets in order: a shard owns every
+sequence (set) whose first row it selects, and reads on to its end. --docs
+selects rows, --row-groups row groups (record batches), as for documents.`)
 	o := addInputFlags(fs)
 	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
 	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+
