@@ -1,10 +1,11 @@
-package ica
+package ica_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/streamfit/streamfit/bench/models/memtest"
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -18,7 +19,7 @@ func TestMemoryIndependentOfRows(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = Fit(context.Background(), src, Config{K: 5, Seed: 1})
+		_, err = ica.Fit(context.Background(), src, ica.Config{K: 5, Seed: 1})
 		return err
 	})
 }

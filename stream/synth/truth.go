@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -61,4 +62,27 @@ func ReadTruth(path string) (*Truth, error) {
 		}
 	}
 	return &t, nil
+}
+
+// writeTruth stores the model m behind generated rows as indented JSON,
+// atomically, with params (how the rows were generated) as its last field,
+// "params": the file reads as the model.
+func writeTruth(path string, m any, params map[string]any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if len(params) > 0 && len(b) > 2 && b[len(b)-1] == '}' {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return err
+		}
+		b = append(append(append(b[:len(b)-1], `,"params":`...), p...), '}')
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", " "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	return stream.WriteFileAtomic(path, out.Bytes())
 }
