@@ -100,4 +100,4 @@ func (g *GMM) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return
 
 // WriteTruth stores Truth with Params as indented JSON, atomically: a
 // file that reads as a model (streamfit eval --truth).
-func (g *GMM) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params) }
+func (g *GMM) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

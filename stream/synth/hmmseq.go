@@ -131,4 +131,4 @@ func (g *HMMSeq) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { ret
 
 // WriteTruth stores Truth with Params as indented JSON, atomically: a
 // file that reads as a model (streamfit eval --truth).
-func (g *HMMSeq) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params) }
+func (g *HMMSeq) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

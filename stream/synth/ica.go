@@ -96,4 +96,4 @@ func (g *ICA) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return
 
 // WriteTruth stores Truth with Params as indented JSON, atomically: a
 // file that reads as a model (streamfit eval --truth).
-func (g *ICA) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params) }
+func (g *ICA) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

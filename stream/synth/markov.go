@@ -356,4 +356,4 @@ func matRows(m *mat.Dense) [][]float64 {
 
 // WriteTruth stores Truth with Params as indented JSON, atomically: a
 // file that reads as a model (streamfit eval --truth).
-func (s *Snapshots) WriteTruth(path string) error { return writeTruth(path, &s.Truth, s.Params) }
+func (s *Snapshots) WriteTruth(path string) error { return writeTruth(path, &s.Truth, s.Params, nil) }

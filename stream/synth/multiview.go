@@ -99,4 +99,4 @@ func (g *MultiView) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { 
 
 // WriteTruth stores Truth with Params as indented JSON, atomically: a
 // file that reads as a model (streamfit eval --truth).
-func (g *MultiView) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params) }
+func (g *MultiView) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }
