@@ -202,7 +202,7 @@ func TestGroupRangeBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range [][2]int64{{150, 1234}, {1000, -1}, {1000, 1001}} {
-		if _, err := stream.CollectDense(ctx, groupRange{src: g, r: r}); err == nil {
+		if _, err := stream.CollectDense(ctx, groupRange{denseRange{src: g, r: r}}); err == nil {
 			t.Errorf("range %v of 1000 rows: no error", r)
 		}
 	}
@@ -214,7 +214,7 @@ func TestGroupRangeBounds(t *testing.T) {
 		{[2]int64{10, 20}, 10, 20}, {[2]int64{60, 70}, 60, 70}, {[2]int64{63, 65}, 70, 70}, {[2]int64{995, -1}, 1000, 1000},
 	} {
 		var got []int64
-		for b, err := range (groupRange{src: g, r: c.r}).Rows(ctx) {
+		for b, err := range (groupRange{denseRange{src: g, r: c.r}}).Rows(ctx) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -79,11 +79,13 @@ func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, er
 		if err != nil {
 			return nil, r, err
 		}
-		return groupRange{src: all, r: r}, r, nil
+		return groupRange{denseRange{src: all, r: r}}, r, nil
 	}
 	ranged := func(src stream.DenseSource, r [2]int64) stream.DenseSource { return denseRange{src: src, r: r} }
 	if p.Groups {
-		ranged = func(src stream.DenseSource, r [2]int64) stream.DenseSource { return groupRange{src: src, r: r} }
+		ranged = func(src stream.DenseSource, r [2]int64) stream.DenseSource {
+			return groupRange{denseRange{src: src, r: r}}
+		}
 	}
 	return openPart(p, o, pieces, stream.OpenDense, ranged)
 }
@@ -163,11 +165,20 @@ func cutRange[B batch](ctx context.Context, seq iter.Seq2[B, error], r [2]int64,
 				return
 			}
 		}
-		if ctx.Err() == nil && (end <= r[0] || (r[1] >= 0 && end < r[1])) {
+		if err := outside(ctx, end, r, unit); err != nil {
 			var none B
-			yield(none, fmt.Errorf("the input has %d %s: the range %s is not within them", end, unit, rangeString(r)))
+			yield(none, err)
 		}
 	}
+}
+
+// outside reports a range r that is not within the end rows (unit) of the
+// input read to its end (unless ctx ended the pass).
+func outside(ctx context.Context, end int64, r [2]int64, unit string) error {
+	if ctx.Err() == nil && (end <= r[0] || (r[1] >= 0 && end < r[1])) {
+		return fmt.Errorf("the input has %d %s: the range %s is not within them", end, unit, rangeString(r))
+	}
+	return nil
 }
 
 // rangeString writes a range as FIRST:END (FIRST: when it runs to the end).
@@ -258,10 +269,7 @@ func subDense(b *stream.Dense, lo, hi int64) *stream.Dense {
 // are batched as in a pass over the whole file. Rows without group ids
 // are each their own group: the part is then the rows r. A range not
 // within the rows of the file is an error, as for cutRange.
-type groupRange struct {
-	src stream.DenseSource
-	r   [2]int64
-}
+type groupRange struct{ denseRange }
 
 // Info describes the rows read; their number is not known before the pass.
 func (g groupRange) Info() stream.Info {
@@ -269,9 +277,6 @@ func (g groupRange) Info() stream.Info {
 	info.Rows = -1
 	return info
 }
-
-// Close closes the source read.
-func (g groupRange) Close() error { return stream.Close(g.src) }
 
 func (g groupRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
 	return func(yield func(*stream.Dense, error) bool) {
@@ -329,8 +334,8 @@ func (g groupRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
 				return
 			}
 		}
-		if ctx.Err() == nil && (end <= r0 || (g.r[1] >= 0 && end < g.r[1])) {
-			yield(nil, fmt.Errorf("the input has %d rows: the range %s is not within them", end, rangeString(g.r)))
+		if err := outside(ctx, end, g.r, "rows"); err != nil {
+			yield(nil, err)
 		}
 	}
 }
