@@ -150,15 +150,15 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 
 // basis is what the carried pass-1 totals give the later passes.
 type basis struct {
-	sp       *spec
-	w, b     *mat.Dense
-	white    []float64
-	mw       []float64 // Wᵀm
-	fixed1   []implicit.Fixed
-	v        []float64
-	cfg      Config
-	d, k     int
-	off      int // offset of the passes
+	sp     *spec
+	w, b   *mat.Dense
+	white  []float64
+	mw     []float64 // Wᵀm
+	fixed1 []implicit.Fixed
+	v      []float64
+	cfg    Config
+	d, k   int
+	off    int // offset of the passes
 }
 
 // carried derives the whitening from the second-moment totals that st
