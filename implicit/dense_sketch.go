@@ -35,14 +35,28 @@ type SketchParams struct {
 	Seed       uint64 `json:"seed"`
 }
 
+// SketchFor returns the settings of the sketch of a fit over rows of d
+// columns with the given exact dimension, oversampling, power passes and
+// seed, or nil when d ≤ exactDim (the exact path).
+func SketchFor(d, exactDim, oversample, powerIters int, seed uint64) *SketchParams {
+	if d <= exactDim {
+		return nil
+	}
+	return &SketchParams{Oversample: oversample, PowerIters: powerIters, Seed: seed}
+}
+
 // Cols is the number of columns of the test matrix for k directions in
 // dimension d: k + Oversample (none when negative), at most d.
 func (p SketchParams) Cols(d, k int) int {
 	return min(d, k+max(p.Oversample, 0))
 }
 
-// Mark records the sketch in the header h of a pass of a sketched fit.
-func (p SketchParams) Mark(h *StatsHeader) {
+// Mark records the sketch in the header h of a pass of a sketched fit
+// (nothing when p is nil: the exact path).
+func (p *SketchParams) Mark(h *StatsHeader) {
+	if p == nil {
+		return
+	}
 	h.Seed, h.Oversample, h.Sketch, h.Exact = p.Seed, p.Oversample, "gaussian", false
 }
 
@@ -53,15 +67,36 @@ type SecondSketch struct {
 	// Phase and the sketch's fields are set per pass.
 	Header StatsHeader
 	Params SketchParams
-	// Rank is the number of directions the range finder must find (at
-	// most the test matrix's columns, Params.Cols(D, Rank) ≥ Rank).
-	Rank int
+	// Full says that the range finder must find as many directions as the
+	// test matrix has columns (Params.Cols(D, K)), not only K.
+	Full bool
 	// Check accepts or refuses a batch of rows.
 	Check func(*stream.Dense) error
 	// Product turns y, the merged totals Σx(xᵀB) over the rows of mo, into
 	// A·B for the model's symmetric operator A; first says that B is Ω
 	// (the first pass).
 	Product func(y, b *mat.Dense, mo *Moments, first bool)
+}
+
+// NewSecondSketch returns the sketch with settings sp of a fit whose passes
+// have the header h (nil when sp is: the exact path); see SecondSketch for
+// full, check and product.
+func NewSecondSketch(h StatsHeader, sp *SketchParams, full bool, check func(*stream.Dense) error, product func(y, b *mat.Dense, mo *Moments, first bool)) *SecondSketch {
+	if sp == nil {
+		return nil
+	}
+	return &SecondSketch{Header: h, Params: *sp, Full: full, Check: check, Product: product}
+}
+
+// cols is the number of columns of the test matrix.
+func (s *SecondSketch) cols() int { return s.Params.Cols(s.Header.D, s.Header.K) }
+
+// Rank is the number of directions the range finder must find.
+func (s *SecondSketch) Rank() int {
+	if s.Full {
+		return s.cols()
+	}
+	return s.Header.K
 }
 
 // Passes is the number of passes of the sketch: 2 + the power passes.
@@ -78,7 +113,7 @@ func (s *SecondSketch) header(phase, cols int) StatsHeader {
 // First returns pass 1.
 func (s *SecondSketch) First() *Pass {
 	d := s.Header.D
-	cols := s.Params.Cols(d, s.Rank)
+	cols := s.cols()
 	omega := sketch.Gaussian(d, cols, s.Params.Seed)
 	sums := append(MomentSums(d)[:2], SumShape{Name: "y", Len: d * cols})
 	return &Pass{Header: s.header(1, cols), Sums: sums, Worker: sketchWorker(omega, true, s.Check)}
@@ -94,7 +129,7 @@ func (s *SecondSketch) Next(st *DenseStats) (*Pass, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, rest, _, err := sketch.RangeBasisCols(y, s.Rank, st.Header.Cols)
+	q, rest, _, err := sketch.RangeBasisCols(y, s.Rank(), st.Header.Cols)
 	if err != nil {
 		return nil, fmt.Errorf("the range of the sketch after pass %d: %w", st.Header.Phase, err)
 	}

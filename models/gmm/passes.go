@@ -52,14 +52,17 @@ type Plan struct {
 // columns.
 func header(cfg Config, d, phase int) implicit.StatsHeader {
 	cfg.defaults()
-	pr := params{Differing: cfg.Differing, Sigma2: cfg.Sigma2, SigmaMin: cfg.SigmaMin}
+	pr := params{Differing: cfg.Differing, Sigma2: cfg.Sigma2, SigmaMin: cfg.SigmaMin, Sketch: cfg.sketch(d)}
 	h := implicit.StatsHeader{Model: "gmm", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
-	if d > cfg.ExactDim {
-		pr.Sketch = &implicit.SketchParams{Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed}
-		pr.Sketch.Mark(&h)
-	}
+	pr.Sketch.Mark(&h)
 	h.Params, _ = json.Marshal(pr)
 	return h
+}
+
+// sketch returns the settings of the sketch of a fit over rows of d
+// columns, or nil on the exact path.
+func (c Config) sketch(d int) *implicit.SketchParams {
+	return implicit.SketchFor(d, c.ExactDim, c.Oversample, c.PowerIters, c.Seed)
 }
 
 // ConfigFromStats returns cfg with the settings that the statistics' header
@@ -89,27 +92,19 @@ func (p *Plan) config(h implicit.StatsHeader) (Config, error) {
 // sketch returns the sketched second moment of a fit with cfg over rows of
 // d columns, or nil on the exact path (d ≤ ExactDim).
 func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
-	if d <= cfg.ExactDim {
-		return nil
-	}
 	path := p.Path
-	sp := implicit.SketchParams{Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed}
-	return &implicit.SecondSketch{
-		Header: header(cfg, d, 0),
-		Params: sp,
-		Rank:   sp.Cols(d, cfg.K),
-		Check:  func(b *stream.Dense) error { return checkBatch(path, b, d) },
+	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	return implicit.NewSecondSketch(header(cfg, d, 0), cfg.sketch(d), true, check,
 		// E[xxᵀ] − shift·I: the first product is unshifted, the power and
 		// Rayleigh–Ritz products remove the noise floor (see sketchShift).
-		Product: func(y, b *mat.Dense, mo *implicit.Moments, first bool) {
+		func(y, b *mat.Dense, mo *implicit.Moments, first bool) {
 			y.Scale(1/float64(mo.N), y)
 			if !first {
 				var sb mat.Dense
 				sb.Scale(sketchShift(mo, d), b)
 				y.Sub(y, &sb)
 			}
-		},
-	}
+		})
 }
 
 // sketchShift is subtracted from the diagonal of E[xxᵀ] after the first
@@ -157,7 +152,7 @@ func lastPhase(sk *implicit.SecondSketch) int {
 // every shard.
 func (p *Plan) carriedSpectrum(d int, fixed []implicit.Fixed, cfg *Config) (*spectrum, error) {
 	if sk := p.sketch(d, *cfg); sk != nil {
-		vals, u, mo, err := sk.Ritz(fixed, sk.Rank)
+		vals, u, mo, err := sk.Ritz(fixed, sk.Rank())
 		if err != nil {
 			return nil, fmt.Errorf("gmm: %w", err)
 		}

@@ -82,12 +82,10 @@ func (p *Plan) config(h *implicit.StatsHeader) (Config, error) {
 // header returns the header of pass phase of a fit with cfg (defaults
 // applied) over rows of d columns.
 func header(cfg Config, d, phase int) implicit.StatsHeader {
-	pr := params{Refine: cfg.Refine, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed}
+	sk := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
+	pr := params{Refine: cfg.Refine, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Sketch: sk}
 	h := implicit.StatsHeader{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
-	if d > cfg.ExactDim {
-		pr.Sketch = &implicit.SketchParams{Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed}
-		pr.Sketch.Mark(&h)
-	}
+	sk.Mark(&h)
 	h.Params, _ = json.Marshal(pr)
 	return h
 }
@@ -95,17 +93,12 @@ func header(cfg Config, d, phase int) implicit.StatsHeader {
 // sketch returns the sketched covariance of a fit with cfg over rows of d
 // columns, or nil on the exact path (d ≤ ExactDim).
 func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
-	if d <= cfg.ExactDim {
-		return nil
-	}
 	path := p.Path
-	return &implicit.SecondSketch{
-		Header: header(cfg, d, 0),
-		Params: implicit.SketchParams{Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed},
-		Rank:   cfg.K,
-		Check:  func(b *stream.Dense) error { return checkBatch(path, b, d) },
+	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	sp := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
+	return implicit.NewSecondSketch(header(cfg, d, 0), sp, false, check,
 		// The covariance: E[x xᵀB] − m(mᵀB).
-		Product: func(y, b *mat.Dense, mo *implicit.Moments, _ bool) {
+		func(y, b *mat.Dense, mo *implicit.Moments, _ bool) {
 			nf := float64(mo.N)
 			y.Scale(1/nf, y)
 			m := make([]float64, d)
@@ -118,8 +111,7 @@ func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
 			var outer mat.Dense
 			outer.Outer(1, mv, &mb)
 			y.Sub(y, &outer)
-		},
-	}
+		})
 }
 
 // offset is the number of passes the sketch adds to the exact path's
