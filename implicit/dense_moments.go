@@ -18,11 +18,11 @@ import (
 
 // MomentPass returns the first pass with header h over rows of d columns
 // (h.D), checking each batch with check. It refuses d beyond exactDim: the
-// exact second moment is d×d.
+// exact second moment is d×d (beyond it, a model takes SecondSketch).
 func MomentPass(h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
 	d := h.D
 	if d > exactDim {
-		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension, ExactDim, to %d or more)", d, exactDim, d)
+		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the exact second moment is d×d (take the sketched passes, SecondSketch, or raise the exact dimension, ExactDim, to %d or more)", d, exactDim, d)
 	}
 	return &Pass{Header: h, Sums: MomentSums(d), Worker: MomentWorker(d, check)}, nil
 }
