@@ -108,6 +108,11 @@ model takes no basis and can always be --append'ed to.
   ica (exact), 2 passes + one per polishing step (the fit's --solver,
       --restarts, --iters and --seed decide them; stats on merged statistics
       says which pass is the last).
+  gmm and ica sketched (d > --exact-dim): first 2 + --power-iters (default
+      2) passes of the randomized whitening (pass 1 sketches with the Ω of
+      --seed and --oversample; each later one carries the range basis of
+      the merged pass before), then the passes above; only pass 1 can be
+      appended to.
   multiview, hmm, markov, hmm-snapshot: 2 passes.
 Passes after the first of ica, multiview, hmm, markov and hmm-snapshot
 cannot be appended to: append to pass 1, then recompute them. hmm reads
@@ -168,7 +173,7 @@ selects rows, --row-groups row groups (record batches), as for documents.`)
 		return err
 	}
 	if isDense(*model) {
-		wf, err := denseWorkflow(*model, *k, *exactDim, *seed, *alpha0, df)
+		wf, err := denseWorkflow(*model, *k, *exactDim, *oversample, *powerIters, *seed, *alpha0, df)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
@@ -53,9 +54,16 @@ func TestCorrectedThirdBruteForce(t *testing.T) {
 		if differing {
 			qq = qc
 		}
-		tm, err := whitenedThird(context.Background(), src, w, qq, mean, 2)
-		if err != nil {
-			t.Fatal(err)
+		tm := &thirdMoments{n: n, t: solver.NewSym3(k)}
+		if differing {
+			tm.m1 = make([]float64, d)
+		}
+		tb := newThirdBatch(w, qq, mean)
+		for b, err := range src.Rows(context.Background()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb.add(b, tm.t, tm.m1)
 		}
 		got, _ := correctedThird(tm, w, white, sp, differing)
 		// Brute force: M1, then M3 over all d³ entries, then W on each mode.
