@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -136,6 +137,10 @@ func TestGroupedShardsExact(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := groupedFile(t, c.src, groupRows, long)
+			// Row groups beyond the file's are refused, as without groups.
+			if _, err := c.wf.Stats(ctx, []Part{{Path: path, Pieces: &[2]int64{40, 42}}}, o, nil); !errors.Is(err, ErrRange) {
+				t.Errorf("row groups 40:42 of a file of fewer: %v", err)
+			}
 			var whole *implicit.DenseStats
 			bases := map[string]*implicit.DenseStats{}
 			for pass := 1; pass <= 2; pass++ {

@@ -66,8 +66,11 @@ func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error
 func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, error) {
 	pieces := func(path string, o stream.Options, first, end int) (stream.DenseSource, [2]int64, error) {
 		src, err := columnar.OpenDensePieces(path, o, first, end)
-		if err != nil || !p.Groups {
-			return src, src.RowRange(), err
+		if err != nil {
+			return nil, [2]int64{}, err
+		}
+		if !p.Groups {
+			return src, src.RowRange(), nil
 		}
 		// The groups of the rows of the pieces: read from the row before
 		// them (the last of the piece before) to the end of the last group.
