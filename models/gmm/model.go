@@ -6,9 +6,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) spherical Gaussian mixture. Its JSON field names
-// are shared with the truth files of the generator (synth.GMMTruth), so a truth
-// file reads as a Model.
+// Model is a fitted (or true) spherical Gaussian mixture: the generator
+// (stream/synth) writes its truth files as this type.
 type Model struct {
 	Model string `json:"model"` // "gmm"
 	K     int    `json:"k"`

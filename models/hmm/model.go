@@ -7,8 +7,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) HMM. Its JSON names are those of
-// synth.HMMSeqTruth, so a truth file reads as a Model.
+// Model is a fitted (or true) HMM: the generator (stream/synth) writes its
+// truth files as this type.
 type Model struct {
 	Model string `json:"model"` // "hmm"
 	K     int    `json:"k"`

@@ -7,8 +7,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) ICA model. Its JSON names are those of the truth
-// files written by synth.ICATruth, so a truth file reads as a Model.
+// Model is a fitted (or true) ICA model: the generator (stream/synth) writes
+// its truth files as this type.
 type Model struct {
 	Model string `json:"model"` // "ica"
 	K     int    `json:"k"`
