@@ -50,6 +50,8 @@ func Read(path string) (*Model, error) {
 	return models.ReadJSON(path, "a gmm model", (*Model).validate)
 }
 
+func (m *Model) dims() (k, d int) { return m.K, m.D }
+
 func (m *Model) validate() error {
 	if len(m.Weights) != m.K || len(m.Means) != m.K || len(m.Variances) != m.K {
 		return fmt.Errorf("gmm model: k=%d but %d weights, %d means, %d variances", m.K, len(m.Weights), len(m.Means), len(m.Variances))

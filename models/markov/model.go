@@ -114,6 +114,8 @@ func Read(path string) (*Model, error) {
 	return models.ReadJSON(path, "a markov model", (*Model).validate)
 }
 
+func (m *Model) dims() (k, d int) { return m.K, m.D }
+
 func (m *Model) validate() error {
 	if len(m.Pi) != m.K || len(m.P) != m.K {
 		return fmt.Errorf("markov model: k=%d but %d pi and %d rows of P", m.K, len(m.Pi), len(m.P))
