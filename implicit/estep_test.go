@@ -298,26 +298,70 @@ func TestEMAccWorkersAndMerge(t *testing.T) {
 		if math.Abs(s-float64(a.Tokens)) > 1e-9*s {
 			t.Fatalf("single=%t: expected counts sum to %g, %d tokens", single, s, a.Tokens)
 		}
-		// Two halves merge into the whole.
-		h1, h2 := NewEMAcc(d, k), NewEMAcc(d, k)
-		if err := h1.Pass(context.Background(), sub(src, 0, 98).Docs, 2, p, nil); err != nil {
+	}
+}
+
+// TestEMAccMergeExact checks that the EM statistics of shards merged in any
+// order and grouping, and passes with any number of workers, are those of
+// one pass over the whole input bit for bit (the exact totals).
+func TestEMAccMergeExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	const k, d, n = 5, 40, 300
+	ctx := context.Background()
+	for _, single := range []bool{false, true} {
+		p := randomParams(r, k, d, single)
+		src := emCorpus(r, n, d)
+		whole := NewEMAcc(d, k)
+		if err := whole.Pass(ctx, src.Docs, 3, p, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := h2.Pass(context.Background(), sub(src, 98, 200).Docs, 2, p, nil); err != nil {
-			t.Fatal(err)
+		want := emBytes(t, whole)
+		cuts := []int{0, 41, 42, 190, n}
+		shard := func(i, workers int) *EMAcc {
+			a := NewEMAcc(d, k)
+			if err := a.Pass(ctx, sub(src, cuts[i], cuts[i+1]).Docs, workers, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			return a
 		}
-		if err := h1.Merge(h2); err != nil {
-			t.Fatal(err)
-		}
-		if h1.Docs+h1.Empty != 200 || h1.Docs != a.Docs || math.Abs(h1.Bound-a.Bound) > 1e-9*math.Abs(a.Bound) {
-			t.Fatalf("single=%t: merged halves: %d docs, bound %v; whole: %d docs, bound %v", single, h1.Docs, h1.Bound, a.Docs, a.Bound)
-		}
-		for i := range a.N {
-			if math.Abs(h1.N[i]-a.N[i]) > 1e-9 {
-				t.Fatalf("single=%t: merged N[%d] = %v, whole %v", single, i, h1.N[i], a.N[i])
+		for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
+			total := shard(order[0], 1)
+			for _, i := range order[1:] {
+				if err := total.Merge(shard(i, 2)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			total.Batches = whole.Batches // the shards' batches differ in number
+			if got := emBytes(t, total); !bytes.Equal(got, want) {
+				t.Fatalf("single=%t: shards merged in order %v differ from the whole pass (bound %v vs %v)", single, order, total.Bound, whole.Bound)
 			}
 		}
+		// A tree of merges: (0+1) + (2+3).
+		a, b := shard(0, 1), shard(2, 3)
+		if err := a.Merge(shard(1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Merge(shard(3, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Merge(a); err != nil {
+			t.Fatal(err)
+		}
+		b.Batches = whole.Batches
+		if !bytes.Equal(emBytes(t, b), want) {
+			t.Fatalf("single=%t: a tree of merges differs from the whole pass", single)
+		}
 	}
+}
+
+// emBytes is a's encoding.
+func emBytes(t *testing.T, a *EMAcc) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := a.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // BenchmarkEStep times the E-step (Expect) on documents of 100 distinct
