@@ -2,8 +2,10 @@ package lda
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"hash/fnv"
 	"math"
 	"runtime"
@@ -42,13 +44,19 @@ func EMDone(m *models.Model, cfg Config) bool {
 }
 
 // EMPassStats computes the statistics of the next EM pass over src for m
-// (the spectral fit or a model between passes), as Fit's pass does.
-func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) (*implicit.EMAcc, error) {
-	if EMDone(m, cfg) {
-		return nil, ErrEMDone
+// (the spectral fit or a model between passes), as Fit's pass does, with
+// the header that names the pass and the model (EMHeader).
+func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) (*implicit.EMStats, error) {
+	h, err := EMHeader(m, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if d := src.Info().Terms; d != m.D {
-		return nil, fmt.Errorf("lda: the model has %d words, the documents %d", m.D, d)
+	info := src.Info()
+	if info.Terms != m.D {
+		return nil, fmt.Errorf("lda: the model has %d words, the documents %d", m.D, info.Terms)
+	}
+	if m.Vocab != nil && info.Vocab != nil && !slices.Equal(m.Vocab, info.Vocab) {
+		return nil, errors.New("lda: the documents' vocabulary differs from the model's")
 	}
 	st, err := emStateOf(m, cfg.EM.withDefaults())
 	if err != nil {
@@ -62,31 +70,68 @@ func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg
 	if err := acc.Pass(ctx, src.Docs, workers, &st.params, nil); err != nil {
 		return nil, err
 	}
-	return acc, nil
+	h.Shards = 1
+	return &implicit.EMStats{Header: h, Acc: acc}, nil
 }
 
-// EMStep ends an EM pass on m: from acc, the pass's statistics over all
-// the documents (merged), it records the pass's bound, applies the
-// stopping rule and the M-step, and stores the next parameters in m
-// (sorted, and final, when EMDone then holds).
-func EMStep(m *models.Model, acc *implicit.EMAcc, cfg Config) error {
+// EMHeader is the header of the statistics of m's next EM pass with
+// cfg.EM: the pass (Phase, from 1), the model's fingerprint (Basis,
+// EMFingerprint), its shape and vocabulary, and the settings (Params).
+// It reports ErrEMDone when m needs no more passes.
+func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
 	if EMDone(m, cfg) {
-		return ErrEMDone
-	}
-	if acc.D != m.D || acc.K != m.K {
-		return fmt.Errorf("lda: EM statistics of d=%d, k=%d for a model of d=%d, k=%d", acc.D, acc.K, m.D, m.K)
+		return implicit.StatsHeader{}, ErrEMDone
 	}
 	em := cfg.EM.withDefaults()
-	st, err := emStateOf(m, em)
+	params, err := json.Marshal(struct {
+		Model      string  `json:"model"`
+		Tol        float64 `json:"tol"`
+		Eta        float64 `json:"eta"`
+		FitAlpha   bool    `json:"fit_alpha"`
+		EStepTol   float64 `json:"estep_tol"`
+		EStepPrune float64 `json:"estep_prune"`
+	}{m.Model, em.Tol, em.Eta, em.FitAlpha, em.EStepTol, em.EStepPrune})
+	if err != nil {
+		return implicit.StatsHeader{}, err
+	}
+	pass := 1
+	if m.Fit.EM != nil {
+		pass = m.Fit.EM.Passes + 1
+	}
+	var vocab uint64
+	if m.Vocab != nil {
+		vocab = implicit.VocabHash(m.D, m.Vocab)
+	}
+	return implicit.StatsHeader{Model: implicit.EMModel, Phase: pass, D: m.D, K: m.K, Alpha0: m.Alpha0,
+		VocabHash: vocab, Basis: EMFingerprint(m), Params: params}, nil
+}
+
+// EMStep ends an EM pass on m: from st, the pass's statistics over all the
+// documents (merged), it records the pass's bound, applies the stopping
+// rule and the M-step, and stores the next parameters in m (sorted, and
+// final, when EMDone then holds). Statistics of another model, pass or
+// settings are refused.
+func EMStep(m *models.Model, st *implicit.EMStats, cfg Config) error {
+	want, err := EMHeader(m, cfg)
 	if err != nil {
 		return err
 	}
-	if _, err := st.step(acc, em); err != nil {
+	got := st.Header
+	got.Shards, got.Inputs = 0, nil
+	if err := want.Compatible(got); err != nil {
+		return fmt.Errorf("lda: EM statistics of another model or pass than the model's next: %w", err)
+	}
+	em := cfg.EM.withDefaults()
+	state, err := emStateOf(m, em)
+	if err != nil {
+		return err
+	}
+	if _, err := state.step(st.Acc, em); err != nil {
 		return err
 	}
 	m.Fit.Passes++
-	final := st.done || len(st.bounds) >= cfg.EM.Passes
-	st.store(m, em, final)
+	final := state.done || len(state.bounds) >= cfg.EM.Passes
+	state.store(m, em, final)
 	return nil
 }
 

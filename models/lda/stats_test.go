@@ -290,6 +290,7 @@ func TestEMPassesFromShards(t *testing.T) {
 	}
 	m := fitStats(t, twoPhase(t, cfg, b, a), cfg)
 	path := filepath.Join(t.TempDir(), "model.json")
+	var stale *implicit.EMStats
 	for pass := 0; !EMDone(m, cfg); pass++ {
 		first, second := []stream.DocSource{c, e}, []stream.DocSource{e, c}
 		order := first
@@ -307,6 +308,16 @@ func TestEMPassesFromShards(t *testing.T) {
 		if err := total.Merge(more); err != nil {
 			t.Fatal(err)
 		}
+		if pass == 1 {
+			// Statistics of the pass before (another model) are refused.
+			if err := total.Merge(stale); !errors.Is(err, implicit.ErrIncompatible) {
+				t.Errorf("merged EM statistics of two models: %v", err)
+			}
+			if err := EMStep(m, stale, cfg); !errors.Is(err, implicit.ErrIncompatible) {
+				t.Errorf("M-step from the statistics of another model: %v", err)
+			}
+		}
+		stale = more
 		if err := EMStep(m, total, cfg); err != nil {
 			t.Fatal(err)
 		}
