@@ -328,7 +328,7 @@ func TestEMPassesFromShards(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// want's plan record becomes a JSON object through the file.
+	// Compared as read from files (the plan record as its bytes).
 	m.Fit.Seconds, want.Fit.Seconds = 0, 0
 	if err := want.Write(path); err != nil {
 		t.Fatal(err)
