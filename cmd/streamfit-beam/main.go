@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/beamfit"
+	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/columnar"
 	_ "github.com/streamfit/streamfit/stream/docword"
@@ -107,6 +108,9 @@ flags:
 	flag.IntVar(&s.Refine, "als-sweeps", 0, "CP-ALS sweeps on the tensor after the solver (fit --als-sweeps)")
 	flag.IntVar(&s.Restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	flag.IntVar(&s.Iters, "iters", 0, "solver iterations per phase (0: solver default)")
+	flag.IntVar(&s.EMPasses, "em-passes", 10, "lda, topic: cap on the EM passes that refine the spectral fit by likelihood, as streamfit fit's (0: the pure spectral fit)")
+	flag.Float64Var(&s.EMTol, "em-tol", lda.DefaultEMTol, "lda, topic: stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
+	flag.BoolVar(&s.EMAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass; false keeps the spectral α̂")
 	var out beamfit.Output
 	flag.StringVar(&out.Model, "out", "model.json", "output model file (JSON), written atomically by the last step")
 	flag.StringVar(&out.Stats, "stats-out", "", "also write the merged statistics of the last phase (phase 2, or the --stats-only phase) to this file")
@@ -134,6 +138,8 @@ flags:
 		return nil, usagef("--sigma2=%g: a variance must be finite and ≥ 0 (0 estimates it)", s.Sigma2)
 	case *model == "lda" && (!(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 1)):
 		return nil, usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", s.Alpha0)
+	case s.EMPasses < 0 || !(s.EMTol > 0) || math.IsInf(s.EMTol, 1):
+		return nil, usagef("--em-passes=%d, --em-tol=%g: want a pass cap ≥ 0 and a finite tolerance > 0", s.EMPasses, s.EMTol)
 	case *statsOnly < 0 || *statsOnly > 2:
 		return nil, usagef("--stats-only=%d: want 1 or 2", *statsOnly)
 	case *statsOnly > 0 && out.Stats == "":
@@ -144,6 +150,10 @@ flags:
 	s.Single = *model == "topic"
 	if *model == "gmm" {
 		s.Model = "gmm"
+		s.EMPasses = 0
+	}
+	if *statsOnly > 0 {
+		s.EMPasses = 0
 	}
 	o.Workers = s.Workers
 	if *statsOnly > 0 {

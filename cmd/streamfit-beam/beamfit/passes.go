@@ -39,6 +39,12 @@ type Settings struct {
 	Refine   int    `json:"refine"`
 	Restarts int    `json:"restarts"`
 	Iters    int    `json:"iters"`
+	// EMPasses caps the EM passes that refine the spectral fit (0: none,
+	// the pure spectral fit); EMTol and EMAlpha are streamfit fit's
+	// --em-tol and --em-alpha (lda.EM).
+	EMPasses int     `json:"em_passes"`
+	EMTol    float64 `json:"em_tol"`
+	EMAlpha  bool    `json:"em_alpha"`
 }
 
 // config is the lda.Config of the settings. Third is streamfit fit's
@@ -47,7 +53,8 @@ type Settings struct {
 func (s Settings) config() lda.Config {
 	return lda.Config{K: s.K, Alpha0: s.Alpha0, Single: s.Single, Seed: s.Seed, Workers: s.Workers,
 		Oversample: s.Oversample, PowerIters: s.PowerIters, ExactDim: s.ExactDim, Third: lda.Auto,
-		Solver: s.Solver, Refine: s.Refine, Restarts: s.Restarts, Iters: s.Iters}
+		Solver: s.Solver, Refine: s.Refine, Restarts: s.Restarts, Iters: s.Iters,
+		EM: lda.EM{Passes: s.EMPasses, Tol: s.EMTol, FitAlpha: s.EMAlpha}}
 }
 
 // powerStages is the number of power passes the pipeline has room for:

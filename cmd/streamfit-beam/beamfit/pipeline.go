@@ -50,6 +50,8 @@ func (o Options) check() error {
 		return fmt.Errorf("%w: gmm: sigma2=%g must be a finite variance ≥ 0 (0 estimates it), single not set", ErrUsage, f.Sigma2)
 	case !f.dense() && !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
 		return fmt.Errorf("%w: alpha0=%g: the Dirichlet concentration must be a finite number > 0", ErrUsage, f.Alpha0)
+	case o.Fit.EMPasses < 0 || (o.Fit.EMPasses > 0 && (f.dense() || !(f.EMTol > 0))):
+		return fmt.Errorf("%w: em-passes=%d, em-tol=%g: EM passes are for lda and topic, with a tolerance > 0", ErrUsage, f.EMPasses, f.EMTol)
 	case o.StatsOnly < 0 || o.StatsOnly > 2:
 		return fmt.Errorf("%w: stats-only=%d: want 1 or 2 (or 0 to fit)", ErrUsage, o.StatsOnly)
 	case o.StatsOnly > 0 && o.Out.Stats == "":
@@ -66,7 +68,8 @@ func (o Options) check() error {
 
 // New builds the pipeline of the options: phase 1 over every work unit,
 // merged; the power passes of the randomized whitening, each merged; phase
-// 2 against the whitening W, merged; the fit. A dense model (Settings.Model)
+// 2 against the whitening W, merged; the fit; with Settings.EMPasses, the
+// EM passes that refine it (emPasses). A dense model (Settings.Model)
 // has no power passes: its pass 2 takes the merged pass 1 as its side
 // input. The statistics of each phase
 // are combined by mergeFn (the library's exact merge), and each phase
@@ -102,6 +105,11 @@ func New(o Options) (*beam.Pipeline, error) {
 		merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: power})
 	}
 	merged = pass(s.Scope("phase 2"), units, merged, passPhase2, o)
+	if o.StatsOnly == 0 && o.Fit.EMPasses > 0 {
+		model := emPasses(s, units, merged, o)
+		beam.ParDo0(s.Scope("write"), &writeModelFn{Out: o.Out}, model, beam.SideInput{Input: merged})
+		return p, nil
+	}
 	beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
 	return p, nil
 }
