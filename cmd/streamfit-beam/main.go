@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/beamfit"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/columnar"
 	_ "github.com/streamfit/streamfit/stream/docword"
@@ -89,7 +91,7 @@ flags:
 	flag.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
 	flag.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
 	var s beamfit.Settings
-	model := flag.String("model", "lda", "model: lda, topic, or gmm (a Gaussian mixture of dense sample rows)")
+	model := flag.String("model", "lda", "model: lda, topic, or a model of dense sample rows: "+strings.Join(beamfit.DenseModels, ", "))
 	flag.IntVar(&s.K, "k", 10, "number of topics (gmm: components)")
 	flag.Float64Var(&s.Alpha0, "alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
 	flag.BoolVar(&s.Differing, "differing", false, "gmm: a variance per component instead of a common σ²")
@@ -99,6 +101,12 @@ flags:
 		o.Columns = strings.Split(v, ",")
 		return nil
 	})
+	flag.StringVar(&o.GroupColumn, "group-column", "", "hmm, markov, hmm-snapshot: integer sequence/set id column of the dense samples")
+	flag.Float64Var(&s.R, "r", 0, "markov, hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
+	views := flag.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split), or "rotate"`)
+	flag.BoolVar(&s.RandomViews, "random-views", false, "multiview: a seeded random split of the columns into three views")
+	flag.BoolVar(&s.Windows, "windows", false, "hmm: use every window of three steps, not only the first three of each sequence")
+	flag.BoolVar(&s.Discrete, "discrete", false, "hmm: observations are one-hot symbols")
 	flag.Uint64Var(&s.Seed, "seed", 1, "random seed (the sketch Ω and the solver's restarts)")
 	flag.IntVar(&s.Oversample, "oversample", 0, "extra sketch columns beyond k (0: the default, 10)")
 	flag.IntVar(&s.PowerIters, "power-iters", 0, "power passes of the randomized whitening: 0 as the default fit (one when the first sketch does not decay), -1 none, N exactly N")
@@ -130,8 +138,12 @@ flags:
 	switch {
 	case flag.NArg() == 0:
 		return nil, usagef("at least one INPUT file is required")
-	case *model != "lda" && *model != "topic" && *model != "gmm":
-		return nil, usagef("--model=%s: want lda, topic or gmm", *model)
+	case *model != "lda" && *model != "topic" && !slices.Contains(beamfit.DenseModels, *model):
+		return nil, usagef("--model=%s: want lda, topic or one of %s", *model, strings.Join(beamfit.DenseModels, ", "))
+	case (*model == "hmm" || *model == "markov" || *model == "hmm-snapshot") && o.GroupColumn == "":
+		return nil, usagef("--model %s needs --group-column (the sequence or set id of each row)", *model)
+	case s.R < 0 || s.R > 1:
+		return nil, usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", s.R)
 	case s.K < 1:
 		return nil, usagef("--k=%d: need at least one topic (component)", s.K)
 	case s.Sigma2 < 0 || math.IsInf(s.Sigma2, 1) || math.IsNaN(s.Sigma2):
@@ -148,9 +160,13 @@ flags:
 		return nil, usagef("--stats-only writes no model: drop --out")
 	}
 	s.Single = *model == "topic"
-	if *model == "gmm" {
-		s.Model = "gmm"
+	if slices.Contains(beamfit.DenseModels, *model) {
+		s.Model = *model
 		s.EMPasses = 0
+		var err error
+		if s.Views, s.Rotate, err = multiview.ParseViews(*views); err != nil {
+			return nil, usagef("--views: %v", err)
+		}
 	}
 	if *statsOnly > 0 {
 		s.EMPasses = 0
