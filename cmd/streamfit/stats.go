@@ -174,7 +174,7 @@ split a sequence or a set. --docs selects rows, --row-groups row groups
 		switch {
 		case *basis != "" || *previous != "" || *appendTo != "":
 			return usagef("--phase em takes the model (--model M.json), not --basis, --previous or --append")
-		case !strings.HasSuffix(*model, ".json"):
+		case *model == "lda" || *model == "topic" || isDense(*model):
 			return usagef("--phase em needs --model M.json: the model whose next EM pass to compute (the spectral fit, or the model of the pass before)")
 		}
 		if err := checkOutputs([]string{*model}, *out); err != nil {
