@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"hash/fnv"
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
