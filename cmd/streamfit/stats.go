@@ -97,6 +97,14 @@ first, and beyond --drift-tol the append is refused with the command that
 recomputes phase 2 over all the inputs: a stale basis loses the part of the
 topics outside its span, and statistics of two bases cannot be merged.
 
+The EM passes of the default lda/topic fit (--phase em --model M.json): the
+statistics of the next EM pass of the model M.json over the INPUTs. Start
+from `+"`streamfit fit lda --from-stats p2.stats --solver simultaneous --em-passes 0`"+`
+(the default fit's start); merge the shards' EM statistics, and
+`+"`streamfit fit lda --from-stats EM.stats --model M.json`"+` applies the M-step and the stopping rule,
+writing the next model (the refined one when the passes end). --em-tol and
+--em-alpha must be those of that fit.
+
 Dense models (`+"`--model gmm`"+` with --differing/--sigma2, ...): their passes are
 numbered 1, 2, ... (--phase N); pass N > 1 takes the merged statistics of
 pass N−1 as --basis, and stats prints the next pass or, after the last, the
