@@ -1,4 +1,5 @@
-// Command streamfit-beam runs a streamfit LDA, single-topic or GMM fit as an
+// Command streamfit-beam runs a streamfit fit (LDA and the single-topic
+// model with their EM passes, or a model of dense sample rows) as an
 // Apache Beam pipeline (package beamfit): on prism in this process by
 // default, or on Dataflow, Flink or Spark (--runner). See README.md.
 package main
@@ -57,8 +58,9 @@ func parse() (func(context.Context) error, error) {
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `usage: streamfit-beam [flags] INPUT...
 
-Fits an LDA, single-topic or Gaussian mixture (--model gmm, over dense
-sample rows) model to the INPUT files (paths or glob patterns, any format
+Fits an LDA or single-topic model (with the EM passes of streamfit fit), or
+a model of dense sample rows (--model gmm, ica, multiview, hmm, markov,
+hmm-snapshot), to the INPUT files (paths or glob patterns, any format
 streamfit reads) as an Apache Beam pipeline: every
 Parquet row group or Arrow IPC record batch (a whole file for other formats)
 is a work unit; each pass of the fit computes the units' statistics and
@@ -93,9 +95,9 @@ flags:
 	var s beamfit.Settings
 	model := flag.String("model", "lda", "model: lda, topic, or a model of dense sample rows: "+strings.Join(beamfit.DenseModels, ", "))
 	flag.IntVar(&s.K, "k", 10, "number of topics (gmm: components)")
-	flag.Float64Var(&s.Alpha0, "alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
+	flag.Float64Var(&s.Alpha0, "alpha0", 1, "lda, markov, hmm-snapshot: Dirichlet concentration α₀ (> 0)")
 	flag.BoolVar(&s.Differing, "differing", false, "gmm: a variance per component instead of a common σ²")
-	flag.Float64Var(&s.Sigma2, "sigma2", 0, "gmm: known common noise variance (0 estimates it)")
+	flag.Float64Var(&s.Sigma2, "sigma2", 0, "gmm, hmm-snapshot: known common noise variance (0 estimates it)")
 	flag.StringVar(&o.ValuesColumn, "values-column", "", "gmm: dense samples' fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
 	flag.Func("columns", "gmm: dense samples' comma-separated numeric columns", func(v string) error {
 		o.Columns = strings.Split(v, ",")
