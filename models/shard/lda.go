@@ -247,21 +247,5 @@ func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *mod
 // and shards that share an input, are refused (a *MergeError names the
 // file).
 func MergeEMStatsFiles(paths []string) (*implicit.EMStats, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("no statistics to merge")
-	}
-	total, err := implicit.ReadEMStats(paths[0])
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range paths[1:] {
-		o, err := implicit.ReadEMStats(p)
-		if err != nil {
-			return nil, err
-		}
-		if err := total.Merge(o); err != nil {
-			return nil, &MergeError{Path: p, Err: err}
-		}
-	}
-	return total, nil
+	return mergeFiles(paths, implicit.ReadEMStats, (*implicit.EMStats).Merge)
 }
