@@ -31,8 +31,10 @@ import (
 // workers, nor on the order of merges; N, Suff and Bound hold the totals
 // rounded to float64. The grids are constants, the same for every shard:
 // N at 2^emExpN (a document adds at most its count of a word to an
-// entry; totals up to 2^(emExpN+113) = 2^53 tokens), Suff and Bound at
-// 2^emExpSum (totals up to 2^73 in magnitude).
+// entry; totals up to 2^(emExpN+113) = 2^81 tokens), Suff and Bound at
+// 2^emExpSum (totals up to 2^73 in magnitude). A batch's expected counts
+// are summed as 64-bit integers of 2^emExpN, which holds any batch of fewer
+// than 2^31 tokens (a larger one is refused).
 type EMAcc struct {
 	D, K int
 	// Docs and Tokens count the documents with at least one token and
@@ -58,12 +60,16 @@ type EMAcc struct {
 
 // The resolutions of EMAcc's exact totals: 2^emExpN for the expected
 // counts, 2^emExpSum for the weights' statistics and the bound. A
-// document's contribution below them is dropped: at most 2^-60 of a token
-// per word and topic, 2^-40 of a nat in the bound (its float64 rounding
-// alone is 2^-40 relative for a document's bound of 2^12).
+// document's contribution below them is dropped: less than 2^-32 (2.3e-10)
+// of a token per word and topic, 2^-40 of a nat in the bound (its float64
+// rounding alone is 2^-40 relative for a document's bound of 2^12).
 const (
-	emExpN   = -60
+	emExpN   = -32
 	emExpSum = -40
+	// emUnitN is 2^-emExpN: an expected count x is the integer
+	// int64(x·emUnitN) of the grid; emMaxBatch bounds a batch's tokens.
+	emUnitN    = 1 << -emExpN
+	emMaxBatch = 1 << 31
 )
 
 var (
@@ -123,8 +129,7 @@ type emPart struct {
 	es                  *EStep
 	slot                []int32
 	terms               []int32 // the batch's distinct words, in order of first use
-	rows                []float64
-	rowsLo              []uint64
+	rows                []int64 // expected counts in units of 2^emExpN
 	suff                []float64
 	suffLo              []uint64
 	bound               [1]float64
@@ -174,7 +179,7 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k)}
 		},
 		func(q *emPart, b *stream.Docs) {
-			q.terms, q.rows, q.rowsLo = q.terms[:0], q.rows[:0], q.rowsLo[:0]
+			q.terms, q.rows = q.terms[:0], q.rows[:0]
 			clear(q.suff)
 			clear(q.suffLo)
 			q.bound, q.boundLo, q.badBound, q.overflow = [1]float64{}, [1]uint64{}, 0, false
@@ -203,14 +208,16 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 						q.terms = append(q.terms, t)
 						n := len(q.rows)
 						q.rows = slices.Grow(q.rows, k)[:n+k]
-						q.rowsLo = slices.Grow(q.rowsLo, k)[:n+k]
 						clear(q.rows[n:])
-						clear(q.rowsLo[n:])
 						s = int32(len(q.terms))
 						q.slot[t] = s
 					}
-					off := int(s-1) * k
-					ok = foldFixed(emScaleN, q.rows[off:off+k], q.es.Phi(w), q.rowsLo[off:off+k]) && ok
+					// c_w φ_wj ≥ 0, truncated to the grid; the batch's
+					// sums stay below 2^63 (emMaxBatch tokens).
+					row := q.rows[int(s-1)*k : int(s)*k]
+					for j, x := range q.es.Phi(w)[:k] {
+						row[j] += int64(x * emUnitN)
+					}
 				}
 			}
 			q.overflow = !ok
@@ -222,9 +229,12 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 				}
 				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.badBound, q.start)
 			}
-			ok := !q.overflow
+			ok := !q.overflow && q.tokens < emMaxBatch
 			for s, t := range q.terms {
-				ok = addFixedRows(emScaleN, nTot.v[int(t)*k:int(t+1)*k], nTot.lo[int(t)*k:int(t+1)*k], q.rows[s*k:(s+1)*k], q.rowsLo[s*k:(s+1)*k]) && ok
+				v, lo := nTot.v[int(t)*k:int(t+1)*k], nTot.lo[int(t)*k:int(t+1)*k]
+				for j, x := range q.rows[s*k : (s+1)*k] {
+					ok = emScaleN.addFixed(&v[j], &lo[j], 0, uint64(x)) && ok
+				}
 				q.slot[t] = 0
 			}
 			ok = addFixedRows(emScaleSum, sTot.v, sTot.lo, q.suff, q.suffLo) && ok
