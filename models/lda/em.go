@@ -118,16 +118,10 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		}); err != nil {
 			return err
 		}
-		if acc.Tokens == 0 {
-			return fmt.Errorf("lda: EM: the source has no tokens")
+		bound, err := st.step(acc, em)
+		if err != nil {
+			return err
 		}
-		bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
-		if n := len(st.bounds); n > 0 {
-			prev := st.bounds[n-1]
-			st.done = (bound-prev)/math.Abs(prev) < em.Tol
-		}
-		st.bounds = append(st.bounds, bound)
-		mStep(&st.params, acc, em)
 		if track.hook != nil {
 			track.send(func() Progress {
 				return Progress{Pass: pass, Stage: label, Docs: acc.Docs + acc.Empty, Done: true, Bound: bound}
@@ -139,8 +133,26 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			}
 		}
 	}
-	st.store(m, em)
+	st.store(m, em, true)
 	return nil
+}
+
+// step ends an EM pass whose statistics over all the documents are acc:
+// it records the bound of the parameters the pass started from, applies
+// the stopping rule (the bound improved by less than em.Tol relatively)
+// and the M-step, and returns the bound.
+func (st *emState) step(acc *implicit.EMAcc, em EM) (float64, error) {
+	if acc.Tokens == 0 {
+		return 0, fmt.Errorf("lda: EM: the source has no tokens")
+	}
+	bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
+	if n := len(st.bounds); n > 0 {
+		prev := st.bounds[n-1]
+		st.done = (bound-prev)/math.Abs(prev) < em.Tol
+	}
+	st.bounds = append(st.bounds, bound)
+	mStep(&st.params, acc, em)
+	return bound, nil
 }
 
 // startState smooths the spectral topics into EM's starting point.
@@ -272,16 +284,20 @@ func sumLog(v []float64) float64 {
 	return s
 }
 
-// store writes the refined parameters into m, topics in order of
-// decreasing weight, and records the passes.
-func (st *emState) store(m *models.Model, em EM) {
+// store writes the refined parameters into m, with sorted topics in order
+// of decreasing weight (the refined model), else in the order EM keeps
+// them (a model between passes, which emStateOf reads back exactly), and
+// records the passes.
+func (st *emState) store(m *models.Model, em EM, sorted bool) {
 	p := &st.params
 	k, d := p.K, p.D
 	order := make([]int, k)
 	for j := range order {
 		order[j] = j
 	}
-	sort.SliceStable(order, func(a, b int) bool { return p.Alpha[order[a]] > p.Alpha[order[b]] })
+	if sorted {
+		sort.SliceStable(order, func(a, b int) bool { return p.Alpha[order[a]] > p.Alpha[order[b]] })
+	}
 	m.Alpha = make([]float64, k)
 	m.Topics = make([][]float64, k)
 	for i, j := range order {
