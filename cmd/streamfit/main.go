@@ -45,6 +45,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the work (outputs are removed, checkpoints
+	// kept); a second one kills the process the default way, should some
+	// loop not be watching the context.
+	go func() { <-ctx.Done(); stop() }()
 	os.Exit(run(ctx, os.Args[1:], os.Stderr))
 }
 

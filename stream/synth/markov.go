@@ -88,6 +88,11 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 			return nil, err
 		}
 	case cfg.Family == "" || cfg.Family == "stay":
+		if k < 3 {
+			// P's one zero entry, P[1][0], and its zero-diagonal part
+			// would leave column 0 of the random part empty at k=2.
+			return nil, fmt.Errorf("synth: the stay family needs k ≥ 3 states, got %d; give P for a 2-state chain", k)
+		}
 		if p = drawChain(r, k, cfg.Stay); p == nil {
 			return nil, fmt.Errorf("synth: no P with stationary probabilities %.3g apart found in %d draws for k=%d; give P", 0.15/float64(k), maxDraws, k)
 		}
@@ -108,6 +113,11 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 		}
 	}
 	pi := stationary(pm)
+	for i, v := range pi {
+		if !(v >= 0 && v <= 1) {
+			return nil, fmt.Errorf("synth: P has no stationary distribution (π[%d] = %g); give an ergodic P", i, v)
+		}
+	}
 	// T = rP(I − (1−r)P)⁻¹.
 	var a mat.Dense
 	a.Scale(-(1 - cfg.R), pm)

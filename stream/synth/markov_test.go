@@ -118,3 +118,19 @@ func TestSnapshotsDrawFails(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// Two states cannot be drawn by the stay family (P's zero entry and its
+// zero-diagonal part would empty a column, and the draw would never end):
+// an error naming the way out. A given non-ergodic P is refused too.
+func TestSnapshotsTwoStates(t *testing.T) {
+	if _, err := NewSnapshots(SnapshotConfig{Sets: 1, PerSet: 3, K: 2, M: 4, Seed: 1}); err == nil || !strings.Contains(err.Error(), "give P") {
+		t.Errorf("k=2, stay family: got %v", err)
+	}
+	s, err := NewSnapshots(SnapshotConfig{Sets: 2, PerSet: 3, K: 2, Seed: 1, P: [][]float64{{0.8, 0.3}, {0.2, 0.7}}})
+	if err != nil {
+		t.Fatalf("k=2 with a given ergodic P: %v", err)
+	}
+	if p := s.Truth.Pi; math.Abs(p[0]-0.6) > 1e-9 || math.Abs(p[1]-0.4) > 1e-9 {
+		t.Errorf("stationary distribution %v, want [0.6 0.4]", p)
+	}
+}
