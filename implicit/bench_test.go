@@ -2,6 +2,7 @@ package implicit
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"strconv"
 	"testing"
@@ -175,4 +176,49 @@ func BenchmarkGather(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkEMPass times one EM pass (the E-step of every document and the
+// sums of EMAcc) on one worker over 2,000 documents drawn from LDA
+// (vocabulary 10,000, α₀ = 1, so a document uses few of the k topics, as
+// real text does), with the true topics mixed with 1% of the uniform
+// distribution as the parameters (as EM's start is smoothed), in
+// documents per CPU-second.
+//
+//	go test ./implicit -run '^$' -bench EMPass -count 5
+func BenchmarkEMPass(b *testing.B) {
+	for _, c := range []struct {
+		k   int
+		len float64
+	}{{20, 40}, {20, 500}, {50, 40}, {50, 500}} {
+		b.Run(fmt.Sprintf("k=%d/len=%g", c.k, c.len), func(b *testing.B) {
+			const d = 10000
+			corpus, err := synth.NewLDA(synth.LDAConfig{Docs: 2000, Vocab: d, K: c.k, Alpha0: 1, DocLen: c.len, Seed: 3})
+			if err != nil {
+				b.Fatal(err)
+			}
+			all, err := stream.Collect(context.Background(), corpus)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := &TopicParams{K: c.k, D: d, Alpha: corpus.Truth.Alpha, Beta: make([]float64, c.k*d)}
+			for j, row := range corpus.Truth.Topics {
+				for w, v := range row {
+					p.Beta[w*c.k+j] = 0.99*v + 0.01/d
+				}
+			}
+			b.ReportAllocs()
+			cpu := sysinfo.CPUTime()
+			var iters int64
+			for b.Loop() {
+				acc := NewEMAcc(d, c.k)
+				if err := acc.Pass(context.Background(), repeat(all, 1), 1, p, nil); err != nil {
+					b.Fatal(err)
+				}
+				iters += acc.Iters
+			}
+			b.ReportMetric(float64(all.Len()*b.N)/(sysinfo.CPUTime()-cpu).Seconds(), "docs/cpu-s")
+			b.ReportMetric(float64(iters)/float64(all.Len()*b.N), "iters/doc")
+		})
+	}
 }

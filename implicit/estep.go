@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -88,9 +90,11 @@ type EStep struct {
 	logW  []float64
 	prune float64
 	// per document
-	b     []float64 // the document's rows of Beta, n×k
-	rows  []float64 // their active topics' columns (fixedPoint)
+	full  []float64 // its words' rows of Beta, n×k
+	rows  []float64 // their active topics' columns, n×ka (fixedPoint)
+	q     []float64 // per word: e·row, then c_w/(e·row)
 	act   []int     // the active topics
+	keep  []int     // positions in act of the topics an iteration keeps
 	c     []float64 // the counts as floats
 	gamma []float64
 	e     []float64 // exp(ψ(γ_j) − max ψ)
@@ -113,7 +117,7 @@ func NewEStep(p *TopicParams) *EStep {
 	}
 	k := p.K
 	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
-	e.act = make([]int, k)
+	e.act, e.keep = make([]int, k), make([]int, k)
 	switch {
 	case p.Prune == 0:
 		e.prune = DefaultPrune
@@ -140,19 +144,59 @@ func NewEStep(p *TopicParams) *EStep {
 	return e
 }
 
-// load gathers the document's rows of Beta and its counts; it returns the
-// number of tokens.
+// load gathers the document's rows of Beta (word-major, so each is one
+// contiguous copy) and its counts as floats; it returns the number of
+// tokens.
 func (e *EStep) load(terms, counts []int32) float64 {
 	k, n := e.p.K, len(terms)
-	e.b = grow(e.b, n*k)
+	e.full = grow(e.full, n*k)
 	e.c = grow(e.c, n)
+	e.q = grow(e.q, n)
 	l := 0.0
 	for i, t := range terms {
-		copy(e.b[i*k:(i+1)*k], e.p.Beta[int(t)*k:int(t+1)*k])
+		copy(e.full[i*k:(i+1)*k], e.p.Beta[int(t)*k:int(t+1)*k])
 		e.c[i] = float64(counts[i])
 		l += e.c[i]
 	}
 	return l
+}
+
+// wordNorms sets e.q[i] = x·rᵢ for the rows rᵢ (n×len(x), row-major) and
+// returns Σ_i c_i log(x·rᵢ) when withLog, then replaces each e.q[i] by
+// c_i/(x·rᵢ): the per-word weights of the fixed point and of φ.
+func (e *EStep) wordNorms(rows, x []float64, withLog bool) float64 {
+	n, ka := len(e.c), len(x)
+	q := e.q[:n]
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
+		blas64.Vector{N: ka, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: q})
+	sum := 0.0
+	if withLog {
+		// Σ c log q as the logarithm of a product (one logarithm per
+		// document instead of one per word), its binary exponent taken out
+		// before it could underflow or overflow: the product stays within
+		// 2^±500 before a factor, and a factor (q or q², q within 2^±200)
+		// within 2^±400.
+		prod, exp2 := 1.0, 0
+		for i, c := range e.c[:n] {
+			switch v := q[i]; {
+			case v < 0x1p-200 || v > 0x1p200 || c > 2:
+				sum += c * math.Log(v)
+			case c == 1:
+				prod *= v
+			default:
+				prod *= v * v
+			}
+			if prod < 0x1p-500 || prod > 0x1p500 {
+				f, x := math.Frexp(prod)
+				prod, exp2 = f, exp2+x
+			}
+		}
+		sum += math.Log(prod) + float64(exp2)*math.Ln2
+	}
+	for i, c := range e.c[:n] {
+		q[i] = c / q[i]
+	}
+	return sum
 }
 
 // Infer returns the posterior of the document's topic shares: the
@@ -195,14 +239,11 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 		e.elog[j] = el
 		bound += (e.p.Alpha[j]-g)*el + lgamma(g)
 	}
-	for i := range n {
-		row := e.b[i*k : (i+1)*k]
-		norm := floats.Dot(e.e, row)
-		bound += e.c[i] * math.Log(norm)
-		out := e.phi[i*k : (i+1)*k]
-		r := e.c[i] / norm
-		for j := range out {
-			out[j] = r * e.e[j] * row[j]
+	bound += e.wordNorms(e.full, e.e[:k], true)
+	for i, r := range e.q[:n] {
+		row, out := e.full[i*k:(i+1)*k], e.phi[i*k:(i+1)*k]
+		for j, v := range e.e[:k] {
+			out[j] = r * v * row[j]
 		}
 	}
 	return bound
@@ -235,7 +276,9 @@ func (e *EStep) expPsi() float64 {
 // between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap. A topic
 // whose expected count falls below prune·l leaves the iteration (its γ_j
 // is α_j from then on, its φ zero): a document uses few of many topics,
-// and the iterations then cost in the topics it uses.
+// and the iterations then cost in the topics it uses: the first drop
+// copies the active columns of the rows into e.rows (n×ka), each later one
+// compacts them in place.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
@@ -246,7 +289,7 @@ func (e *EStep) fixedPoint(l float64) {
 	for j := range act {
 		act[j] = j
 	}
-	rows, ka := e.b, k // the active topics' columns of the rows, n×ka
+	rows, ka, compacted := e.full, k, false
 	floor := e.prune * l
 	for e.Iters < e.iters {
 		e.Iters++
@@ -260,11 +303,11 @@ func (e *EStep) fixedPoint(l float64) {
 		for q, v := range ee {
 			ee[q] = math.Exp(v - mx)
 		}
-		clear(s)
-		for i := range n {
-			row := rows[i*ka : i*ka+ka]
-			axpyTo(s, e.c[i]/dot(ee, row), row)
-		}
+		// s = Rᵀ(c / R·ee) for the rows R (n×ka): two matrix-vector
+		// products.
+		e.wordNorms(rows, ee, false)
+		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
+			blas64.Vector{N: n, Inc: 1, Data: e.q[:n]}, 0, blas64.Vector{N: ka, Inc: 1, Data: s})
 		change, drop := 0.0, false
 		for q, j := range act {
 			cnt := ee[q] * s[q]
@@ -277,42 +320,48 @@ func (e *EStep) fixedPoint(l float64) {
 			break
 		}
 		if drop {
-			act = e.dropTopics(act, floor)
-			ka = len(act)
-			e.rows = grow(e.rows, n*ka)
+			keep := e.dropTopics(act, floor)
+			if !compacted {
+				e.rows = grow(e.rows, n*len(keep))
+			}
+			// From e.full into e.rows, then within e.rows: row i moves to
+			// i·len(keep) ≤ i·ka, left of every entry not yet read.
 			for i := range n {
-				src, dst := e.b[i*k:i*k+k], e.rows[i*ka:i*ka+ka]
-				for q, j := range act {
-					dst[q] = src[j]
+				src, dst := rows[i*ka:i*ka+ka], e.rows[i*len(keep):(i+1)*len(keep)]
+				for q, p := range keep {
+					dst[q] = src[p]
 				}
 			}
-			rows = e.rows
+			rows, compacted = e.rows, true
+			for q, p := range keep {
+				act[q] = act[p]
+			}
+			act, ka = act[:len(keep)], len(keep)
 		}
 	}
 }
 
-// dropTopics removes from act the topics whose expected count γ_j − α_j
-// is below floor, setting their γ_j to α_j, and returns the rest.
+// dropTopics returns the positions in act of the topics whose expected
+// count γ_j − α_j is at least floor, setting the others' γ_j to α_j.
 func (e *EStep) dropTopics(act []int, floor float64) []int {
-	kept := act[:0]
-	for _, j := range act {
+	keep := e.keep[:0]
+	for q, j := range act {
 		if e.gamma[j]-e.p.Alpha[j] >= floor {
-			kept = append(kept, j)
+			keep = append(keep, q)
 		} else {
 			e.gamma[j] = e.p.Alpha[j]
 		}
 	}
-	return kept
+	return keep
 }
 
 // single sets e.elog to the posterior over the one topic of the loaded
 // document and returns its log-likelihood.
 func (e *EStep) single() float64 {
-	k, n := e.p.K, len(e.c)
+	k := e.p.K
 	copy(e.elog, e.logW)
-	for i := range n {
-		row := e.b[i*k : (i+1)*k]
-		for j, b := range row {
+	for i := range e.c {
+		for j, b := range e.full[i*k : (i+1)*k] {
 			e.elog[j] += e.c[i] * math.Log(b)
 		}
 	}
@@ -344,37 +393,3 @@ func digamma(x float64) float64 {
 
 // Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
 func Digamma(x float64) float64 { return digamma(x) }
-
-// dot is Σ x_j y_j over len(x) ≤ len(y), with four partial sums: the
-// E-step's rows are short (k), where a call into an assembly kernel costs
-// more than the loop, and one running sum would wait on every addition.
-func dot(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		s0 += x[j] * y[j]
-		s1 += x[j+1] * y[j+1]
-		s2 += x[j+2] * y[j+2]
-		s3 += x[j+3] * y[j+3]
-	}
-	for ; j < len(x); j++ {
-		s0 += x[j] * y[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// axpyTo sets dst += a·x over len(dst) ≤ len(x), four entries at a time.
-func axpyTo(dst []float64, a float64, x []float64) {
-	x = x[:len(dst)]
-	j := 0
-	for ; j+4 <= len(dst); j += 4 {
-		dst[j] += a * x[j]
-		dst[j+1] += a * x[j+1]
-		dst[j+2] += a * x[j+2]
-		dst[j+3] += a * x[j+3]
-	}
-	for ; j < len(dst); j++ {
-		dst[j] += a * x[j]
-	}
-}
