@@ -293,15 +293,17 @@ func (e *EStep) fixedPoint(l float64) {
 	floor := e.prune * l
 	for e.Iters < e.iters {
 		e.Iters++
+		// ee = e^{ψ(γ_j) − m} for m = ψ(max γ_j) (ψ increases): one
+		// logarithm per iteration, one exponential per active topic.
 		ee, s := e.e[:ka], e.s[:ka]
-		mx := math.Inf(-1)
-		for q, j := range act {
-			v := digamma(e.gamma[j])
-			ee[q] = v
-			mx = max(mx, v)
+		gmax := 0.0
+		for _, j := range act {
+			gmax = max(gmax, e.gamma[j])
 		}
-		for q, v := range ee {
-			ee[q] = math.Exp(v - mx)
+		mx := digamma(gmax)
+		for q, j := range act {
+			y, r := digammaParts(e.gamma[j])
+			ee[q] = y * math.Exp(r-mx)
 		}
 		// s = Rᵀ(c / R·ee) for the rows R (n×ka): two matrix-vector
 		// products.
@@ -381,14 +383,20 @@ func lgamma(x float64) float64 { v, _ := math.Lgamma(x); return v }
 // digamma is ψ(x) for x > 0: the recurrence ψ(x) = ψ(x+1) − 1/x up to
 // x ≥ 6, then the asymptotic series to x⁻¹² (absolute error below 2e-12).
 func digamma(x float64) float64 {
-	r := 0.0
+	y, r := digammaParts(x)
+	return r + math.Log(y)
+}
+
+// digammaParts returns y ≥ 6 and r with ψ(x) = log y + r (digamma without
+// its logarithm), so that e^{ψ(x) − m} = y·e^{r − m} costs one exponential.
+func digammaParts(x float64) (y, r float64) {
 	for x < 6 {
 		r -= 1 / x
 		x++
 	}
 	f := 1 / (x * x)
 	t := f * (-1.0/12 + f*(1.0/120+f*(-1.0/252+f*(1.0/240+f*(-1.0/132+f*(691.0/32760))))))
-	return r + math.Log(x) - 0.5/x + t
+	return x, r - 0.5/x + t
 }
 
 // Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
