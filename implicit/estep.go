@@ -306,7 +306,8 @@ func (e *EStep) fixedPoint(l float64) {
 			ee[q] = y * math.Exp(r-mx)
 		}
 		// s = Rᵀ(c / R·ee) for the rows R (n×ka): two matrix-vector
-		// products.
+		// products (which leave s as it was when n = 0).
+		clear(s)
 		e.wordNorms(rows, ee, false)
 		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
 			blas64.Vector{N: n, Inc: 1, Data: e.q[:n]}, 0, blas64.Vector{N: ka, Inc: 1, Data: s})

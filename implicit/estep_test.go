@@ -390,3 +390,23 @@ func TestEMAccEncode(t *testing.T) {
 		t.Error("another file's magic accepted")
 	}
 }
+
+// TestEStepEmptyAfterDocument checks that a document without words, after
+// one with words, gets the prior: γ = α and a bound of 0 (nothing is left
+// over from the previous document's buffers).
+func TestEStepEmptyAfterDocument(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	p := randomParams(r, 6, 30, false)
+	e := NewEStep(p)
+	terms, counts, _ := tinyDoc(r, 30)
+	e.Expect(terms, counts)
+	for j, g := range e.Infer(nil, nil) {
+		if g != p.Alpha[j] {
+			t.Fatalf("empty document: γ_%d = %g, α_%d = %g", j, g, j, p.Alpha[j])
+		}
+	}
+	e.Expect(terms, counts)
+	if b := e.Expect(nil, nil); math.Abs(b) > 1e-12 {
+		t.Fatalf("empty document: bound %g, want 0", b)
+	}
+}
