@@ -132,7 +132,7 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 						s = int32(len(q.terms))
 						q.slot[t] = s
 					}
-					addTo(q.rows[int(s-1)*k:int(s)*k], q.es.Phi(w))
+					q.es.AddPhi(w, q.rows[int(s-1)*k:int(s)*k])
 				}
 			}
 		},

@@ -83,12 +83,15 @@ func (p *TopicParams) Check() error {
 // r_j ∝ w_j Π_w β_wj^{c_w}, and the "bound" is the log-likelihood
 // log Σ_j w_j Π_w β_wj^{c_w}.
 type EStep struct {
-	p     *TopicParams
-	tol   float64
-	iters int
-	lgA   float64 // log Γ(α₀) − Σ log Γ(α_j)
-	logW  []float64
-	prune float64
+	p      *TopicParams
+	tol    float64
+	iters  int
+	lgA    float64   // log Γ(α₀) − Σ log Γ(α_j)
+	psiA   []float64 // ψ(α_j) (LDA): E log θ_j + ψ(Σγ) of a dropped topic
+	lgamA  []float64 // log Γ(α_j) (LDA)
+	lgSumA float64   // Σ log Γ(α_j)
+	logW   []float64
+	prune  float64
 	// per document
 	full  []float64 // its words' rows of Beta, n×k
 	rows  []float64 // their active topics' columns, n×ka (fixedPoint)
@@ -100,7 +103,10 @@ type EStep struct {
 	e     []float64 // exp(ψ(γ_j) − max ψ)
 	s     []float64
 	elog  []float64 // E log θ_j (LDA) or r_j (single)
-	phi   []float64 // n×k: c_w φ_wj after Expect
+	phi   []float64 // c_w φ_wj after Expect: n×ka over the active topics (LDA), n×k (Single)
+	ka    int       // the active topics after fixedPoint: e.act[:ka]
+	arows []float64 // their columns of the rows, n×ka
+	phiW  []float64 // one word's φ over all k topics (Phi)
 	// Iters is the number of fixed-point iterations of the last document.
 	Iters int
 }
@@ -133,11 +139,14 @@ func NewEStep(p *TopicParams) *EStep {
 		}
 	} else {
 		a0 := 0.0
-		for _, a := range p.Alpha {
+		e.psiA, e.lgamA = make([]float64, k), make([]float64, k)
+		for j, a := range p.Alpha {
 			a0 += a
-			lg, _ := math.Lgamma(a)
-			e.lgA -= lg
+			e.lgamA[j] = lgamma(a)
+			e.psiA[j] = digamma(a)
+			e.lgSumA += e.lgamA[j]
 		}
+		e.lgA = -e.lgSumA
 		lg0, _ := math.Lgamma(a0)
 		e.lgA += lg0
 	}
@@ -214,14 +223,19 @@ func (e *EStep) Infer(terms, counts []int32) []float64 {
 }
 
 // Expect runs the E-step on the document and returns its bound (ELBO for
-// LDA, log-likelihood for Single). Afterwards Phi holds the expected
+// LDA, log-likelihood for Single). Afterwards AddPhi gives the expected
 // counts c_w φ_wj of its words and Suff its contribution to the weights'
 // sufficient statistics: E log θ_j (LDA) or r_j (Single).
+//
+// For LDA, φ and the bound are those of the final γ with φ over the topics
+// the iteration kept (a dropped topic has γ_j = α_j and φ_wj = 0): the
+// ELBO of that (γ, φ), a lower bound on the likelihood like any other;
+// the terms of the dropped topics are their prior's, known in advance.
 func (e *EStep) Expect(terms, counts []int32) float64 {
 	l := e.load(terms, counts)
 	k, n := e.p.K, len(terms)
-	e.phi = grow(e.phi, n*k)
 	if e.p.Single {
+		e.phi = grow(e.phi, n*k)
 		ll := e.single()
 		for i := range n {
 			scaleTo(e.phi[i*k:(i+1)*k], e.c[i], e.elog)
@@ -229,47 +243,67 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 		return ll
 	}
 	e.fixedPoint(l)
-	// φ and the bound for the final γ.
 	gs := floats.Sum(e.gamma)
 	psiSum := digamma(gs)
-	mx := e.expPsi()
-	bound := e.lgA - lgamma(gs) + l*(mx-psiSum)
-	for j, g := range e.gamma {
-		el := digamma(g) - psiSum
-		e.elog[j] = el
-		bound += (e.p.Alpha[j]-g)*el + lgamma(g)
+	for j, v := range e.psiA {
+		e.elog[j] = v - psiSum
 	}
-	bound += e.wordNorms(e.full, e.e[:k], true)
+	act, ka := e.act[:e.ka], e.ka
+	ee := e.e[:ka]
+	gmax := 0.0
+	for _, j := range act {
+		gmax = max(gmax, e.gamma[j])
+	}
+	mx := digamma(gmax)
+	// log Γ(α₀) − Σ_j log Γ(α_j) + Σ_j log Γ(γ_j) with γ_j = α_j for the
+	// dropped topics.
+	bound := e.lgA + e.lgSumA - lgamma(gs) + l*(mx-psiSum)
+	for q, j := range act {
+		g := e.gamma[j]
+		y, r := digammaParts(g)
+		ee[q] = y * math.Exp(r-mx)
+		el := r + math.Log(y) - psiSum
+		e.elog[j] = el
+		bound += (e.p.Alpha[j]-g)*el + lgamma(g) - e.lgamA[j]
+	}
+	bound += e.wordNorms(e.arows, ee, true)
+	e.phi = grow(e.phi, n*ka)
 	for i, r := range e.q[:n] {
-		row, out := e.full[i*k:(i+1)*k], e.phi[i*k:(i+1)*k]
-		for j, v := range e.e[:k] {
-			out[j] = r * v * row[j]
+		row, out := e.arows[i*ka:(i+1)*ka], e.phi[i*ka:(i+1)*ka]
+		for q, v := range ee {
+			out[q] = r * v * row[q]
 		}
 	}
 	return bound
 }
 
-// Phi returns row i (the i-th distinct word of the last document given to
-// Expect) of the expected counts c_w φ_wj.
-func (e *EStep) Phi(i int) []float64 { k := e.p.K; return e.phi[i*k : (i+1)*k] }
+// AddPhi adds to dst (k long) the expected counts c_w φ_wj of word i (the
+// i-th distinct word of the last document given to Expect).
+func (e *EStep) AddPhi(i int, dst []float64) {
+	if e.p.Single {
+		k := e.p.K
+		addTo(dst[:k], e.phi[i*k:(i+1)*k])
+		return
+	}
+	ka := e.ka
+	for q, j := range e.act[:ka] {
+		dst[j] += e.phi[i*ka+q]
+	}
+}
+
+// Phi returns row i of the expected counts c_w φ_wj of the last document
+// given to Expect, over all k topics, in a buffer of e's that the next
+// call overwrites.
+func (e *EStep) Phi(i int) []float64 {
+	e.phiW = grow(e.phiW, e.p.K)
+	clear(e.phiW)
+	e.AddPhi(i, e.phiW)
+	return e.phiW
+}
 
 // Suff returns the last document's contribution to the weights' sufficient
 // statistics (see Expect).
 func (e *EStep) Suff() []float64 { return e.elog }
-
-// expPsi sets e.e to exp(ψ(γ_j) − m) for m = max ψ(γ_j) and returns m.
-func (e *EStep) expPsi() float64 {
-	mx := math.Inf(-1)
-	for j, g := range e.gamma {
-		v := digamma(g)
-		e.e[j] = v
-		mx = max(mx, v)
-	}
-	for j, v := range e.e {
-		e.e[j] = math.Exp(v - mx)
-	}
-	return mx
-}
 
 // fixedPoint iterates γ for the loaded document of l tokens, until the
 // iteration moves less than a fraction tol of the document's tokens
@@ -342,6 +376,7 @@ func (e *EStep) fixedPoint(l float64) {
 			act, ka = act[:len(keep)], len(keep)
 		}
 	}
+	e.ka, e.arows = ka, rows
 }
 
 // dropTopics returns the positions in act of the topics whose expected
