@@ -83,15 +83,14 @@ func (p *TopicParams) Check() error {
 // r_j ∝ w_j Π_w β_wj^{c_w}, and the "bound" is the log-likelihood
 // log Σ_j w_j Π_w β_wj^{c_w}.
 type EStep struct {
-	p      *TopicParams
-	tol    float64
-	iters  int
-	lgA    float64   // log Γ(α₀) − Σ log Γ(α_j)
-	psiA   []float64 // ψ(α_j) (LDA): E log θ_j + ψ(Σγ) of a dropped topic
-	lgamA  []float64 // log Γ(α_j) (LDA)
-	lgSumA float64   // Σ log Γ(α_j)
-	logW   []float64
-	prune  float64
+	p     *TopicParams
+	tol   float64
+	iters int
+	lg0   float64   // log Γ(α₀) (LDA)
+	psiA  []float64 // ψ(α_j) (LDA): E log θ_j + ψ(Σγ) of a dropped topic
+	lgamA []float64 // log Γ(α_j) (LDA)
+	logW  []float64
+	prune float64
 	// per document
 	full  []float64 // its words' rows of Beta, n×k
 	rows  []float64 // their active topics' columns, n×ka (fixedPoint)
@@ -100,7 +99,7 @@ type EStep struct {
 	keep  []int     // positions in act of the topics an iteration keeps
 	c     []float64 // the counts as floats
 	gamma []float64
-	e     []float64 // exp(ψ(γ_j) − max ψ)
+	e     []float64 // exp(ψ(γ_j) − max ψ) over the active topics
 	s     []float64
 	elog  []float64 // E log θ_j (LDA) or r_j (single)
 	phi   []float64 // c_w φ_wj after Expect: n×ka over the active topics (LDA), n×k (Single)
@@ -144,11 +143,8 @@ func NewEStep(p *TopicParams) *EStep {
 			a0 += a
 			e.lgamA[j] = lgamma(a)
 			e.psiA[j] = digamma(a)
-			e.lgSumA += e.lgamA[j]
 		}
-		e.lgA = -e.lgSumA
-		lg0, _ := math.Lgamma(a0)
-		e.lgA += lg0
+		e.lg0 = lgamma(a0)
 	}
 	return e
 }
@@ -255,9 +251,9 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 		gmax = max(gmax, e.gamma[j])
 	}
 	mx := digamma(gmax)
-	// log Γ(α₀) − Σ_j log Γ(α_j) + Σ_j log Γ(γ_j) with γ_j = α_j for the
-	// dropped topics.
-	bound := e.lgA + e.lgSumA - lgamma(gs) + l*(mx-psiSum)
+	// log Γ(α₀) − Σ_j log Γ(α_j) + Σ_j log Γ(γ_j), whose terms cancel for
+	// the dropped topics (γ_j = α_j).
+	bound := e.lg0 - lgamma(gs) + l*(mx-psiSum)
 	for q, j := range act {
 		g := e.gamma[j]
 		y, r := digammaParts(g)
