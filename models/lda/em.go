@@ -78,7 +78,7 @@ const (
 	// and a topic leaves it below 1% of them. An EM pass only needs the
 	// expected counts to a precision the next pass refines anyway: on
 	// SpamAssassin and Debian descriptions at k=20 and 50 the default fit
-	// took 18–22% less CPU with held-out perplexity within 0.25% of the
+	// took 13–22% less CPU with held-out perplexity within 0.25% of the
 	// E-step's defaults (bench/real/RESULTS.md).
 	DefaultEStepTol   = 0.03
 	DefaultEStepPrune = 0.01
