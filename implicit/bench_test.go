@@ -10,23 +10,29 @@ import (
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
-	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mat"
 )
 
 // benchBatch is one batch of the issue-3 benchmark corpus (vocabulary 10,000,
 // k=50, length 200).
 func benchBatch(b *testing.B) *stream.Docs {
-	c, err := synth.NewLDA(synth.LDAConfig{Docs: 4096, Vocab: 10000, K: 50, Alpha0: 1, DocLen: 200, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	all, err := stream.Collect(context.Background(), c)
+	all, err := ldaDocs(4096, 10000, 50, 200, 1, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return all
 }
+
+// ldaDocs returns the documents of the LDA corpus that synth.NewLDA
+// generates with these settings (α₀ = 1; batchRows 0: the default). The
+// generators of stream/synth return the dense models' own types, and those
+// models import this package, so an internal test cannot import synth: the
+// external test package sets ldaDocs (corpus_test.go).
+var ldaDocs func(docs int64, vocab, k int, docLen float64, seed uint64, batchRows int) (*stream.Docs, error)
+
+// ldaTruth is ldaDocs with the corpus's true topics and α (α₀ = 1), set
+// by the external test package as ldaDocs is.
+var ldaTruth func(docs int64, vocab, k int, docLen float64, seed uint64) (*stream.Docs, [][]float64, []float64, error)
 
 // repeat is a pass of b yielded times times, as a source yields its batches
 // (each a view, so the pass may release it).
@@ -140,11 +146,7 @@ func BenchmarkAxpy(b *testing.B) {
 //	go test ./implicit -run '^$' -bench Gather -count 5
 func BenchmarkGather(b *testing.B) {
 	const d, k = 100000, 100
-	c, err := synth.NewLDA(synth.LDAConfig{Docs: 4096, Vocab: d, K: k, Alpha0: 1, DocLen: 160, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	docs, err := stream.Collect(context.Background(), c)
+	docs, err := ldaDocs(4096, d, k, 160, 1, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -193,16 +195,12 @@ func BenchmarkEMPass(b *testing.B) {
 	}{{20, 40}, {20, 500}, {50, 40}, {50, 500}} {
 		b.Run(fmt.Sprintf("k=%d/len=%g", c.k, c.len), func(b *testing.B) {
 			const d = 10000
-			corpus, err := synth.NewLDA(synth.LDAConfig{Docs: 2000, Vocab: d, K: c.k, Alpha0: 1, DocLen: c.len, Seed: 3})
+			all, topics, alpha, err := ldaTruth(2000, d, c.k, c.len, 3)
 			if err != nil {
 				b.Fatal(err)
 			}
-			all, err := stream.Collect(context.Background(), corpus)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := &TopicParams{K: c.k, D: d, Alpha: corpus.Truth.Alpha, Beta: make([]float64, c.k*d)}
-			for j, row := range corpus.Truth.Topics {
+			p := &TopicParams{K: c.k, D: d, Alpha: alpha, Beta: make([]float64, c.k*d)}
+			for j, row := range topics {
 				for w, v := range row {
 					p.Beta[w*c.k+j] = 0.99*v + 0.01/d
 				}

@@ -256,7 +256,7 @@ type denseMeta struct {
 
 // Encode writes s in the statistics file format to w.
 func (s *DenseStats) Encode(ctx context.Context, w io.Writer) error {
-	if TopicModel(s.Header.Model) || s.Header.Model == "" {
+	if TopicModel(s.Header.Model) || s.Header.Model == "" || s.Header.Model == EMModel {
 		return fmt.Errorf("%w: dense statistics of model %q", ErrStatsModel, s.Header.Model)
 	}
 	hdr, err := json.Marshal(s.Header)
@@ -331,7 +331,7 @@ func decodeDenseStats(r io.ReaderAt, size int64) (*DenseStats, error) {
 		if err := json.Unmarshal(hdr, &s.Header); err != nil {
 			return fmt.Errorf("statistics header: %w", err)
 		}
-		if TopicModel(s.Header.Model) {
+		if TopicModel(s.Header.Model) || s.Header.Model == EMModel {
 			return fmt.Errorf("%w: %s statistics where a dense model's are read", ErrStatsModel, s.Header.Model)
 		}
 		return nil

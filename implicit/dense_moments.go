@@ -18,11 +18,11 @@ import (
 
 // MomentPass returns the first pass with header h over rows of d columns
 // (h.D), checking each batch with check. It refuses d beyond exactDim: the
-// exact second moment is d×d.
+// exact second moment is d×d (beyond it, a model takes SecondSketch).
 func MomentPass(h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
 	d := h.D
 	if d > exactDim {
-		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the statistics route needs the exact second moment (raise the exact dimension, ExactDim, to %d or more)", d, exactDim, d)
+		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the exact second moment is d×d (take the sketched passes, SecondSketch, or raise the exact dimension, ExactDim, to %d or more)", d, exactDim, d)
 	}
 	return &Pass{Header: h, Sums: MomentSums(d), Worker: MomentWorker(d, check)}, nil
 }
@@ -41,13 +41,7 @@ func MomentWorker(d int, check func(*stream.Dense) error) func() BatchFunc {
 			if err := check(b); err != nil {
 				return err
 			}
-			sum, sumsq := out[0], out[1]
-			for i := range b.Rows {
-				for j, v := range b.Row(i) {
-					sum[j] += v
-					sumsq[0] += v * v
-				}
-			}
+			addFirst(b, out[0], out[1])
 			raw := s.RawSymmetric()
 			clear(raw.Data)
 			x := blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Cols, Data: b.Data[:b.Rows*b.Cols]}
@@ -57,6 +51,16 @@ func MomentWorker(d int, check func(*stream.Dense) error) func() BatchFunc {
 				n += copy(out[2][n:], raw.Data[i*d+i:(i+1)*d])
 			}
 			return nil
+		}
+	}
+}
+
+// addFirst adds Σx of the batch b to sum and Σ‖x‖² to sumsq[0].
+func addFirst(b *stream.Dense, sum, sumsq []float64) {
+	for i := range b.Rows {
+		for j, v := range b.Row(i) {
+			sum[j] += v
+			sumsq[0] += v * v
 		}
 	}
 }
@@ -77,19 +81,19 @@ type Moments struct {
 	N      int64
 	Sum    []float64
 	SumSq  float64
-	Second *mat.SymDense // Σxxᵀ
+	Second *mat.SymDense // Σxxᵀ (nil on the sketched path)
 }
 
 // CarriedMoments reads the totals that MomentsFixed made, for rows of d
 // columns.
 func CarriedMoments(fixed []Fixed, d int) (*Moments, error) {
-	st := DenseStats{Fixed: fixed}
-	rows, sum, sumsq, second := st.Get("rows"), st.Get("sum"), st.Get("sumsq"), st.Get("second")
-	if len(rows) != 1 || len(sum) != d || len(sumsq) != 1 || len(second) != d*(d+1)/2 {
-		return nil, errors.New("the statistics do not carry the totals of the first pass")
+	mo, err := carriedFirst(fixed, d)
+	if err != nil {
+		return nil, err
 	}
-	if rows[0] < 0 || rows[0] != float64(int64(rows[0])) {
-		return nil, fmt.Errorf("the statistics carry %g rows", rows[0])
+	second := (&DenseStats{Fixed: fixed}).Get("second")
+	if len(second) != d*(d+1)/2 {
+		return nil, errors.New("the statistics do not carry the second moment of the first pass")
 	}
 	s := mat.NewSymDense(d, nil)
 	raw := s.RawSymmetric()
@@ -97,5 +101,20 @@ func CarriedMoments(fixed []Fixed, d int) (*Moments, error) {
 	for i := range d {
 		n += copy(raw.Data[i*d+i:(i+1)*d], second[n:])
 	}
-	return &Moments{N: int64(rows[0]), Sum: sum, SumSq: sumsq[0], Second: s}, nil
+	mo.Second = s
+	return mo, nil
+}
+
+// carriedFirst reads the carried rows, Σx and Σ‖x‖² of the first pass over
+// rows of d columns.
+func carriedFirst(fixed []Fixed, d int) (*Moments, error) {
+	st := DenseStats{Fixed: fixed}
+	rows, sum, sumsq := st.Get("rows"), st.Get("sum"), st.Get("sumsq")
+	if len(rows) != 1 || len(sum) != d || len(sumsq) != 1 {
+		return nil, errors.New("the statistics do not carry the totals of the first pass")
+	}
+	if rows[0] < 0 || rows[0] != float64(int64(rows[0])) {
+		return nil, fmt.Errorf("the statistics carry %g rows", rows[0])
+	}
+	return &Moments{N: int64(rows[0]), Sum: sum, SumSq: sumsq[0]}, nil
 }

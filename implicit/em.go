@@ -22,9 +22,19 @@ import (
 // sufficient statistics and the bound, summed over the documents. They are
 // additive: the statistics of two shards merge (Merge) into those of their
 // union, also across processes (Encode, DecodeEMAcc), and the M-step needs
-// nothing else. Memory is d·k. Unlike the moment statistics, the totals are
-// plain float64 sums (in batch order within a pass), not exact ones: merged
-// shards agree with one pass to rounding, not bit for bit.
+// nothing else. Memory is d·k (and as much again for the exact totals' low
+// words).
+//
+// The totals are exact (see Exact): each document's contribution is
+// truncated to a fixed-point grid and added as an integer, so the totals do
+// not depend on how the documents are split into batches, shards or
+// workers, nor on the order of merges; N, Suff and Bound hold the totals
+// rounded to float64. The grids are constants, the same for every shard:
+// N at 2^emExpN (a document adds at most its count of a word to an
+// entry; totals up to 2^(emExpN+113) = 2^81 tokens), Suff and Bound at
+// 2^emExpSum (totals up to 2^73 in magnitude). A batch's expected counts
+// are summed as 64-bit integers of 2^emExpN, which holds any batch of fewer
+// than 2^31 tokens (a larger one is refused).
 type EMAcc struct {
 	D, K int
 	// Docs and Tokens count the documents with at least one token and
@@ -41,38 +51,91 @@ type EMAcc struct {
 	Iters int64
 	// Batches counts the batches added by passes (PassFrom skips them).
 	Batches int64
+
+	// nLo, suffLo and boundLo are the low words of the exact totals of N,
+	// Suff and Bound (see fixedScale).
+	nLo, suffLo []uint64
+	boundLo     uint64
 }
+
+// The resolutions of EMAcc's exact totals: 2^emExpN for the expected
+// counts, 2^emExpSum for the weights' statistics and the bound. A
+// document's contribution below them is dropped: less than 2^-32 (2.3e-10)
+// of a token per word and topic, 2^-40 of a nat in the bound (its float64
+// rounding alone is 2^-40 relative for a document's bound of 2^12).
+const (
+	emExpN   = -32
+	emExpSum = -40
+	// emUnitN is 2^-emExpN: an expected count x is the integer
+	// int64(x·emUnitN) of the grid; emMaxBatch bounds a batch's tokens.
+	emUnitN    = 1 << -emExpN
+	emMaxBatch = 1 << 31
+)
+
+var (
+	emScaleN   = newFixedScale(emExpN)
+	emScaleSum = newFixedScale(emExpSum)
+)
 
 // NewEMAcc returns empty statistics for d words and k topics.
 func NewEMAcc(d, k int) *EMAcc {
-	return &EMAcc{D: d, K: k, N: make([]float64, d*k), Suff: make([]float64, k)}
+	return &EMAcc{D: d, K: k, N: make([]float64, d*k), Suff: make([]float64, k), nLo: make([]uint64, d*k), suffLo: make([]uint64, k)}
 }
 
-// Merge adds o into a.
+// arrays returns a's exact totals, the bound as a one-value array in
+// bound (written back by the caller).
+func (a *EMAcc) arrays(bound []float64, boundLo []uint64) []fixedArray {
+	if a.nLo == nil {
+		a.nLo = make([]uint64, len(a.N))
+	}
+	if a.suffLo == nil {
+		a.suffLo = make([]uint64, len(a.Suff))
+	}
+	return []fixedArray{
+		{name: "em.n", v: a.N, lo: a.nLo, scale: emScaleN},
+		{name: "em.suff", v: a.Suff, lo: a.suffLo, scale: emScaleSum},
+		{name: "em.bound", v: bound, lo: boundLo, scale: emScaleSum},
+	}
+}
+
+// Merge adds o into a, exactly: the result does not depend on the order
+// of merges.
 func (a *EMAcc) Merge(o *EMAcc) error {
 	if a.D != o.D || a.K != o.K {
 		return fmt.Errorf("%w: EM statistics of d=%d, k=%d and d=%d, k=%d", ErrIncompatible, a.D, a.K, o.D, o.K)
 	}
+	b, blo := []float64{a.Bound}, []uint64{a.boundLo}
+	ob, oblo := []float64{o.Bound}, []uint64{o.boundLo}
+	mine, theirs := a.arrays(b, blo), o.arrays(ob, oblo)
+	for i := range mine {
+		if err := mine[i].addFrom(0, theirs[i].v, theirs[i].lo); err != nil {
+			return err
+		}
+	}
+	a.Bound, a.boundLo = b[0], blo[0]
 	a.Docs += o.Docs
 	a.Tokens += o.Tokens
 	a.Empty += o.Empty
-	addTo(a.N, o.N)
-	addTo(a.Suff, o.Suff)
-	a.Bound += o.Bound
 	a.Iters += o.Iters
 	a.Batches += o.Batches
 	return nil
 }
 
 // emPart is one worker's reduction of a batch: its own E-step and the
-// batch's rows of N, one per distinct word (slot[w]−1 is w's row, 0: none).
+// batch's rows of N, one per distinct word (slot[w]−1 is w's row, 0: none),
+// as exact totals (high parts and low words) of the documents'
+// contributions.
 type emPart struct {
 	es                  *EStep
 	slot                []int32
 	terms               []int32 // the batch's distinct words, in order of first use
-	rows                []float64
+	rows                []int64 // expected counts in units of 2^emExpN
 	suff                []float64
-	bound               float64
+	suffLo              []uint64
+	bound               [1]float64
+	boundLo             [1]uint64
+	badBound            float64 // a document's bound that is not finite
+	overflow            bool
 	docs, tokens, empty int64
 	iters               int64
 	start               int64 // the batch's first document
@@ -80,9 +143,9 @@ type emPart struct {
 }
 
 // Pass adds one pass over docs with the E-step for p, on workers
-// goroutines; each batch's partial sums are added to the totals in batch
-// order, so the statistics do not depend on workers. onBatch is told each
-// batch's number of documents, in order.
+// goroutines; each document's contribution is added exactly (see EMAcc),
+// so the statistics do not depend on workers or batches. onBatch is told
+// each batch's number of documents, in order.
 func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int)) error {
 	return a.PassFrom(ctx, docs, workers, p, onBatch, PassOptions{})
 }
@@ -91,8 +154,7 @@ func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*
 // opt.Skip batches (those a already holds, Batches) and calls opt.Snapshot,
 // at most once every opt.SnapshotEvery, after a batch has been added; the
 // totals are then consistent (Encode may save them). A pass resumed from a
-// snapshot ends with the totals of an uninterrupted one, bit for bit: the
-// remaining batches are added in the same order.
+// snapshot ends with the totals of an uninterrupted one, bit for bit.
 func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int), opt PassOptions) error {
 	if p.K != a.K || p.D != a.D {
 		return fmt.Errorf("implicit: EM statistics of d=%d, k=%d for parameters of d=%d, k=%d", a.D, a.K, p.D, p.K)
@@ -102,14 +164,27 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 	}
 	k := a.K
 	last := time.Now()
+	// During the pass the totals hold high parts (raw), between batches'
+	// commits and after it rounded values.
+	bound, boundLo := []float64{a.Bound}, []uint64{a.boundLo}
+	ex := &Exact{arrays: a.arrays(bound, boundLo)}
+	ex.toRaw()
+	defer func() {
+		ex.toRounded()
+		a.Bound, a.boundLo = bound[0], boundLo[0]
+	}()
+	nTot, sTot, bTot := &ex.arrays[0], &ex.arrays[1], &ex.arrays[2]
 	return InOrder(ctx, skipBatches(docs, opt.Skip), workers,
 		func() *emPart {
-			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k)}
+			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k)}
 		},
 		func(q *emPart, b *stream.Docs) {
 			q.terms, q.rows = q.terms[:0], q.rows[:0]
 			clear(q.suff)
-			q.bound, q.docs, q.tokens, q.empty, q.iters, q.start, q.n = 0, 0, 0, 0, 0, b.Start, b.Len()
+			clear(q.suffLo)
+			q.bound, q.boundLo, q.badBound, q.overflow = [1]float64{}, [1]uint64{}, 0, false
+			q.docs, q.tokens, q.empty, q.iters, q.start, q.n = 0, 0, 0, 0, b.Start, b.Len()
+			ok := true
 			for i := range b.Len() {
 				terms, counts := b.Doc(i)
 				l := b.Length(i)
@@ -119,9 +194,14 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 				}
 				q.docs++
 				q.tokens += l
-				q.bound += q.es.Expect(terms, counts)
+				bd := q.es.Expect(terms, counts)
+				if math.IsNaN(bd) || math.IsInf(bd, 0) {
+					q.badBound = bd
+					return
+				}
+				ok = foldFixed(emScaleSum, q.bound[:], []float64{bd}, q.boundLo[:]) && ok
 				q.iters += int64(q.es.Iters)
-				addTo(q.suff, q.es.Suff())
+				ok = foldFixed(emScaleSum, q.suff, q.es.Suff(), q.suffLo) && ok
 				for w, t := range terms {
 					s := q.slot[t]
 					if s == 0 {
@@ -132,20 +212,38 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 						s = int32(len(q.terms))
 						q.slot[t] = s
 					}
-					q.es.AddPhi(w, q.rows[int(s-1)*k:int(s)*k])
+					// c_w φ_wj ≥ 0 over the topics the document's E-step
+					// kept, truncated to the grid; the batch's sums stay
+					// below 2^63 (emMaxBatch tokens).
+					row := q.rows[int(s-1)*k : int(s)*k]
+					topics, phi := q.es.PhiSparse(w)
+					for p, j := range topics {
+						row[j] += int64(phi[p] * emUnitN)
+					}
 				}
 			}
+			q.overflow = !ok
 		},
 		func(q *emPart) error {
-			if math.IsNaN(q.bound) || math.IsInf(q.bound, 0) {
-				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bound, q.start)
+			if q.badBound != 0 {
+				for _, t := range q.terms {
+					q.slot[t] = 0
+				}
+				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.badBound, q.start)
 			}
+			ok := !q.overflow && q.tokens < emMaxBatch
 			for s, t := range q.terms {
-				addTo(a.N[int(t)*k:int(t+1)*k], q.rows[s*k:(s+1)*k])
+				v, lo := nTot.v[int(t)*k:int(t+1)*k], nTot.lo[int(t)*k:int(t+1)*k]
+				for j, x := range q.rows[s*k : (s+1)*k] {
+					ok = emScaleN.addFixed(&v[j], &lo[j], 0, uint64(x)) && ok
+				}
 				q.slot[t] = 0
 			}
-			addTo(a.Suff, q.suff)
-			a.Bound += q.bound
+			ok = addFixedRows(emScaleSum, sTot.v, sTot.lo, q.suff, q.suffLo) && ok
+			ok = addFixedRows(emScaleSum, bTot.v, bTot.lo, q.bound[:], q.boundLo[:]) && ok
+			if !ok {
+				return fmt.Errorf("%w: EM statistics, in the batch from document %d", ErrOverflow, q.start)
+			}
 			a.Docs += q.docs
 			a.Tokens += q.tokens
 			a.Empty += q.empty
@@ -156,14 +254,29 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 			}
 			if opt.Snapshot != nil && time.Since(last) >= opt.SnapshotEvery {
 				last = time.Now()
-				return opt.Snapshot(a.Batches)
+				ex.toRounded()
+				a.Bound, a.boundLo = bound[0], boundLo[0]
+				err := opt.Snapshot(a.Batches)
+				ex.toRaw()
+				return err
 			}
 			return nil
 		})
 }
 
+// addFixedRows adds the exact totals (v, lo), high parts, to (dst, dlo),
+// high parts of the same resolution s. It reports false when a total
+// leaves the exact range.
+func addFixedRows(s fixedScale, dst []float64, dlo []uint64, v []float64, lo []uint64) bool {
+	ok := true
+	for j := range v {
+		ok = s.addFixed(&dst[j], &dlo[j], v[j], lo[j]) && ok
+	}
+	return ok
+}
+
 // emMagic opens an encoded EMAcc.
-const emMagic = "SFEMACC1"
+const emMagic = "SFEMACC2"
 
 // emHeader is the JSON line after emMagic: the shape and the counts.
 type emHeader struct {
@@ -171,14 +284,16 @@ type emHeader struct {
 	Docs, Tokens, Empty int64
 	Iters, Batches      int64
 	Bound               float64
+	BoundLo             uint64
 }
 
-// Encode writes a to w: the magic "SFEMACC1", a JSON line with the shape,
+// Encode writes a to w: the magic "SFEMACC2", a JSON line with the shape,
 // counts and bound, then N and Suff as little-endian float64, bit for bit,
-// and the CRC-32C of everything before it. DecodeEMAcc reads it back, so
+// their exact totals' low words as little-endian uint64, and the CRC-32C of
+// everything before it. DecodeEMAcc reads it back, so
 // shards' statistics can be merged in another process.
 func (a *EMAcc) Encode(w io.Writer) error {
-	h, err := json.Marshal(emHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Batches: a.Batches, Bound: a.Bound})
+	h, err := json.Marshal(emHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Batches: a.Batches, Bound: a.Bound, BoundLo: a.boundLo})
 	if err != nil {
 		return err
 	}
@@ -187,6 +302,8 @@ func (a *EMAcc) Encode(w io.Writer) error {
 	bw.WriteString(emMagic)
 	bw.Write(append(h, '\n'))
 	WriteFloats(bw, a.N, a.Suff)
+	a.arrays(nil, nil)
+	writeWords(bw, a.nLo, a.suffLo)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -226,8 +343,11 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 		return nil, fmt.Errorf("implicit: EM statistics of d=%d, k=%d", h.D, h.K)
 	}
 	a := NewEMAcc(h.D, h.K)
-	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches, a.Bound = h.Docs, h.Tokens, h.Empty, h.Iters, h.Batches, h.Bound
+	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches, a.Bound, a.boundLo = h.Docs, h.Tokens, h.Empty, h.Iters, h.Batches, h.Bound, h.BoundLo
 	if err := ReadFloats(tr, a.N, a.Suff); err != nil {
+		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+	}
+	if err := readWords(tr, a.nLo, a.suffLo); err != nil {
 		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
 	}
 	sum := crc.Sum32()
@@ -250,6 +370,32 @@ func WriteFloats(w io.Writer, vs ...[]float64) error {
 			if _, err := w.Write(buf[:]); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// writeWords writes the values of vs to w in order as little-endian
+// uint64.
+func writeWords(w io.Writer, vs ...[]uint64) {
+	var buf [8]byte
+	for _, v := range vs {
+		for _, x := range v {
+			binary.LittleEndian.PutUint64(buf[:], x)
+			w.Write(buf[:])
+		}
+	}
+}
+
+// readWords fills vs in order with little-endian uint64 read from r.
+func readWords(r io.Reader, vs ...[]uint64) error {
+	var buf [8]byte
+	for _, v := range vs {
+		for i := range v {
+			if _, err := io.ReadFull(r, buf[:]); err != nil {
+				return err
+			}
+			v[i] = binary.LittleEndian.Uint64(buf[:])
 		}
 	}
 	return nil

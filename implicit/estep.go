@@ -96,6 +96,7 @@ type EStep struct {
 	rows  []float64 // their active topics' columns, n×ka (fixedPoint)
 	q     []float64 // per word: e·row, then c_w/(e·row)
 	act   []int     // the active topics
+	all   []int     // 0, …, k−1 (PhiSparse of Single)
 	keep  []int     // positions in act of the topics an iteration keeps
 	c     []float64 // the counts as floats
 	gamma []float64
@@ -122,7 +123,10 @@ func NewEStep(p *TopicParams) *EStep {
 	}
 	k := p.K
 	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
-	e.act, e.keep = make([]int, k), make([]int, k)
+	e.act, e.keep, e.all = make([]int, k), make([]int, k), make([]int, k)
+	for j := range e.all {
+		e.all[j] = j
+	}
 	switch {
 	case p.Prune == 0:
 		e.prune = DefaultPrune
@@ -219,7 +223,7 @@ func (e *EStep) Infer(terms, counts []int32) []float64 {
 }
 
 // Expect runs the E-step on the document and returns its bound (ELBO for
-// LDA, log-likelihood for Single). Afterwards AddPhi gives the expected
+// LDA, log-likelihood for Single). Afterwards PhiSparse gives the expected
 // counts c_w φ_wj of its words and Suff its contribution to the weights'
 // sufficient statistics: E log θ_j (LDA) or r_j (Single).
 //
@@ -273,18 +277,17 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 	return bound
 }
 
-// AddPhi adds to dst (k long) the expected counts c_w φ_wj of word i (the
-// i-th distinct word of the last document given to Expect).
-func (e *EStep) AddPhi(i int, dst []float64) {
+// PhiSparse returns the expected counts c_w φ_wj of word i (the i-th
+// distinct word of the last document given to Expect) as the topics j
+// they may be non-zero for and the counts in that order; every other
+// topic's is zero. Both slices are e's, valid until the next call.
+func (e *EStep) PhiSparse(i int) (topics []int, phi []float64) {
 	if e.p.Single {
 		k := e.p.K
-		addTo(dst[:k], e.phi[i*k:(i+1)*k])
-		return
+		return e.all, e.phi[i*k : (i+1)*k]
 	}
 	ka := e.ka
-	for q, j := range e.act[:ka] {
-		dst[j] += e.phi[i*ka+q]
-	}
+	return e.act[:ka], e.phi[i*ka : (i+1)*ka]
 }
 
 // Phi returns row i of the expected counts c_w φ_wj of the last document
@@ -293,7 +296,10 @@ func (e *EStep) AddPhi(i int, dst []float64) {
 func (e *EStep) Phi(i int) []float64 {
 	e.phiW = grow(e.phiW, e.p.K)
 	clear(e.phiW)
-	e.AddPhi(i, e.phiW)
+	topics, phi := e.PhiSparse(i)
+	for p, j := range topics {
+		e.phiW[j] = phi[p]
+	}
 	return e.phiW
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -320,26 +322,70 @@ func TestEMAccWorkersAndMerge(t *testing.T) {
 		if math.Abs(s-float64(a.Tokens)) > 1e-9*s {
 			t.Fatalf("single=%t: expected counts sum to %g, %d tokens", single, s, a.Tokens)
 		}
-		// Two halves merge into the whole.
-		h1, h2 := NewEMAcc(d, k), NewEMAcc(d, k)
-		if err := h1.Pass(context.Background(), sub(src, 0, 98).Docs, 2, p, nil); err != nil {
+	}
+}
+
+// TestEMAccMergeExact checks that the EM statistics of shards merged in any
+// order and grouping, and passes with any number of workers, are those of
+// one pass over the whole input bit for bit (the exact totals).
+func TestEMAccMergeExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	const k, d, n = 5, 40, 300
+	ctx := context.Background()
+	for _, single := range []bool{false, true} {
+		p := randomParams(r, k, d, single)
+		src := emCorpus(r, n, d)
+		whole := NewEMAcc(d, k)
+		if err := whole.Pass(ctx, src.Docs, 3, p, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := h2.Pass(context.Background(), sub(src, 98, 200).Docs, 2, p, nil); err != nil {
-			t.Fatal(err)
+		want := emBytes(t, whole)
+		cuts := []int{0, 41, 42, 190, n}
+		shard := func(i, workers int) *EMAcc {
+			a := NewEMAcc(d, k)
+			if err := a.Pass(ctx, sub(src, cuts[i], cuts[i+1]).Docs, workers, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			return a
 		}
-		if err := h1.Merge(h2); err != nil {
-			t.Fatal(err)
-		}
-		if h1.Docs+h1.Empty != 200 || h1.Docs != a.Docs || math.Abs(h1.Bound-a.Bound) > 1e-9*math.Abs(a.Bound) {
-			t.Fatalf("single=%t: merged halves: %d docs, bound %v; whole: %d docs, bound %v", single, h1.Docs, h1.Bound, a.Docs, a.Bound)
-		}
-		for i := range a.N {
-			if math.Abs(h1.N[i]-a.N[i]) > 1e-9 {
-				t.Fatalf("single=%t: merged N[%d] = %v, whole %v", single, i, h1.N[i], a.N[i])
+		for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
+			total := shard(order[0], 1)
+			for _, i := range order[1:] {
+				if err := total.Merge(shard(i, 2)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			total.Batches = whole.Batches // the shards' batches differ in number
+			if got := emBytes(t, total); !bytes.Equal(got, want) {
+				t.Fatalf("single=%t: shards merged in order %v differ from the whole pass (bound %v vs %v)", single, order, total.Bound, whole.Bound)
 			}
 		}
+		// A tree of merges: (0+1) + (2+3).
+		a, b := shard(0, 1), shard(2, 3)
+		if err := a.Merge(shard(1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Merge(shard(3, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Merge(a); err != nil {
+			t.Fatal(err)
+		}
+		b.Batches = whole.Batches
+		if !bytes.Equal(emBytes(t, b), want) {
+			t.Fatalf("single=%t: a tree of merges differs from the whole pass", single)
+		}
 	}
+}
+
+// emBytes is a's encoding.
+func emBytes(t *testing.T, a *EMAcc) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := a.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // BenchmarkEStep times the E-step (Expect) on documents of 100 distinct
@@ -487,5 +533,61 @@ func TestEStepEmptyAfterDocument(t *testing.T) {
 	e.Expect(terms, counts)
 	if b := e.Expect(nil, nil); math.Abs(b) > 1e-12 {
 		t.Fatalf("empty document: bound %g, want 0", b)
+	}
+}
+
+// TestEMStatsFile round-trips the statistics file of an EM pass bit for
+// bit and refuses a shard given twice, statistics of another model, and a
+// damaged file.
+func TestEMStatsFile(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	const k, d = 3, 20
+	p := randomParams(r, k, d, false)
+	src := emCorpus(r, 50, d)
+	ctx := context.Background()
+	shard := func(lo, hi int, path string) *EMStats {
+		a := NewEMAcc(d, k)
+		if err := a.Pass(ctx, sub(src, lo, hi).Docs, 2, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		in := Input{Path: path, Size: int64(hi - lo), Fingerprint: path}
+		return &EMStats{Header: StatsHeader{Model: EMModel, Phase: 1, D: d, K: k, Basis: 7, Shards: 1, Inputs: []Input{in}}, Acc: a}
+	}
+	a, b := shard(0, 20, "a"), shard(20, 50, "b")
+	path := filepath.Join(t.TempDir(), "a.stats")
+	if err := WriteEMStats(ctx, path, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadEMStats(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, a) {
+		t.Fatal("EM statistics read back differ from those written")
+	}
+	if _, err := ReadStats(path); !errors.Is(err, ErrStatsModel) {
+		t.Errorf("EM statistics read as LDA's: %v", err)
+	}
+	if _, err := ReadDenseStats(path); !errors.Is(err, ErrStatsModel) {
+		t.Errorf("EM statistics read as a dense model's: %v", err)
+	}
+	if err := got.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Merge(shard(20, 50, "b")); !errors.Is(err, ErrOverlap) {
+		t.Errorf("a shard given twice: %v", err)
+	}
+	other := shard(0, 20, "c")
+	other.Header.Basis = 8
+	if err := got.Merge(other); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("statistics of another model: %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-30] ^= 1
+	if _, err := DecodeEMStats(data); !errors.Is(err, ErrStatsChecksum) {
+		t.Errorf("damaged file: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/stream"
-	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -295,11 +294,7 @@ func TestExactResume(t *testing.T) {
 // sub-benchmarks of one run (benchstat).
 func BenchmarkExactPass(b *testing.B) {
 	const d, k, cols, rows = 20000, 50, 60, stream.DefaultBatchRows
-	c, err := synth.NewLDA(synth.LDAConfig{Docs: 4 * rows, Vocab: d, K: k, Alpha0: 1, DocLen: 100, Seed: 5, BatchRows: rows})
-	if err != nil {
-		b.Fatal(err)
-	}
-	docs, err := stream.Collect(context.Background(), c)
+	docs, err := ldaDocs(4*rows, d, k, 100, 5, rows)
 	if err != nil {
 		b.Fatal(err)
 	}

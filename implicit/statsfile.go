@@ -371,8 +371,14 @@ func (s *Stats) mergeable(o *Stats, exact bool) error {
 	if (s.Exact != nil) != exact {
 		return &IncompatibleError{Field: "exact totals", A: s.Exact != nil, B: exact}
 	}
-	for _, in := range o.Header.Inputs {
-		if x, ok := s.Header.Covers(in); ok {
+	return s.Header.disjoint(o.Header)
+}
+
+// disjoint reports, as ErrOverlap, an input that o's header shares with
+// h's.
+func (h StatsHeader) disjoint(o StatsHeader) error {
+	for _, in := range o.Inputs {
+		if x, ok := h.Covers(in); ok {
 			return fmt.Errorf("%w: %v and %v (fingerprint %s)", ErrOverlap, x, in, in.Fingerprint)
 		}
 	}
@@ -380,11 +386,14 @@ func (s *Stats) mergeable(o *Stats, exact bool) error {
 }
 
 // mergeHeader adds the shards and inputs of o to s's header.
-func (s *Stats) mergeHeader(o *Stats) {
-	s.Header.Shards += o.Header.Shards
+func (s *Stats) mergeHeader(o *Stats) { s.Header.addShards(o.Header) }
+
+// addShards adds the shards and inputs of o to h.
+func (h *StatsHeader) addShards(o StatsHeader) {
+	h.Shards += o.Shards
 	// In a canonical order, so that merges in any order give the same file.
-	s.Header.Inputs = append(s.Header.Inputs, o.Header.Inputs...)
-	slices.SortFunc(s.Header.Inputs, func(a, b Input) int {
+	h.Inputs = append(h.Inputs, o.Inputs...)
+	slices.SortFunc(h.Inputs, func(a, b Input) int {
 		return cmp.Or(cmp.Compare(a.Fingerprint, b.Fingerprint), cmp.Compare(a.docs()[0], b.docs()[0]), cmp.Compare(a.Path, b.Path))
 	})
 }

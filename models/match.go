@@ -133,3 +133,21 @@ func RelErrSquare(est, truth [][]float64, perm []int) float64 {
 	}
 	return mat.Norm(diff, 2) / mat.Norm(ref, 2)
 }
+
+// CheckPair is the common start of every model's Eval: est and truth must
+// each be a valid model (validate) of the same k and d (dims); name prefixes
+// the error.
+func CheckPair[M any](name string, est, truth M, validate func(M) error, dims func(M) (k, d int)) error {
+	if err := validate(est); err != nil {
+		return err
+	}
+	if err := validate(truth); err != nil {
+		return err
+	}
+	ek, ed := dims(est)
+	tk, td := dims(truth)
+	if ek != tk || ed != td {
+		return fmt.Errorf("%s: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", name, ek, ed, tk, td)
+	}
+	return nil
+}

@@ -1,8 +1,10 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -108,5 +110,30 @@ func TestRelErrSquare(t *testing.T) {
 	}
 	if e, want := RelErrSquare(est, truth, q), 0.5/mat.Norm(ref, 2); math.Abs(e-want) > 1e-12 {
 		t.Errorf("one perturbed entry: relative error %g, want %g", e, want)
+	}
+}
+
+// CheckPair refuses an invalid model (fitted or true) and models of
+// different shapes, naming the model, and accepts a valid pair.
+func TestCheckPair(t *testing.T) {
+	type shape struct{ k, d int }
+	valid := func(s shape) error {
+		if s.k <= 0 {
+			return fmt.Errorf("k=%d", s.k)
+		}
+		return nil
+	}
+	dims := func(s shape) (int, int) { return s.k, s.d }
+	if err := CheckPair("m", shape{2, 3}, shape{2, 3}, valid, dims); err != nil {
+		t.Fatalf("valid pair refused: %v", err)
+	}
+	for _, c := range []struct{ est, truth shape }{{shape{0, 3}, shape{2, 3}}, {shape{2, 3}, shape{0, 3}}} {
+		if err := CheckPair("m", c.est, c.truth, valid, dims); err == nil || err.Error() != "k=0" {
+			t.Errorf("%v vs %v: err %v, want the validation error", c.est, c.truth, err)
+		}
+	}
+	err := CheckPair("gmm", shape{2, 3}, shape{2, 4}, valid, dims)
+	if err == nil || !strings.HasPrefix(err.Error(), "gmm: ") || !strings.Contains(err.Error(), "d=4") {
+		t.Errorf("different d: err %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -152,16 +153,35 @@ func Read(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m Model
+	m, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Parse reads and validates a model from the bytes of a model file. The
+// fit's plan record (FitStats.Plan) is kept as the bytes it was written as
+// (a *json.RawMessage), so that a model read and written again has the
+// same bytes.
+func Parse(b []byte) (*Model, error) {
+	plan := &json.RawMessage{}
+	m := Model{Fit: &FitStats{Plan: plan}}
 	if err := json.Unmarshal(b, &m); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s: not a model file: offset %d: %w", path, se.Offset, err)
+			return nil, fmt.Errorf("not a model file: offset %d: %w", se.Offset, err)
 		}
-		return nil, fmt.Errorf("%s: not a model file: %w", path, err)
+		return nil, fmt.Errorf("not a model file: %w", err)
+	}
+	if m.Fit != nil && m.Fit.Plan == any(plan) && len(*plan) == 0 {
+		m.Fit.Plan = nil
+		if reflect.ValueOf(*m.Fit).IsZero() {
+			m.Fit = nil // the file has no fit record
+		}
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return &m, nil
 }

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -145,6 +146,30 @@ func TestModelFile(t *testing.T) {
 	if !reflect.DeepEqual(got, m) {
 		t.Fatalf("read back %+v", got)
 	}
+	// A plan record (a struct whose fields are not in alphabetical
+	// order) is kept as written: read and written again, the same bytes.
+	type plan struct {
+		Third  string `json:"third"`
+		Auto   bool   `json:"auto"`
+		Solver string `json:"solver"`
+	}
+	withPlan := *m
+	fit := *m.Fit
+	fit.Plan = &plan{Third: "explicit", Auto: true, Solver: "rtpm"}
+	withPlan.Fit = &fit
+	again := filepath.Join(dir, "again.json")
+	if err := withPlan.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = Read(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Write(again); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readBytes(t, path), readBytes(t, again); !bytes.Equal(a, b) {
+		t.Fatalf("a model read and written again changed:\n%s\n%s", a, b)
+	}
 	bad := *m
 	bad.Topics = [][]float64{{0.5, 0.4, 0}, {0, 0.25, 0.75}}
 	if err := bad.Write(filepath.Join(dir, "bad.json")); err == nil || !strings.Contains(err.Error(), "sums to") {
@@ -222,4 +247,13 @@ func TestProjectSimplexBruteForce(t *testing.T) {
 			t.Fatalf("trial %d: reported ℓ1 moved %g, brute force %g", trial, moved, l1)
 		}
 	}
+}
+
+func readBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

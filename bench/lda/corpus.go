@@ -81,7 +81,7 @@ func Ensure(ctx context.Context, s Spec) (data, truth string, err error) {
 		}
 	}
 	if errTruth != nil {
-		if err := c.Truth.Write(truth); err != nil {
+		if err := c.WriteTruth(truth); err != nil {
 			return "", "", err
 		}
 	}

@@ -1,4 +1,5 @@
-// Command streamfit-beam runs a streamfit LDA, single-topic or GMM fit as an
+// Command streamfit-beam runs a streamfit fit (LDA and the single-topic
+// model with their EM passes, or a model of dense sample rows) as an
 // Apache Beam pipeline (package beamfit): on prism in this process by
 // default, or on Dataflow, Flink or Spark (--runner). See README.md.
 package main
@@ -12,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -19,6 +21,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/beamfit"
+	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/columnar"
 	_ "github.com/streamfit/streamfit/stream/docword"
@@ -54,8 +58,9 @@ func parse() (func(context.Context) error, error) {
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `usage: streamfit-beam [flags] INPUT...
 
-Fits an LDA, single-topic or Gaussian mixture (--model gmm, over dense
-sample rows) model to the INPUT files (paths or glob patterns, any format
+Fits an LDA or single-topic model (with the EM passes of streamfit fit), or
+a model of dense sample rows (--model gmm, ica, multiview, hmm, markov,
+hmm-snapshot), to the INPUT files (paths or glob patterns, any format
 streamfit reads) as an Apache Beam pipeline: every
 Parquet row group or Arrow IPC record batch (a whole file for other formats)
 is a work unit; each pass of the fit computes the units' statistics and
@@ -88,16 +93,22 @@ flags:
 	flag.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
 	flag.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
 	var s beamfit.Settings
-	model := flag.String("model", "lda", "model: lda, topic, or gmm (a Gaussian mixture of dense sample rows)")
+	model := flag.String("model", "lda", "model: lda, topic, or a model of dense sample rows: "+strings.Join(beamfit.DenseModels, ", "))
 	flag.IntVar(&s.K, "k", 10, "number of topics (gmm: components)")
-	flag.Float64Var(&s.Alpha0, "alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
+	flag.Float64Var(&s.Alpha0, "alpha0", 1, "lda, markov, hmm-snapshot: Dirichlet concentration α₀ (> 0)")
 	flag.BoolVar(&s.Differing, "differing", false, "gmm: a variance per component instead of a common σ²")
-	flag.Float64Var(&s.Sigma2, "sigma2", 0, "gmm: known common noise variance (0 estimates it)")
+	flag.Float64Var(&s.Sigma2, "sigma2", 0, "gmm, hmm-snapshot: known common noise variance (0 estimates it)")
 	flag.StringVar(&o.ValuesColumn, "values-column", "", "gmm: dense samples' fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
 	flag.Func("columns", "gmm: dense samples' comma-separated numeric columns", func(v string) error {
 		o.Columns = strings.Split(v, ",")
 		return nil
 	})
+	flag.StringVar(&o.GroupColumn, "group-column", "", "hmm, markov, hmm-snapshot: integer sequence/set id column of the dense samples")
+	flag.Float64Var(&s.R, "r", 0, "markov, hmm-snapshot: the snapshot rate r (0: find it by the projection-distance scan)")
+	views := flag.String("views", "", `multiview: column groups of the three views, e.g. "0,1,2;3,4;5,6" (default: an equal split), or "rotate"`)
+	flag.BoolVar(&s.RandomViews, "random-views", false, "multiview: a seeded random split of the columns into three views")
+	flag.BoolVar(&s.Windows, "windows", false, "hmm: use every window of three steps, not only the first three of each sequence")
+	flag.BoolVar(&s.Discrete, "discrete", false, "hmm: observations are one-hot symbols")
 	flag.Uint64Var(&s.Seed, "seed", 1, "random seed (the sketch Ω and the solver's restarts)")
 	flag.IntVar(&s.Oversample, "oversample", 0, "extra sketch columns beyond k (0: the default, 10)")
 	flag.IntVar(&s.PowerIters, "power-iters", 0, "power passes of the randomized whitening: 0 as the default fit (one when the first sketch does not decay), -1 none, N exactly N")
@@ -107,6 +118,9 @@ flags:
 	flag.IntVar(&s.Refine, "als-sweeps", 0, "CP-ALS sweeps on the tensor after the solver (fit --als-sweeps)")
 	flag.IntVar(&s.Restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	flag.IntVar(&s.Iters, "iters", 0, "solver iterations per phase (0: solver default)")
+	flag.IntVar(&s.EMPasses, "em-passes", 10, "lda, topic: cap on the EM passes that refine the spectral fit by likelihood, as streamfit fit's (0: the pure spectral fit)")
+	flag.Float64Var(&s.EMTol, "em-tol", lda.DefaultEMTol, "lda, topic: stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
+	flag.BoolVar(&s.EMAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass; false keeps the spectral α̂")
 	var out beamfit.Output
 	flag.StringVar(&out.Model, "out", "model.json", "output model file (JSON), written atomically by the last step")
 	flag.StringVar(&out.Stats, "stats-out", "", "also write the merged statistics of the last phase (phase 2, or the --stats-only phase) to this file")
@@ -126,14 +140,20 @@ flags:
 	switch {
 	case flag.NArg() == 0:
 		return nil, usagef("at least one INPUT file is required")
-	case *model != "lda" && *model != "topic" && *model != "gmm":
-		return nil, usagef("--model=%s: want lda, topic or gmm", *model)
+	case *model != "lda" && *model != "topic" && !slices.Contains(beamfit.DenseModels, *model):
+		return nil, usagef("--model=%s: want lda, topic or one of %s", *model, strings.Join(beamfit.DenseModels, ", "))
+	case (*model == "hmm" || *model == "markov" || *model == "hmm-snapshot") && o.GroupColumn == "":
+		return nil, usagef("--model %s needs --group-column (the sequence or set id of each row)", *model)
+	case s.R < 0 || s.R > 1:
+		return nil, usagef("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", s.R)
 	case s.K < 1:
 		return nil, usagef("--k=%d: need at least one topic (component)", s.K)
 	case s.Sigma2 < 0 || math.IsInf(s.Sigma2, 1) || math.IsNaN(s.Sigma2):
 		return nil, usagef("--sigma2=%g: a variance must be finite and ≥ 0 (0 estimates it)", s.Sigma2)
 	case *model == "lda" && (!(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 1)):
 		return nil, usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", s.Alpha0)
+	case s.EMPasses < 0 || !(s.EMTol > 0) || math.IsInf(s.EMTol, 1):
+		return nil, usagef("--em-passes=%d, --em-tol=%g: want a pass cap ≥ 0 and a finite tolerance > 0", s.EMPasses, s.EMTol)
 	case *statsOnly < 0 || *statsOnly > 2:
 		return nil, usagef("--stats-only=%d: want 1 or 2", *statsOnly)
 	case *statsOnly > 0 && out.Stats == "":
@@ -142,8 +162,16 @@ flags:
 		return nil, usagef("--stats-only writes no model: drop --out")
 	}
 	s.Single = *model == "topic"
-	if *model == "gmm" {
-		s.Model = "gmm"
+	if slices.Contains(beamfit.DenseModels, *model) {
+		s.Model = *model
+		s.EMPasses = 0
+		var err error
+		if s.Views, s.Rotate, err = multiview.ParseViews(*views); err != nil {
+			return nil, usagef("--views: %v", err)
+		}
+	}
+	if *statsOnly > 0 {
+		s.EMPasses = 0
 	}
 	o.Workers = s.Workers
 	if *statsOnly > 0 {

@@ -63,7 +63,7 @@ prints each topic's most probable words. The fit is the same as:
 	if err := copyDocs(ctx, c, w, nil); err != nil {
 		return err
 	}
-	if err := c.Truth.Write(filepath.Join(*dir, "truth.json")); err != nil {
+	if err := c.WriteTruth(filepath.Join(*dir, "truth.json")); err != nil {
 		return err
 	}
 	fmt.Printf("generated %d documents (%d topics over a vocabulary of %d words) in %.1fs → %s\n", cfg.Docs, c.Truth.K, info.Terms, time.Since(t0).Seconds(), corpus)
@@ -84,7 +84,7 @@ prints each topic's most probable words. The fit is the same as:
 	fmt.Printf("fitted spectral LDA in %.1fs: %d passes over %d documents (%d skipped), %s whitening\n",
 		time.Since(t1).Seconds(), m.Fit.Passes, m.Fit.Docs, m.Fit.Skipped, m.Fit.Whitening)
 
-	truth := &models.Model{Model: c.Truth.Model, K: c.Truth.K, D: c.Truth.D, Alpha0: c.Truth.Alpha0, Alpha: c.Truth.Alpha, Topics: c.Truth.Topics}
+	truth := &c.Truth
 	e, err := models.Evaluate(m, truth)
 	if err != nil {
 		return err

@@ -73,6 +73,7 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.emPasses, "em-passes", defaultEMPasses, "cap on the variational EM passes over --input that refine the spectral fit by likelihood (0: the pure spectral fit)")
 	fs.Float64Var(&f.emTol, "em-tol", lda.DefaultEMTol, "stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
 	fs.BoolVar(&f.emAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
+	fs.StringVar(&f.emModel, "model", "", "with --from-stats of an EM pass's merged statistics (stats --phase em): the model the pass started from; the M-step gives the next model")
 	fs.IntVar(&f.powerIters, "power-iters", 0, "power passes of the randomized whitening, each one more pass (0 adds one when the first sketch does not decay, -1 never does)")
 	f.addWhiteningFlags(fs)
 	fs.BoolVar(&f.implicitOp, "implicit", false, "the same as --plan implicit")
@@ -193,7 +194,19 @@ func runFit(ctx context.Context, args []string) error {
 		}
 	}
 	if f.fromStats != "" && topic {
+		if kind, err := implicit.PeekModel(f.fromStats); err == nil && kind == implicit.EMModel {
+			if f.input != "" {
+				return usagef("--from-stats of an EM pass applies its M-step to --model; an --input does not apply")
+			}
+			return fitEMStep(model, f.fromStats, f.emModel, f)
+		}
+		if f.emModel != "" {
+			return usagef("--model is for --from-stats of an EM pass's statistics (stats --phase em)")
+		}
 		return fitTopicFromStats(ctx, model, fs, f)
+	}
+	if f.emModel != "" {
+		return usagef("--model is for --from-stats of an EM pass's statistics (stats --phase em)")
 	}
 	if f.input == "" && f.fromStats == "" {
 		return usagef("--input is required")
@@ -358,6 +371,7 @@ type fitFlags struct {
 	randomViews   bool
 	r             float64
 	fromStats     string
+	emModel       string // --model: the model an EM pass's statistics were computed from
 	noTiming      bool
 	topicsParquet string
 	cpuProfile    string

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
@@ -154,32 +152,12 @@ func fitDense(ctx context.Context, model string, f *fitFlags, o *stream.Options)
 	return write, summary, nil
 }
 
-// parseViews reads the --views flag: "0,1,2;3,4;5,6" gives the three column
-// groups, "" the default split (equal, or random with --random-views), and
-// "rotate" the default split after a random rotation of the rows (004 Prop
-// 3.3, spherical Gaussian mixtures).
+// parseViews reads the --views flag (multiview.ParseViews).
 func parseViews(s string) (views [][]int, rotate bool, err error) {
-	switch strings.TrimSpace(s) {
-	case "":
-		return nil, false, nil
-	case "rotate":
-		return nil, true, nil
+	if views, rotate, err = multiview.ParseViews(s); err != nil {
+		return nil, false, usagef("--views: %v", err)
 	}
-	for _, g := range strings.Split(s, ";") {
-		var cols []int
-		for _, c := range strings.Split(g, ",") {
-			j, err := strconv.Atoi(strings.TrimSpace(c))
-			if err != nil || j < 0 {
-				return nil, false, usagef("--views: %q is not a column index (want groups like \"0,1,2;3,4;5,6\", or \"rotate\")", c)
-			}
-			cols = append(cols, j)
-		}
-		views = append(views, cols)
-	}
-	if len(views) != 3 {
-		return nil, false, usagef("--views: want three groups separated by ';', got %d", len(views))
-	}
-	return views, false, nil
+	return views, rotate, nil
 }
 
 // fitOrFromStats fits cfg on the statistics file at statsPath with fitStats

@@ -67,7 +67,7 @@ func runGen(ctx context.Context, args []string) error {
 		return err
 	}
 	if *truth != "" {
-		if err := c.Truth.Write(*truth); err != nil {
+		if err := c.WriteTruth(*truth); err != nil {
 			os.Remove(*out) // the data without its truth is not what was asked for
 			return err
 		}

@@ -13,8 +13,9 @@ import (
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
-// truthWriter is what the dense generators' truth values have in common.
-type truthWriter interface{ Write(path string) error }
+// truthWriter is what the dense generators have in common besides their
+// rows: writing their truth file.
+type truthWriter interface{ WriteTruth(path string) error }
 
 // runGenDense writes a dense sample table (Parquet or Arrow) from a GMM or a
 // snapshot model, with its truth file.
@@ -74,7 +75,7 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		src, tr = g, &g.Truth
+		src, tr = g, g
 	case "snapshots":
 		family, pm, err := parseP(*pFlag)
 		if err != nil {
@@ -85,19 +86,19 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		src, tr = g, &g.Truth
+		src, tr = g, g
 	case "ica":
 		g, err := synth.NewICA(synth.ICAConfig{Rows: *rows, D: *d, K: *k, Seed: *seed})
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		src, tr = g, &g.Truth
+		src, tr = g, g
 	case "hmm":
 		g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: *seqs, Len: *length, K: *k, D: *d, Discrete: *discrete, Sigma2: *sigma2, Seed: *seed})
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		src, tr = g, &g.Truth
+		src, tr = g, g
 	case "multiview":
 		var dd [3]int
 		if _, err := fmt.Sscanf(*dims, "%d,%d,%d", &dd[0], &dd[1], &dd[2]); err != nil {
@@ -107,7 +108,7 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		src, tr = g, &g.Truth
+		src, tr = g, g
 	}
 	if *rowGroup < 0 {
 		return usagef("--row-group=%d must not be negative", *rowGroup)
@@ -139,7 +140,7 @@ func runGenDense(ctx context.Context, model string, args []string) error {
 		return err
 	}
 	if *truth != "" {
-		if err := tr.Write(*truth); err != nil {
+		if err := tr.WriteTruth(*truth); err != nil {
 			os.Remove(*out)
 			return err
 		}

@@ -37,6 +37,8 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 	}
 	if model, err := implicit.PeekModel(inputs[0]); err != nil {
 		return err
+	} else if model == implicit.EMModel {
+		return mergeEM(ctx, inputs, *out)
 	} else if !implicit.TopicModel(model) {
 		return mergeDense(ctx, inputs, *out)
 	}

@@ -17,7 +17,10 @@ import (
 // are byte-identical to each other and, provenance aside (the inputs and
 // shard count they record), to the statistics of the whole file; and
 // `fit --from-stats` of the merge writes a model.json byte-identical to
-// `fit` on the whole file.
+// `fit` on the whole file. The sequences (hmm: 7 steps) and snapshot sets
+// (markov, hmm-snapshot: 130 rows) are cut by both splits (row 1200, the
+// boundary of row groups of 600 rows): each shard owns the groups that
+// begin in it.
 func TestShardsEveryModel(t *testing.T) {
 	const groupRows, batchRows = 600, 200
 	cases := []struct {
@@ -44,15 +47,24 @@ func TestShardsEveryModel(t *testing.T) {
 			flags: []string{"--k", "3", "--seed", "5", "--differing"}, passes: 2},
 		{name: "ica", gen: []string{"ica", "--rows", "3000", "--d", "6", "--k", "3"}, model: "ica",
 			flags: []string{"--k", "3", "--seed", "5"}, passes: 4},
-		{name: "markov", gen: []string{"snapshots", "--sets", "30", "--per-set", "100", "--k", "3"}, model: "markov",
+		// The sketched path (d above --exact-dim): 2 + --power-iters (2)
+		// passes of the range finder, each carrying the basis of the
+		// merged pass before, then the whitened passes.
+		{name: "gmm-sketch", gen: []string{"gmm", "--rows", "3000", "--d", "40", "--k", "3"}, model: "gmm",
+			flags: []string{"--k", "3", "--seed", "5", "--exact-dim", "16"}, passes: 5},
+		{name: "gmm-differing-sketch", gen: []string{"gmm", "--rows", "3000", "--d", "40", "--k", "3", "--differing"}, model: "gmm",
+			flags: []string{"--k", "3", "--seed", "5", "--exact-dim", "16", "--differing"}, passes: 5},
+		{name: "ica-sketch", gen: []string{"ica", "--rows", "3000", "--d", "40", "--k", "3"}, model: "ica",
+			flags: []string{"--k", "3", "--seed", "5", "--exact-dim", "16"}, passes: 7},
+		{name: "markov", gen: []string{"snapshots", "--sets", "30", "--per-set", "130", "--k", "3"}, model: "markov",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
-		{name: "hmm-snapshot", gen: []string{"snapshots", "--sets", "30", "--per-set", "100", "--k", "3", "--m", "6"}, model: "hmm-snapshot",
+		{name: "hmm-snapshot", gen: []string{"snapshots", "--sets", "30", "--per-set", "130", "--k", "3", "--m", "6"}, model: "hmm-snapshot",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
 		{name: "multiview", gen: []string{"multiview", "--rows", "3000", "--k", "3"}, model: "multiview",
 			flags: []string{"--k", "3", "--seed", "5"}, passes: 2},
-		{name: "hmm", gen: []string{"hmm", "--seqs", "300", "--len", "10", "--d", "6", "--k", "3"}, model: "hmm",
+		{name: "hmm", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
-		{name: "hmm-windows", gen: []string{"hmm", "--seqs", "300", "--len", "10", "--d", "6", "--k", "3"}, model: "hmm",
+		{name: "hmm-windows", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group", "--windows"}, passes: 2},
 	}
 	for _, c := range cases {
@@ -117,6 +129,9 @@ func TestShardsEveryModel(t *testing.T) {
 				spectral = append(slices.Clone(whole), "--em-passes", "0")
 			}
 			want := fit("whole.json", spectral...)
+			if sketched := slices.Contains(c.flags, "--exact-dim"); sketched != bytes.Contains(want, []byte(`"method": "sketch"`)) {
+				t.Fatalf("the fit of the whole file does not take the path the case is for (sketched: %v):\n%s", sketched, want)
+			}
 			for _, name := range []string{"row groups", "row ranges"} {
 				if got := fit("merged.json", "--from-stats", p(basis[name])); !bytes.Equal(got, want) {
 					t.Errorf("%s: fit --from-stats of the merged statistics differs from the fit of the whole file:\n%s\n%s", name, got, want)

@@ -97,6 +97,14 @@ first, and beyond --drift-tol the append is refused with the command that
 recomputes phase 2 over all the inputs: a stale basis loses the part of the
 topics outside its span, and statistics of two bases cannot be merged.
 
+The EM passes of the default lda/topic fit (--phase em --model M.json): the
+statistics of the next EM pass of the model M.json over the INPUTs. Start
+from `+"`streamfit fit lda --from-stats p2.stats --solver simultaneous --em-passes 0`"+`
+(the default fit's start); merge the shards' EM statistics, and
+`+"`streamfit fit lda --from-stats EM.stats --model M.json`"+` applies the M-step and the stopping rule,
+writing the next model (the refined one when the passes end). --em-tol and
+--em-alpha must be those of that fit.
+
 Dense models (`+"`--model gmm`"+` with --differing/--sigma2, ...): their passes are
 numbered 1, 2, ... (--phase N); pass N > 1 takes the merged statistics of
 pass N−1 as --basis, and stats prints the next pass or, after the last, the
@@ -108,14 +116,19 @@ model takes no basis and can always be --append'ed to.
   ica (exact), 2 passes + one per polishing step (the fit's --solver,
       --restarts, --iters and --seed decide them; stats on merged statistics
       says which pass is the last).
+  gmm and ica sketched (d > --exact-dim): first 2 + --power-iters (default
+      2) passes of the randomized whitening (pass 1 sketches with the Ω of
+      --seed and --oversample; each later one carries the range basis of
+      the merged pass before), then the passes above; only pass 1 can be
+      appended to.
   multiview, hmm, markov, hmm-snapshot: 2 passes.
 Passes after the first of ica, multiview, hmm, markov and hmm-snapshot
 cannot be appended to: append to pass 1, then recompute them. hmm reads
-sequences and markov/hmm-snapshot snapshot sets in order: a shard must not
-split a sequence or a set. --docs selects rows, --row-groups row groups
-(record batches), as for documents.`)
+sequences and markov/hmm-snapshot snapshot sets in order: a shard owns every
+sequence (set) whose first row it selects, and reads on to its end. --docs
+selects rows, --row-groups row groups (record batches), as for documents.`)
 	o := addInputFlags(fs)
-	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening) or 2 (whitened third moment)")
+	phase := fs.String("phase", "1", "phase: 1 (second-moment sketch), power (a power pass of the whitening), 2 (whitened third moment), or em (an EM pass of the lda/topic model --model M.json)")
 	basis := fs.String("basis", "", "power: merged phase-1 (or power) statistics; phase 2: merged phase-1 or power statistics, or phase-2 statistics whose basis to reuse; "+
 		"with --append to phase-2 statistics: the updated phase-1 (or power) statistics, for the drift check")
 	powerIters := fs.Int("power-iters", 0, "phase 2: the power passes of the fit reproduced, which the --basis must hold: 0 as the default fit (one where the first sketch does not decay, else none), -1 none, N exactly N")
@@ -123,7 +136,10 @@ split a sequence or a set. --docs selects rows, --row-groups row groups
 	previous := fs.String("previous", "", "phase 2 with a phase-1 (or power) --basis: running phase-2 statistics whose basis to reuse while the drift is within --drift-tol; "+
 		"power: running power statistics (of the pass after --basis) whose Q to reuse")
 	driftTol := fs.Float64("drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to phase 2 is refused")
-	model := fs.String("model", "lda", "model: lda, topic, or a dense model ("+denseModelList()+"; see below)")
+	model := fs.String("model", "lda", "model: lda, topic, or a dense model ("+denseModelList()+"; see below); with --phase em, the model file whose next EM pass to compute")
+	var em emFlags
+	fs.Float64Var(&em.tol, "em-tol", lda.DefaultEMTol, "--phase em: the stopping rule's tolerance, as fit's (every pass and the M-step must use the same)")
+	fs.BoolVar(&em.alpha, "em-alpha", true, "--phase em: lda: α is re-estimated in the M-step, as fit's --em-alpha")
 	out := fs.String("out", "shard.stats", "output statistics file (with --append: LAST itself)")
 	k := fs.Int("k", 10, "number of topics")
 	alpha0 := fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
@@ -167,8 +183,20 @@ split a sequence or a set. --docs selects rows, --row-groups row groups
 	if err := checkOutputs(append([]string{*basis, *previous, o.VocabPath}, inputs...), *out); err != nil {
 		return err
 	}
+	if *phase == "em" {
+		switch {
+		case *basis != "" || *previous != "" || *appendTo != "":
+			return usagef("--phase em takes the model (--model M.json), not --basis, --previous or --append")
+		case *model == "lda" || *model == "topic" || isDense(*model):
+			return usagef("--phase em needs --model M.json: the model whose next EM pass to compute (the spectral fit, or the model of the pass before)")
+		}
+		if err := checkOutputs([]string{*model}, *out); err != nil {
+			return err
+		}
+		return runEMStats(ctx, *model, em, inputs, *o, sel, *out, *prog)
+	}
 	if isDense(*model) {
-		wf, err := denseWorkflow(*model, *k, *exactDim, *seed, *alpha0, df)
+		wf, err := denseWorkflow(*model, *k, *exactDim, *oversample, *powerIters, *seed, *alpha0, df)
 		if err != nil {
 			return err
 		}

@@ -47,14 +47,16 @@ func addDenseStatsFlags(fs *flag.FlagSet) denseStatsFlags {
 }
 
 // denseWorkflow returns the shard workflow of model with the settings of
-// the flags (a basis or appended file's settings override them).
-func denseWorkflow(model string, k, exactDim int, seed uint64, alpha0 float64, df denseStatsFlags) (shard.Dense, error) {
+// the flags (a basis or appended file's settings override them); exactDim,
+// oversample and powerIters choose and tune the sketched path of gmm and
+// ica as fit's flags do.
+func denseWorkflow(model string, k, exactDim, oversample, powerIters int, seed uint64, alpha0 float64, df denseStatsFlags) (shard.Dense, error) {
 	switch model {
 	case "gmm":
 		if *df.sigma2 < 0 {
 			return shard.Dense{}, usagef("--sigma2=%g: a variance cannot be negative (0 estimates it)", *df.sigma2)
 		}
-		return shard.GMM(gmm.Config{K: k, Differing: *df.differing, Sigma2: *df.sigma2, ExactDim: exactDim}), nil
+		return shard.GMM(gmm.Config{K: k, Differing: *df.differing, Sigma2: *df.sigma2, ExactDim: exactDim, Oversample: oversample, PowerIters: powerIters, Seed: seed}), nil
 	case "multiview":
 		vs, rotate, err := parseViews(*df.views)
 		if err != nil {
@@ -69,7 +71,7 @@ func denseWorkflow(model string, k, exactDim int, seed uint64, alpha0 float64, d
 		}
 		return shard.Markov(markov.Config{K: k, Alpha0: alpha0, Sigma2: *df.sigma2}, model == "markov"), nil
 	case "ica":
-		return shard.ICA(ica.Config{K: k, ExactDim: exactDim, Solver: *df.solverName, Restarts: *df.restarts, Iters: *df.iters, Seed: seed}), nil
+		return shard.ICA(ica.Config{K: k, ExactDim: exactDim, Oversample: oversample, PowerIters: powerIters, Solver: *df.solverName, Restarts: *df.restarts, Iters: *df.iters, Seed: seed}), nil
 	}
 	return shard.Dense{}, usagef("unknown model %q", model)
 }

@@ -1,7 +1,6 @@
 package gmm
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/streamfit/streamfit/models"
@@ -23,14 +22,8 @@ type Metrics struct {
 
 // Eval compares est with truth (both read as Models).
 func Eval(est, truth *Model) (*Metrics, error) {
-	if err := est.validate(); err != nil {
+	if err := models.CheckPair("gmm", est, truth, (*Model).validate, (*Model).dims); err != nil {
 		return nil, err
-	}
-	if err := truth.validate(); err != nil {
-		return nil, err
-	}
-	if est.K != truth.K || est.D != truth.D {
-		return nil, fmt.Errorf("gmm: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
 	}
 	perm, err := models.MatchNearest(truth.Means, est.Means)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/floats"
@@ -34,7 +33,8 @@ type spectrum struct {
 
 // Fit learns a k-component spherical Gaussian mixture from src. It makes two
 // passes on the exact path (d ≤ cfg.ExactDim) and 3+PowerIters passes on the
-// sketched path, and keeps O(d·k + k³) numbers (O(d²) when exact).
+// sketched path, and keeps O(d·(k+Oversample) + k³) numbers (O(d²) when
+// exact): the passes of Plan, each over all the rows, and FitStats.
 func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	start := time.Now()
 	cfg.defaults()
@@ -48,33 +48,9 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if _, err := solver.ByName(cfg.Solver); err != nil {
 		return nil, fmt.Errorf("gmm: %w", err)
 	}
-	if d <= cfg.ExactDim {
-		// The exact path runs through the mergeable statistics of its two
-		// passes, as `streamfit stats` computes them per shard.
-		return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
-	}
-	sp, err := secondStage(ctx, src, d, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	w, b, white, err := whitening(sp, d, cfg.K)
-	if err != nil {
-		return nil, err
-	}
-	var qc *mat.Dense
-	if cfg.Differing {
-		qc = sp.qc
-	}
-	tm, err := whitenedThird(ctx, src, w, qc, sp.mean, cfg.Workers)
-	if err != nil {
-		return nil, err
-	}
-	m, err := recoverModel(ctx, sp, tm, w, b, white, cfg)
-	if err != nil {
-		return nil, err
-	}
-	m.Stats.Seconds = time.Since(start).Seconds()
-	return m, nil
+	// Both paths run through the mergeable statistics of their passes, as
+	// `streamfit stats` computes them per shard.
+	return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 }
 
 // whitening returns W = U (Λ − σ²)^{-1/2}, B = (Wᵀ)⁺ = U (Λ − σ²)^{1/2} and
@@ -181,25 +157,6 @@ func correctedThird(tm *thirdMoments, w *mat.Dense, white []float64, sp *spectru
 		}
 	}
 	return t, a
-}
-
-// secondStage estimates the mean, σ² and the top-k eigenpairs of E[xxᵀ], and
-// the covariance's top k−1 eigenvectors through the sketch (d > ExactDim).
-func secondStage(ctx context.Context, src stream.DenseSource, d int, cfg *Config) (*spectrum, error) {
-	k := cfg.K
-	sp := &spectrum{}
-	op := &secondOp{src: src, d: d, workers: cfg.Workers}
-	r := min(d, k+cfg.Oversample)
-	res, err := sketch.TopEigen(ctx, op, r, sketch.Options{Oversample: -1, PowerIters: cfg.PowerIters, Seed: cfg.Seed})
-	if err != nil {
-		return nil, fmt.Errorf("gmm: sketching the second moment: %w", err)
-	}
-	uAll, vAll := res.Vectors, res.Values
-	for i := range vAll {
-		vAll[i] += op.shift // the Rayleigh–Ritz product was shifted
-	}
-	sp.passes, sp.method = op.passes, "sketch"
-	return finishSpectrum(sp, op.first, uAll, vAll, d, cfg)
 }
 
 // exactSpectrum is the spectrum of the exact path from the first moments

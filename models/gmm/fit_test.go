@@ -1,4 +1,4 @@
-package gmm
+package gmm_test
 
 import (
 	"context"
@@ -7,13 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/models/gmm"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
-
-func truthModel(t synth.GMMTruth) *Model {
-	return &Model{Model: t.Model, K: t.K, D: t.D, Weights: t.Weights, Means: t.Means, Variances: t.Variances}
-}
 
 // The tolerances are a few standard errors of moment estimates at these
 // sample sizes (errors fall like 1/√n; whitening multiplies them by a small
@@ -22,14 +19,14 @@ func TestFitRecovers(t *testing.T) {
 	cases := []struct {
 		name string
 		gen  synth.GMMConfig
-		cfg  Config
+		cfg  gmm.Config
 		tol  float64
 	}{
-		{"common-exact", synth.GMMConfig{Rows: 60000, D: 20, K: 4, Seed: 1}, Config{K: 4, Seed: 2}, 0.05},
-		{"common-sigmamin", synth.GMMConfig{Rows: 60000, D: 20, K: 4, Seed: 1}, Config{K: 4, Seed: 2, SigmaMin: true}, 0.06},
-		{"differing-exact", synth.GMMConfig{Rows: 80000, D: 20, K: 3, Seed: 3, Differing: true}, Config{K: 3, Differing: true, Seed: 2}, 0.05},
-		{"common-sketch", synth.GMMConfig{Rows: 20000, D: 120, K: 5, Seed: 4, Sep: 6}, Config{K: 5, ExactDim: 30, Seed: 2, Workers: 2}, 0.05},
-		{"differing-sketch", synth.GMMConfig{Rows: 30000, D: 100, K: 3, Seed: 5, Sep: 6, Differing: true}, Config{K: 3, Differing: true, ExactDim: 30, Seed: 2, Workers: 2}, 0.05},
+		{"common-exact", synth.GMMConfig{Rows: 60000, D: 20, K: 4, Seed: 1}, gmm.Config{K: 4, Seed: 2}, 0.05},
+		{"common-sigmamin", synth.GMMConfig{Rows: 60000, D: 20, K: 4, Seed: 1}, gmm.Config{K: 4, Seed: 2, SigmaMin: true}, 0.06},
+		{"differing-exact", synth.GMMConfig{Rows: 80000, D: 20, K: 3, Seed: 3, Differing: true}, gmm.Config{K: 3, Differing: true, Seed: 2}, 0.05},
+		{"common-sketch", synth.GMMConfig{Rows: 20000, D: 120, K: 5, Seed: 4, Sep: 6}, gmm.Config{K: 5, ExactDim: 30, Seed: 2, Workers: 2}, 0.05},
+		{"differing-sketch", synth.GMMConfig{Rows: 30000, D: 100, K: 3, Seed: 5, Sep: 6, Differing: true}, gmm.Config{K: 3, Differing: true, ExactDim: 30, Seed: 2, Workers: 2}, 0.05},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,11 +34,11 @@ func TestFitRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := Fit(context.Background(), src, c.cfg)
+			m, err := gmm.Fit(context.Background(), src, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := Eval(m, truthModel(src.Truth))
+			ev, err := gmm.Eval(m, &src.Truth)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,11 +59,11 @@ func TestFitRecovers(t *testing.T) {
 
 func TestFitDeterministic(t *testing.T) {
 	src, _ := synth.NewGMM(synth.GMMConfig{Rows: 5000, D: 8, K: 3, Seed: 9, BatchRows: 300})
-	a, err := Fit(context.Background(), src, Config{K: 3, Seed: 1, Workers: 2})
+	a, err := gmm.Fit(context.Background(), src, gmm.Config{K: 3, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Fit(context.Background(), src, Config{K: 3, Seed: 1, Workers: 2})
+	b, _ := gmm.Fit(context.Background(), src, gmm.Config{K: 3, Seed: 1, Workers: 2})
 	for i := range a.Means {
 		for j := range a.Means[i] {
 			if a.Means[i][j] != b.Means[i][j] {
@@ -80,20 +77,20 @@ func TestFitErrors(t *testing.T) {
 	good := &stream.Dense{Rows: 4, Cols: 2, Data: []float64{1, 2, 3, 4, 5, 6, 7, 8}}
 	bad := &stream.Dense{Rows: 4, Cols: 2, Data: []float64{1, 2, 3, math.NaN(), 5, 6, 7, 8}}
 	ctx := context.Background()
-	if _, err := Fit(ctx, &stream.MemoryDense{All: good}, Config{K: 3}); err == nil || !strings.Contains(err.Error(), "k ≤ d") {
+	if _, err := gmm.Fit(ctx, &stream.MemoryDense{All: good}, gmm.Config{K: 3}); err == nil || !strings.Contains(err.Error(), "k ≤ d") {
 		t.Errorf("k > d: got %v", err)
 	}
-	_, err := Fit(ctx, &stream.MemoryDense{All: bad}, Config{K: 1})
+	_, err := gmm.Fit(ctx, &stream.MemoryDense{All: bad}, gmm.Config{K: 1})
 	if !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "row 1") {
 		t.Errorf("NaN: got %v", err)
 	}
-	if _, err := Fit(ctx, &stream.MemoryDense{All: good}, Config{K: 0}); err == nil {
+	if _, err := gmm.Fit(ctx, &stream.MemoryDense{All: good}, gmm.Config{K: 0}); err == nil {
 		t.Error("k = 0 accepted")
 	}
-	if _, err := Fit(ctx, &stream.MemoryDense{All: good}, Config{K: 2, Sigma2: 1, Differing: true}); err == nil {
+	if _, err := gmm.Fit(ctx, &stream.MemoryDense{All: good}, gmm.Config{K: 2, Sigma2: 1, Differing: true}); err == nil {
 		t.Error("known sigma2 with differing variances accepted")
 	}
-	if _, err := Fit(ctx, &stream.MemoryDense{All: good}, Config{K: 1, Solver: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := gmm.Fit(ctx, &stream.MemoryDense{All: good}, gmm.Config{K: 1, Solver: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown solver: got %v", err)
 	}
 }
@@ -105,11 +102,11 @@ func TestFitSolverByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Fit(context.Background(), src, Config{K: 4, Seed: 2, Solver: "ojd"})
+	m, err := gmm.Fit(context.Background(), src, gmm.Config{K: 4, Seed: 2, Solver: "ojd"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Eval(m, truthModel(src.Truth))
+	ev, err := gmm.Eval(m, &src.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +122,7 @@ func (w *wrongWidth) Info() stream.Info { i := w.MemoryDense.Info(); i.Cols = 3;
 
 func TestFitWrongDimension(t *testing.T) {
 	src := &wrongWidth{stream.MemoryDense{All: &stream.Dense{Rows: 2, Cols: 2, Data: []float64{1, 2, 3, 4}}}}
-	_, err := Fit(context.Background(), src, Config{K: 1})
+	_, err := gmm.Fit(context.Background(), src, gmm.Config{K: 1})
 	if !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "expected d=3") {
 		t.Errorf("got %v", err)
 	}

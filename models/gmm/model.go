@@ -6,9 +6,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) spherical Gaussian mixture. Its JSON field names
-// are shared with the truth files of the generator (synth.GMMTruth), so a truth
-// file reads as a Model.
+// Model is a fitted (or true) spherical Gaussian mixture: the generator
+// (stream/synth) writes its truth files as this type.
 type Model struct {
 	Model string `json:"model"` // "gmm"
 	K     int    `json:"k"`
@@ -50,6 +49,8 @@ func (m *Model) Write(path string) error { return models.WriteJSON(path, m) }
 func Read(path string) (*Model, error) {
 	return models.ReadJSON(path, "a gmm model", (*Model).validate)
 }
+
+func (m *Model) dims() (k, d int) { return m.K, m.D }
 
 func (m *Model) validate() error {
 	if len(m.Weights) != m.K || len(m.Means) != m.K || len(m.Variances) != m.K {

@@ -21,15 +21,24 @@ import (
 //
 // Pass 1 can be appended to at any time; pass 2 takes the basis of a
 // merged pass 1, and rows appended to it are whitened with that basis (the
-// shard workflow checks its drift against the updated pass 1). The
-// sketched path (d > ExactDim) is not split into mergeable passes.
+// shard workflow checks its drift against the updated pass 1).
+
+// The sketched path (d > ExactDim) takes the 2+PowerIters passes of the
+// sketched second moment (implicit.SecondSketch: pass 1 sums Σx, Σ‖x‖² and
+// Σx(xᵀΩ) for the test matrix Ω of the seed; each later one Σx(xᵀQ) for
+// the range basis Q of the merged pass before, which it carries), then
+// pass 3+PowerIters: the sums of pass 2 above for the whitening of the
+// sketch's top eigenpairs, carrying the last sketch pass. Only pass 1 can
+// be appended to; the seed, the oversampling and the power passes are
+// settings of the statistics.
 
 // Params are the settings the statistics depend on, recorded in their
 // header; statistics of other settings are not merged.
 type params struct {
-	Differing bool    `json:"differing,omitempty"`
-	Sigma2    float64 `json:"sigma2,omitempty"`
-	SigmaMin  bool    `json:"sigma_min,omitempty"`
+	Differing bool                   `json:"differing,omitempty"`
+	Sigma2    float64                `json:"sigma2,omitempty"`
+	SigmaMin  bool                   `json:"sigma_min,omitempty"`
+	Sketch    *implicit.SketchParams `json:"sketch,omitempty"`
 }
 
 // Plan is the sequence of passes of a fit with Config (an implicit.Planner);
@@ -39,21 +48,77 @@ type Plan struct {
 	Path   string
 }
 
-func (p *Plan) header(d, phase int) implicit.StatsHeader {
-	c := p.Config
-	pj, _ := json.Marshal(params{Differing: c.Differing, Sigma2: c.Sigma2, SigmaMin: c.SigmaMin})
-	return implicit.StatsHeader{Model: "gmm", Phase: phase, D: d, K: c.K, Cols: c.K, Params: pj}
+// header returns the header of pass phase of a fit with cfg over rows of d
+// columns.
+func header(cfg Config, d, phase int) implicit.StatsHeader {
+	cfg.defaults()
+	pr := params{Differing: cfg.Differing, Sigma2: cfg.Sigma2, SigmaMin: cfg.SigmaMin, Sketch: cfg.sketch(d)}
+	h := implicit.StatsHeader{Model: "gmm", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
+	pr.Sketch.Mark(&h)
+	h.Params, _ = json.Marshal(pr)
+	return h
+}
+
+// sketch returns the settings of the sketch of a fit over rows of d
+// columns, or nil on the exact path.
+func (c Config) sketch(d int) *implicit.SketchParams {
+	return implicit.SketchFor(d, c.ExactDim, c.Oversample, c.PowerIters, c.Seed)
 }
 
 // ConfigFromStats returns cfg with the settings that the statistics' header
-// h fixes (K, Differing, Sigma2, SigmaMin) taken from it.
+// h fixes (K, Differing, Sigma2, SigmaMin, and on the sketched path the
+// sketch's Oversample, PowerIters and Seed) taken from it.
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, "gmm"); err != nil {
 		return cfg, fmt.Errorf("gmm: %w", err)
 	}
 	cfg.K, cfg.Differing, cfg.Sigma2, cfg.SigmaMin = h.K, p.Differing, p.Sigma2, p.SigmaMin
+	cfg.ExactDim = h.D
+	if sk := p.Sketch; sk != nil {
+		cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed = -1, sk.Oversample, sk.PowerIters, sk.Seed
+	}
 	return cfg, nil
+}
+
+// config returns the settings of the pass after (or of) the statistics
+// with header h, defaults applied.
+func (p *Plan) config(h implicit.StatsHeader) (Config, error) {
+	cfg, err := ConfigFromStats(p.Config, h)
+	cfg.defaults()
+	return cfg, err
+}
+
+// sketch returns the sketched second moment of a fit with cfg over rows of
+// d columns, or nil on the exact path (d ≤ ExactDim).
+func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
+	path := p.Path
+	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	return implicit.NewSecondSketch(header(cfg, d, 0), cfg.sketch(d), true, check,
+		// E[xxᵀ] − shift·I: the first product is unshifted, the power and
+		// Rayleigh–Ritz products remove the noise floor (see sketchShift).
+		func(y, b *mat.Dense, mo *implicit.Moments, first bool) {
+			y.Scale(1/float64(mo.N), y)
+			if !first {
+				var sb mat.Dense
+				sb.Scale(sketchShift(mo, d), b)
+				y.Sub(y, &sb)
+			}
+		})
+}
+
+// sketchShift is subtracted from the diagonal of E[xxᵀ] after the first
+// sketch pass: tr Cov/d, an upper estimate of σ² close to it when d ≫ k.
+// The noise floor σ²I dominates the tail of the spectrum, and removing it
+// makes each power pass shrink the noise directions by
+// |λ_noise − shift|/(λ_k − shift) instead of λ_noise/λ_k.
+func sketchShift(mo *implicit.Moments, d int) float64 {
+	nf := float64(mo.N)
+	var mm float64
+	for _, v := range mo.Sum {
+		mm += v * v
+	}
+	return (mo.SumSq/nf - mm/(nf*nf)) / float64(d)
 }
 
 // First returns pass 1 for rows of d columns.
@@ -63,19 +128,42 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
+	if sk := p.sketch(d, cfg); sk != nil {
+		return sk.First(), nil
+	}
 	path := p.Path
-	pass, err := implicit.MomentPass(p.header(d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	pass, err := implicit.MomentPass(header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
 	if err != nil {
 		return nil, fmt.Errorf("gmm: %w", err)
 	}
 	return pass, nil
 }
 
-// carriedSpectrum is the spectrum of the pass-1 totals that pass-2
-// statistics carry: the same values, so the same W, on every shard.
-func carriedSpectrum(st *implicit.DenseStats, cfg *Config) (*spectrum, error) {
-	d := st.Header.D
-	mo, err := implicit.CarriedMoments(st.Fixed, d)
+// lastPhase is the phase of the third-moment pass, the last.
+func lastPhase(sk *implicit.SecondSketch) int {
+	if sk == nil {
+		return 2
+	}
+	return sk.Passes() + 1
+}
+
+// carriedSpectrum is the spectrum of the second-moment totals that the
+// third-moment pass carries (fixed): the same values, so the same W, on
+// every shard.
+func (p *Plan) carriedSpectrum(d int, fixed []implicit.Fixed, cfg *Config) (*spectrum, error) {
+	if sk := p.sketch(d, *cfg); sk != nil {
+		vals, u, mo, err := sk.Ritz(fixed, sk.Rank())
+		if err != nil {
+			return nil, fmt.Errorf("gmm: %w", err)
+		}
+		shift := sketchShift(mo, d)
+		for i := range vals {
+			vals[i] += shift // the Rayleigh–Ritz product was shifted
+		}
+		fm := &firstMoments{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq}
+		return finishSpectrum(&spectrum{passes: sk.Passes(), method: "sketch"}, fm, u, vals, d, cfg)
+	}
+	mo, err := implicit.CarriedMoments(fixed, d)
 	if err != nil {
 		return nil, fmt.Errorf("gmm: %w", err)
 	}
@@ -83,46 +171,71 @@ func carriedSpectrum(st *implicit.DenseStats, cfg *Config) (*spectrum, error) {
 	return exactSpectrum(fm, mo.Second, d, cfg)
 }
 
-// Next returns pass 2 after the merged pass-1 statistics st, or nil after
-// pass 2.
+// Next returns the pass after the merged statistics st, or nil after the
+// third-moment pass.
 func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	if st.Header.Phase >= 2 {
+	cfg, err := p.config(st.Header)
+	if err != nil {
+		return nil, err
+	}
+	d := st.Header.D
+	sk := p.sketch(d, cfg)
+	if st.Header.Phase >= lastPhase(sk) {
 		return nil, nil
 	}
 	if st.Rows == 0 {
 		return nil, fmt.Errorf("gmm: the source has no rows")
 	}
-	return p.pass2(st.Header, implicit.MomentsFixed(st))
+	if sk == nil {
+		return p.third(d, cfg, implicit.MomentsFixed(st))
+	}
+	if st.Header.Phase < sk.Passes() {
+		pass, err := sk.Next(st)
+		if err != nil {
+			return nil, fmt.Errorf("gmm: %w", err)
+		}
+		return pass, nil
+	}
+	fixed, err := sk.Carry(st)
+	if err != nil {
+		return nil, fmt.Errorf("gmm: %w", err)
+	}
+	return p.third(d, cfg, fixed)
 }
 
 // Like returns the pass whose statistics st are, with their basis, so that
-// more shards can be added to them.
+// more shards can be added to them: pass 1, or on the exact path pass 2.
 func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	cfg, err := ConfigFromStats(p.Config, st.Header)
+	cfg, err := p.config(st.Header)
 	if err != nil {
 		return nil, err
 	}
 	q := &Plan{Config: cfg, Path: p.Path}
-	if st.Header.Phase == 1 {
+	switch {
+	case st.Header.Phase == 1:
 		return q.First(st.Header.D)
+	case p.sketch(st.Header.D, cfg) != nil:
+		return nil, fmt.Errorf("gmm pass %d (sketched): %w", st.Header.Phase, implicit.ErrNoAppend)
 	}
-	return q.pass2(st.Header, st.Fixed)
+	return q.third(st.Header.D, cfg, st.Fixed)
 }
 
 // Basis returns the whitening W (d×k) of pass 2 after the pass-1
 // statistics st, or the one the pass-2 statistics st used: the basis whose
-// drift an append to pass 2 checks.
+// drift an append to pass 2 checks (exact path).
 func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, error) {
-	cfg, err := ConfigFromStats(p.Config, st.Header)
+	cfg, err := p.config(st.Header)
 	if err != nil {
 		return nil, err
 	}
-	cfg.defaults()
+	if p.sketch(st.Header.D, cfg) != nil {
+		return nil, fmt.Errorf("gmm pass %d (sketched): %w", st.Header.Phase, implicit.ErrNoAppend)
+	}
 	fixed := st.Fixed
 	if st.Header.Phase == 1 {
 		fixed = implicit.MomentsFixed(st)
 	}
-	sp, err := carriedSpectrum(&implicit.DenseStats{Header: st.Header, Fixed: fixed}, &cfg)
+	sp, err := p.carriedSpectrum(st.Header.D, fixed, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -130,15 +243,11 @@ func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, 
 	return w, err
 }
 
-// pass2 returns pass 2 for the carried pass-1 totals fixed.
-func (p *Plan) pass2(h implicit.StatsHeader, fixed []implicit.Fixed) (*implicit.Pass, error) {
-	cfg, err := ConfigFromStats(p.Config, h)
-	if err != nil {
-		return nil, err
-	}
-	cfg.defaults()
-	d, k := h.D, cfg.K
-	sp, err := carriedSpectrum(&implicit.DenseStats{Header: h, Fixed: fixed}, &cfg)
+// third returns the third-moment pass for the carried second-moment
+// totals fixed.
+func (p *Plan) third(d int, cfg Config, fixed []implicit.Fixed) (*implicit.Pass, error) {
+	k := cfg.K
+	sp, err := p.carriedSpectrum(d, fixed, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -146,57 +255,75 @@ func (p *Plan) pass2(h implicit.StatsHeader, fixed []implicit.Fixed) (*implicit.
 	if err != nil {
 		return nil, err
 	}
-	// Pass 2 sums the moments of pass 1 again over its own rows: the fit
-	// takes the mean and σ² from them, so that rows appended to pass 2
-	// (whitened with the basis of fewer rows) count in them too.
-	sums := append(implicit.MomentSums(d), implicit.SumShape{Name: "third", Len: len(solver.NewSym3(k).Data)})
+	sk := p.sketch(d, cfg)
+	// On the exact path, pass 2 sums the moments of pass 1 again over its
+	// own rows: the fit takes the mean and σ² from them, so that rows
+	// appended to pass 2 (whitened with the basis of fewer rows) count in
+	// them too.
+	var sums []implicit.SumShape
+	if sk == nil {
+		sums = implicit.MomentSums(d)
+	}
+	sums = append(sums, implicit.SumShape{Name: "third", Len: len(solver.NewSym3(k).Data)})
 	var qc *mat.Dense
 	if cfg.Differing {
 		sums = append(sums, implicit.SumShape{Name: "m1", Len: d})
 		qc = sp.qc
 	}
 	path := p.Path
-	q := &Plan{Config: cfg}
 	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
-	moments := implicit.MomentWorker(d, check)
+	var moments func() implicit.BatchFunc
+	if sk == nil {
+		moments = implicit.MomentWorker(d, check)
+	}
 	return &implicit.Pass{
-		Header: q.header(d, 2),
+		Header: header(cfg, d, lastPhase(sk)),
 		Sums:   sums,
 		Fixed:  fixed,
 		Worker: func() implicit.BatchFunc {
 			th := newThirdBatch(w, qc, sp.mean)
-			mw := moments()
+			var mw implicit.BatchFunc
+			if moments != nil {
+				mw = moments() // its scratch is d×d: the exact path's only
+			}
 			return func(b *stream.Dense, out [][]float64, commit func() error) error {
-				if err := mw(b, out[:3], commit); err != nil {
+				if mw != nil {
+					if err := mw(b, out[:3], commit); err != nil {
+						return err
+					}
+					out = out[3:]
+				} else if err := check(b); err != nil {
 					return err
 				}
 				var m1 []float64
-				if len(out) > 4 {
-					m1 = out[4]
+				if len(out) > 1 {
+					m1 = out[1]
 				}
-				th.add(b, &solver.Sym3{K: k, Data: out[3]}, m1)
+				th.add(b, &solver.Sym3{K: k, Data: out[0]}, m1)
 				return nil
 			}
 		},
 	}, nil
 }
 
-// FitStats fits the mixture from merged pass-2 statistics; the settings the
-// statistics fix are taken from them, the solver's from cfg.
+// FitStats fits the mixture from the merged statistics of the
+// third-moment pass; the settings the statistics fix are taken from them,
+// the solver's from cfg.
 func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
-	cfg, err := ConfigFromStats(cfg, st.Header)
+	p := &Plan{Config: cfg}
+	cfg, err := p.config(st.Header)
 	if err != nil {
 		return nil, err
 	}
-	cfg.defaults()
-	if st.Header.Phase != 2 {
-		return nil, fmt.Errorf("gmm: a fit needs the statistics of pass 2, not pass %d", st.Header.Phase)
-	}
 	d, k := st.Header.D, cfg.K
-	// The whitening of the basis (pass 1 over the rows it was computed
-	// from), and the mean and σ² of pass 2's own rows: the same when
-	// nothing was appended to pass 2.
-	basis, err := carriedSpectrum(st, &cfg)
+	sk := p.sketch(d, cfg)
+	if last := lastPhase(sk); st.Header.Phase != last {
+		return nil, fmt.Errorf("gmm: a fit needs the statistics of pass %d, not pass %d", last, st.Header.Phase)
+	}
+	// The whitening of the basis (the second moment over the rows it was
+	// computed from), and on the exact path the mean and σ² of pass 2's own
+	// rows: the same when nothing was appended to pass 2.
+	basis, err := p.carriedSpectrum(d, st.Fixed, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -204,13 +331,15 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	if err != nil {
 		return nil, err
 	}
-	own, err := carriedSpectrum(&implicit.DenseStats{Header: st.Header, Fixed: implicit.MomentsFixed(st)}, &cfg)
-	if err != nil {
-		return nil, err
+	own := basis
+	if sk == nil {
+		if own, err = p.carriedSpectrum(d, implicit.MomentsFixed(st), &cfg); err != nil {
+			return nil, err
+		}
 	}
 	tm := &thirdMoments{n: st.Rows, t: &solver.Sym3{K: k, Data: st.Sum("third")}, m1: st.Sum("m1")}
 	if len(tm.t.Data) != len(solver.NewSym3(k).Data) || (cfg.Differing && len(tm.m1) != d) {
-		return nil, fmt.Errorf("gmm: pass-2 statistics of the wrong shape for d=%d, k=%d", d, k)
+		return nil, fmt.Errorf("gmm: pass-%d statistics of the wrong shape for d=%d, k=%d", st.Header.Phase, d, k)
 	}
 	return recoverModel(ctx, own, tm, w, b, white, cfg)
 }

@@ -1,10 +1,11 @@
-package hmm
+package hmm_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/streamfit/streamfit/bench/models/memtest"
+	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -17,7 +18,7 @@ func TestMemoryIndependentOfRows(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = Fit(context.Background(), src, Config{K: 3, Windows: true, Seed: 1})
+		_, err = hmm.Fit(context.Background(), src, hmm.Config{K: 3, Windows: true, Seed: 1})
 		return err
 	})
 }

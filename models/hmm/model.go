@@ -7,8 +7,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) HMM. Its JSON names are those of
-// synth.HMMSeqTruth, so a truth file reads as a Model.
+// Model is a fitted (or true) HMM: the generator (stream/synth) writes its
+// truth files as this type.
 type Model struct {
 	Model string `json:"model"` // "hmm"
 	K     int    `json:"k"`
@@ -48,6 +48,8 @@ func Read(path string) (*Model, error) {
 	return models.ReadJSON(path, "an hmm model", (*Model).validate)
 }
 
+func (m *Model) dims() (k, d int) { return m.K, m.D }
+
 func (m *Model) validate() error {
 	if len(m.O) != m.K || len(m.T) != m.K || len(m.Pi) != m.K {
 		return fmt.Errorf("hmm model: k=%d but O has %d rows, T %d, pi %d entries", m.K, len(m.O), len(m.T), len(m.Pi))
@@ -73,14 +75,8 @@ type Metrics struct {
 
 // Eval compares est with truth.
 func Eval(est, truth *Model) (*Metrics, error) {
-	if err := est.validate(); err != nil {
+	if err := models.CheckPair("hmm", est, truth, (*Model).validate, (*Model).dims); err != nil {
 		return nil, err
-	}
-	if err := truth.validate(); err != nil {
-		return nil, err
-	}
-	if est.K != truth.K || est.D != truth.D {
-		return nil, fmt.Errorf("hmm: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
 	}
 	perm, err := models.MatchNearest(truth.O, est.O)
 	if err != nil {

@@ -13,8 +13,10 @@ import (
 // The statistics of a fit are the two passes of the three-view method
 // (multiview.TriplePlan) over the triples of consecutive steps: pass 1
 // takes no basis, pass 2 the merged pass 1. The passes read the rows in
-// order (a sequence continues across batches), so a shard must begin and
-// end at the start of a sequence: a sequence cut in two would count as two.
+// order (a sequence continues across batches); a shard owns the sequences
+// that begin in it (shard.Part.Groups), and the sums of a batch's triples
+// are handed on at the first sequence that begins in the batch, so that
+// shards cut at batch boundaries, moved to that sequence, merge exactly.
 
 // params are the settings of a fit its statistics depend on.
 type params struct {
@@ -51,7 +53,7 @@ func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 		Header:  implicit.StatsHeader{Model: "hmm", D: d, K: cfg.K, Params: pj},
 		Dims:    [3]int{d, d, d},
 		Ordered: true,
-		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64) error {
+		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {
 			r := newSeqReader(path, d, cfg.Windows)
 			return r.batch
 		},
@@ -110,8 +112,9 @@ func (r *seqReader) endSeq() error {
 }
 
 // batch adds the triples of b (nil: the end of the pass) through fn, and
-// the sequences b begins to *groups.
-func (r *seqReader) batch(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64) error {
+// the sequences b begins to *groups; at the first sequence b begins, it
+// flushes the triples before and commits them.
+func (r *seqReader) batch(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64, commit func() error) error {
 	if b == nil {
 		return r.endSeq()
 	}
@@ -122,6 +125,7 @@ func (r *seqReader) batch(b *stream.Dense, fn func(x1, x2, x3 blas64.General), g
 	if b.Rows > 0 && len(b.Group) != b.Rows {
 		return stream.Errorf(r.path, 0, b.Start, "", stream.ErrSchema, "no sequence id column: the HMM needs one id per row")
 	}
+	cut := false // the triples before the first sequence b begins are committed
 	for i := range b.Rows {
 		id := b.Group[i]
 		if r.started && id < r.cur {
@@ -130,6 +134,13 @@ func (r *seqReader) batch(b *stream.Dense, fn func(x1, x2, x3 blas64.General), g
 		if !r.started || id != r.cur {
 			if err := r.endSeq(); err != nil {
 				return err
+			}
+			if !cut {
+				cut = true
+				r.flush(fn)
+				if err := commit(); err != nil {
+					return err
+				}
 			}
 			*groups++
 			r.started = true

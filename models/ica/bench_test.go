@@ -1,10 +1,11 @@
-package ica
+package ica_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
@@ -25,7 +26,7 @@ func BenchmarkFit(b *testing.B) {
 			src := &stream.MemoryDense{All: all}
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := Fit(context.Background(), src, Config{K: k, Seed: 1, Workers: 1}); err != nil {
+				if _, err := ica.Fit(context.Background(), src, ica.Config{K: k, Seed: 1, Workers: 1}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,7 +1,6 @@
 package ica
 
 import (
-	"context"
 	"errors"
 	"math"
 
@@ -12,46 +11,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// whitened streams the whitened rows z = Wᵀ(x − m) for the contractions of
-// the whitened fourth cumulant K = E[z^⊗4] − (the three pairings of
-// S = E[zzᵀ]) = Σᵢ κᵢ bᵢ^⊗4 (MATH §2.4, §3.8). Nothing k⁴ is formed: each
-// pass contracts K with vectors fixed before it starts.
-type whitened struct {
-	src     stream.DenseSource
-	w       *mat.Dense // d×k
-	mean    []float64
-	workers int
-	n       int64         // rows of the last pass
-	s       *mat.SymDense // S = E[zzᵀ], from the third-order pass
-	passes  int           // passes made
-}
-
-// each streams one pass, handing fn the k×rows block of whitened, centred
-// rows of every batch (row-major: rows×k).
-func (wh *whitened) each(ctx context.Context, fn func(w int, z blas64.General) error) error {
-	path := wh.src.Info().Path
-	d, _ := wh.w.Dims()
-	mw := meanW(wh.w, wh.mean)
-	scratch := make([][]float64, wh.workers)
-	ns := make([]int64, wh.workers)
-	wr := wh.w.RawMatrix()
-	err := stream.Each(ctx, wh.src.Rows, wh.workers, func(w int, b *stream.Dense) error {
-		if err := checkBatch(path, b, d); err != nil {
-			return err
-		}
-		if b.Rows == 0 {
-			return nil
-		}
-		ns[w] += int64(b.Rows)
-		return fn(w, whitenBatch(b, wr, mw, &scratch[w]))
-	})
-	wh.passes++
-	wh.n = 0
-	for _, n := range ns {
-		wh.n += n
-	}
-	return err
-}
+// The whitened rows z = Wᵀ(x − m) enter the contractions of the whitened
+// fourth cumulant K = E[z^⊗4] − (the three pairings of S = E[zzᵀ]) =
+// Σᵢ κᵢ bᵢ^⊗4 (MATH §2.4, §3.8). Nothing k⁴ is formed: each pass contracts
+// K with vectors fixed before it starts (Plan's passes 2, 3, ...).
 
 // whitenBatch returns the whitened, centred rows z = Wᵀx − Wᵀm of the
 // batch b (rows×k, row-major, in *scratch).
@@ -81,39 +44,6 @@ func meanW(w *mat.Dense, mean []float64) []float64 {
 		}
 	}
 	return mw
-}
-
-// third streams S and K(I,I,I,v) = E[(vᵀz) z^⊗3] − Sym3(Sv, S), the
-// symmetric third-order tensor the solver decomposes: O(k³) per row (the
-// packed k(k+1)(k+2)/6 entries of (vᵀz) z^⊗3).
-func (wh *whitened) third(ctx context.Context, v []float64) (*solver.Sym3, error) {
-	_, k := wh.w.Dims()
-	type acc struct {
-		s *mat.SymDense
-		g *solver.Sym3
-	}
-	accs := make([]acc, wh.workers)
-	for i := range accs {
-		accs[i] = acc{mat.NewSymDense(k, nil), solver.NewSym3(k)}
-	}
-	err := wh.each(ctx, func(w int, z blas64.General) error {
-		a := &accs[w]
-		addThird(z, v, a.s.RawSymmetric(), a.g)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := 1; i < wh.workers; i++ {
-		accs[0].s.AddSym(accs[0].s, accs[i].s)
-		accs[0].g.AddTensor(accs[i].g)
-	}
-	if wh.n == 0 {
-		return nil, errNoRows
-	}
-	t, s := finishThird(accs[0].s, accs[0].g, wh.n, v)
-	wh.s = s
-	return t, nil
 }
 
 // addThird adds a block of whitened rows z (rows×k) to the sums Σzzᵀ
@@ -149,42 +79,6 @@ func finishThird(s *mat.SymDense, g *solver.Sym3, n int64, v []float64) (*solver
 	}
 	t.Invalidate()
 	return t, s
-}
-
-// contract streams, for the columns θᵢ of theta (k×c), one pass of
-// g = K(I,θᵢ,θᵢ,θᵢ) = E[(θᵢᵀz)³z] − 3(θᵢᵀSθᵢ)Sθᵢ (columns of g) and
-// κᵢ = K(θᵢ,θᵢ,θᵢ,θᵢ) = E[(θᵢᵀz)⁴] − 3(θᵢᵀSθᵢ)²: O(k·c) per row.
-func (wh *whitened) contract(ctx context.Context, theta *mat.Dense) (g *mat.Dense, kappa []float64, err error) {
-	k, c := theta.Dims()
-	type acc struct {
-		g *mat.Dense // k×c: Σ z (θᵢᵀz)³
-		q []float64  // Σ (θᵢᵀz)⁴
-		y []float64  // rows×c scratch
-	}
-	accs := make([]acc, wh.workers)
-	for i := range accs {
-		accs[i] = acc{g: mat.NewDense(k, c, nil), q: make([]float64, c)}
-	}
-	th := theta.RawMatrix()
-	err = wh.each(ctx, func(w int, z blas64.General) error {
-		a := &accs[w]
-		addContract(z, th, &a.y, a.g.RawMatrix(), a.q)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	for i := 1; i < wh.workers; i++ {
-		accs[0].g.Add(accs[0].g, accs[i].g)
-		for j, v := range accs[i].q {
-			accs[0].q[j] += v
-		}
-	}
-	if wh.n == 0 {
-		return nil, nil, errNoRows
-	}
-	g, kappa = finishContract(accs[0].g, accs[0].q, wh.n, wh.s, theta)
-	return g, kappa, nil
 }
 
 // addContract adds a block of whitened rows z to the sums Σ z (θᵢᵀz)³
@@ -252,29 +146,5 @@ func refineStep(theta, g *mat.Dense, kappa []float64) (float64, bool) {
 
 // refineTol is the change of the columns below which refining stops.
 const refineTol = 1e-12
-
-// refine polishes the columns of theta (orthonormal, k×k) by symmetric
-// fourth-order power steps θᵢ ← sign(κᵢ)K(I,θᵢ,θᵢ,θᵢ), Θ ← Θ(ΘᵀΘ)^{-1/2},
-// one pass over the rows each, until the columns stop moving or maxIter
-// steps (the fixed point converges cubically: the first step does most of
-// the work). It returns the kurtoses κᵢ = K(θᵢ,θᵢ,θᵢ,θᵢ) from the last pass,
-// which saw the columns before the last step (they differ from the final
-// ones by O(change)), or from one pass on the given columns when maxIter is
-// 0, and the number of steps taken.
-func (wh *whitened) refine(ctx context.Context, theta *mat.Dense, maxIter int) ([]float64, int, error) {
-	for it := 1; ; it++ {
-		g, kappa, err := wh.contract(ctx, theta)
-		if err != nil || it > maxIter {
-			return kappa, it - 1, err
-		}
-		change, ok := refineStep(theta, g, kappa)
-		if !ok {
-			return kappa, it - 1, nil
-		}
-		if change < refineTol || it == maxIter {
-			return kappa, it, nil
-		}
-	}
-}
 
 var errNoRows = errors.New("ica: the source has no rows")

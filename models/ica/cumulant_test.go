@@ -6,12 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 
 // The implicit contractions of the whitened fourth cumulant, K(I,I,I,v)
-// (streamed as a k×k×k tensor), K(I,θ,θ,θ) and K(θ,θ,θ,θ) (streamed per
+// (summed as a k×k×k tensor), K(I,θ,θ,θ) and K(θ,θ,θ,θ) (summed per
 // pass), agree with the explicit k⁴ cumulant computed from every whitened row
 // (rounding-level tolerance).
 func TestCumulantBruteForce(t *testing.T) {
@@ -31,15 +32,21 @@ func TestCumulantBruteForce(t *testing.T) {
 	src := &stream.MemoryDense{All: &stream.Dense{Rows: n, Cols: d, Data: data}, BatchRows: 37}
 	v := []float64{0.3, -0.5, 0.8}
 	theta := mat.NewDense(k, 2, []float64{0.2, 1, -0.4, 0.5, 0.9, -0.3})
-	wh := &whitened{src: src, w: w, mean: mean, workers: 2}
-	tv, err := wh.third(context.Background(), v)
-	if err != nil || wh.n != n {
-		t.Fatal(err, wh.n)
+	// The sums of the passes, batch by batch, as Plan's passes add them.
+	s2, g3 := mat.NewSymDense(k, nil), solver.NewSym3(k)
+	g4, q4 := mat.NewDense(k, 2, nil), make([]float64, 2)
+	var scratch, y []float64
+	mw := meanW(w, mean)
+	for b, err := range src.Rows(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := whitenBatch(b, w.RawMatrix(), mw, &scratch)
+		addThird(z, v, s2.RawSymmetric(), g3)
+		addContract(z, theta.RawMatrix(), &y, g4.RawMatrix(), q4)
 	}
-	g, kappa, err := wh.contract(context.Background(), theta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tv, sz := finishThird(s2, g3, n, v)
+	g, kappa := finishContract(g4, q4, n, sz, theta)
 	z := make([][]float64, n)
 	s := mat.NewDense(k, k, nil)
 	for i := range n {

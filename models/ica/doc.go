@@ -2,12 +2,12 @@
 // x = A h + z with independent non-Gaussian sources h and Gaussian noise z, by
 // the fourth cumulant (004 Thm 3.4; MATH §2.4, §3.8).
 //
-// The fit keeps O(d² + k³) numbers (O(d·k + k³) on the sketched path for
+// The fit keeps O(d² + k³) numbers (O(d·(k+Oversample) + k³) on the sketched path for
 // large d), independent of the number of rows, and never forms anything k⁴:
 //
-//  1. One pass: the mean m and the covariance C = E[(x−m)(x−m)ᵀ] (exactly,
-//     or through a randomized sketch, one more pass per product, when
-//     d > ExactDim). Its top k eigenpairs (U, Λ), less the noise variance σ²
+//  1. One pass: the mean m and the covariance C = E[(x−m)(x−m)ᵀ] (exactly;
+//     when d > ExactDim through a randomized sketch, whose first product
+//     shares the pass and each further one takes one more). Its top k eigenpairs (U, Λ), less the noise variance σ²
 //     (the mean of the other d−k eigenvalues), give the whitening
 //     W = U(Λ−σ²I)^{-1/2} and B = (Wᵀ)⁺ = U(Λ−σ²I)^{1/2}.
 //  2. One pass over the whitened rows z = Wᵀ(x−m) accumulates S = E[zzᵀ] and

@@ -12,7 +12,6 @@ import (
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -21,8 +20,10 @@ import (
 // than k positive eigenvalues: k is too large for the data.
 var ErrSpectrum = errors.New("ica: covariance has fewer than k eigenvalues above the noise level")
 
-// Fit learns k independent components from src in two passes (3+PowerIters on
-// the sketched path); see the package comment for the method.
+// Fit learns k independent components from src: the passes of Plan, each
+// over all the rows (two plus the polishing steps, and 1+PowerIters more on
+// the sketched path), then FitStats; see the package comment for the
+// method.
 func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	start := time.Now()
 	cfg.defaults()
@@ -33,47 +34,12 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
-	solve, err := solver.ByName(cfg.Solver)
-	if err != nil {
+	if _, err := solver.ByName(cfg.Solver); err != nil {
 		return nil, fmt.Errorf("ica: %w", err)
 	}
-	k := cfg.K
-	if d <= cfg.ExactDim {
-		// The exact path runs through the mergeable statistics of its
-		// passes, as `streamfit stats` computes them per shard.
-		return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
-	}
-	sp, err := spectrum(ctx, src, d, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	w, b, white, err := whitening(sp, d, k)
-	if err != nil {
-		return nil, err
-	}
-	v := contractionVector(k, cfg.Seed)
-	wh := &whitened{src: src, w: w, mean: sp.mean, workers: cfg.Workers}
-	t, err := wh.third(ctx, v)
-	if err != nil {
-		return nil, err
-	}
-	if wh.n != sp.n {
-		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", sp.n, wh.n)
-	}
-	res, err := solve(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
-	if err != nil {
-		return nil, fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
-	}
-	theta := mat.DenseCopyOf(res.Factors)
-	kurt, iters, err := wh.refine(ctx, theta, max(cfg.Refine, 0))
-	if err != nil {
-		return nil, err
-	}
-	m := buildModel(theta, kurt, b, sp, white, res, cfg)
-	m.Stats.Passes = sp.passes + wh.passes
-	m.Stats.RefineIters = iters
-	m.Stats.Seconds = time.Since(start).Seconds()
-	return m, nil
+	// Both paths run through the mergeable statistics of their passes, as
+	// `streamfit stats` computes them per shard.
+	return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 }
 
 // whitening returns W = U (Λ − σ²)^{-1/2}, B = U (Λ − σ²)^{1/2} and the
@@ -176,169 +142,53 @@ type first struct {
 	s     *mat.SymDense // Σxxᵀ (exact path only)
 }
 
-// spectrum finds the mean, the top-k covariance eigenpairs and the noise level.
-func spectrum(ctx context.Context, src stream.DenseSource, d int, cfg *Config) (*spec, error) {
-	exact := d <= cfg.ExactDim
-	f, err := firstPass(ctx, src, d, cfg.Workers, exact)
-	if err != nil {
-		return nil, err
-	}
-	return spectrumOf(ctx, src, f, d, cfg)
-}
-
-// spectrumOf finds the spectrum from the first pass's sums f: from its
-// second moment when d ≤ ExactDim, else by sketching the covariance over
-// src (which may be nil on the exact path).
-func spectrumOf(ctx context.Context, src stream.DenseSource, f *first, d int, cfg *Config) (*spec, error) {
-	exact := d <= cfg.ExactDim
-	if f.n < 2 {
-		return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", f.n)
-	}
-	k := cfg.K
-	nf := float64(f.n)
+// newSpec starts the spectrum of the first-pass totals f (at least two
+// rows): the rows and the mean.
+func newSpec(f *first, d int) *spec {
 	sp := &spec{n: f.n, mean: make([]float64, d), passes: 1}
 	for i, v := range f.sum {
-		sp.mean[i] = v / nf
+		sp.mean[i] = v / float64(f.n)
 	}
-	var trace float64 = f.sumSq/nf - dot(sp.mean, sp.mean)
-	if exact {
-		c := mat.NewSymDense(d, nil)
-		for i := range d {
-			for j := i; j < d; j++ {
-				c.SetSym(i, j, f.s.At(i, j)/nf-sp.mean[i]*sp.mean[j])
-			}
-		}
-		res, err := sketch.TopEigen(ctx, sketch.Dense{A: c}, d, sketch.Options{ExactDim: d})
-		if err != nil {
-			return nil, fmt.Errorf("ica: covariance: %w", err)
-		}
-		sp.u = mat.DenseCopyOf(res.Vectors.Slice(0, d, 0, k))
-		sp.vals = res.Values[:k]
-		sp.method = "exact"
-	} else {
-		op := &covOp{src: src, d: d, workers: cfg.Workers, mean: sp.mean}
-		res, err := sketch.TopEigen(ctx, op, k, sketch.Options{Oversample: cfg.Oversample, PowerIters: cfg.PowerIters, Seed: cfg.Seed})
-		if err != nil {
-			return nil, fmt.Errorf("ica: sketching the covariance: %w", err)
-		}
-		sp.u, sp.vals = res.Vectors, res.Values
-		sp.passes += res.Products
-		sp.method = "sketch"
-	}
+	return sp
+}
+
+// noise sets the noise level of sp from its top-k covariance eigenvalues
+// and Σ‖x‖²: the mean of the d−k others (0 when k = d).
+func noise(sp *spec, sumSq float64, d, k int) {
 	if k < d {
+		trace := sumSq/float64(sp.n) - dot(sp.mean, sp.mean)
 		var top float64
 		for _, v := range sp.vals {
 			top += v
 		}
 		sp.sigma2 = math.Max(0, (trace-top)/float64(d-k))
 	}
+}
+
+// exactSpectrum finds the mean, the top-k covariance eigenpairs and the
+// noise level from the first pass's totals f, with its second moment.
+func exactSpectrum(ctx context.Context, f *first, d int, cfg *Config) (*spec, error) {
+	if f.n < 2 {
+		return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", f.n)
+	}
+	k := cfg.K
+	nf := float64(f.n)
+	sp := newSpec(f, d)
+	c := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := i; j < d; j++ {
+			c.SetSym(i, j, f.s.At(i, j)/nf-sp.mean[i]*sp.mean[j])
+		}
+	}
+	res, err := sketch.TopEigen(ctx, sketch.Dense{A: c}, d, sketch.Options{ExactDim: d})
+	if err != nil {
+		return nil, fmt.Errorf("ica: covariance: %w", err)
+	}
+	sp.u = mat.DenseCopyOf(res.Vectors.Slice(0, d, 0, k))
+	sp.vals = res.Values[:k]
+	sp.method = "exact"
+	noise(sp, f.sumSq, d, k)
 	return sp, nil
-}
-
-func firstPass(ctx context.Context, src stream.DenseSource, d, workers int, second bool) (*first, error) {
-	path := src.Info().Path
-	fs := make([]first, workers)
-	for w := range fs {
-		fs[w].sum = make([]float64, d)
-		if second {
-			fs[w].s = mat.NewSymDense(d, nil)
-		}
-	}
-	err := stream.Each(ctx, src.Rows, workers, func(w int, b *stream.Dense) error {
-		if err := checkBatch(path, b, d); err != nil {
-			return err
-		}
-		if b.Rows == 0 {
-			return nil
-		}
-		f := &fs[w]
-		f.n += int64(b.Rows)
-		for i := range b.Rows {
-			for j, v := range b.Row(i) {
-				f.sum[j] += v
-				f.sumSq += v * v
-			}
-		}
-		if second {
-			blas64.Syrk(blas.Trans, 1, batchMatrix(b), 1, f.s.RawSymmetric())
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for w := 1; w < workers; w++ {
-		fs[0].n += fs[w].n
-		fs[0].sumSq += fs[w].sumSq
-		for j, v := range fs[w].sum {
-			fs[0].sum[j] += v
-		}
-		if second {
-			fs[0].s.AddSym(fs[0].s, fs[w].s)
-		}
-	}
-	return &fs[0], nil
-}
-
-// covOp is the covariance as a sketch.Operator; each product is one pass.
-type covOp struct {
-	src     stream.DenseSource
-	d       int
-	workers int
-	mean    []float64
-}
-
-func (o *covOp) Dim() int { return o.d }
-
-// MulBlock sets dst = (1/n) Σ x(xᵀω) − m(mᵀω).
-func (o *covOp) MulBlock(ctx context.Context, dst, omega *mat.Dense) error {
-	path := o.src.Info().Path
-	_, c := omega.Dims()
-	acc := make([]*mat.Dense, o.workers)
-	tmp := make([][]float64, o.workers)
-	ns := make([]int64, o.workers)
-	for w := range acc {
-		acc[w] = mat.NewDense(o.d, c, nil)
-	}
-	om := omega.RawMatrix()
-	err := stream.Each(ctx, o.src.Rows, o.workers, func(w int, b *stream.Dense) error {
-		if err := checkBatch(path, b, o.d); err != nil {
-			return err
-		}
-		if b.Rows == 0 {
-			return nil
-		}
-		ns[w] += int64(b.Rows)
-		if cap(tmp[w]) < b.Rows*c {
-			tmp[w] = make([]float64, b.Rows*c)
-		}
-		xo := blas64.General{Rows: b.Rows, Cols: c, Stride: c, Data: tmp[w][:b.Rows*c]}
-		x := batchMatrix(b)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, om, 0, xo)
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, x, xo, 1, acc[w].RawMatrix())
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	var n int64
-	for w := range acc {
-		n += ns[w]
-		if w > 0 {
-			acc[0].Add(acc[0], acc[w])
-		}
-	}
-	if n == 0 {
-		return fmt.Errorf("ica: the source has no rows")
-	}
-	dst.Scale(1/float64(n), acc[0])
-	mv := mat.NewVecDense(o.d, o.mean)
-	var mo mat.VecDense
-	mo.MulVec(omega.T(), mv)
-	var outer mat.Dense
-	outer.Outer(1, mv, &mo)
-	dst.Sub(dst, &outer)
-	return nil
 }
 
 // symOrth replaces m by m(mᵀm)^{-1/2}; false if mᵀm is singular.

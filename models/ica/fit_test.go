@@ -1,4 +1,4 @@
-package ica
+package ica_test
 
 import (
 	"context"
@@ -8,13 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
-
-func truthModel(t synth.ICATruth) *Model {
-	return &Model{Model: t.Model, K: t.K, D: t.D, Mixing: t.Mixing, Kurtosis: t.Kurtosis}
-}
 
 // Fourth-moment estimates have standard errors of order √(E h⁸/n): about
 // 0.02–0.05 for n = 50000 Laplace/uniform sources, which whitening by a
@@ -24,12 +21,12 @@ func TestFitRecovers(t *testing.T) {
 	cases := []struct {
 		name string
 		gen  synth.ICAConfig
-		cfg  Config
+		cfg  ica.Config
 		tol  float64
 	}{
-		{"square", synth.ICAConfig{Rows: 50000, D: 4, K: 4, Seed: 1}, Config{K: 4, Seed: 2}, 0.05},
-		{"noisy", synth.ICAConfig{Rows: 60000, D: 10, K: 4, Sigma: 0.3, Seed: 3}, Config{K: 4, Seed: 2, Workers: 2}, 0.05},
-		{"sketch", synth.ICAConfig{Rows: 40000, D: 80, K: 3, Sigma: 0.1, Seed: 5}, Config{K: 3, ExactDim: 20, Seed: 2, Workers: 2}, 0.05},
+		{"square", synth.ICAConfig{Rows: 50000, D: 4, K: 4, Seed: 1}, ica.Config{K: 4, Seed: 2}, 0.05},
+		{"noisy", synth.ICAConfig{Rows: 60000, D: 10, K: 4, Sigma: 0.3, Seed: 3}, ica.Config{K: 4, Seed: 2, Workers: 2}, 0.05},
+		{"sketch", synth.ICAConfig{Rows: 40000, D: 80, K: 3, Sigma: 0.1, Seed: 5}, ica.Config{K: 3, ExactDim: 20, Seed: 2, Workers: 2}, 0.05},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,11 +34,11 @@ func TestFitRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := Fit(context.Background(), src, c.cfg)
+			m, err := ica.Fit(context.Background(), src, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := Eval(m, truthModel(src.Truth))
+			ev, err := ica.Eval(m, &src.Truth)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,11 +55,11 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Fit(context.Background(), src, Config{K: 3, Seed: 4, Workers: 2})
+	a, err := ica.Fit(context.Background(), src, ica.Config{K: 3, Seed: 4, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Fit(context.Background(), src, Config{K: 3, Seed: 4, Workers: 2})
+	b, err := ica.Fit(context.Background(), src, ica.Config{K: 3, Seed: 4, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,20 +79,20 @@ func TestErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		src  stream.DenseSource
-		cfg  Config
+		cfg  ica.Config
 		want string
 		is   error
 	}{
-		{"nan", &stream.MemoryDense{All: nan}, Config{K: 1}, "row 1", stream.ErrValue},
-		{"inf", &stream.MemoryDense{All: inf}, Config{K: 1}, "row 2", stream.ErrValue},
-		{"k>d", &stream.MemoryDense{All: good}, Config{K: 3}, "exceeds the dimension", nil},
-		{"k=0", &stream.MemoryDense{All: good}, Config{K: 0}, "at least one", nil},
-		{"width", &wrongWidth{}, Config{K: 1}, "expected d=2", stream.ErrValue},
-		{"solver", &stream.MemoryDense{All: good}, Config{K: 1, Solver: "nope"}, "nope", nil},
+		{"nan", &stream.MemoryDense{All: nan}, ica.Config{K: 1}, "row 1", stream.ErrValue},
+		{"inf", &stream.MemoryDense{All: inf}, ica.Config{K: 1}, "row 2", stream.ErrValue},
+		{"k>d", &stream.MemoryDense{All: good}, ica.Config{K: 3}, "exceeds the dimension", nil},
+		{"k=0", &stream.MemoryDense{All: good}, ica.Config{K: 0}, "at least one", nil},
+		{"width", &wrongWidth{}, ica.Config{K: 1}, "expected d=2", stream.ErrValue},
+		{"solver", &stream.MemoryDense{All: good}, ica.Config{K: 1, Solver: "nope"}, "nope", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Fit(context.Background(), c.src, c.cfg)
+			_, err := ica.Fit(context.Background(), c.src, c.cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
 			}

@@ -7,8 +7,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) ICA model. Its JSON names are those of the truth
-// files written by synth.ICATruth, so a truth file reads as a Model.
+// Model is a fitted (or true) ICA model: the generator (stream/synth) writes
+// its truth files as this type.
 type Model struct {
 	Model string `json:"model"` // "ica"
 	K     int    `json:"k"`
@@ -49,6 +49,8 @@ func Read(path string) (*Model, error) {
 	return models.ReadJSON(path, "an ica model", (*Model).validate)
 }
 
+func (m *Model) dims() (k, d int) { return m.K, m.D }
+
 func (m *Model) validate() error {
 	if len(m.Mixing) != m.K || len(m.Kurtosis) != m.K {
 		return fmt.Errorf("ica model: k=%d but %d mixing columns and %d kurtoses", m.K, len(m.Mixing), len(m.Kurtosis))
@@ -77,14 +79,8 @@ type Metrics struct {
 
 // Eval compares est with truth.
 func Eval(est, truth *Model) (*Metrics, error) {
-	if err := est.validate(); err != nil {
+	if err := models.CheckPair("ica", est, truth, (*Model).validate, (*Model).dims); err != nil {
 		return nil, err
-	}
-	if err := truth.validate(); err != nil {
-		return nil, err
-	}
-	if est.K != truth.K || est.D != truth.D {
-		return nil, fmt.Errorf("ica: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
 	}
 	k, d := truth.K, truth.D
 	a, b := unitCols(truth.Mixing), unitCols(est.Mixing)

@@ -25,6 +25,14 @@ import (
 // The solver's settings decide θ, so they are settings of the statistics
 // from pass 3 on. Pass 1 can always be appended to; every later pass
 // depends on the merged pass before it over all the data.
+//
+// On the sketched path (d > ExactDim) the covariance is sketched instead
+// (implicit.SecondSketch): pass 1 sums Σx, Σ‖x‖² and Σx(xᵀΩ) for the test
+// matrix Ω of the seed, passes 2 … 2+PowerIters Σx(xᵀQ) for the range
+// basis Q of the merged pass before, which they carry; then the passes
+// above follow, each carrying the last sketch pass (its Q and totals) in
+// place of pass 1: the whitened third-order pass is pass 3+PowerIters.
+// The oversampling and the power passes are settings of the statistics.
 
 // params are the settings of a fit its statistics depend on.
 type params struct {
@@ -33,6 +41,8 @@ type params struct {
 	Restarts int    `json:"restarts,omitempty"`
 	Iters    int    `json:"iters,omitempty"`
 	Seed     uint64 `json:"seed"`
+	// Sketch is set on the sketched path.
+	Sketch *implicit.SketchParams `json:"sketch,omitempty"`
 }
 
 // Plan is the passes of a fit with Config (an implicit.Planner); Path
@@ -50,6 +60,10 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 		return cfg, fmt.Errorf("ica: %w", err)
 	}
 	cfg.K, cfg.Refine, cfg.Solver, cfg.Restarts, cfg.Iters, cfg.Seed = h.K, p.Refine, p.Solver, p.Restarts, p.Iters, p.Seed
+	cfg.ExactDim = h.D
+	if sk := p.Sketch; sk != nil {
+		cfg.ExactDim, cfg.Oversample, cfg.PowerIters = -1, sk.Oversample, sk.PowerIters
+	}
 	return cfg, nil
 }
 
@@ -65,9 +79,48 @@ func (p *Plan) config(h *implicit.StatsHeader) (Config, error) {
 	return cfg, nil
 }
 
+// header returns the header of pass phase of a fit with cfg (defaults
+// applied) over rows of d columns.
 func header(cfg Config, d, phase int) implicit.StatsHeader {
-	pj, _ := json.Marshal(params{Refine: cfg.Refine, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
-	return implicit.StatsHeader{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K, Params: pj}
+	sk := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
+	pr := params{Refine: cfg.Refine, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Sketch: sk}
+	h := implicit.StatsHeader{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
+	sk.Mark(&h)
+	h.Params, _ = json.Marshal(pr)
+	return h
+}
+
+// sketch returns the sketched covariance of a fit with cfg over rows of d
+// columns, or nil on the exact path (d ≤ ExactDim).
+func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
+	path := p.Path
+	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	sp := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
+	return implicit.NewSecondSketch(header(cfg, d, 0), sp, false, check,
+		// The covariance: E[x xᵀB] − m(mᵀB).
+		func(y, b *mat.Dense, mo *implicit.Moments, _ bool) {
+			nf := float64(mo.N)
+			y.Scale(1/nf, y)
+			m := make([]float64, d)
+			for i, v := range mo.Sum {
+				m[i] = v / nf
+			}
+			mv := mat.NewVecDense(d, m)
+			var mb mat.VecDense
+			mb.MulVec(b.T(), mv)
+			var outer mat.Dense
+			outer.Outer(1, mv, &mb)
+			y.Sub(y, &outer)
+		})
+}
+
+// offset is the number of passes the sketch adds to the exact path's
+// (0 on the exact path): pass 2+offset is the whitened third-order pass.
+func offset(sk *implicit.SecondSketch) int {
+	if sk == nil {
+		return 0
+	}
+	return sk.Passes() - 1
 }
 
 // First returns pass 1 for rows of d columns.
@@ -75,6 +128,9 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	cfg, _ := p.config(nil)
 	if err := cfg.check(d); err != nil {
 		return nil, err
+	}
+	if sk := p.sketch(d, cfg); sk != nil {
+		return sk.First(), nil
 	}
 	path := p.Path
 	pass, err := implicit.MomentPass(header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
@@ -86,49 +142,77 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 
 // basis is what the carried pass-1 totals give the later passes.
 type basis struct {
-	sp       *spec
-	w, b     *mat.Dense
-	white    []float64
-	mw       []float64 // Wᵀm
-	fixed1   []implicit.Fixed
-	v        []float64
-	cfg      Config
-	d, k     int
-	passRows int64
+	sp     *spec
+	w, b   *mat.Dense
+	white  []float64
+	mw     []float64 // Wᵀm
+	fixed1 []implicit.Fixed
+	v      []float64
+	cfg    Config
+	d, k   int
+	off    int // offset of the passes
 }
 
-// carried derives the whitening from the pass-1 totals that st carries (or,
-// for pass-1 statistics, holds).
+// carried derives the whitening from the second-moment totals that st
+// carries (or, for statistics of the last second-moment pass, holds).
 func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, error) {
 	cfg, err := p.config(&st.Header)
 	if err != nil {
 		return nil, err
 	}
 	d, k := st.Header.D, cfg.K
-	fixed := st.Fixed
-	if st.Header.Phase == 1 {
+	sk := p.sketch(d, cfg)
+	off := offset(sk)
+	var fixed []implicit.Fixed
+	switch n1 := 4; {
+	case st.Header.Phase < 1+off:
+		return nil, fmt.Errorf("ica: pass %d of the sketch gives no whitening yet", st.Header.Phase)
+	case st.Header.Phase > 1+off:
+		if sk != nil {
+			n1 = implicit.CarriedLen
+		}
+		if len(st.Fixed) < n1 {
+			return nil, fmt.Errorf("ica: the statistics of pass %d do not carry the second moment", st.Header.Phase)
+		}
+		fixed = st.Fixed[:n1]
+	case sk == nil:
 		fixed = implicit.MomentsFixed(st)
+	default:
+		if fixed, err = sk.Carry(st); err != nil {
+			return nil, fmt.Errorf("ica: %w", err)
+		}
 	}
-	mo, err := implicit.CarriedMoments(fixed[:4], d)
-	if err != nil {
-		return nil, fmt.Errorf("ica: %w", err)
-	}
-	sp, err := spectrumOf(ctx, nil, &first{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq, s: mo.Second}, d, &cfg)
-	if err != nil {
-		return nil, err
+	var sp *spec
+	if sk == nil {
+		mo, err := implicit.CarriedMoments(fixed, d)
+		if err != nil {
+			return nil, fmt.Errorf("ica: %w", err)
+		}
+		sp, err = exactSpectrum(ctx, &first{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq, s: mo.Second}, d, &cfg)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		vals, u, mo, err := sk.Ritz(fixed, k)
+		if err != nil {
+			return nil, fmt.Errorf("ica: sketching the covariance: %w", err)
+		}
+		sp = newSpec(&first{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq}, d)
+		sp.u, sp.vals, sp.method, sp.passes = u, vals, "sketch", sk.Passes()
+		noise(sp, mo.SumSq, d, k)
 	}
 	w, b, white, err := whitening(sp, d, k)
 	if err != nil {
 		return nil, err
 	}
-	return &basis{sp: sp, w: w, b: b, white: white, mw: meanW(w, sp.mean), fixed1: fixed[:4], v: contractionVector(k, cfg.Seed), cfg: cfg, d: d, k: k}, nil
+	return &basis{sp: sp, w: w, b: b, white: white, mw: meanW(w, sp.mean), fixed1: fixed, v: contractionVector(k, cfg.Seed), cfg: cfg, d: d, k: k, off: off}, nil
 }
 
-// pass2 returns pass 2 for the basis bs.
+// pass2 returns pass 2 (2+offset on the sketched path) for the basis bs.
 func (p *Plan) pass2(bs *basis) *implicit.Pass {
 	k, d, path := bs.k, bs.d, p.Path
 	return &implicit.Pass{
-		Header: header(bs.cfg, d, 2),
+		Header: header(bs.cfg, d, 2+bs.off),
 		Sums:   []implicit.SumShape{{Name: "s", Len: k * k}, {Name: "g", Len: len(solver.NewSym3(k).Data)}},
 		Fixed:  bs.fixed1,
 		Worker: func() implicit.BatchFunc {
@@ -192,7 +276,7 @@ func (p *Plan) advance(ctx context.Context, st *implicit.DenseStats) (*state, er
 	}
 	k := bs.k
 	var fixed2 []implicit.Fixed
-	if st.Header.Phase == 2 {
+	if st.Header.Phase == 2+bs.off {
 		fixed2 = []implicit.Fixed{{Name: "s2", Values: st.Sum("s")}, {Name: "g2", Values: st.Sum("g")}, {Name: "rows2", Values: []float64{float64(st.Rows)}}}
 	} else {
 		f := implicit.DenseStats{Fixed: st.Fixed}
@@ -221,15 +305,15 @@ func (p *Plan) advance(ctx context.Context, st *implicit.DenseStats) (*state, er
 		return nil, fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
 	}
 	out := &state{bs: bs, res: res, s: s, fixed2: fixed2, theta: mat.DenseCopyOf(res.Factors)}
-	if st.Header.Phase == 2 {
+	if st.Header.Phase == 2+bs.off {
 		return out, nil
 	}
-	// A polishing pass: the refine loop's step it = phase − 2.
+	// A polishing pass: the refine loop's step it = phase − 2 − offset.
 	if st.Rows != n {
 		return nil, fmt.Errorf("ica: the source changed between passes (%d rows, then %d)", n, st.Rows)
 	}
 	maxIter := max(bs.cfg.Refine, 0)
-	it := st.Header.Phase - 2
+	it := st.Header.Phase - 2 - bs.off
 	th := (&implicit.DenseStats{Fixed: st.Fixed}).Get("theta")
 	if len(th) != k*k {
 		return nil, fmt.Errorf("ica: the statistics of pass %d do not carry the columns θ", st.Header.Phase)
@@ -252,10 +336,22 @@ func (p *Plan) advance(ctx context.Context, st *implicit.DenseStats) (*state, er
 // Next returns the pass after the merged statistics st, or nil when st
 // holds all the fit needs.
 func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
-	if st.Header.Phase == 1 {
-		if st.Rows < 2 {
-			return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", st.Rows)
+	cfg, err := p.config(&st.Header)
+	if err != nil {
+		return nil, err
+	}
+	if st.Header.Phase == 1 && st.Rows < 2 {
+		return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", st.Rows)
+	}
+	sk := p.sketch(st.Header.D, cfg)
+	switch off := offset(sk); {
+	case st.Header.Phase < 1+off:
+		pass, err := sk.Next(st)
+		if err != nil {
+			return nil, fmt.Errorf("ica: %w", err)
 		}
+		return pass, nil
+	case st.Header.Phase == 1+off:
 		bs, err := p.carried(ctx, st)
 		if err != nil {
 			return nil, err
@@ -270,8 +366,8 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 }
 
 // Like returns pass 1, to add rows to pass-1 statistics st; the later
-// passes depend on the solver's answer for exactly their rows
-// (implicit.ErrNoAppend).
+// passes depend on the solver's answer (or the sketch's basis) for exactly
+// their rows (implicit.ErrNoAppend).
 func (p *Plan) Like(ctx context.Context, st *implicit.DenseStats) (*implicit.Pass, error) {
 	if st.Header.Phase != 1 {
 		return nil, fmt.Errorf("ica pass %d: %w", st.Header.Phase, implicit.ErrNoAppend)
@@ -297,8 +393,12 @@ func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, 
 // Plan; the settings the statistics fix are taken from them.
 func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
 	p := &Plan{Config: cfg}
-	if st.Header.Phase < 3 {
-		return nil, fmt.Errorf("ica: a fit needs the statistics of the last polishing pass, not pass %d", st.Header.Phase)
+	c, err := p.config(&st.Header)
+	if err != nil {
+		return nil, err
+	}
+	if first := 3 + offset(p.sketch(st.Header.D, c)); st.Header.Phase < first {
+		return nil, fmt.Errorf("ica: a fit needs the statistics of the last polishing pass (pass %d or later), not pass %d", first, st.Header.Phase)
 	}
 	s, err := p.advance(ctx, st)
 	if err != nil {

@@ -120,9 +120,6 @@ type emState struct {
 func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, track *tracker) error {
 	em := cfg.EM.withDefaults()
 	st := startState(m, em)
-	if st.params.Single {
-		em.Relax = 1 // measured on LDA only
-	}
 	ck := newEMCheckpoint(track.ckpt, em)
 	if ck != nil {
 		found, err := ck.load(st)
@@ -157,22 +154,10 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		}); err != nil {
 			return err
 		}
-		if acc.Tokens == 0 {
-			return fmt.Errorf("lda: EM: the source has no tokens")
+		bound, err := st.step(acc, em)
+		if err != nil {
+			return err
 		}
-		bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
-		if n := len(st.bounds); n > 0 {
-			// A fall after an over-relaxed step is the step's overshoot,
-			// which the plain step that follows corrects.
-			rel := (bound - st.bounds[n-1]) / math.Abs(st.bounds[n-1])
-			st.done = rel < em.Tol && (rel >= 0 || !relaxedStep(st.bounds, em))
-		}
-		st.bounds = append(st.bounds, bound)
-		relax := 1.0
-		if relaxedStep(st.bounds, em) {
-			relax = em.Relax
-		}
-		mStep(&st.params, acc, em, relax)
 		if track.hook != nil {
 			track.send(func() Progress {
 				return Progress{Pass: pass, Stage: label, Docs: acc.Docs + acc.Empty, Done: true, Bound: bound}
@@ -184,8 +169,40 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			}
 		}
 	}
-	st.store(m, em)
+	st.store(m, em, true)
 	return nil
+}
+
+// step ends an EM pass whose statistics over all the documents are acc:
+// it records the bound of the parameters the pass started from, applies
+// the stopping rule (the bound improved by less than em.Tol relatively)
+// and the M-step, and returns the bound.
+func (st *emState) step(acc *implicit.EMAcc, em EM) (float64, error) {
+	if acc.Tokens == 0 {
+		return 0, fmt.Errorf("lda: EM: the source has no tokens")
+	}
+	bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
+	if n := len(st.bounds); n > 0 {
+		// A fall after an over-relaxed step is the step's overshoot,
+		// which the plain step that follows corrects.
+		rel := (bound - st.bounds[n-1]) / math.Abs(st.bounds[n-1])
+		st.done = rel < em.Tol && (rel >= 0 || !st.relaxed(em))
+	}
+	st.bounds = append(st.bounds, bound)
+	relax := 1.0
+	if st.relaxed(em) {
+		relax = em.Relax
+	}
+	mStep(&st.params, acc, em, relax)
+	return bound, nil
+}
+
+// relaxed reports whether the M-step after the passes of st.bounds is
+// over-relaxed: for LDA (the relaxation was measured on LDA only), from the
+// second pass on, when the last pass raised the bound.
+func (st *emState) relaxed(em EM) bool {
+	n := len(st.bounds)
+	return em.Relax != 1 && !st.params.Single && n >= 2 && st.bounds[n-1] > st.bounds[n-2]
 }
 
 // startState smooths the spectral topics into EM's starting point.
@@ -223,14 +240,6 @@ func startState(m *models.Model, em EM) *emState {
 		}
 	}
 	return &emState{params: p}
-}
-
-// relaxedStep reports whether the M-step after the passes whose bounds
-// are given is over-relaxed: from the second pass on, when the last pass
-// raised the bound.
-func relaxedStep(bounds []float64, em EM) bool {
-	n := len(bounds)
-	return em.Relax != 1 && n >= 2 && bounds[n-1] > bounds[n-2]
 }
 
 // mStep sets the topics to the MAP estimate from the expected counts,
@@ -350,16 +359,20 @@ func sumLog(v []float64) float64 {
 	return s
 }
 
-// store writes the refined parameters into m, topics in order of
-// decreasing weight, and records the passes.
-func (st *emState) store(m *models.Model, em EM) {
+// store writes the refined parameters into m, with sorted topics in order
+// of decreasing weight (the refined model), else in the order EM keeps
+// them (a model between passes, which emStateOf reads back exactly), and
+// records the passes.
+func (st *emState) store(m *models.Model, em EM, sorted bool) {
 	p := &st.params
 	k, d := p.K, p.D
 	order := make([]int, k)
 	for j := range order {
 		order[j] = j
 	}
-	sort.SliceStable(order, func(a, b int) bool { return p.Alpha[order[a]] > p.Alpha[order[b]] })
+	if sorted {
+		sort.SliceStable(order, func(a, b int) bool { return p.Alpha[order[a]] > p.Alpha[order[b]] })
+	}
 	m.Alpha = make([]float64, k)
 	m.Topics = make([][]float64, k)
 	for i, j := range order {

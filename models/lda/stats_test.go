@@ -272,3 +272,74 @@ func TestRefineEMAfterStats(t *testing.T) {
 		t.Errorf("EM over documents of 90 words on a model of 150: %v", err)
 	}
 }
+
+// TestEMPassesFromShards checks the EM passes as a statistics route: the
+// spectral fit of merged statistics, then per pass EMPassStats over shards
+// (cut anywhere, merged in either order) and EMStep, with the model saved
+// and read back between passes, give Fit's model bit for bit; a pass of a
+// finished model is refused.
+func TestEMPassesFromShards(t *testing.T) {
+	ctx := context.Background()
+	cc := synth.LDAConfig{Docs: 2000, Vocab: 150, K: 4, Alpha0: 1, DocLen: 40, Seed: 31}
+	all, a, b, _ := shards(t, cc, 0.512)
+	_, c, e, _ := shards(t, cc, 0.3) // not at a batch boundary
+	cfg := Config{K: 4, Alpha0: 1, Seed: 2, Workers: 2, EM: EM{Passes: 3, FitAlpha: true}}
+	want, err := Fit(ctx, all, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fitStats(t, twoPhase(t, cfg, b, a), cfg)
+	path := filepath.Join(t.TempDir(), "model.json")
+	var stale *implicit.EMStats
+	for pass := 0; !EMDone(m, cfg); pass++ {
+		first, second := []stream.DocSource{c, e}, []stream.DocSource{e, c}
+		order := first
+		if pass%2 == 1 {
+			order = second
+		}
+		total, err := EMPassStats(ctx, order[0], m, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, err := EMPassStats(ctx, order[1], m, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := total.Merge(more); err != nil {
+			t.Fatal(err)
+		}
+		if pass == 1 {
+			// Statistics of the pass before (another model) are refused.
+			if err := total.Merge(stale); !errors.Is(err, implicit.ErrIncompatible) {
+				t.Errorf("merged EM statistics of two models: %v", err)
+			}
+			if err := EMStep(m, stale, cfg); !errors.Is(err, implicit.ErrIncompatible) {
+				t.Errorf("M-step from the statistics of another model: %v", err)
+			}
+		}
+		stale = more
+		if err := EMStep(m, total, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Write(path); err != nil {
+			t.Fatal(err)
+		}
+		if m, err = models.Read(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Compared as read from files (the plan record as its bytes).
+	m.Fit.Seconds, want.Fit.Seconds = 0, 0
+	if err := want.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = models.Read(path); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("EM passes from shards differ from Fit: %.3g relative; passes %d vs %d", relDiff(t, m, want), m.Fit.Passes, want.Fit.Passes)
+	}
+	if _, err := EMPassStats(ctx, all, m, cfg); !errors.Is(err, ErrEMDone) {
+		t.Errorf("a pass of a finished model: %v", err)
+	}
+}

@@ -24,14 +24,8 @@ type Metrics struct {
 // Eval compares a fit with the truth. HMM states are matched by the
 // Hungarian assignment on the columns of U.
 func Eval(est, truth *Model) (*Metrics, error) {
-	if err := est.validate(); err != nil {
+	if err := models.CheckPair("markov", est, truth, (*Model).validate, (*Model).dims); err != nil {
 		return nil, err
-	}
-	if err := truth.validate(); err != nil {
-		return nil, err
-	}
-	if est.K != truth.K || est.D != truth.D {
-		return nil, fmt.Errorf("markov: fitted model is k=%d, d=%d but the truth is k=%d, d=%d", est.K, est.D, truth.K, truth.D)
 	}
 	k := truth.K
 	perm := make([]int, k)

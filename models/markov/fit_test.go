@@ -1,4 +1,4 @@
-package markov
+package markov_test
 
 import (
 	"context"
@@ -8,27 +8,23 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/bench/models/memtest"
-
+	"github.com/streamfit/streamfit/models/markov"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
-
-func truthOf(t synth.SnapshotTruth) *Model {
-	return &Model{Model: t.Model, K: t.K, D: t.D, Alpha0: t.Alpha0, R: t.R, Pi: t.Pi, P: t.P, T: t.T, U: t.U, UT: t.UT, Sigma2: t.Sigma2}
-}
 
 func TestFitChainRecovers(t *testing.T) {
 	src, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: 20000, PerSet: 10, K: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := truthOf(src.Truth)
+	tr := &src.Truth
 	for _, r := range []float64{0.3, 0} {
-		m, err := FitChain(context.Background(), src, Config{Alpha0: 1, R: r, Seed: 3, Workers: 2})
+		m, err := markov.FitChain(context.Background(), src, markov.Config{Alpha0: 1, R: r, Seed: 3, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := Eval(m, tr)
+		ev, err := markov.Eval(m, tr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,11 +45,11 @@ func TestFitHMMRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := FitHMM(context.Background(), src, Config{K: 3, Alpha0: 1, R: 0.3, Seed: 3, Workers: 2})
+	m, err := markov.FitHMM(context.Background(), src, markov.Config{K: 3, Alpha0: 1, R: 0.3, Seed: 3, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Eval(m, truthOf(src.Truth))
+	ev, err := markov.Eval(m, &src.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +62,14 @@ func TestFitHMMRecovers(t *testing.T) {
 func TestFitErrors(t *testing.T) {
 	ctx := context.Background()
 	rows := &stream.Dense{Rows: 4, Cols: 2, Data: []float64{1, 0, 0, 1, 1, 0, 0, 1}}
-	if _, err := FitChain(ctx, &stream.MemoryDense{All: rows}, Config{}); !errors.Is(err, stream.ErrSchema) || !strings.Contains(err.Error(), "set id") {
+	if _, err := markov.FitChain(ctx, &stream.MemoryDense{All: rows}, markov.Config{}); !errors.Is(err, stream.ErrSchema) || !strings.Contains(err.Error(), "set id") {
 		t.Errorf("missing ids: %v", err)
 	}
 	small := &stream.Dense{Rows: 4, Cols: 2, Data: rows.Data, Group: []int64{1, 1, 2, 2}}
-	if _, err := FitChain(ctx, &stream.MemoryDense{All: small}, Config{}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "at least 3") {
+	if _, err := markov.FitChain(ctx, &stream.MemoryDense{All: small}, markov.Config{}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "at least 3") {
 		t.Errorf("small sets: %v", err)
 	}
-	if _, err := FitHMM(ctx, &stream.MemoryDense{All: small}, Config{K: 3}); err == nil || !strings.Contains(err.Error(), "k ≤ d") {
+	if _, err := markov.FitHMM(ctx, &stream.MemoryDense{All: small}, markov.Config{K: 3}); err == nil || !strings.Contains(err.Error(), "k ≤ d") {
 		t.Errorf("k > d: %v", err)
 	}
 }
@@ -92,11 +88,11 @@ func TestFitHMMPairsCloseWeights(t *testing.T) {
 	// r given (the command), and r unknown (pairings compared by
 	// their scans).
 	for _, r := range []float64{0.3, 0} {
-		m, err := FitHMM(context.Background(), src, Config{K: 3, R: r, Seed: 3, Workers: 2})
+		m, err := markov.FitHMM(context.Background(), src, markov.Config{K: 3, R: r, Seed: 3, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := Eval(m, truthOf(src.Truth))
+		ev, err := markov.Eval(m, &src.Truth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,11 +115,11 @@ func TestFitHMMScansR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := FitHMM(context.Background(), src, Config{K: 5, Seed: 1, Workers: 2})
+	m, err := markov.FitHMM(context.Background(), src, markov.Config{K: 5, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Eval(m, truthOf(src.Truth))
+	ev, err := markov.Eval(m, &src.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +138,11 @@ func TestScanStepsAroundPole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := FitChain(context.Background(), src, Config{Seed: 3, Workers: 2})
+	m, err := markov.FitChain(context.Background(), src, markov.Config{Seed: 3, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Eval(m, truthOf(src.Truth))
+	ev, err := markov.Eval(m, &src.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +171,7 @@ func TestMemoryIndependentOfRows(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = FitHMM(context.Background(), src, Config{K: 3, R: 0.3, Seed: 1})
+		_, err = markov.FitHMM(context.Background(), src, markov.Config{K: 3, R: 0.3, Seed: 1})
 		return err
 	})
 }
@@ -187,20 +183,20 @@ func TestConfigErrors(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, c := range []struct {
-		cfg  Config
+		cfg  markov.Config
 		want string
 	}{
-		{Config{K: 2, Alpha0: -1}, "alpha0"},
-		{Config{K: 2, Sigma2: -2}, "sigma2"},
-		{Config{K: 2, R: 1.5}, "r=1.5"},
-		{Config{K: 2, Solver: "magic"}, "magic"},
+		{markov.Config{K: 2, Alpha0: -1}, "alpha0"},
+		{markov.Config{K: 2, Sigma2: -2}, "sigma2"},
+		{markov.Config{K: 2, R: 1.5}, "r=1.5"},
+		{markov.Config{K: 2, Solver: "magic"}, "magic"},
 	} {
-		if _, err := FitHMM(ctx, src, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := markov.FitHMM(ctx, src, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an error naming %s", c.cfg, err, c.want)
 		}
 	}
 	// Real-valued rows are not a chain's one-hot states.
-	if _, err := FitChain(ctx, src, Config{}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "one-hot") || !strings.Contains(err.Error(), "row 0") {
+	if _, err := markov.FitChain(ctx, src, markov.Config{}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "one-hot") || !strings.Contains(err.Error(), "row 0") {
 		t.Errorf("non-one-hot rows: %v", err)
 	}
 }
@@ -228,11 +224,11 @@ func TestFitChainManyStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := FitChain(context.Background(), src, Config{R: 0.3, Seed: 3, Workers: 2})
+	m, err := markov.FitChain(context.Background(), src, markov.Config{R: 0.3, Seed: 3, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Eval(m, truthOf(src.Truth))
+	ev, err := markov.Eval(m, &src.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}

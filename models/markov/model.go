@@ -1,7 +1,9 @@
 package markov
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/streamfit/streamfit/models"
 )
@@ -9,8 +11,8 @@ import (
 // Model is a fitted (or true) chain learned from snapshots. Matrices are
 // stored as rows: P[i][j] = Pr(next state i | state j) (column-stochastic P,
 // as in 001), T likewise, and U[i], UT[i] are the columns Uᵢ and (UT)ᵢ of the
-// observation matrices. The JSON names are those of the generator's truth
-// files (synth.SnapshotTruth), so a truth file reads as a Model.
+// observation matrices. The generator (stream/synth) writes its truth files
+// as this type.
 type Model struct {
 	Model  string      `json:"model"` // "markov" or "hmm-snapshot"
 	K      int         `json:"k"`
@@ -38,6 +40,47 @@ type ScanPoint struct {
 	Neg float64 `json:"neg"`
 	// Pole marks r within the skipped window of a pole of rI + (1−r)T.
 	Pole bool `json:"pole,omitempty"`
+}
+
+// scanJSON is ScanPoint as written: Dist and Neg are +Inf where P(r) has
+// a column that does not sum to a positive number, and JSON has no
+// infinity, so they are written as null there.
+type scanJSON struct {
+	R    float64  `json:"r"`
+	Dist *float64 `json:"dist"`
+	Neg  *float64 `json:"neg"`
+	Pole bool     `json:"pole,omitempty"`
+}
+
+// finiteOrNil is &x for a finite x and nil otherwise.
+func finiteOrNil(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+// valueOrInf is *p, or +Inf for nil.
+func valueOrInf(p *float64) float64 {
+	if p == nil {
+		return math.Inf(1)
+	}
+	return *p
+}
+
+// MarshalJSON writes the point with an infinite Dist or Neg as null.
+func (p ScanPoint) MarshalJSON() ([]byte, error) {
+	return json.Marshal(scanJSON{R: p.R, Dist: finiteOrNil(p.Dist), Neg: finiteOrNil(p.Neg), Pole: p.Pole})
+}
+
+// UnmarshalJSON reads a point written by MarshalJSON (null is +Inf).
+func (p *ScanPoint) UnmarshalJSON(b []byte) error {
+	var s scanJSON
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*p = ScanPoint{R: s.R, Dist: valueOrInf(s.Dist), Neg: valueOrInf(s.Neg), Pole: s.Pole}
+	return nil
 }
 
 // Stats describe a fit.
@@ -70,6 +113,8 @@ func (m *Model) Write(path string) error { return models.WriteJSON(path, m) }
 func Read(path string) (*Model, error) {
 	return models.ReadJSON(path, "a markov model", (*Model).validate)
 }
+
+func (m *Model) dims() (k, d int) { return m.K, m.D }
 
 func (m *Model) validate() error {
 	if len(m.Pi) != m.K || len(m.P) != m.K {

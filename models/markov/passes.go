@@ -23,9 +23,9 @@ import (
 //	        merged pass 1, which it carries.
 //
 // Every set adds its own partial sums, so shards cut at any set boundary
-// (row groups or row ranges that do not split a set) merge exactly; a set
-// cut in two would count as two. The passes read the rows in order, on one
-// worker. The r scan runs on the fit from the merged pass 2.
+// merge exactly; a shard owns the sets that begin in it (shard.Part.Groups),
+// so a cut inside a set is moved to the set's end. The passes read the rows
+// in order, on one worker. The r scan runs on the fit from the merged pass 2.
 
 // params are the settings of a fit its statistics depend on.
 type params struct {

@@ -1,4 +1,4 @@
-package multiview
+package multiview_test
 
 import (
 	"context"
@@ -7,13 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
-
-func truthModel(t synth.MultiViewTruth) *Model {
-	return &Model{Model: t.Model, K: t.K, D: t.D, Views: t.Views, Weights: t.Weights, Means: t.Means}
-}
 
 // Cross-moment errors are about σ·|μ|/√n ≈ 0.01 at n = 60000; the
 // symmetrisation (two pseudo-inverses) and whitening multiply that by a
@@ -22,11 +19,11 @@ func TestFitRecovers(t *testing.T) {
 	cases := []struct {
 		name string
 		gen  synth.MultiViewConfig
-		cfg  Config
+		cfg  multiview.Config
 		tol  float64
 	}{
-		{"square", synth.MultiViewConfig{Rows: 60000, Dims: [3]int{3, 3, 3}, K: 3, Seed: 1}, Config{K: 3, Seed: 2}, 0.06},
-		{"tall", synth.MultiViewConfig{Rows: 60000, Dims: [3]int{8, 6, 10}, K: 4, Seed: 3}, Config{K: 4, Seed: 2, Workers: 2}, 0.06},
+		{"square", synth.MultiViewConfig{Rows: 60000, Dims: [3]int{3, 3, 3}, K: 3, Seed: 1}, multiview.Config{K: 3, Seed: 2}, 0.06},
+		{"tall", synth.MultiViewConfig{Rows: 60000, Dims: [3]int{8, 6, 10}, K: 4, Seed: 3}, multiview.Config{K: 4, Seed: 2, Workers: 2}, 0.06},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,11 +33,11 @@ func TestFitRecovers(t *testing.T) {
 			}
 			cfg := c.cfg
 			cfg.Views = src.Truth.Views
-			m, err := Fit(context.Background(), src, cfg)
+			m, err := multiview.Fit(context.Background(), src, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := Eval(m, truthModel(src.Truth))
+			ev, err := multiview.Eval(m, &src.Truth)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,15 +59,15 @@ func TestEqualSplitDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Fit(context.Background(), src, Config{K: 2, Seed: 1, Workers: 2})
+	a, err := multiview.Fit(context.Background(), src, multiview.Config{K: 2, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Fit(context.Background(), src, Config{K: 2, Seed: 1, Workers: 2})
+	b, err := multiview.Fit(context.Background(), src, multiview.Config{K: 2, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Eval(a, truthModel(src.Truth))
+	ev, err := multiview.Eval(a, &src.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,19 +92,19 @@ func TestErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		src  stream.DenseSource
-		cfg  Config
+		cfg  multiview.Config
 		want string
 		is   error
 	}{
-		{"nan", &stream.MemoryDense{All: &stream.Dense{Rows: 10, Cols: 6, Data: bad}}, Config{K: 1}, "row 4", stream.ErrValue},
-		{"k>d", good, Config{K: 3}, "k ≤ d", nil},
-		{"views", good, Config{K: 1, Views: [][]int{{0}, {1}}}, "need 3", nil},
-		{"overlap", good, Config{K: 1, Views: [][]int{{0, 1}, {1, 2}, {3}}}, "two views", nil},
-		{"range", good, Config{K: 1, Views: [][]int{{0}, {1}, {9}}}, "column 9", nil},
+		{"nan", &stream.MemoryDense{All: &stream.Dense{Rows: 10, Cols: 6, Data: bad}}, multiview.Config{K: 1}, "row 4", stream.ErrValue},
+		{"k>d", good, multiview.Config{K: 3}, "k ≤ d", nil},
+		{"views", good, multiview.Config{K: 1, Views: [][]int{{0}, {1}}}, "need 3", nil},
+		{"overlap", good, multiview.Config{K: 1, Views: [][]int{{0, 1}, {1, 2}, {3}}}, "two views", nil},
+		{"range", good, multiview.Config{K: 1, Views: [][]int{{0}, {1}, {9}}}, "column 9", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Fit(context.Background(), c.src, c.cfg)
+			_, err := multiview.Fit(context.Background(), c.src, c.cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
 			}
@@ -126,11 +123,11 @@ func TestRandomViewsGMM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Fit(context.Background(), src, Config{K: 3, RandomViews: true, Seed: 3, Workers: 2})
+	m, err := multiview.Fit(context.Background(), src, multiview.Config{K: 3, RandomViews: true, Seed: 3, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := &Model{Model: "multiview", K: 3, D: 24, Views: m.Views, Weights: src.Truth.Weights, Means: make([][][]float64, 3)}
+	truth := &multiview.Model{Model: "multiview", K: 3, D: 24, Views: m.Views, Weights: src.Truth.Weights, Means: make([][][]float64, 3)}
 	for v, cols := range m.Views {
 		truth.Means[v] = make([][]float64, 3)
 		for i := range 3 {
@@ -139,7 +136,7 @@ func TestRandomViewsGMM(t *testing.T) {
 			}
 		}
 	}
-	ev, err := Eval(m, truth)
+	ev, err := multiview.Eval(m, truth)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,9 @@ type TriplePlan struct {
 	// Triples returns one worker's function that calls fn with the triples
 	// of a batch (row i of x₁, x₂, x₃ is triple i), or with what it holds
 	// at the end of an Ordered pass (b nil), and adds the groups (sequences)
-	// the batch begins to *groups.
-	Triples func() func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64) error
+	// the batch begins to *groups. It may call commit to hand on the sums of
+	// the triples before (see implicit.BatchFunc).
+	Triples func() func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64, commit func() error) error
 	// Ordered makes the passes ordered (see implicit.Pass).
 	Ordered bool
 }
@@ -53,13 +54,13 @@ func (p *TriplePlan) First(d int) (*implicit.Pass, error) {
 		Ordered: p.Ordered,
 		Worker: func() implicit.BatchFunc {
 			triples := p.Triples()
-			return func(b *stream.Dense, out [][]float64, _ func() error) error {
+			return func(b *stream.Dense, out [][]float64, commit func() error) error {
 				return triples(b, func(x1, x2, x3 blas64.General) {
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x1, x2, 1, blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: out[0]})
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x2, 1, blas64.General{Rows: d3, Cols: d2, Stride: d2, Data: out[1]})
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, x3, x1, 1, blas64.General{Rows: d3, Cols: d1, Stride: d1, Data: out[2]})
 					out[3][0] += float64(x1.Rows)
-				}, &out[4][0])
+				}, &out[4][0], commit)
 			}
 		},
 	}, nil
@@ -135,11 +136,11 @@ func (p *TriplePlan) pass2(fixed []implicit.Fixed) (*implicit.Pass, error) {
 		Worker: func() implicit.BatchFunc {
 			triples := p.Triples()
 			var sc tripleScratch
-			return func(b *stream.Dense, out [][]float64, _ func() error) error {
+			return func(b *stream.Dense, out [][]float64, commit func() error) error {
 				return triples(b, func(x1, x2, x3 blas64.General) {
 					sc.add(x1, x2, x3, cs.p1t, cs.p2t, cs.wm, out[0])
 					out[1][0] += float64(x1.Rows)
-				}, &out[2][0])
+				}, &out[2][0], commit)
 			}
 		},
 	}, nil
@@ -228,9 +229,9 @@ func (p *Plan) triplePlan(d int) (*TriplePlan, error) {
 	return &TriplePlan{
 		Header: implicit.StatsHeader{Model: "multiview", D: d, K: cfg.K, Params: pj},
 		Dims:   dims,
-		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64) error {
+		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {
 			v := newViewCutter(path, d, views, rot)
-			return func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), _ *float64) error {
+			return func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), _ *float64, _ func() error) error {
 				xs, err := v.cut(b)
 				if err != nil || b.Rows == 0 {
 					return err

@@ -17,6 +17,9 @@ type Dense struct {
 	// Plan returns the model's planner with the fit's settings, naming path
 	// (an input file) in its errors.
 	Plan func(path string) implicit.Planner
+	// Grouped makes every shard own whole groups of rows (Part.Groups):
+	// for the models whose passes read sequences or sets in order.
+	Grouped bool
 }
 
 // Basiser is implemented by planners whose passes after the first project
@@ -61,6 +64,7 @@ func (m Dense) run(ctx context.Context, parts []Part, o stream.Options, pass fun
 	}
 	var total *implicit.DenseStats
 	for _, part := range parts {
+		part.Groups = part.Groups || m.Grouped
 		src, desc, err := OpenDense(part, o)
 		if err != nil {
 			return nil, err
@@ -185,20 +189,26 @@ func (m Dense) Append(ctx context.Context, last *implicit.DenseStats, parts []Pa
 
 // MergeFiles reads the dense statistics files at paths and merges them.
 func MergeFiles(paths []string) (*implicit.DenseStats, error) {
+	return mergeFiles(paths, implicit.ReadDenseStats, (*implicit.DenseStats).Merge)
+}
+
+// mergeFiles reads the statistics files at paths with read and merges them
+// in order with merge; a *MergeError names the file a merge refused.
+func mergeFiles[S any](paths []string, read func(string) (*S, error), merge func(total, o *S) error) (*S, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no statistics to merge")
 	}
-	total, err := implicit.ReadDenseStats(paths[0])
+	total, err := read(paths[0])
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range paths[1:] {
-		o, err := implicit.ReadDenseStats(p)
+		o, err := read(p)
 		if err != nil {
 			return nil, err
 		}
-		if err := total.Merge(o); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+		if err := merge(total, o); err != nil {
+			return nil, &MergeError{Path: p, Err: err}
 		}
 	}
 	return total, nil

@@ -12,5 +12,9 @@
 // (row groups, or row ranges that begin and end at multiples of the batch
 // size within a row group) give, merged in any order, the statistics of
 // their union bit for bit, and a fit from them the model of a fit over the
-// union.
+// union. The models that read groups of rows in order (an HMM's sequences,
+// snapshot sets) follow the rule Hadoop's input splits follow for records
+// across block boundaries: a shard owns every group whose first row lies in
+// its range (Part.Groups), so shards cut inside a group merge exactly too,
+// with no state shared between shards.
 package shard

@@ -205,3 +205,47 @@ func (e *MergeError) Error() string { return e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns the merge's error.
 func (e *MergeError) Unwrap() error { return e.Err }
+
+// EMStats computes the statistics of the next EM pass of m (the spectral
+// fit, or the model of the pass before: lda.EMStep) over parts, as one
+// shard (lda.EMPassStats). Every part is recorded as an input of the
+// statistics. It reports lda.ErrEMDone when m's passes have ended.
+func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *models.Model) (*implicit.EMStats, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("no input")
+	}
+	var total *implicit.EMStats
+	for _, p := range parts {
+		st, err := func() (*implicit.EMStats, error) {
+			src, desc, err := OpenDocs(p, o)
+			if err != nil {
+				return nil, err
+			}
+			defer stream.Close(src)
+			st, err := lda.EMPassStats(ctx, src, m, w.Config)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p.Path, err)
+			}
+			st.Header.Inputs = []implicit.Input{desc}
+			return st, nil
+		}()
+		if err != nil {
+			return nil, err
+		}
+		if total == nil {
+			total = st
+		} else if err := total.Merge(st); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Path, err)
+		}
+	}
+	total.Header.Shards = 1
+	return total, nil
+}
+
+// MergeEMStatsFiles reads the statistics files of an EM pass at paths and
+// merges them (exactly, in any order); statistics of another pass or model,
+// and shards that share an input, are refused (a *MergeError names the
+// file).
+func MergeEMStatsFiles(paths []string) (*implicit.EMStats, error) {
+	return mergeFiles(paths, implicit.ReadEMStats, (*implicit.EMStats).Merge)
+}

@@ -9,11 +9,15 @@ import (
 	"github.com/streamfit/streamfit/models/multiview"
 )
 
-// GMM is the workflow of a Gaussian mixture fit with cfg on the exact path
-// (d ≤ cfg.ExactDim): pass 1 (first and second moments) takes no basis and
+// GMM is the workflow of a Gaussian mixture fit with cfg. On the exact path
+// (d ≤ cfg.ExactDim) pass 1 (first and second moments) takes no basis and
 // can always be appended to; pass 2 (whitened third moment) takes the
 // merged pass 1 as its basis, and an append to it checks the drift of the
-// whitening.
+// whitening. On the sketched path pass 1 (first moments and the sketch of
+// the second moment with the seed's test matrix) can be appended to; the
+// 1+PowerIters passes after it each take the range basis of the merged
+// pass before, and the last (whitened third moment) the merged last
+// sketch: none of these can be appended to.
 func GMM(cfg gmm.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &gmm.Plan{Config: cfg, Path: path} }}
 }
@@ -29,19 +33,20 @@ func Multiview(cfg multiview.Config) Dense {
 
 // HMM is the workflow of an HMM fit from sequences with cfg: the passes of
 // Multiview over the triples of consecutive steps (append to pass 1 only),
-// read in order, so a shard must begin at the start of a sequence (row
-// groups written whole sequences at a time, or row ranges at sequence
-// starts).
+// read in order. A shard owns the sequences that begin in it (Grouped).
 func HMM(cfg hmm.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }}
+	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }, Grouped: true}
 }
 
-// ICA is the workflow of an independent component fit with cfg on the
-// exact path (d ≤ cfg.ExactDim): pass 1 (moments up to the second) takes no
+// ICA is the workflow of an independent component fit with cfg. On the
+// exact path (d ≤ cfg.ExactDim) pass 1 (moments up to the second) takes no
 // basis and can always be appended to; pass 2 (whitened third-order
 // contraction) takes the merged pass 1; the polishing passes 3, 4, ... each
 // take the merged pass before (the solver's settings decide their columns).
-// Only pass 1 can be appended to.
+// On the sketched path 1+PowerIters passes of the covariance's range
+// finder, each taking the basis of the merged pass before, come between
+// pass 1 (first moments and the seed's sketch) and the whitened pass. Only
+// pass 1 can be appended to.
 func ICA(cfg ica.Config) Dense {
 	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }}
 }
@@ -51,7 +56,8 @@ func ICA(cfg ica.Config) Dense {
 // pair moments) takes no basis and can always be appended to; pass 2
 // (whitened within-set third moment) takes the merged pass 1 and cannot be
 // appended to (the fit takes the moments of pass 1 it carries). Every set
-// adds its own partial sums, read in order: a shard must not split a set.
+// adds its own partial sums, read in order; a shard owns the sets that
+// begin in it (Grouped).
 func Markov(cfg markov.Config, chain bool) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }}
+	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }, Grouped: true}
 }

@@ -23,6 +23,16 @@ type Part struct {
 	Rows *[2]int64
 	// Pieces, when set, is the range of row groups; only those are read.
 	Pieces *[2]int64
+	// Groups makes the part own whole groups of rows (the rows of one id
+	// of the group column: an HMM's sequences, snapshot sets): every group
+	// whose first row lies in the part, and no other. The rows of a group
+	// that begins before the part are skipped, and the part is read past
+	// its end to the last row of its last group, so the parts of any split
+	// of a file by rows or row groups own every group exactly once (the
+	// rule Hadoop's input splits follow for records across block
+	// boundaries). The range recorded as the statistics' provenance stays
+	// the part's. The workflows of the models that read groups set it.
+	Groups bool
 }
 
 // ErrRange reports a range of row groups that cannot be read (see
@@ -51,16 +61,35 @@ func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error
 }
 
 // OpenDense opens the sample rows of the part, and describes them for the
-// provenance of their statistics.
+// provenance of their statistics. With p.Groups the rows are those of the
+// groups the part owns (see Part).
 func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, error) {
 	pieces := func(path string, o stream.Options, first, end int) (stream.DenseSource, [2]int64, error) {
 		src, err := columnar.OpenDensePieces(path, o, first, end)
 		if err != nil {
 			return nil, [2]int64{}, err
 		}
-		return src, src.RowRange(), nil
+		if !p.Groups {
+			return src, src.RowRange(), nil
+		}
+		// The groups of the rows of the pieces: read from the row before
+		// them (the last of the piece before) to the end of the last group.
+		r := src.RowRange()
+		if err := src.Close(); err != nil {
+			return nil, r, err
+		}
+		all, err := columnar.OpenDensePieces(path, o, max(first-1, 0), -1)
+		if err != nil {
+			return nil, r, err
+		}
+		return groupRange{denseRange{src: all, r: r}}, r, nil
 	}
 	ranged := func(src stream.DenseSource, r [2]int64) stream.DenseSource { return denseRange{src: src, r: r} }
+	if p.Groups {
+		ranged = func(src stream.DenseSource, r [2]int64) stream.DenseSource {
+			return groupRange{denseRange{src: src, r: r}}
+		}
+	}
 	return openPart(p, o, pieces, stream.OpenDense, ranged)
 }
 
@@ -139,11 +168,20 @@ func cutRange[B batch](ctx context.Context, seq iter.Seq2[B, error], r [2]int64,
 				return
 			}
 		}
-		if ctx.Err() == nil && (end <= r[0] || (r[1] >= 0 && end < r[1])) {
+		if err := outside(ctx, end, r, unit); err != nil {
 			var none B
-			yield(none, fmt.Errorf("the input has %d %s: the range %s is not within them", end, unit, rangeString(r)))
+			yield(none, err)
 		}
 	}
+}
+
+// outside reports a range r that is not within the end rows (unit) of the
+// input read to its end (unless ctx ended the pass).
+func outside(ctx context.Context, end int64, r [2]int64, unit string) error {
+	if ctx.Err() == nil && (end <= r[0] || (r[1] >= 0 && end < r[1])) {
+		return fmt.Errorf("the input has %d %s: the range %s is not within them", end, unit, rangeString(r))
+	}
+	return nil
 }
 
 // rangeString writes a range as FIRST:END (FIRST: when it runs to the end).
@@ -211,16 +249,98 @@ func (d denseRange) Info() stream.Info {
 func (d denseRange) Close() error { return stream.Close(d.src) }
 
 func (d denseRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
-	return cutRange(ctx, d.src.Rows(ctx), d.r, "rows", func(b *stream.Dense) int64 { return b.Start }, func(b *stream.Dense, lo, hi int64) *stream.Dense {
-		sub := stream.NewDense(lo, b.Cols)
-		for i := lo; i < hi; i++ {
-			sub.AppendRow(b.Row(int(i - b.Start)))
-			if b.Group != nil {
-				sub.Group = append(sub.Group, b.Group[i-b.Start])
+	return cutRange(ctx, d.src.Rows(ctx), d.r, "rows", func(b *stream.Dense) int64 { return b.Start }, subDense)
+}
+
+// subDense returns a new batch of the rows [lo, hi) (counted in the file)
+// of b.
+func subDense(b *stream.Dense, lo, hi int64) *stream.Dense {
+	sub := stream.NewDense(lo, b.Cols)
+	for i := lo; i < hi; i++ {
+		sub.AppendRow(b.Row(int(i - b.Start)))
+		if b.Group != nil {
+			sub.Group = append(sub.Group, b.Group[i-b.Start])
+		}
+	}
+	return sub
+}
+
+// groupRange is the rows of the groups of src whose first row lies in the
+// rows r (r[1] < 0: to the end; see Part.Groups). src yields the rows
+// from the one before r[0] (or from an earlier one) on; batches keep its
+// boundaries, cut where the owned groups begin and end, so a group's rows
+// are batched as in a pass over the whole file. Rows without group ids
+// are each their own group: the part is then the rows r. A range not
+// within the rows of the file is an error, as for cutRange.
+type groupRange struct{ denseRange }
+
+// Info describes the rows read; their number is not known before the pass.
+func (g groupRange) Info() stream.Info {
+	info := g.src.Info()
+	info.Rows = -1
+	return info
+}
+
+func (g groupRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	return func(yield func(*stream.Dense, error) bool) {
+		r0, r1 := g.r[0], g.r[1]
+		if r1 < 0 {
+			r1 = math.MaxInt64
+		}
+		var (
+			end  int64 // rows seen
+			id   int64 // the group of the last row seen
+			seen bool  // a row was seen
+			own  bool  // the part owns the group of the last row seen
+		)
+		for b, err := range g.src.Rows(ctx) {
+			if err != nil {
+				yield(b, err)
+				return
+			}
+			s := b.Start
+			end = s + int64(b.Rows)
+			lo, hi := int64(-1), s // the rows of b the part owns
+			done := false
+			for i := s; i < end && !done; i++ {
+				fresh := b.Group == nil || !seen || b.Group[i-s] != id
+				if b.Group != nil {
+					id, seen = b.Group[i-s], true
+				}
+				switch {
+				case i < r0:
+					continue
+				case i < r1:
+					own = own || fresh
+				default:
+					own = own && !fresh
+					done = !own
+				}
+				if own {
+					if lo < 0 {
+						lo = i
+					}
+					hi = i + 1
+				}
+			}
+			if lo >= 0 && (lo > s || hi < end) {
+				c := subDense(b, lo, hi)
+				b.Release()
+				b = c
+			}
+			if lo < 0 {
+				b.Release()
+			} else if !yield(b, nil) {
+				return
+			}
+			if done {
+				return
 			}
 		}
-		return sub
-	})
+		if err := outside(ctx, end, g.r, "rows"); err != nil {
+			yield(nil, err)
+		}
+	}
 }
 
 // CoveredError refuses an append of an input (a part of a file) that the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/models/gmm"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -32,24 +33,15 @@ type GMMConfig struct {
 	Workers int
 }
 
-// GMMTruth is the model behind a generated GMM table. Its JSON field names are
-// those of the fitted model (models/gmm), so a truth file reads as a model.
-type GMMTruth struct {
-	Model     string         `json:"model"` // "gmm"
-	K         int            `json:"k"`
-	D         int            `json:"d"`
-	Weights   []float64      `json:"weights"`
-	Means     [][]float64    `json:"means"` // K rows of length D
-	Variances []float64      `json:"variances"`
-	Params    map[string]any `json:"params,omitempty"`
-}
-
 // GMM is a generated spherical-GMM table: a stream.DenseSource whose every pass
 // yields the same rows, drawn from Truth.
 type GMM struct {
-	Truth GMMTruth
-	gen   denseGen
-	comp  alias
+	// Truth is the model the rows are drawn from, as the fit returns it.
+	Truth gmm.Model
+	// Params records how the rows were generated.
+	Params map[string]any
+	gen    denseGen
+	comp   alias
 }
 
 // NewGMM draws the mixture (weights U(0.5,1.5) normalised, Gaussian mean
@@ -70,7 +62,7 @@ func NewGMM(cfg GMMConfig) (*GMM, error) {
 		return nil, fmt.Errorf("synth: sigma2=%g and sep=%g must be positive", cfg.Sigma2, cfg.Sep)
 	}
 	r := newRand(cfg.Seed, 0)
-	t := GMMTruth{Model: "gmm", K: cfg.K, D: cfg.D, Weights: weights(r, cfg.K),
+	t := gmm.Model{Model: "gmm", K: cfg.K, D: cfg.D, Weights: weights(r, cfg.K),
 		Means: gaussianColumns(r, cfg.K, cfg.D, cfg.Sep), Variances: make([]float64, cfg.K)}
 	for i := range t.Variances {
 		t.Variances[i] = cfg.Sigma2
@@ -78,8 +70,8 @@ func NewGMM(cfg GMMConfig) (*GMM, error) {
 			t.Variances[i] *= 0.5 + r.Float64()
 		}
 	}
-	t.Params = map[string]any{"rows": cfg.Rows, "sigma2": cfg.Sigma2, "differing": cfg.Differing, "sep": cfg.Sep, "seed": cfg.Seed}
-	g := &GMM{Truth: t}
+	params := map[string]any{"rows": cfg.Rows, "sigma2": cfg.Sigma2, "differing": cfg.Differing, "sep": cfg.Sep, "seed": cfg.Seed}
+	g := &GMM{Truth: t, Params: params}
 	g.comp.build(t.Weights)
 	sd := make([]float64, cfg.K)
 	for i, v := range t.Variances {
@@ -106,5 +98,6 @@ func (g *GMM) Info() stream.Info { return g.gen.info() }
 // Rows generates one pass over the table.
 func (g *GMM) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
 
-// Write stores the truth as indented JSON, atomically.
-func (t *GMMTruth) Write(path string) error { return writeJSON(path, t) }
+// WriteTruth stores Truth with Params as indented JSON, atomically: a
+// file that reads as a model (streamfit eval --truth).
+func (g *GMM) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

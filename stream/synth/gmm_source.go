@@ -2,7 +2,6 @@ package synth
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -133,13 +132,4 @@ func gaussianColumns(r *rand.Rand, k, d int, scale float64) [][]float64 {
 		out[i] = v
 	}
 	return out
-}
-
-// writeJSON stores v as indented JSON at path, atomically.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return stream.WriteFileAtomic(path, append(b, '\n'))
 }

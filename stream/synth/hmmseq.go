@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/models/hmm"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -31,27 +32,13 @@ type HMMSeqConfig struct {
 	BatchRows, Workers int
 }
 
-// HMMSeqTruth is the model behind generated sequences, with the JSON names of
-// models/hmm's Model.
-type HMMSeqTruth struct {
-	Model string `json:"model"` // "hmm"
-	K     int    `json:"k"`
-	D     int    `json:"d"`
-	// O has K rows: row j is E[x | y = j] (column j of the observation matrix).
-	O [][]float64 `json:"O"`
-	// T is K×K with T[i][j] = Pr(y_{t+1} = i | y_t = j) (columns sum to 1).
-	T      [][]float64    `json:"T"`
-	Pi     []float64      `json:"pi"`
-	Params map[string]any `json:"params,omitempty"`
-}
-
-// Write stores the truth as indented JSON, atomically.
-func (t *HMMSeqTruth) Write(path string) error { return writeJSON(path, t) }
-
 // HMMSeq is a generated sequence table: a stream.DenseSource with sequence ids.
 type HMMSeq struct {
-	Truth HMMSeqTruth
-	gen   denseGen
+	// Truth is the model the rows are drawn from, as the fit returns it.
+	Truth hmm.Model
+	// Params records how the rows were generated.
+	Params map[string]any
+	gen    denseGen
 }
 
 // NewHMMSeq draws the chain and returns the table source.
@@ -74,7 +61,7 @@ func NewHMMSeq(cfg HMMSeqConfig) (*HMMSeq, error) {
 	}
 	k, d := cfg.K, cfg.D
 	r := newRand(cfg.Seed, 0)
-	t := HMMSeqTruth{Model: "hmm", K: k, D: d, Pi: weights(r, k), T: make([][]float64, k), O: make([][]float64, k)}
+	t := hmm.Model{Model: "hmm", K: k, D: d, Pi: weights(r, k), T: make([][]float64, k), O: make([][]float64, k)}
 	for i := range k {
 		t.T[i] = make([]float64, k)
 	}
@@ -94,8 +81,8 @@ func NewHMMSeq(cfg HMMSeqConfig) (*HMMSeq, error) {
 	} else {
 		t.O = gaussianColumns(r, k, d, 3)
 	}
-	t.Params = map[string]any{"seqs": cfg.Seqs, "len": cfg.Len, "discrete": cfg.Discrete, "sigma2": cfg.Sigma2, "stay": cfg.Stay, "seed": cfg.Seed}
-	g := &HMMSeq{Truth: t}
+	params := map[string]any{"seqs": cfg.Seqs, "len": cfg.Len, "discrete": cfg.Discrete, "sigma2": cfg.Sigma2, "stay": cfg.Stay, "seed": cfg.Seed}
+	g := &HMMSeq{Truth: t, Params: params}
 	start := &alias{}
 	start.build(t.Pi)
 	next := make([]alias, k)
@@ -141,3 +128,7 @@ func (g *HMMSeq) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *HMMSeq) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
+
+// WriteTruth stores Truth with Params as indented JSON, atomically: a
+// file that reads as a model (streamfit eval --truth).
+func (g *HMMSeq) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

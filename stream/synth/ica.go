@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/models/ica"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -27,26 +28,13 @@ type ICAConfig struct {
 	BatchRows, Workers int
 }
 
-// ICATruth is the model behind a generated ICA table, with the JSON names of
-// models/ica's Model.
-type ICATruth struct {
-	Model string `json:"model"` // "ica"
-	K     int    `json:"k"`
-	D     int    `json:"d"`
-	// Mixing has K rows, the columns of A (length D).
-	Mixing [][]float64 `json:"mixing"`
-	// Kurtosis are the sources' excess kurtoses E[h⁴] − 3.
-	Kurtosis []float64      `json:"kurtosis"`
-	Params   map[string]any `json:"params,omitempty"`
-}
-
-// Write stores the truth as indented JSON, atomically.
-func (t *ICATruth) Write(path string) error { return writeJSON(path, t) }
-
 // ICA is a generated ICA table: a stream.DenseSource drawn from Truth.
 type ICA struct {
-	Truth ICATruth
-	gen   denseGen
+	// Truth is the model the rows are drawn from, as the fit returns it.
+	Truth ica.Model
+	// Params records how the rows were generated.
+	Params map[string]any
+	gen    denseGen
 }
 
 // NewICA draws a Gaussian mixing matrix with unit-norm columns and returns the
@@ -61,15 +49,15 @@ func NewICA(cfg ICAConfig) (*ICA, error) {
 		return nil, fmt.Errorf("synth: sigma=%g is negative", cfg.Sigma)
 	}
 	r := newRand(cfg.Seed, 0)
-	t := ICATruth{Model: "ica", K: cfg.K, D: cfg.D, Mixing: gaussianColumns(r, cfg.K, cfg.D, 1), Kurtosis: make([]float64, cfg.K)}
+	t := ica.Model{Model: "ica", K: cfg.K, D: cfg.D, Mixing: gaussianColumns(r, cfg.K, cfg.D, 1), Kurtosis: make([]float64, cfg.K)}
 	for i := range t.Kurtosis {
 		t.Kurtosis[i] = 3
 		if i%2 == 0 {
 			t.Kurtosis[i] = -1.2
 		}
 	}
-	t.Params = map[string]any{"rows": cfg.Rows, "sigma": cfg.Sigma, "seed": cfg.Seed}
-	g := &ICA{Truth: t}
+	params := map[string]any{"rows": cfg.Rows, "sigma": cfg.Sigma, "seed": cfg.Seed}
+	g := &ICA{Truth: t, Params: params}
 	g.gen = denseGen{layout: "ica", items: cfg.Rows, rowsPer: 1, cols: cfg.D, seed: cfg.Seed}
 	g.gen.setup(cfg.BatchRows, cfg.Workers)
 	s3 := math.Sqrt(3)
@@ -105,3 +93,7 @@ func (g *ICA) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *ICA) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
+
+// WriteTruth stores Truth with Params as indented JSON, atomically: a
+// file that reads as a model (streamfit eval --truth).
+func (g *ICA) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/models"
 	"iter"
 	"math"
 	"runtime"
@@ -43,10 +44,14 @@ type LDAConfig struct {
 // Corpus is a generated corpus: a stream.DocSource whose every pass yields the
 // same documents, drawn from Truth.
 type Corpus struct {
-	Truth Truth
-	cfg   LDAConfig
-	words []alias  // one alias table per topic
-	vocab []string // the words, when drawn from themes
+	// Truth is the topic model the documents are drawn from, as a fit
+	// returns it.
+	Truth models.Model
+	// Params records how the documents were generated.
+	Params map[string]any
+	cfg    LDAConfig
+	words  []alias  // one alias table per topic
+	vocab  []string // the words, when drawn from themes
 }
 
 // NewLDA draws the topics and α of the model and returns the corpus source.
@@ -80,7 +85,7 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 		return nil, errors.New("synth: vocabulary too large for int32 term ids")
 	}
 	r := newRand(cfg.Seed, 0)
-	t := Truth{Model: "lda", K: cfg.K, D: cfg.Vocab, Alpha0: cfg.Alpha0, Alpha: make([]float64, cfg.K)}
+	t := models.Model{Model: "lda", K: cfg.K, D: cfg.Vocab, Alpha0: cfg.Alpha0, Alpha: make([]float64, cfg.K)}
 	var s float64
 	for i := range t.Alpha {
 		t.Alpha[i] = 0.5 + r.Float64()
@@ -103,8 +108,8 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 		}
 		c.words[i].build(t.Topics[i])
 	}
-	t.Params = map[string]any{"docs": cfg.Docs, "doc_len": cfg.DocLen, "beta": cfg.Beta, "seed": cfg.Seed}
 	c.Truth = t
+	c.Params = map[string]any{"docs": cfg.Docs, "doc_len": cfg.DocLen, "beta": cfg.Beta, "seed": cfg.Seed}
 	return c, nil
 }
 
@@ -183,3 +188,13 @@ func (s *scratch) add(w int32) {
 
 // finitePositive reports whether x is a finite number > 0 (not NaN).
 func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
+
+// WriteTruth stores Truth with Params as JSON, atomically, encoding the
+// topics one row at a time (a 100,000-word vocabulary with k=100 is 10⁷
+// probabilities): a file that reads as a model (models.Read, streamfit eval
+// --truth).
+func (c *Corpus) WriteTruth(path string) error {
+	head := c.Truth
+	head.Topics = nil
+	return writeTruth(path, &head, c.Params, c.Truth.Topics)
+}

@@ -2,11 +2,15 @@ package synth
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -202,21 +206,33 @@ func TestLDAAlphaAndLengths(t *testing.T) {
 	}
 }
 
+// The truth file reads as the model (models.Read), and records how the
+// documents were generated.
 func TestTruthRoundTrip(t *testing.T) {
 	c, err := NewLDA(LDAConfig{Docs: 10, Vocab: 20, K: 3, DocLen: 5, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "truth.json")
-	if err := c.Truth.Write(p); err != nil {
+	if err := c.WriteTruth(p); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadTruth(p)
+	got, err := models.Read(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.K != 3 || got.D != 20 || got.Topics[2][5] != c.Truth.Topics[2][5] || got.Alpha[1] != c.Truth.Alpha[1] {
+	if !reflect.DeepEqual(*got, c.Truth) {
 		t.Fatalf("truth changed in the round trip: %+v", got)
+	}
+	var params struct {
+		Params map[string]any `json:"params"`
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &params); err != nil || params.Params["seed"] != 2.0 || params.Params["docs"] != 10.0 {
+		t.Fatalf("params %v (%v) in %s", params.Params, err, b)
 	}
 }
 

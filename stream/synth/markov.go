@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"fmt"
+	"github.com/streamfit/streamfit/models/markov"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -44,31 +45,14 @@ type SnapshotConfig struct {
 	Workers   int
 }
 
-// SnapshotTruth is the model behind generated snapshots, with the JSON names
-// of models/markov's Model.
-type SnapshotTruth struct {
-	Model  string         `json:"model"` // "markov" or "hmm-snapshot"
-	K      int            `json:"k"`
-	D      int            `json:"d"`
-	Alpha0 float64        `json:"alpha0"`
-	R      float64        `json:"r"`
-	Pi     []float64      `json:"pi"`
-	P      [][]float64    `json:"P"`
-	T      [][]float64    `json:"T"`
-	U      [][]float64    `json:"U,omitempty"`
-	UT     [][]float64    `json:"UT,omitempty"`
-	Sigma2 float64        `json:"sigma2,omitempty"`
-	Params map[string]any `json:"params,omitempty"`
-}
-
-// Write stores the truth as indented JSON, atomically.
-func (t *SnapshotTruth) Write(path string) error { return writeJSON(path, t) }
-
 // Snapshots is a generated snapshot table: a stream.DenseSource with set ids.
 type Snapshots struct {
-	Truth SnapshotTruth
-	gen   denseGen
-	next  []alias // next[j]: distribution of the state after j
+	// Truth is the model the rows are drawn from, as the fit returns it.
+	Truth markov.Model
+	// Params records how the rows were generated.
+	Params map[string]any
+	gen    denseGen
+	next   []alias // next[j]: distribution of the state after j
 }
 
 // NewSnapshots draws (or takes) the chain and returns the table source.
@@ -136,7 +120,7 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 	}
 	tm.Mul(pm, &inv)
 	tm.Scale(cfg.R, &tm)
-	t := SnapshotTruth{Model: "markov", K: k, D: k, Alpha0: cfg.Alpha0, R: cfg.R, Pi: pi, P: p, T: matRows(&tm)}
+	t := markov.Model{Model: "markov", K: k, D: k, Alpha0: cfg.Alpha0, R: cfg.R, Pi: pi, P: p, T: matRows(&tm)}
 	var u *mat.Dense
 	if cfg.M > 0 {
 		t.Model, t.D, t.Sigma2 = "hmm-snapshot", cfg.M, cfg.Sigma2
@@ -153,8 +137,8 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 			t.UT[j] = mat.Col(nil, j, &ut)
 		}
 	}
-	t.Params = map[string]any{"sets": cfg.Sets, "per_set": cfg.PerSet, "seed": cfg.Seed}
-	s := &Snapshots{Truth: t, next: make([]alias, k)}
+	params := map[string]any{"sets": cfg.Sets, "per_set": cfg.PerSet, "seed": cfg.Seed}
+	s := &Snapshots{Truth: t, Params: params, next: make([]alias, k)}
 	for j := range k {
 		s.next[j].build(mat.Col(nil, j, pm))
 	}
@@ -369,3 +353,7 @@ func matRows(m *mat.Dense) [][]float64 {
 	}
 	return out
 }
+
+// WriteTruth stores Truth with Params as indented JSON, atomically: a
+// file that reads as a model (streamfit eval --truth).
+func (s *Snapshots) WriteTruth(path string) error { return writeTruth(path, &s.Truth, s.Params, nil) }

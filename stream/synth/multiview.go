@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/models/multiview"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -27,27 +28,14 @@ type MultiViewConfig struct {
 	BatchRows, Workers int
 }
 
-// MultiViewTruth is the model behind a generated table, with the JSON names
-// of models/multiview's Model.
-type MultiViewTruth struct {
-	Model   string    `json:"model"` // "multiview"
-	K       int       `json:"k"`
-	D       int       `json:"d"`
-	Views   [][]int   `json:"views"`
-	Weights []float64 `json:"weights"`
-	// Means[t] has K rows, the class means of view t.
-	Means  [][][]float64  `json:"means"`
-	Params map[string]any `json:"params,omitempty"`
-}
-
-// Write stores the truth as indented JSON, atomically.
-func (t *MultiViewTruth) Write(path string) error { return writeJSON(path, t) }
-
 // MultiView is a generated three-view table: a stream.DenseSource.
 type MultiView struct {
-	Truth MultiViewTruth
-	gen   denseGen
-	comp  alias
+	// Truth is the model the rows are drawn from, as the fit returns it.
+	Truth multiview.Model
+	// Params records how the rows were generated.
+	Params map[string]any
+	gen    denseGen
+	comp   alias
 }
 
 // NewMultiView draws the weights (U(0.5,1.5) normalised) and Gaussian means of
@@ -74,7 +62,7 @@ func NewMultiView(cfg MultiViewConfig) (*MultiView, error) {
 	}
 	r := newRand(cfg.Seed, 0)
 	d := cfg.Dims[0] + cfg.Dims[1] + cfg.Dims[2]
-	t := MultiViewTruth{Model: "multiview", K: cfg.K, D: d, Weights: weights(r, cfg.K), Views: make([][]int, 3), Means: make([][][]float64, 3)}
+	t := multiview.Model{Model: "multiview", K: cfg.K, D: d, Weights: weights(r, cfg.K), Views: make([][]int, 3), Means: make([][][]float64, 3)}
 	off := 0
 	for v, dv := range cfg.Dims {
 		for j := range dv {
@@ -83,8 +71,8 @@ func NewMultiView(cfg MultiViewConfig) (*MultiView, error) {
 		off += dv
 		t.Means[v] = gaussianColumns(r, cfg.K, dv, cfg.Sep)
 	}
-	t.Params = map[string]any{"rows": cfg.Rows, "sigma2": cfg.Sigma2, "sep": cfg.Sep, "seed": cfg.Seed}
-	g := &MultiView{Truth: t}
+	params := map[string]any{"rows": cfg.Rows, "sigma2": cfg.Sigma2, "sep": cfg.Sep, "seed": cfg.Seed}
+	g := &MultiView{Truth: t, Params: params}
 	g.comp.build(t.Weights)
 	sd := math.Sqrt(cfg.Sigma2)
 	g.gen = denseGen{layout: "multiview", items: cfg.Rows, rowsPer: 1, cols: d, seed: cfg.Seed}
@@ -108,3 +96,7 @@ func (g *MultiView) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *MultiView) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
+
+// WriteTruth stores Truth with Params as indented JSON, atomically: a
+// file that reads as a model (streamfit eval --truth).
+func (g *MultiView) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

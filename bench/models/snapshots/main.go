@@ -49,9 +49,7 @@ func main() {
 			log.Fatal(err)
 		}
 		secs := time.Since(start).Seconds()
-		t := src.Truth
-		truth := &markov.Model{Model: t.Model, K: t.K, D: t.D, Alpha0: t.Alpha0, R: t.R, Pi: t.Pi, P: t.P, T: t.T, U: t.U, UT: t.UT, Sigma2: t.Sigma2}
-		ev, err := markov.Eval(m, truth)
+		ev, err := markov.Eval(m, &src.Truth)
 		if err != nil {
 			log.Fatal(err)
 		}

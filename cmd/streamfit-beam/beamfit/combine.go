@@ -9,19 +9,23 @@ import (
 )
 
 // statsAcc is the accumulator of mergeFn: the statistics merged so far, of
-// LDA (st) or of a dense model (dense); both nil: none yet, or only empty
-// inputs.
+// LDA (st), of a dense model (dense) or of an EM pass (em); all nil: none
+// yet, or only empty inputs.
 type statsAcc struct {
 	st    *implicit.Stats
 	dense *implicit.DenseStats
+	em    *implicit.EMStats
 }
 
 // encodeAcc and decodeAcc are the Beam coder of statsAcc: the statistics
 // file format, exact totals included, so that a runner may ship partial
 // merges between workers without changing the result.
 func encodeAcc(a statsAcc) ([]byte, error) {
-	if a.dense != nil {
+	switch {
+	case a.dense != nil:
 		return encode(context.Background(), a.dense)
+	case a.em != nil:
+		return encode(context.Background(), a.em)
 	}
 	if a.st == nil {
 		return nil, nil
@@ -32,18 +36,23 @@ func encodeAcc(a statsAcc) ([]byte, error) {
 // decodeAcc parses statistics of either kind; no bytes are none.
 func decodeAcc(b []byte) (statsAcc, error) {
 	st, err := decode(b)
-	if errors.Is(err, implicit.ErrStatsModel) {
-		d, err := implicit.DecodeDenseStats(b)
+	if !errors.Is(err, implicit.ErrStatsModel) {
+		return statsAcc{st: st}, err
+	}
+	d, err := implicit.DecodeDenseStats(b)
+	if !errors.Is(err, implicit.ErrStatsModel) {
 		return statsAcc{dense: d}, err
 	}
-	return statsAcc{st: st}, err
+	em, err := implicit.DecodeEMStats(b)
+	return statsAcc{em: em}, err
 }
 
 // empty reports whether a holds no statistics.
-func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil }
+func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil && a.em == nil }
 
 // mergeFn is the Beam combiner of shard statistics: its merge is the
-// library's (implicit.Stats.Merge, implicit.DenseStats.Merge), exact and
+// library's (implicit.Stats.Merge, implicit.DenseStats.Merge,
+// implicit.EMStats.Merge), exact and
 // independent of the order and grouping the runner chooses, and it refuses
 // what `streamfit merge` refuses (statistics of another fit, or covering an
 // input twice). Empty inputs (a power pass not taken) are skipped.
@@ -73,8 +82,10 @@ func (*mergeFn) MergeAccumulators(a, b statsAcc) (statsAcc, error) {
 		err = a.st.Merge(b.st)
 	case a.dense != nil && b.dense != nil:
 		err = a.dense.Merge(b.dense)
+	case a.em != nil && b.em != nil:
+		err = a.em.Merge(b.em)
 	default:
-		err = errors.New("statistics of a topic model and of a dense model")
+		err = errors.New("statistics of different kinds (a topic model's, a dense model's, an EM pass's)")
 	}
 	if err != nil {
 		return a, fmt.Errorf("merge: %w", err)

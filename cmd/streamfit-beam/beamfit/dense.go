@@ -3,37 +3,107 @@ package beamfit
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
+	"github.com/streamfit/streamfit/models/markov"
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
-// dense reports whether the fit is of a dense model (the GMM), whose passes
-// are those of its shard workflow (shard.GMM): pass 1 (first and second
-// moments), then pass 2 (the whitened third moment) against the merged
-// pass 1.
-func (s Settings) dense() bool { return s.Model == "gmm" }
+// DenseModels are the dense models the pipeline fits (Settings.Model),
+// through their shard workflows (models/shard): the Gaussian mixture, ICA,
+// the three-view mixture, the HMM of sequences, and the Markov chain and
+// HMM of snapshot sets.
+var DenseModels = []string{"gmm", "ica", "multiview", "hmm", "markov", "hmm-snapshot"}
 
-// gmmConfig is the gmm.Config of the settings, as `streamfit stats` and
-// `fit gmm` build it from their flags.
+// dense reports whether the fit is of a dense model, whose passes are
+// those of its shard workflow: pass 1, then each pass against the merged
+// pass before, until the statistics hold all the fit needs.
+func (s Settings) dense() bool { return slices.Contains(DenseModels, s.Model) }
+
+// grouped reports whether the model reads rows in groups (sequences,
+// snapshot sets) that a work unit must not split: its units are whole
+// files.
+func (s Settings) grouped() bool {
+	return s.Model == "hmm" || s.Model == "markov" || s.Model == "hmm-snapshot"
+}
+
+// denseStages is the number of passes the pipeline has room for: two, and
+// for ICA its polishing passes too (pass 3 with the solver's columns, then
+// up to ica's default cap of 2 polishing steps; a pass after the last the
+// fit needs reads nothing).
+func (s Settings) denseStages() int {
+	if s.Model == "ica" {
+		return 4
+	}
+	return 2
+}
+
+// The configurations of the dense models, as `streamfit stats` and
+// `streamfit fit MODEL` build them from their flags.
+
 func (s Settings) gmmConfig() gmm.Config {
 	return gmm.Config{K: s.K, Differing: s.Differing, Sigma2: s.Sigma2, ExactDim: s.ExactDim,
 		Oversample: s.Oversample, PowerIters: s.PowerIters, Solver: s.Solver, Restarts: s.Restarts,
 		Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
 }
 
+func (s Settings) icaConfig() ica.Config {
+	return ica.Config{K: s.K, ExactDim: s.ExactDim, Oversample: s.Oversample, PowerIters: s.PowerIters,
+		Solver: s.Solver, Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
+}
+
+func (s Settings) multiviewConfig() multiview.Config {
+	return multiview.Config{K: s.K, Views: s.Views, RandomViews: s.RandomViews, Rotate: s.Rotate, Solver: s.Solver,
+		Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
+}
+
+func (s Settings) hmmConfig() hmm.Config {
+	return hmm.Config{K: s.K, Windows: s.Windows, Discrete: s.Discrete, Solver: s.Solver,
+		Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed}
+}
+
+func (s Settings) markovConfig() markov.Config {
+	return markov.Config{K: s.K, Alpha0: s.Alpha0, R: s.R, Sigma2: s.Sigma2, Solver: s.Solver,
+		Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
+}
+
+// workflow is the shard workflow of the dense model.
+func (s Settings) workflow() shard.Dense {
+	switch s.Model {
+	case "ica":
+		return shard.ICA(s.icaConfig())
+	case "multiview":
+		return shard.Multiview(s.multiviewConfig())
+	case "hmm":
+		return shard.HMM(s.hmmConfig())
+	case "markov", "hmm-snapshot":
+		return shard.Markov(s.markovConfig(), s.Model == "markov")
+	}
+	return shard.GMM(s.gmmConfig())
+}
+
 // denseUnitStats computes the encoded statistics of a dense model's pass
 // over the sample rows of u, read with o: pass 1 when basis is nil, else
-// the pass after the merged statistics basis. They record u as their
-// input.
+// the pass after the merged statistics basis, or none (no bytes) when basis
+// holds all the fit needs. They record u as their input.
 func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implicit.DenseStats, s Settings) ([]byte, error) {
+	w := s.workflow()
+	if basis != nil {
+		if last, err := w.Last(ctx, basis); err != nil || last {
+			return nil, err
+		}
+	}
 	part := shard.Part{Path: u.Input.Path}
 	if u.Piece >= 0 {
 		part.Pieces = &[2]int64{int64(u.Piece), int64(u.Piece) + 1}
 	}
-	st, err := shard.GMM(s.gmmConfig()).Stats(ctx, []shard.Part{part}, o, basis)
+	st, err := w.Stats(ctx, []shard.Part{part}, o, basis)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", u, err)
 	}
@@ -44,19 +114,52 @@ func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implic
 	return encode(ctx, st)
 }
 
-// writeDense is write for the merged statistics of a dense model: the
-// model is fitted by gmm.FitStats, as `streamfit fit gmm --from-stats`
-// does.
+// writeDense is write for the merged statistics of a dense model's last
+// pass: the model is fitted by the model's FitStats, as `streamfit fit
+// MODEL --from-stats` does.
 func (o Output) writeDense(ctx context.Context, st *implicit.DenseStats) error {
 	st.Header.Inputs = coalesce(st.Header.Inputs)
 	return o.outputs(func() error { return implicit.WriteDenseStats(ctx, o.Stats, st) }, func() error {
-		m, err := gmm.FitStats(ctx, st, o.Fit.gmmConfig())
+		write, err := o.Fit.fitDense(ctx, st, o.NoTiming)
 		if err != nil {
 			return err
 		}
-		if o.NoTiming {
-			m.Stats.Seconds = 0
-		}
-		return m.Write(o.Model)
+		return write(o.Model)
 	})
+}
+
+// fitDense fits the dense model from the merged statistics of its last
+// pass and returns the function that writes it; noTiming leaves the fit's
+// wall time out.
+func (s Settings) fitDense(ctx context.Context, st *implicit.DenseStats, noTiming bool) (func(string) error, error) {
+	switch s.Model {
+	case "ica":
+		return fitted(ica.FitStats(ctx, st, s.icaConfig()))(func(m *ica.Model) { zero(noTiming, &m.Stats.Seconds) })
+	case "multiview":
+		return fitted(multiview.FitStats(ctx, st, s.multiviewConfig()))(func(m *multiview.Model) { zero(noTiming, &m.Stats.Seconds) })
+	case "hmm":
+		return fitted(hmm.FitStats(ctx, st, s.hmmConfig()))(func(m *hmm.Model) { zero(noTiming, &m.Stats.Seconds) })
+	case "markov", "hmm-snapshot":
+		return fitted(markov.FitStats(ctx, st, s.markovConfig()))(func(m *markov.Model) { zero(noTiming, &m.Stats.Seconds) })
+	}
+	return fitted(gmm.FitStats(ctx, st, s.gmmConfig()))(func(m *gmm.Model) { zero(noTiming, &m.Stats.Seconds) })
+}
+
+// fitted turns a fit's result into fitDense's: the model's Write after
+// adjust.
+func fitted[M interface{ Write(string) error }](m M, err error) func(adjust func(M)) (func(string) error, error) {
+	return func(adjust func(M)) (func(string) error, error) {
+		if err != nil {
+			return nil, err
+		}
+		adjust(m)
+		return m.Write, nil
+	}
+}
+
+// zero sets *v to 0 when on.
+func zero(on bool, v *float64) {
+	if on {
+		*v = 0
+	}
 }

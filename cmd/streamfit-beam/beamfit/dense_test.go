@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,15 @@ func gmmData(t *testing.T, dir string, cfg synth.GMMConfig, n int, rows int64, r
 	if err != nil {
 		t.Fatal(err)
 	}
+	return denseFiles(t, dir, g.Rows, rows, rowGroup)
+}
+
+// denseFiles writes the dense rows of gen as Parquet files of rows rows
+// each (cut at the generator's batches, which must divide rows), in row
+// groups of rowGroup rows, and all of them as one more file, all.parquet;
+// it returns the parts' paths.
+func denseFiles(t *testing.T, dir string, gen func(context.Context) iter.Seq2[*stream.Dense, error], rows int64, rowGroup int) []string {
+	t.Helper()
 	open := func(name string) stream.DenseWriter {
 		w, err := stream.CreateDense(filepath.Join(dir, name), stream.WriteOptions{RowGroupRows: rowGroup})
 		if err != nil {
@@ -38,11 +48,14 @@ func gmmData(t *testing.T, dir string, cfg synth.GMMConfig, n int, rows int64, r
 	all := open("all.parquet")
 	var files []string
 	var w stream.DenseWriter
-	for b, err := range g.Rows(context.Background()) {
+	for b, err := range gen(context.Background()) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.Start >= int64(len(files))*rows {
+			if b.Start != int64(len(files))*rows {
+				t.Fatalf("a batch from row %d spans the end of a file at row %d", b.Start, int64(len(files))*rows)
+			}
 			if w != nil {
 				if err := w.Close(); err != nil {
 					t.Fatal(err)

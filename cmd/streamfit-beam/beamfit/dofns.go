@@ -21,6 +21,10 @@ func init() {
 	register.DoFn3x2[context.Context, []byte, []byte, []byte, error](&chooseFn{})
 	register.DoFn2x1[context.Context, []byte, error](&writeFn{})
 	register.Combiner3[statsAcc, []byte, []byte](&mergeFn{})
+	register.DoFn2x2[context.Context, []byte, []byte, error](&spectralFn{})
+	register.DoFn3x2[context.Context, Unit, []byte, []byte, error](&emUnitFn{})
+	register.DoFn3x2[context.Context, []byte, []byte, []byte, error](&emStepFn{})
+	register.DoFn3x1[context.Context, []byte, []byte, error](&writeModelFn{})
 }
 
 // phase1Fn computes the phase-1 statistics of a work unit.

@@ -17,19 +17,29 @@ import (
 // `streamfit fit` give them. They travel to the workers as JSON, with the
 // DoFns.
 type Settings struct {
-	// Model is "gmm" for a Gaussian mixture of the dense sample rows of the
-	// inputs, "" for LDA (or the single-topic model: Single).
+	// Model is a dense model of the dense sample rows of the inputs (one
+	// of DenseModels: "gmm", "ica", ...), "" for LDA (or the single-topic
+	// model: Single).
 	Model  string  `json:"model"`
 	K      int     `json:"k"`
 	Alpha0 float64 `json:"alpha0"`
 	Single bool    `json:"single"`
 	Seed   uint64  `json:"seed"`
-	// Differing and Sigma2 are those of gmm.Config.
-	Differing  bool    `json:"differing"`
-	Sigma2     float64 `json:"sigma2"`
-	Oversample int     `json:"oversample"`
-	PowerIters int     `json:"power_iters"`
-	ExactDim   int     `json:"exact_dim"`
+	// Differing and Sigma2 are those of gmm.Config (Sigma2 also of
+	// markov.Config, with R, the snapshot rate).
+	Differing bool    `json:"differing"`
+	Sigma2    float64 `json:"sigma2"`
+	R         float64 `json:"r"`
+	// Views, RandomViews and Rotate are those of multiview.Config;
+	// Windows and Discrete of hmm.Config.
+	Views       [][]int `json:"views"`
+	RandomViews bool    `json:"random_views"`
+	Rotate      bool    `json:"rotate"`
+	Windows     bool    `json:"windows"`
+	Discrete    bool    `json:"discrete"`
+	Oversample  int     `json:"oversample"`
+	PowerIters  int     `json:"power_iters"`
+	ExactDim    int     `json:"exact_dim"`
 	// Workers is the number of goroutines each work unit's pass (and the
 	// final solve) uses on its worker (0: one per CPU).
 	Workers int `json:"workers"`
@@ -39,6 +49,12 @@ type Settings struct {
 	Refine   int    `json:"refine"`
 	Restarts int    `json:"restarts"`
 	Iters    int    `json:"iters"`
+	// EMPasses caps the EM passes that refine the spectral fit (0: none,
+	// the pure spectral fit); EMTol and EMAlpha are streamfit fit's
+	// --em-tol and --em-alpha (lda.EM).
+	EMPasses int     `json:"em_passes"`
+	EMTol    float64 `json:"em_tol"`
+	EMAlpha  bool    `json:"em_alpha"`
 }
 
 // config is the lda.Config of the settings. Third is streamfit fit's
@@ -47,7 +63,8 @@ type Settings struct {
 func (s Settings) config() lda.Config {
 	return lda.Config{K: s.K, Alpha0: s.Alpha0, Single: s.Single, Seed: s.Seed, Workers: s.Workers,
 		Oversample: s.Oversample, PowerIters: s.PowerIters, ExactDim: s.ExactDim, Third: lda.Auto,
-		Solver: s.Solver, Refine: s.Refine, Restarts: s.Restarts, Iters: s.Iters}
+		Solver: s.Solver, Refine: s.Refine, Restarts: s.Restarts, Iters: s.Iters,
+		EM: lda.EM{Passes: s.EMPasses, Tol: s.EMTol, FitAlpha: s.EMAlpha}}
 }
 
 // powerStages is the number of power passes the pipeline has room for:

@@ -43,13 +43,15 @@ func (o Options) check() error {
 	case len(o.Units) == 0:
 		return ErrNoInput
 	case f.Model != "" && !f.dense():
-		return fmt.Errorf("%w: model %q: want gmm (or none for lda and topic)", ErrUsage, f.Model)
+		return fmt.Errorf("%w: model %q: want one of %v (or none for lda and topic)", ErrUsage, f.Model, DenseModels)
 	case f.K < 1:
 		return fmt.Errorf("%w: k=%d: need at least one component", ErrUsage, f.K)
 	case f.dense() && (f.Single || !(f.Sigma2 >= 0) || math.IsInf(f.Sigma2, 1)):
-		return fmt.Errorf("%w: gmm: sigma2=%g must be a finite variance ≥ 0 (0 estimates it), single not set", ErrUsage, f.Sigma2)
+		return fmt.Errorf("%w: %s: sigma2=%g must be a finite variance ≥ 0 (0 estimates it), single not set", ErrUsage, f.Model, f.Sigma2)
 	case !f.dense() && !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
 		return fmt.Errorf("%w: alpha0=%g: the Dirichlet concentration must be a finite number > 0", ErrUsage, f.Alpha0)
+	case o.Fit.EMPasses < 0 || (o.Fit.EMPasses > 0 && (f.dense() || !(f.EMTol > 0))):
+		return fmt.Errorf("%w: em-passes=%d, em-tol=%g: EM passes are for lda and topic, with a tolerance > 0", ErrUsage, f.EMPasses, f.EMTol)
 	case o.StatsOnly < 0 || o.StatsOnly > 2:
 		return fmt.Errorf("%w: stats-only=%d: want 1 or 2 (or 0 to fit)", ErrUsage, o.StatsOnly)
 	case o.StatsOnly > 0 && o.Out.Stats == "":
@@ -66,7 +68,8 @@ func (o Options) check() error {
 
 // New builds the pipeline of the options: phase 1 over every work unit,
 // merged; the power passes of the randomized whitening, each merged; phase
-// 2 against the whitening W, merged; the fit. A dense model (Settings.Model)
+// 2 against the whitening W, merged; the fit; with Settings.EMPasses, the
+// EM passes that refine it (emPasses). A dense model (Settings.Model)
 // has no power passes: its pass 2 takes the merged pass 1 as its side
 // input. The statistics of each phase
 // are combined by mergeFn (the library's exact merge), and each phase
@@ -89,11 +92,17 @@ func New(o Options) (*beam.Pipeline, error) {
 		return p, nil
 	}
 	if o.Fit.dense() {
-		// Pass 2 of a dense model computes its whitening from the merged
-		// pass 1 in each unit (a small d×d eigenproblem on the exact path).
-		ps := s.Scope("pass 2")
-		stats := beam.ParDo(ps, &basedFn{Pass: passPhase2, Read: o.Read, Fit: o.Fit}, units, beam.SideInput{Input: merged})
-		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, beam.Combine(ps, &mergeFn{}, stats))
+		// Each pass of a dense model computes its basis from the merged
+		// pass before in each unit (a small d×d eigenproblem on the exact
+		// path); a pass after the last the fit needs reads nothing, and
+		// the statistics before it are kept.
+		for i := 2; i <= o.Fit.denseStages(); i++ {
+			ps := s.Scope(fmt.Sprintf("pass %d", i))
+			stats := beam.ParDo(ps, &basedFn{Pass: passPhase2, Read: o.Read, Fit: o.Fit}, units, beam.SideInput{Input: merged})
+			next := beam.Combine(ps, &mergeFn{}, stats)
+			merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: next})
+		}
+		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
 		return p, nil
 	}
 	for i := range o.Fit.powerStages() {
@@ -102,6 +111,11 @@ func New(o Options) (*beam.Pipeline, error) {
 		merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: power})
 	}
 	merged = pass(s.Scope("phase 2"), units, merged, passPhase2, o)
+	if o.StatsOnly == 0 && o.Fit.EMPasses > 0 {
+		model := emPasses(s, units, merged, o)
+		beam.ParDo0(s.Scope("write"), &writeModelFn{Out: o.Out}, model, beam.SideInput{Input: merged})
+		return p, nil
+	}
 	beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
 	return p, nil
 }
@@ -120,7 +134,10 @@ func pass(s beam.Scope, units, before beam.PCollection, pass string, o Options) 
 // importing its package).
 func Run(ctx context.Context, runner string, files []string, o Options) error {
 	planner := Plan
-	if o.Fit.dense() {
+	switch {
+	case o.Fit.grouped():
+		planner = PlanFiles
+	case o.Fit.dense():
 		planner = PlanDense
 	}
 	units, err := planner(ctx, files, o.Read)

@@ -122,6 +122,12 @@ func PlanDense(ctx context.Context, files []string, o stream.Options) ([]Unit, e
 	})
 }
 
+// PlanFiles is PlanDense with a unit per file: for models that read rows
+// in groups (sequences, snapshot sets) that a row group may split.
+func PlanFiles(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
+	return plan(ctx, files, o, func(string, stream.Options, int, int) (any, error) { return nil, columnar.ErrRange })
+}
+
 // plan is Plan, with open opening a range of pieces of a file.
 func plan(ctx context.Context, files []string, o stream.Options, open func(path string, o stream.Options, first, end int) (any, error)) ([]Unit, error) {
 	if len(files) == 0 {
