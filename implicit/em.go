@@ -212,11 +212,13 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 						s = int32(len(q.terms))
 						q.slot[t] = s
 					}
-					// c_w φ_wj ≥ 0, truncated to the grid; the batch's
-					// sums stay below 2^63 (emMaxBatch tokens).
+					// c_w φ_wj ≥ 0 over the topics the document's E-step
+					// kept, truncated to the grid; the batch's sums stay
+					// below 2^63 (emMaxBatch tokens).
 					row := q.rows[int(s-1)*k : int(s)*k]
-					for j, x := range q.es.Phi(w)[:k] {
-						row[j] += int64(x * emUnitN)
+					topics, phi := q.es.PhiSparse(w)
+					for p, j := range topics {
+						row[j] += int64(phi[p] * emUnitN)
 					}
 				}
 			}

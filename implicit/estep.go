@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -84,19 +86,27 @@ type EStep struct {
 	p     *TopicParams
 	tol   float64
 	iters int
-	lgA   float64 // log Γ(α₀) − Σ log Γ(α_j)
+	lg0   float64   // log Γ(α₀) (LDA)
+	psiA  []float64 // ψ(α_j) (LDA): E log θ_j + ψ(Σγ) of a dropped topic
+	lgamA []float64 // log Γ(α_j) (LDA)
 	logW  []float64
 	prune float64
 	// per document
-	b     []float64 // the document's rows of Beta, n×k
-	rows  []float64 // their active topics' columns (fixedPoint)
+	full  []float64 // its words' rows of Beta, n×k
+	rows  []float64 // their active topics' columns, n×ka (fixedPoint)
+	q     []float64 // per word: e·row, then c_w/(e·row)
 	act   []int     // the active topics
+	all   []int     // 0, …, k−1 (PhiSparse of Single)
+	keep  []int     // positions in act of the topics an iteration keeps
 	c     []float64 // the counts as floats
 	gamma []float64
-	e     []float64 // exp(ψ(γ_j) − max ψ)
+	e     []float64 // exp(ψ(γ_j) − max ψ) over the active topics
 	s     []float64
 	elog  []float64 // E log θ_j (LDA) or r_j (single)
-	phi   []float64 // n×k: c_w φ_wj after Expect
+	phi   []float64 // c_w φ_wj after Expect: n×ka over the active topics (LDA), n×k (Single)
+	ka    int       // the active topics after fixedPoint: e.act[:ka]
+	arows []float64 // their columns of the rows, n×ka
+	phiW  []float64 // one word's φ over all k topics (Phi)
 	// Iters is the number of fixed-point iterations of the last document.
 	Iters int
 }
@@ -113,7 +123,10 @@ func NewEStep(p *TopicParams) *EStep {
 	}
 	k := p.K
 	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
-	e.act = make([]int, k)
+	e.act, e.keep, e.all = make([]int, k), make([]int, k), make([]int, k)
+	for j := range e.all {
+		e.all[j] = j
+	}
 	switch {
 	case p.Prune == 0:
 		e.prune = DefaultPrune
@@ -129,30 +142,70 @@ func NewEStep(p *TopicParams) *EStep {
 		}
 	} else {
 		a0 := 0.0
-		for _, a := range p.Alpha {
+		e.psiA, e.lgamA = make([]float64, k), make([]float64, k)
+		for j, a := range p.Alpha {
 			a0 += a
-			lg, _ := math.Lgamma(a)
-			e.lgA -= lg
+			e.lgamA[j] = lgamma(a)
+			e.psiA[j] = digamma(a)
 		}
-		lg0, _ := math.Lgamma(a0)
-		e.lgA += lg0
+		e.lg0 = lgamma(a0)
 	}
 	return e
 }
 
-// load gathers the document's rows of Beta and its counts; it returns the
-// number of tokens.
+// load gathers the document's rows of Beta (word-major, so each is one
+// contiguous copy) and its counts as floats; it returns the number of
+// tokens.
 func (e *EStep) load(terms, counts []int32) float64 {
 	k, n := e.p.K, len(terms)
-	e.b = grow(e.b, n*k)
+	e.full = grow(e.full, n*k)
 	e.c = grow(e.c, n)
+	e.q = grow(e.q, n)
 	l := 0.0
 	for i, t := range terms {
-		copy(e.b[i*k:(i+1)*k], e.p.Beta[int(t)*k:int(t+1)*k])
+		copy(e.full[i*k:(i+1)*k], e.p.Beta[int(t)*k:int(t+1)*k])
 		e.c[i] = float64(counts[i])
 		l += e.c[i]
 	}
 	return l
+}
+
+// wordNorms sets e.q[i] = x·rᵢ for the rows rᵢ (n×len(x), row-major) and
+// returns Σ_i c_i log(x·rᵢ) when withLog, then replaces each e.q[i] by
+// c_i/(x·rᵢ): the per-word weights of the fixed point and of φ.
+func (e *EStep) wordNorms(rows, x []float64, withLog bool) float64 {
+	n, ka := len(e.c), len(x)
+	q := e.q[:n]
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
+		blas64.Vector{N: ka, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: q})
+	sum := 0.0
+	if withLog {
+		// Σ c log q as the logarithm of a product (one logarithm per
+		// document instead of one per word), its binary exponent taken out
+		// before it could underflow or overflow: the product stays within
+		// 2^±500 before a factor, and a factor (q or q², q within 2^±200)
+		// within 2^±400.
+		prod, exp2 := 1.0, 0
+		for i, c := range e.c[:n] {
+			switch v := q[i]; {
+			case v < 0x1p-200 || v > 0x1p200 || c > 2:
+				sum += c * math.Log(v)
+			case c == 1:
+				prod *= v
+			default:
+				prod *= v * v
+			}
+			if prod < 0x1p-500 || prod > 0x1p500 {
+				f, x := math.Frexp(prod)
+				prod, exp2 = f, exp2+x
+			}
+		}
+		sum += math.Log(prod) + float64(exp2)*math.Ln2
+	}
+	for i, c := range e.c[:n] {
+		q[i] = c / q[i]
+	}
+	return sum
 }
 
 // Infer returns the posterior of the document's topic shares: the
@@ -170,14 +223,19 @@ func (e *EStep) Infer(terms, counts []int32) []float64 {
 }
 
 // Expect runs the E-step on the document and returns its bound (ELBO for
-// LDA, log-likelihood for Single). Afterwards Phi holds the expected
+// LDA, log-likelihood for Single). Afterwards PhiSparse gives the expected
 // counts c_w φ_wj of its words and Suff its contribution to the weights'
 // sufficient statistics: E log θ_j (LDA) or r_j (Single).
+//
+// For LDA, φ and the bound are those of the final γ with φ over the topics
+// the iteration kept (a dropped topic has γ_j = α_j and φ_wj = 0): the
+// ELBO of that (γ, φ), a lower bound on the likelihood like any other;
+// the terms of the dropped topics are their prior's, known in advance.
 func (e *EStep) Expect(terms, counts []int32) float64 {
 	l := e.load(terms, counts)
 	k, n := e.p.K, len(terms)
-	e.phi = grow(e.phi, n*k)
 	if e.p.Single {
+		e.phi = grow(e.phi, n*k)
 		ll := e.single()
 		for i := range n {
 			scaleTo(e.phi[i*k:(i+1)*k], e.c[i], e.elog)
@@ -185,57 +243,78 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 		return ll
 	}
 	e.fixedPoint(l)
-	// φ and the bound for the final γ.
 	gs := floats.Sum(e.gamma)
 	psiSum := digamma(gs)
-	mx := e.expPsi()
-	bound := e.lgA - lgamma(gs) + l*(mx-psiSum)
-	for j, g := range e.gamma {
-		el := digamma(g) - psiSum
-		e.elog[j] = el
-		bound += (e.p.Alpha[j]-g)*el + lgamma(g)
+	for j, v := range e.psiA {
+		e.elog[j] = v - psiSum
 	}
-	for i := range n {
-		row := e.b[i*k : (i+1)*k]
-		norm := floats.Dot(e.e, row)
-		bound += e.c[i] * math.Log(norm)
-		out := e.phi[i*k : (i+1)*k]
-		r := e.c[i] / norm
-		for j := range out {
-			out[j] = r * e.e[j] * row[j]
+	act, ka := e.act[:e.ka], e.ka
+	ee := e.e[:ka]
+	gmax := 0.0
+	for _, j := range act {
+		gmax = max(gmax, e.gamma[j])
+	}
+	mx := digamma(gmax)
+	// log Γ(α₀) − Σ_j log Γ(α_j) + Σ_j log Γ(γ_j), whose terms cancel for
+	// the dropped topics (γ_j = α_j).
+	bound := e.lg0 - lgamma(gs) + l*(mx-psiSum)
+	for q, j := range act {
+		g := e.gamma[j]
+		y, r := digammaParts(g)
+		ee[q] = y * math.Exp(r-mx)
+		el := r + math.Log(y) - psiSum
+		e.elog[j] = el
+		bound += (e.p.Alpha[j]-g)*el + lgamma(g) - e.lgamA[j]
+	}
+	bound += e.wordNorms(e.arows, ee, true)
+	e.phi = grow(e.phi, n*ka)
+	for i, r := range e.q[:n] {
+		row, out := e.arows[i*ka:(i+1)*ka], e.phi[i*ka:(i+1)*ka]
+		for q, v := range ee {
+			out[q] = r * v * row[q]
 		}
 	}
 	return bound
 }
 
-// Phi returns row i (the i-th distinct word of the last document given to
-// Expect) of the expected counts c_w φ_wj.
-func (e *EStep) Phi(i int) []float64 { k := e.p.K; return e.phi[i*k : (i+1)*k] }
+// PhiSparse returns the expected counts c_w φ_wj of word i (the i-th
+// distinct word of the last document given to Expect) as the topics j
+// they may be non-zero for and the counts in that order; every other
+// topic's is zero. Both slices are e's, valid until the next call.
+func (e *EStep) PhiSparse(i int) (topics []int, phi []float64) {
+	if e.p.Single {
+		k := e.p.K
+		return e.all, e.phi[i*k : (i+1)*k]
+	}
+	ka := e.ka
+	return e.act[:ka], e.phi[i*ka : (i+1)*ka]
+}
+
+// Phi returns row i of the expected counts c_w φ_wj of the last document
+// given to Expect, over all k topics, in a buffer of e's that the next
+// call overwrites.
+func (e *EStep) Phi(i int) []float64 {
+	e.phiW = grow(e.phiW, e.p.K)
+	clear(e.phiW)
+	topics, phi := e.PhiSparse(i)
+	for p, j := range topics {
+		e.phiW[j] = phi[p]
+	}
+	return e.phiW
+}
 
 // Suff returns the last document's contribution to the weights' sufficient
 // statistics (see Expect).
 func (e *EStep) Suff() []float64 { return e.elog }
-
-// expPsi sets e.e to exp(ψ(γ_j) − m) for m = max ψ(γ_j) and returns m.
-func (e *EStep) expPsi() float64 {
-	mx := math.Inf(-1)
-	for j, g := range e.gamma {
-		v := digamma(g)
-		e.e[j] = v
-		mx = max(mx, v)
-	}
-	for j, v := range e.e {
-		e.e[j] = math.Exp(v - mx)
-	}
-	return mx
-}
 
 // fixedPoint iterates γ for the loaded document of l tokens, until the
 // iteration moves less than a fraction tol of the document's tokens
 // between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap. A topic
 // whose expected count falls below prune·l leaves the iteration (its γ_j
 // is α_j from then on, its φ zero): a document uses few of many topics,
-// and the iterations then cost in the topics it uses.
+// and the iterations then cost in the topics it uses: the first drop
+// copies the active columns of the rows into e.rows (n×ka), each later one
+// compacts them in place.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
@@ -246,25 +325,28 @@ func (e *EStep) fixedPoint(l float64) {
 	for j := range act {
 		act[j] = j
 	}
-	rows, ka := e.b, k // the active topics' columns of the rows, n×ka
+	rows, ka, compacted := e.full, k, false
 	floor := e.prune * l
 	for e.Iters < e.iters {
 		e.Iters++
+		// ee = e^{ψ(γ_j) − m} for m = ψ(max γ_j) (ψ increases): one
+		// logarithm per iteration, one exponential per active topic.
 		ee, s := e.e[:ka], e.s[:ka]
-		mx := math.Inf(-1)
+		gmax := 0.0
+		for _, j := range act {
+			gmax = max(gmax, e.gamma[j])
+		}
+		mx := digamma(gmax)
 		for q, j := range act {
-			v := digamma(e.gamma[j])
-			ee[q] = v
-			mx = max(mx, v)
+			y, r := digammaParts(e.gamma[j])
+			ee[q] = y * math.Exp(r-mx)
 		}
-		for q, v := range ee {
-			ee[q] = math.Exp(v - mx)
-		}
+		// s = Rᵀ(c / R·ee) for the rows R (n×ka): two matrix-vector
+		// products (which leave s as it was when n = 0).
 		clear(s)
-		for i := range n {
-			row := rows[i*ka : i*ka+ka]
-			axpyTo(s, e.c[i]/dot(ee, row), row)
-		}
+		e.wordNorms(rows, ee, false)
+		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
+			blas64.Vector{N: n, Inc: 1, Data: e.q[:n]}, 0, blas64.Vector{N: ka, Inc: 1, Data: s})
 		change, drop := 0.0, false
 		for q, j := range act {
 			cnt := ee[q] * s[q]
@@ -277,42 +359,49 @@ func (e *EStep) fixedPoint(l float64) {
 			break
 		}
 		if drop {
-			act = e.dropTopics(act, floor)
-			ka = len(act)
-			e.rows = grow(e.rows, n*ka)
+			keep := e.dropTopics(act, floor)
+			if !compacted {
+				e.rows = grow(e.rows, n*len(keep))
+			}
+			// From e.full into e.rows, then within e.rows: row i moves to
+			// i·len(keep) ≤ i·ka, left of every entry not yet read.
 			for i := range n {
-				src, dst := e.b[i*k:i*k+k], e.rows[i*ka:i*ka+ka]
-				for q, j := range act {
-					dst[q] = src[j]
+				src, dst := rows[i*ka:i*ka+ka], e.rows[i*len(keep):(i+1)*len(keep)]
+				for q, p := range keep {
+					dst[q] = src[p]
 				}
 			}
-			rows = e.rows
+			rows, compacted = e.rows, true
+			for q, p := range keep {
+				act[q] = act[p]
+			}
+			act, ka = act[:len(keep)], len(keep)
 		}
 	}
+	e.ka, e.arows = ka, rows
 }
 
-// dropTopics removes from act the topics whose expected count γ_j − α_j
-// is below floor, setting their γ_j to α_j, and returns the rest.
+// dropTopics returns the positions in act of the topics whose expected
+// count γ_j − α_j is at least floor, setting the others' γ_j to α_j.
 func (e *EStep) dropTopics(act []int, floor float64) []int {
-	kept := act[:0]
-	for _, j := range act {
+	keep := e.keep[:0]
+	for q, j := range act {
 		if e.gamma[j]-e.p.Alpha[j] >= floor {
-			kept = append(kept, j)
+			keep = append(keep, q)
 		} else {
 			e.gamma[j] = e.p.Alpha[j]
 		}
 	}
-	return kept
+	return keep
 }
 
 // single sets e.elog to the posterior over the one topic of the loaded
 // document and returns its log-likelihood.
 func (e *EStep) single() float64 {
-	k, n := e.p.K, len(e.c)
+	k := e.p.K
 	copy(e.elog, e.logW)
-	for i := range n {
-		row := e.b[i*k : (i+1)*k]
-		for j, b := range row {
+	for i := range e.c {
+		for j, b := range e.full[i*k : (i+1)*k] {
 			e.elog[j] += e.c[i] * math.Log(b)
 		}
 	}
@@ -332,49 +421,21 @@ func lgamma(x float64) float64 { v, _ := math.Lgamma(x); return v }
 // digamma is ψ(x) for x > 0: the recurrence ψ(x) = ψ(x+1) − 1/x up to
 // x ≥ 6, then the asymptotic series to x⁻¹² (absolute error below 2e-12).
 func digamma(x float64) float64 {
-	r := 0.0
+	y, r := digammaParts(x)
+	return r + math.Log(y)
+}
+
+// digammaParts returns y ≥ 6 and r with ψ(x) = log y + r (digamma without
+// its logarithm), so that e^{ψ(x) − m} = y·e^{r − m} costs one exponential.
+func digammaParts(x float64) (y, r float64) {
 	for x < 6 {
 		r -= 1 / x
 		x++
 	}
 	f := 1 / (x * x)
 	t := f * (-1.0/12 + f*(1.0/120+f*(-1.0/252+f*(1.0/240+f*(-1.0/132+f*(691.0/32760))))))
-	return r + math.Log(x) - 0.5/x + t
+	return x, r - 0.5/x + t
 }
 
 // Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
 func Digamma(x float64) float64 { return digamma(x) }
-
-// dot is Σ x_j y_j over len(x) ≤ len(y), with four partial sums: the
-// E-step's rows are short (k), where a call into an assembly kernel costs
-// more than the loop, and one running sum would wait on every addition.
-func dot(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		s0 += x[j] * y[j]
-		s1 += x[j+1] * y[j+1]
-		s2 += x[j+2] * y[j+2]
-		s3 += x[j+3] * y[j+3]
-	}
-	for ; j < len(x); j++ {
-		s0 += x[j] * y[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// axpyTo sets dst += a·x over len(dst) ≤ len(x), four entries at a time.
-func axpyTo(dst []float64, a float64, x []float64) {
-	x = x[:len(dst)]
-	j := 0
-	for ; j+4 <= len(dst); j += 4 {
-		dst[j] += a * x[j]
-		dst[j+1] += a * x[j+1]
-		dst[j+2] += a * x[j+2]
-		dst[j+3] += a * x[j+3]
-	}
-	for ; j < len(dst); j++ {
-		dst[j] += a * x[j]
-	}
-}

@@ -100,7 +100,29 @@ func naiveEStep(p *TopicParams, tokens []int, iters int) (gamma []float64, elbo 
 			}
 		}
 	}
-	update()
+	return gamma, textbookELBO(p, tokens, gamma, nil)
+}
+
+// textbookELBO is the ELBO of q(θ) = Dirichlet(γ) and, for every token,
+// φ_n ∝ β_{w_n} exp(ψ(γ)) over the topics with active[j] (all when
+// active is nil; zero elsewhere), as the five expectations of Blei et al.
+// (2003, A.3) written out term by term.
+func textbookELBO(p *TopicParams, tokens []int, gamma []float64, active []bool) (elbo float64) {
+	k := p.K
+	phi := make([][]float64, len(tokens))
+	for n, w := range tokens {
+		phi[n] = make([]float64, k)
+		s := 0.0
+		for j := range k {
+			if active == nil || active[j] {
+				phi[n][j] = p.Beta[w*k+j] * math.Exp(digamma(gamma[j]))
+				s += phi[n][j]
+			}
+		}
+		for j := range k {
+			phi[n][j] /= s
+		}
+	}
 	a0, g0 := 0.0, 0.0
 	for j := range k {
 		a0 += p.Alpha[j]
@@ -129,7 +151,7 @@ func naiveEStep(p *TopicParams, tokens []int, iters int) (gamma []float64, elbo 
 	for j := range k {
 		elbo -= -lg(gamma[j]) + (gamma[j]-1)*elog[j]
 	}
-	return gamma, elbo
+	return elbo
 }
 
 // tinyDoc draws a document of a few distinct words and returns it both as
@@ -434,6 +456,83 @@ func TestEMAccEncode(t *testing.T) {
 	}
 	if _, err := DecodeEMAcc(bytes.NewReader([]byte("SFSTATS\n"))); err == nil {
 		t.Error("another file's magic accepted")
+	}
+}
+
+// TestEStepPrunedBound checks the E-step with topics dropped from a
+// document's iteration: its bound is the textbook ELBO of the final γ with
+// φ over the kept topics (zero on the dropped ones, whose γ_j = α_j), the
+// expected counts of each word add up to its count, and the weights'
+// statistics are E log θ_j = ψ(γ_j) − ψ(Σγ) for every topic.
+func TestEStepPrunedBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	dropped := 0
+	for trial := range 30 {
+		k, d := 4+r.IntN(5), 8+r.IntN(8)
+		p := randomParams(r, k, d, false)
+		for j := range p.Alpha {
+			p.Alpha[j] *= 0.2 // sparse documents: topics drop
+		}
+		p.Prune = 0.1
+		e := NewEStep(p)
+		terms, counts, tokens := tinyDoc(r, d)
+		bound := e.Expect(terms, counts)
+		gamma := append([]float64(nil), e.Infer(terms, counts)...)
+		e.Expect(terms, counts)
+		active := make([]bool, k)
+		for j, g := range gamma {
+			active[j] = g != p.Alpha[j]
+			if !active[j] {
+				dropped++
+			}
+		}
+		if want := textbookELBO(p, tokens, gamma, active); math.Abs(bound-want) > 1e-9 {
+			t.Fatalf("trial %d: bound %.12g, textbook ELBO over the kept topics %.12g", trial, bound, want)
+		}
+		g0 := 0.0
+		for _, g := range gamma {
+			g0 += g
+		}
+		for j, v := range e.Suff() {
+			if want := digamma(gamma[j]) - digamma(g0); math.Abs(v-want) > 1e-12 {
+				t.Fatalf("trial %d: E log θ_%d = %g, want %g", trial, j, v, want)
+			}
+		}
+		for i, c := range counts {
+			s := 0.0
+			for j, v := range e.Phi(i) {
+				if !active[j] && v != 0 {
+					t.Fatalf("trial %d: dropped topic %d has expected count %g for word %d", trial, j, v, i)
+				}
+				s += v
+			}
+			if math.Abs(s-float64(c)) > 1e-12 {
+				t.Fatalf("trial %d: word %d has expected counts summing to %g, count %d", trial, i, s, c)
+			}
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("no topic was dropped in any trial: the test does not exercise pruning")
+	}
+}
+
+// TestEStepEmptyAfterDocument checks that a document without words, after
+// one with words, gets the prior: γ = α and a bound of 0 (nothing is left
+// over from the previous document's buffers).
+func TestEStepEmptyAfterDocument(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	p := randomParams(r, 6, 30, false)
+	e := NewEStep(p)
+	terms, counts, _ := tinyDoc(r, 30)
+	e.Expect(terms, counts)
+	for j, g := range e.Infer(nil, nil) {
+		if g != p.Alpha[j] {
+			t.Fatalf("empty document: γ_%d = %g, α_%d = %g", j, g, j, p.Alpha[j])
+		}
+	}
+	e.Expect(terms, counts)
+	if b := e.Expect(nil, nil); math.Abs(b) > 1e-12 {
+		t.Fatalf("empty document: bound %g, want 0", b)
 	}
 }
 

@@ -47,10 +47,14 @@ fi
 export STREAMFIT=$sf
 CORPORA="$CORPORA" "$here/corpora.sh" "$cache"
 
+# The help texts are read whole first: grep -q stops reading at the first
+# match, and under pipefail the writer's SIGPIPE would fail the test.
 has_em=0
-"$sf" fit lda -h 2>&1 | grep -q -- '-em-passes' && has_em=1
+help_fit=$("$sf" fit lda -h 2>&1 || true)
+case $help_fit in *-em-passes*) has_em=1 ;; esac
 has_heldout=0
-"$sf" eval -h 2>&1 | grep -q -- '-heldout' && has_heldout=1
+help_eval=$("$sf" eval -h 2>&1 || true)
+case $help_eval in *-heldout*) has_heldout=1 ;; esac
 
 # record FILE KEY=VALUE...: one JSON object per run.
 record() {

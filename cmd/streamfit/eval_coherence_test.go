@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,7 +95,9 @@ func TestEvalCoherence(t *testing.T) {
 		}
 		return h.Perplexity
 	}
-	if a, b := perplexity("--model", p("truth.json")), perplexity("--model", p("truth.parquet")); a != b {
+	// A Parquet matrix's rows are renormalized when read (models.FromMatrix),
+	// which moves some entries by an ulp: the same to rounding.
+	if a, b := perplexity("--model", p("truth.json")), perplexity("--model", p("truth.parquet")); math.Abs(a-b) > 1e-12*a {
 		t.Errorf("held-out perplexity from model.json %g, from Parquet %g", a, b)
 	}
 	if a, b := perplexity("--model", p("truth.npy"), "--alpha", "0.1"), perplexity("--model", p("truth.npy")); a == b {

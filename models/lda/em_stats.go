@@ -90,7 +90,8 @@ func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
 		FitAlpha   bool    `json:"fit_alpha"`
 		EStepTol   float64 `json:"estep_tol"`
 		EStepPrune float64 `json:"estep_prune"`
-	}{m.Model, em.Tol, em.Eta, em.FitAlpha, em.EStepTol, em.EStepPrune})
+		Relax      float64 `json:"relax"`
+	}{m.Model, em.Tol, em.Eta, em.FitAlpha, em.EStepTol, em.EStepPrune, em.Relax})
 	if err != nil {
 		return implicit.StatsHeader{}, err
 	}

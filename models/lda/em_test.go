@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/gonum/mathext"
 )
 
-// TestEMBoundNeverDecreases runs batch EM passes from the spectral start
-// with a tight per-document tolerance and checks that the training bound
+// TestEMBoundNeverDecreases runs plain batch EM passes (Relax 1) from the
+// spectral start with a tight per-document tolerance and checks that the training bound
 // never decreases from pass to pass, that the refinement keeps (or
 // improves) the recovery of the true topics, and that the stopping rule
 // ends the passes before the cap.
@@ -22,7 +22,7 @@ func TestEMBoundNeverDecreases(t *testing.T) {
 		cc := synth.LDAConfig{Docs: 3000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 50, Seed: 21, Single: single}
 		fc := Config{K: 5, Alpha0: 1, Single: single, Seed: 3, Workers: 2}
 		m0, ev0 := fitAndEval(t, cc, fc)
-		fc.EM = EM{Passes: 40, Tol: 1e-6, FitAlpha: true, EStepTol: 1e-8, EStepPrune: -1}
+		fc.EM = EM{Passes: 40, Tol: 1e-6, FitAlpha: true, EStepTol: 1e-8, EStepPrune: -1, Relax: 1}
 		m, ev := fitAndEval(t, cc, fc)
 		b := m.Fit.EM.Bounds
 		t.Logf("single=%t: spectral mean ℓ1 %.4f, after %d EM passes %.4f; α %.3v; bounds %.5v", single, ev0.MeanL1, m.Fit.EM.Passes, ev.MeanL1, m.Alpha, b)
@@ -46,6 +46,33 @@ func TestEMBoundNeverDecreases(t *testing.T) {
 		if !m.Fit.EM.Converged || m.Fit.EM.Passes == 40 {
 			t.Errorf("single=%t: the stopping rule did not end the refinement: %d passes", single, m.Fit.EM.Passes)
 		}
+	}
+}
+
+// TestEMRelaxedGoesFurther checks that the over-relaxed M-step (the
+// default) reaches a higher training bound than plain EM in the same
+// number of passes from the same spectral start, and recovers the true
+// topics as well.
+func TestEMRelaxedGoesFurther(t *testing.T) {
+	cc := synth.LDAConfig{Docs: 3000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 50, Seed: 21}
+	fc := Config{K: 5, Alpha0: 1, Seed: 3, Workers: 2}
+	fc.EM = EM{Passes: 6, Tol: 1e-12, FitAlpha: true, Relax: 1}
+	plain, evPlain := fitAndEval(t, cc, fc)
+	fc.EM.Relax = 0 // DefaultRelax
+	relaxed, evRelaxed := fitAndEval(t, cc, fc)
+	bp, br := plain.Fit.EM.Bounds, relaxed.Fit.EM.Bounds
+	t.Logf("bounds plain %.7v, relaxed %.7v; mean ℓ1 %.4f and %.4f", bp, br, evPlain.MeanL1, evRelaxed.MeanL1)
+	if len(bp) != 6 || len(br) != 6 {
+		t.Fatalf("%d and %d passes, want 6", len(bp), len(br))
+	}
+	if br[0] != bp[0] || br[1] != bp[1] {
+		t.Errorf("the first two passes differ (only later M-steps are relaxed): %v and %v", bp[:2], br[:2])
+	}
+	if br[5] <= bp[5] {
+		t.Errorf("after 6 passes the relaxed bound %.10g is not above plain EM's %.10g", br[5], bp[5])
+	}
+	if evRelaxed.MeanL1 > evPlain.MeanL1+0.005 || evRelaxed.Found != 5 {
+		t.Errorf("relaxed: mean ℓ1 %.4f (plain %.4f), found %d/5", evRelaxed.MeanL1, evPlain.MeanL1, evRelaxed.Found)
 	}
 }
 
