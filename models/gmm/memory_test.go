@@ -19,7 +19,14 @@ func TestMemoryIndependentOfRows(t *testing.T) {
 	}{{"exact", 60, 0}, {"sketch", 1500, 12 << 20}} {
 		t.Run(c.name, func(t *testing.T) {
 			var peak uint64
-			memtest.Check(t, 1000, 2<<20, func(rows int64) error {
+			// At d = 1500 one batch in flight is 0.4 MB, and on a loaded
+			// machine a few more are seen before the collector catches up:
+			// 4 MB is still a fifth of what keeping the extra rows takes.
+			slack := uint64(2 << 20)
+			if c.d > 1000 {
+				slack = 4 << 20
+			}
+			memtest.Check(t, 1000, slack, func(rows int64) error {
 				// Batches of 32 rows keep the generator's own buffers (a few
 				// batches in flight) under 2 MB at d = 1500.
 				src, err := synth.NewGMM(synth.GMMConfig{Rows: rows, D: c.d, K: 3, Seed: 2, BatchRows: 32, Workers: 1})

@@ -25,7 +25,14 @@ func TestMemoryIndependentOfRows(t *testing.T) {
 	}{{"exact", 10000, 60, 5, 0, 256}, {"sketch", 500, 1500, 3, 12 << 20, 32}} {
 		t.Run(c.name, func(t *testing.T) {
 			var peak uint64
-			memtest.Check(t, c.rows, 2<<20, func(rows int64) error {
+			// At d = 1500 one batch in flight is 0.4 MB, and on a loaded
+			// machine a few more are seen before the collector catches up:
+			// 4 MB is still a fifth of what keeping the extra rows takes.
+			slack := uint64(2 << 20)
+			if c.d > 1000 {
+				slack = 4 << 20
+			}
+			memtest.Check(t, c.rows, slack, func(rows int64) error {
 				src, err := synth.NewICA(synth.ICAConfig{Rows: rows, D: c.d, K: c.k, Sigma: 0.2, Seed: 2, BatchRows: c.batchRows, Workers: 1})
 				if err != nil {
 					return err
