@@ -17,7 +17,7 @@ import (
 )
 
 // TestPipelineDenseModels runs the fits of GMM and ICA (with d = 40 above
-// --exact-dim 16: the sketched path, 5 and 7 passes), ICA on the exact
+// --exact-dim 16: the sketched path, 5 and 7 passes at the defaults), ICA on the exact
 // path, the three-view mixture, the HMM of sequences and the Markov chain
 // and HMM of snapshot sets on prism over four Parquet files of three row
 // groups each (twelve work units), and checks that model.json is
@@ -62,10 +62,13 @@ func TestPipelineDenseModels(t *testing.T) {
 			return must(synth.NewMultiView(synth.MultiViewConfig{Rows: 4 * rows, Dims: [3]int{3, 3, 4}, K: 2, Seed: 3, BatchRows: 50}))
 		}, Settings{K: 2, Seed: 5}, false, []string{"--k", "2", "--seed", "5"}, 0},
 		// Sequences of 6 steps, row groups of 200 rows: a cut every third
-		// sequence.
+		// sequence (with --windows, windows across the cut).
 		{"hmm", "hmm", func() gen {
 			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
 		}, Settings{K: 2, Seed: 5}, true, []string{"--k", "2", "--seed", "5"}, 0},
+		{"hmm-windows", "hmm", func() gen {
+			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
+		}, Settings{K: 2, Seed: 5, Windows: true}, true, []string{"--k", "2", "--seed", "5", "--windows"}, 0},
 		{"markov", "markov", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * rows / 3, PerSet: 3, K: 3, Seed: 3, BatchRows: 60}))
 		}, Settings{K: 3, Seed: 5, Alpha0: 1, R: 0.3}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 0},
@@ -103,6 +106,10 @@ func TestPipelineDenseModels(t *testing.T) {
 			}
 			if sk := st.Header.Sketch != ""; sk != (s.ExactDim > 0) {
 				t.Errorf("the last pass (pass %d) is sketched: %v, want %v", st.Header.Phase, sk, s.ExactDim > 0)
+			}
+			if c.model == "gmm" && st.Header.Phase != s.denseStages() {
+				// The sketched GMM takes every pass the pipeline has room for.
+				t.Errorf("the last pass is pass %d, the pipeline has room for %d", st.Header.Phase, s.denseStages())
 			}
 			units, err := PlanDense(context.Background(), files, read)
 			if err != nil {
