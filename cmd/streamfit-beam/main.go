@@ -63,7 +63,8 @@ a model of dense sample rows (--model gmm, ica, multiview, hmm, markov,
 hmm-snapshot), to the INPUT files (paths or glob patterns, any format
 streamfit reads) as an Apache Beam pipeline: every
 Parquet row group or Arrow IPC record batch (a whole file for other formats)
-is a work unit; each pass of the fit computes the units' statistics and
+is a work unit (for hmm, markov and hmm-snapshot the unit where a sequence or
+set begins owns all of it); each pass of the fit computes the units' statistics and
 merges them exactly (streamfit stats + merge), the next pass taking the
 merged statistics as a side input; the last step writes the model (as
 streamfit fit --from-stats would) and, with --stats-out, the merged
@@ -110,9 +111,9 @@ flags:
 	flag.BoolVar(&s.Windows, "windows", false, "hmm: use every window of three steps, not only the first three of each sequence")
 	flag.BoolVar(&s.Discrete, "discrete", false, "hmm: observations are one-hot symbols")
 	flag.Uint64Var(&s.Seed, "seed", 1, "random seed (the sketch Ω and the solver's restarts)")
-	flag.IntVar(&s.Oversample, "oversample", 0, "extra sketch columns beyond k (0: the default, 10)")
-	flag.IntVar(&s.PowerIters, "power-iters", 0, "power passes of the randomized whitening: 0 as the default fit (one when the first sketch does not decay), -1 none, N exactly N")
-	flag.IntVar(&s.ExactDim, "exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size (0: default, -1: never)")
+	flag.IntVar(&s.Oversample, "oversample", 0, "extra sketch columns beyond k (lda, topic, gmm, ica; 0: the default, 10)")
+	flag.IntVar(&s.PowerIters, "power-iters", 0, "power passes of the randomized whitening: 0 as the default fit (lda, topic: one when the first sketch does not decay; gmm, ica: 2), -1 none, N exactly N")
+	flag.IntVar(&s.ExactDim, "exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size or dimension d, above it through a randomized sketch (lda, topic, gmm, ica; 0: default, -1: never)")
 	flag.IntVar(&s.Workers, "workers", 0, "goroutines per work unit on a worker: decoding, accumulation and the final solve (default: one per CPU)")
 	flag.StringVar(&s.Solver, "solver", "", "tensor decomposition of the final fit (default: rtpm)")
 	flag.IntVar(&s.Refine, "als-sweeps", 0, "CP-ALS sweeps on the tensor after the solver (fit --als-sweeps)")

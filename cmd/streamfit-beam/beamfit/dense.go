@@ -26,22 +26,34 @@ var DenseModels = []string{"gmm", "ica", "multiview", "hmm", "markov", "hmm-snap
 // pass before, until the statistics hold all the fit needs.
 func (s Settings) dense() bool { return slices.Contains(DenseModels, s.Model) }
 
-// grouped reports whether the model reads rows in groups (sequences,
-// snapshot sets) that a work unit must not split: its units are whole
-// files.
-func (s Settings) grouped() bool {
-	return s.Model == "hmm" || s.Model == "markov" || s.Model == "hmm-snapshot"
-}
-
-// denseStages is the number of passes the pipeline has room for: two, and
-// for ICA its polishing passes too (pass 3 with the solver's columns, then
-// up to ica's default cap of 2 polishing steps; a pass after the last the
-// fit needs reads nothing).
+// denseStages is the number of passes the pipeline has room for: the most
+// the model's plan can take with the settings. Whether GMM and ICA whiten
+// exactly or through the sketch depends on the dimension d of the rows
+// against ExactDim, which only the data tell, and a Beam pipeline is built
+// before it reads them: the stages are those of the sketched path, and on
+// the exact path (or when ICA's polishing converges early) the stages after
+// the last pass the plan takes read nothing (nextFn) and pass its
+// statistics through. The counts are those of the models' plans
+// (models/gmm, models/ica passes.go): the sketched path adds 1+P passes
+// (implicit.SecondSketch) to the exact path's, with P = PowerIters (gmm's
+// and ica's default 2 when 0, none when negative); the exact path takes 2
+// passes, and ICA the 2 polishing passes of its default cap too (ica.Config
+// Refine, which streamfit fit ica does not set).
 func (s Settings) denseStages() int {
-	if s.Model == "ica" {
-		return 4
+	var exact int
+	switch s.Model {
+	case "gmm":
+		exact = 2
+	case "ica":
+		exact = 2 + 2
+	default:
+		return 2
 	}
-	return 2
+	power := s.PowerIters
+	if power == 0 {
+		power = 2
+	}
+	return exact + 1 + max(power, 0)
 }
 
 // The configurations of the dense models, as `streamfit stats` and
@@ -94,11 +106,6 @@ func (s Settings) workflow() shard.Dense {
 // holds all the fit needs. They record u as their input.
 func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implicit.DenseStats, s Settings) ([]byte, error) {
 	w := s.workflow()
-	if basis != nil {
-		if last, err := w.Last(ctx, basis); err != nil || last {
-			return nil, err
-		}
-	}
 	part := shard.Part{Path: u.Input.Path}
 	if u.Piece >= 0 {
 		part.Pieces = &[2]int64{int64(u.Piece), int64(u.Piece) + 1}
@@ -112,6 +119,24 @@ func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implic
 	}
 	st.Header.Inputs = []implicit.Input{u.Input}
 	return encode(ctx, st)
+}
+
+// denseTemplate is the template of a dense model's pass after the merged
+// statistics merged (encoded): merged itself, or none (no bytes) when they
+// hold all the fit needs (the plan's last pass), so that the stages after
+// it read nothing. Whether they do is decided here once, not in each unit.
+func denseTemplate(ctx context.Context, merged []byte, s Settings) ([]byte, error) {
+	if len(merged) == 0 {
+		return nil, fmt.Errorf("%s: no statistics to start the next pass from (no rows?)", s.Model)
+	}
+	st, err := implicit.DecodeDenseStats(merged)
+	if err != nil {
+		return nil, err
+	}
+	if last, err := s.workflow().Last(ctx, st); err != nil || last {
+		return nil, err
+	}
+	return merged, nil
 }
 
 // writeDense is write for the merged statistics of a dense model's last

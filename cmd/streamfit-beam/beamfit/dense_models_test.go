@@ -7,18 +7,23 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/streamfit/streamfit/implicit"
 
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
-// TestPipelineDenseModels runs the fits of ICA, the three-view mixture,
-// the HMM of sequences and the Markov chain and HMM of snapshot sets on
-// prism over four Parquet files of three row groups each, and checks that
-// model.json is byte-identical to `streamfit fit MODEL` over the union of
-// the files in one file. ICA and multiview take a row group per work unit;
-// the grouped models (sequences, snapshot sets) a file per unit.
+// TestPipelineDenseModels runs the fits of GMM and ICA (with d = 40 above
+// --exact-dim 16: the sketched path, 5 and 7 passes at the defaults), ICA on the exact
+// path, the three-view mixture, the HMM of sequences and the Markov chain
+// and HMM of snapshot sets on prism over four Parquet files of three row
+// groups each (twelve work units), and checks that model.json is
+// byte-identical to `streamfit fit MODEL` with the same flags over the
+// union of the files in one file. The row groups of the grouped models cut
+// sequences and sets (the unit where a group begins owns it).
 func TestPipelineDenseModels(t *testing.T) {
 	const rows = 600
 	type gen = func(context.Context) iter.Seq2[*stream.Dense, error]
@@ -30,32 +35,48 @@ func TestPipelineDenseModels(t *testing.T) {
 		}
 		return g.Rows
 	}
+	sketched := []string{"--exact-dim", "16", "--k", "3", "--seed", "5"}
 	for _, c := range []struct {
-		model string
-		gen   func() gen
-		s     Settings
-		group bool
-		flags []string
-		rows  int64 // per file (0: rows)
+		name, model string
+		gen         func() gen
+		s           Settings
+		group       bool
+		flags       []string
+		rows        int64 // per file (0: rows)
 	}{
-		{"ica", func() gen {
+		{"gmm-sketched", "gmm", func() gen {
+			return must(synth.NewGMM(synth.GMMConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 7, BatchRows: 50}))
+		}, Settings{K: 3, Seed: 5, ExactDim: 16}, false, sketched, 0},
+		{"gmm-sketched-differing", "gmm", func() gen {
+			return must(synth.NewGMM(synth.GMMConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 7, BatchRows: 50, Differing: true}))
+		}, Settings{K: 3, Seed: 5, ExactDim: 16, Differing: true, Oversample: 6, PowerIters: 1},
+			false, append([]string{"--differing", "--oversample", "6", "--power-iters", "1"}, sketched...), 0},
+		{"ica-sketched", "ica", func() gen {
+			return must(synth.NewICA(synth.ICAConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 3, BatchRows: 50}))
+		}, Settings{K: 3, Seed: 5, ExactDim: 16}, false, sketched, 0},
+		{"ica", "ica", func() gen {
 			return must(synth.NewICA(synth.ICAConfig{Rows: 4 * rows, D: 5, K: 3, Seed: 3, BatchRows: 50}))
 		},
 			Settings{K: 3, Seed: 5}, false, []string{"--k", "3", "--seed", "5"}, 0},
-		{"multiview", func() gen {
+		{"multiview", "multiview", func() gen {
 			return must(synth.NewMultiView(synth.MultiViewConfig{Rows: 4 * rows, Dims: [3]int{3, 3, 4}, K: 2, Seed: 3, BatchRows: 50}))
 		}, Settings{K: 2, Seed: 5}, false, []string{"--k", "2", "--seed", "5"}, 0},
-		{"hmm", func() gen {
-			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 5, Len: 5, K: 2, D: 4, Seed: 3, BatchRows: 50}))
+		// Sequences of 6 steps, row groups of 200 rows: a cut every third
+		// sequence (with --windows, windows across the cut).
+		{"hmm", "hmm", func() gen {
+			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
 		}, Settings{K: 2, Seed: 5}, true, []string{"--k", "2", "--seed", "5"}, 0},
-		{"markov", func() gen {
+		{"hmm-windows", "hmm", func() gen {
+			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
+		}, Settings{K: 2, Seed: 5, Windows: true}, true, []string{"--k", "2", "--seed", "5", "--windows"}, 0},
+		{"markov", "markov", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * rows / 3, PerSet: 3, K: 3, Seed: 3, BatchRows: 60}))
 		}, Settings{K: 3, Seed: 5, Alpha0: 1, R: 0.3}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 0},
-		{"hmm-snapshot", func() gen {
+		{"hmm-snapshot", "hmm-snapshot", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * 5 * rows / 3, PerSet: 3, K: 3, M: 5, Seed: 3, BatchRows: 60}))
 		}, Settings{K: 3, Seed: 5, Alpha0: 1, R: 0.3}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 5 * rows},
 	} {
-		t.Run(c.model, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			n := cmp.Or(c.rows, rows)
 			files := denseFiles(t, dir, c.gen(), n, int(n/3))
@@ -67,8 +88,8 @@ func TestPipelineDenseModels(t *testing.T) {
 				read.GroupColumn = "group"
 				flags = append(flags, "--group-column", "group")
 			}
-			model := filepath.Join(dir, "model.json")
-			o := Options{Fit: s, Out: Output{Model: model, NoTiming: true}}
+			model, stats := filepath.Join(dir, "model.json"), filepath.Join(dir, "last.stats")
+			o := Options{Fit: s, Out: Output{Model: model, Stats: stats, NoTiming: true}}
 			o.Read = stream.Options{BatchRows: readRows, Workers: 2, GroupColumn: read.GroupColumn}
 			if err := Run(context.Background(), "prism", files, o); err != nil {
 				t.Fatal(err)
@@ -79,15 +100,55 @@ func TestPipelineDenseModels(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("the pipeline's model differs from streamfit fit %s over the union:\n%s\n%s", c.model, got, want)
 			}
-			planner := PlanDense
-			if c.group {
-				planner = PlanFiles
-			}
-			units, err := planner(context.Background(), files, read)
+			st, err := implicit.ReadDenseStats(stats)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d work units, %d bytes of model.json identical", c.model, len(units), len(got))
+			if sk := st.Header.Sketch != ""; sk != (s.ExactDim > 0) {
+				t.Errorf("the last pass (pass %d) is sketched: %v, want %v", st.Header.Phase, sk, s.ExactDim > 0)
+			}
+			if c.model == "gmm" && st.Header.Phase != s.denseStages() {
+				// The sketched GMM takes every pass the pipeline has room for.
+				t.Errorf("the last pass is pass %d, the pipeline has room for %d", st.Header.Phase, s.denseStages())
+			}
+			units, err := PlanDense(context.Background(), files, read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(units) != 12 {
+				t.Errorf("%d work units, want 4 files × 3 row groups", len(units))
+			}
+			cuts := 0
+			if c.group {
+				cuts = groupCuts(t, filepath.Join(dir, "all.parquet"), n, files, units)
+				if cuts == 0 {
+					t.Error("no work unit begins inside a group: the test cannot tell whole groups from cut ones")
+				}
+			}
+			t.Logf("%s: %d work units (%d begin inside a group), %d passes, %d bytes of model.json identical", c.model, len(units), cuts, st.Header.Phase, len(got))
 		})
 	}
+}
+
+// groupCuts counts the work units that begin inside a group of rows (a
+// sequence, a snapshot set): all is the union of the files, of n rows each.
+func groupCuts(t *testing.T, all string, n int64, files []string, units []Unit) int {
+	t.Helper()
+	src, err := stream.OpenDense(all, stream.Options{GroupColumn: "group"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close(src)
+	rows, err := stream.CollectDense(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := 0
+	for _, u := range units {
+		i := int64(slices.Index(files, u.Input.Path))*n + u.Input.Docs[0]
+		if u.Input.Docs[0] > 0 && rows.Group[i-1] == rows.Group[i] {
+			cuts++
+		}
+	}
+	return cuts
 }

@@ -47,8 +47,9 @@ func (f *phase1Fn) ProcessElement(ctx context.Context, u Unit) ([]byte, error) {
 
 // basedFn computes the statistics of a power pass or of phase 2 of a work
 // unit against the template of the pass (a side input, see templateFn); an
-// empty template (a power pass not taken) gives empty statistics. For a
-// dense model, the side input is the merged statistics of pass 1.
+// empty template (a power pass not taken, a dense model's pass after its
+// last) gives empty statistics. For a dense model, the template is the
+// merged statistics of the pass before.
 type basedFn struct {
 	Pass string         `json:"pass"`
 	Read stream.Options `json:"read"`
@@ -74,7 +75,8 @@ func (f *basedFn) ProcessElement(ctx context.Context, u Unit, template []byte) (
 }
 
 // templateFn turns merged statistics into the template of the next pass
-// (powerTemplate or phase2Template), once for all work units.
+// (powerTemplate or phase2Template; denseTemplate for a dense model), once
+// for all work units.
 type templateFn struct {
 	Pass string   `json:"pass"`
 	Fit  Settings `json:"fit"`
@@ -83,6 +85,9 @@ type templateFn struct {
 // ProcessElement returns the encoded template after the merged statistics
 // merged (empty: the power pass is not taken).
 func (f *templateFn) ProcessElement(ctx context.Context, merged []byte) ([]byte, error) {
+	if f.Fit.dense() {
+		return denseTemplate(ctx, merged, f.Fit)
+	}
 	basis, err := decode(merged)
 	if err != nil {
 		return nil, err

@@ -70,8 +70,8 @@ func (o Options) check() error {
 // merged; the power passes of the randomized whitening, each merged; phase
 // 2 against the whitening W, merged; the fit; with Settings.EMPasses, the
 // EM passes that refine it (emPasses). A dense model (Settings.Model)
-// has no power passes: its pass 2 takes the merged pass 1 as its side
-// input. The statistics of each phase
+// takes the passes of its plan instead, each with the merged pass before
+// as its side input, as many as the settings can need (denseStages). The statistics of each phase
 // are combined by mergeFn (the library's exact merge), and each phase
 // after the first takes the merged statistics of the one before as a side
 // input (through a template that computes the pass's projection once), so
@@ -92,15 +92,14 @@ func New(o Options) (*beam.Pipeline, error) {
 		return p, nil
 	}
 	if o.Fit.dense() {
-		// Each pass of a dense model computes its basis from the merged
-		// pass before in each unit (a small d×d eigenproblem on the exact
-		// path); a pass after the last the fit needs reads nothing, and
-		// the statistics before it are kept.
+		// Each pass of a dense model takes the merged pass before as its
+		// side input, and each unit computes its basis from it (a small
+		// eigenproblem); the stages after the last pass the plan takes
+		// read nothing, and the statistics before them are kept
+		// (denseStages).
 		for i := 2; i <= o.Fit.denseStages(); i++ {
 			ps := s.Scope(fmt.Sprintf("pass %d", i))
-			stats := beam.ParDo(ps, &basedFn{Pass: passPhase2, Read: o.Read, Fit: o.Fit}, units, beam.SideInput{Input: merged})
-			next := beam.Combine(ps, &mergeFn{}, stats)
-			merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: next})
+			merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: pass(ps, units, merged, passPhase2, o)})
 		}
 		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
 		return p, nil
@@ -129,15 +128,13 @@ func pass(s beam.Scope, units, before beam.PCollection, pass string, o Options) 
 	return beam.Combine(s, &mergeFn{}, stats)
 }
 
-// Run plans the files (Plan, or PlanDense for a dense model), builds the pipeline (New) and runs it with
+// Run plans the files (Plan, or PlanDense for a dense model), builds the
+// pipeline (New) and runs it with
 // the runner named (beam.Run; the runner must be registered, e.g. by
 // importing its package).
 func Run(ctx context.Context, runner string, files []string, o Options) error {
 	planner := Plan
-	switch {
-	case o.Fit.grouped():
-		planner = PlanFiles
-	case o.Fit.dense():
+	if o.Fit.dense() {
 		planner = PlanDense
 	}
 	units, err := planner(ctx, files, o.Read)

@@ -115,17 +115,14 @@ func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error)
 
 // PlanDense is Plan for files of dense sample rows (a dense model's fit):
 // a unit per row group or record batch of a Parquet or Arrow IPC table, a
-// unit per file otherwise.
+// unit per file otherwise. The row groups of the models that read rows in
+// groups (sequences, snapshot sets) may cut a group: the unit of the row
+// group where a group begins owns all of it (shard.Part.Groups), so every
+// group is read whole, once.
 func PlanDense(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
 	return plan(ctx, files, o, func(path string, o stream.Options, first, end int) (any, error) {
 		return columnar.OpenDensePieces(path, o, first, end)
 	})
-}
-
-// PlanFiles is PlanDense with a unit per file: for models that read rows
-// in groups (sequences, snapshot sets) that a row group may split.
-func PlanFiles(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
-	return plan(ctx, files, o, func(string, stream.Options, int, int) (any, error) { return nil, columnar.ErrRange })
 }
 
 // plan is Plan, with open opening a range of pieces of a file.
