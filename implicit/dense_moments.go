@@ -68,12 +68,7 @@ func addFirst(b *stream.Dense, sum, sumsq []float64) {
 // MomentsFixed returns the merged totals of MomentSums in st, with the
 // number of rows, as the fixed arrays a later pass carries.
 func MomentsFixed(st *DenseStats) []Fixed {
-	return []Fixed{
-		{Name: "rows", Values: []float64{float64(st.Rows)}},
-		{Name: "sum", Values: st.Sum("sum")},
-		{Name: "sumsq", Values: st.Sum("sumsq")},
-		{Name: "second", Values: st.Sum("second")},
-	}
+	return append(firstFixed(st.Rows, st.Sum("sum"), st.Sum("sumsq")), Fixed{Name: "second", Values: st.Sum("second")})
 }
 
 // Moments are the carried totals of the first pass.

@@ -99,8 +99,33 @@ func (s *SecondSketch) Rank() int {
 	return s.Header.K
 }
 
-// Passes is the number of passes of the sketch: 2 + the power passes.
-func (s *SecondSketch) Passes() int { return 2 + max(s.Params.PowerIters, 0) }
+// Passes is the number of passes of a sketch with p: pass 1, the power
+// passes and the Rayleigh–Ritz pass (2 + PowerIters, none for a negative
+// PowerIters).
+func (p SketchParams) Passes() int { return 2 + max(p.PowerIters, 0) }
+
+// Passes is the number of passes of the sketch (SketchParams.Passes).
+func (s *SecondSketch) Passes() int { return s.Params.Passes() }
+
+// Extra is the number of passes the sketch adds to the exact path's, whose
+// pass 1 its first pass replaces: Passes − 1, and 0 for nil (the exact
+// path).
+func (s *SecondSketch) Extra() int {
+	if s == nil {
+		return 0
+	}
+	return s.Passes() - 1
+}
+
+// FirstPass returns pass 1 of a fit of a dense model that whitens: the
+// first pass of its sketch sk when it has one (d beyond the exact
+// dimension), else the exact moments of MomentPass(h, exactDim, check).
+func FirstPass(sk *SecondSketch, h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
+	if sk != nil {
+		return sk.First(), nil
+	}
+	return MomentPass(h, exactDim, check)
+}
 
 // header returns the header of pass phase, whose basis has cols columns.
 func (s *SecondSketch) header(phase, cols int) StatsHeader {
@@ -142,7 +167,7 @@ func (s *SecondSketch) Next(st *DenseStats) (*Pass, error) {
 	return &Pass{
 		Header: s.header(st.Header.Phase+1, cols),
 		Sums:   []SumShape{{Name: "y", Len: d * cols}},
-		Fixed:  append(firstFixed(mo), Fixed{Name: "q", Values: q.RawMatrix().Data}),
+		Fixed:  append(firstFixed(mo.N, mo.Sum, []float64{mo.SumSq}), Fixed{Name: "q", Values: q.RawMatrix().Data}),
 		Worker: sketchWorker(q, false, s.Check),
 	}, nil
 }
@@ -255,12 +280,13 @@ func sketchWorker(b *mat.Dense, first bool, check func(*stream.Dense) error) fun
 	}
 }
 
-// firstFixed returns the totals of pass 1 as carried arrays.
-func firstFixed(mo *Moments) []Fixed {
+// firstFixed returns the totals of pass 1 (rows, Σx, Σ‖x‖²) as carried
+// arrays, as carriedFirst reads them.
+func firstFixed(rows int64, sum, sumsq []float64) []Fixed {
 	return []Fixed{
-		{Name: "rows", Values: []float64{float64(mo.N)}},
-		{Name: "sum", Values: mo.Sum},
-		{Name: "sumsq", Values: []float64{mo.SumSq}},
+		{Name: "rows", Values: []float64{float64(rows)}},
+		{Name: "sum", Values: sum},
+		{Name: "sumsq", Values: sumsq},
 	}
 }
 

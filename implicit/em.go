@@ -82,15 +82,20 @@ func NewEMAcc(d, k int) *EMAcc {
 	return &EMAcc{D: d, K: k, N: make([]float64, d*k), Suff: make([]float64, k), nLo: make([]uint64, d*k), suffLo: make([]uint64, k)}
 }
 
-// arrays returns a's exact totals, the bound as a one-value array in
-// bound (written back by the caller).
-func (a *EMAcc) arrays(bound []float64, boundLo []uint64) []fixedArray {
+// ensureLo allocates the low words of an EMAcc made without NewEMAcc.
+func (a *EMAcc) ensureLo() {
 	if a.nLo == nil {
 		a.nLo = make([]uint64, len(a.N))
 	}
 	if a.suffLo == nil {
 		a.suffLo = make([]uint64, len(a.Suff))
 	}
+}
+
+// arrays returns a's exact totals, the bound as a one-value array in
+// bound (written back by the caller).
+func (a *EMAcc) arrays(bound []float64, boundLo []uint64) []fixedArray {
+	a.ensureLo()
 	return []fixedArray{
 		{name: "em.n", v: a.N, lo: a.nLo, scale: emScaleN},
 		{name: "em.suff", v: a.Suff, lo: a.suffLo, scale: emScaleSum},
@@ -301,8 +306,8 @@ func (a *EMAcc) Encode(w io.Writer) error {
 	bw := bufio.NewWriter(io.MultiWriter(w, crc))
 	bw.WriteString(emMagic)
 	bw.Write(append(h, '\n'))
+	a.ensureLo()
 	WriteFloats(bw, a.N, a.Suff)
-	a.arrays(nil, nil)
 	writeWords(bw, a.nLo, a.suffLo)
 	if err := bw.Flush(); err != nil {
 		return err
@@ -362,11 +367,26 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 
 // WriteFloats writes the values of vs to w in order as little-endian
 // float64, bit for bit; the first error is returned.
-func WriteFloats(w io.Writer, vs ...[]float64) error {
+func WriteFloats(w io.Writer, vs ...[]float64) error { return writeLE(w, math.Float64bits, vs) }
+
+// ReadFloats fills vs in order with little-endian float64 read from r (as
+// WriteFloats wrote them).
+func ReadFloats(r io.Reader, vs ...[]float64) error { return readLE(r, math.Float64frombits, vs) }
+
+// writeWords and readWords are WriteFloats and ReadFloats for the low
+// words of exact totals.
+func writeWords(w io.Writer, vs ...[]uint64) error { return writeLE(w, word, vs) }
+func readWords(r io.Reader, vs ...[]uint64) error  { return readLE(r, word, vs) }
+
+func word(x uint64) uint64 { return x }
+
+// writeLE writes the values of vs to w in order as the little-endian
+// 64-bit words bits gives; the first error is returned.
+func writeLE[T any](w io.Writer, bits func(T) uint64, vs [][]T) error {
 	var buf [8]byte
 	for _, v := range vs {
 		for _, x := range v {
-			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+			binary.LittleEndian.PutUint64(buf[:], bits(x))
 			if _, err := w.Write(buf[:]); err != nil {
 				return err
 			}
@@ -375,42 +395,16 @@ func WriteFloats(w io.Writer, vs ...[]float64) error {
 	return nil
 }
 
-// writeWords writes the values of vs to w in order as little-endian
-// uint64.
-func writeWords(w io.Writer, vs ...[]uint64) {
-	var buf [8]byte
-	for _, v := range vs {
-		for _, x := range v {
-			binary.LittleEndian.PutUint64(buf[:], x)
-			w.Write(buf[:])
-		}
-	}
-}
-
-// readWords fills vs in order with little-endian uint64 read from r.
-func readWords(r io.Reader, vs ...[]uint64) error {
+// readLE fills vs in order with the values from of the little-endian
+// 64-bit words read from r.
+func readLE[T any](r io.Reader, from func(uint64) T, vs [][]T) error {
 	var buf [8]byte
 	for _, v := range vs {
 		for i := range v {
 			if _, err := io.ReadFull(r, buf[:]); err != nil {
 				return err
 			}
-			v[i] = binary.LittleEndian.Uint64(buf[:])
-		}
-	}
-	return nil
-}
-
-// ReadFloats fills vs in order with little-endian float64 read from r (as
-// WriteFloats wrote them).
-func ReadFloats(r io.Reader, vs ...[]float64) error {
-	var buf [8]byte
-	for _, v := range vs {
-		for i := range v {
-			if _, err := io.ReadFull(r, buf[:]); err != nil {
-				return err
-			}
-			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
+			v[i] = from(binary.LittleEndian.Uint64(buf[:]))
 		}
 	}
 	return nil

@@ -202,7 +202,7 @@ selects rows, --row-groups row groups (record batches), as for documents.`)
 		}
 		return runDenseStats(ctx, wf, *model, *phase, *basis, *appendTo, *out, *driftTol, inputs, *o, sel, *prog)
 	}
-	if err := oneOf(*model, append([]string{"lda", "topic"}, denseModels...)...); err != nil {
+	if err := oneOf(*model, append([]string{"lda", "topic"}, shard.DenseModels...)...); err != nil {
 		return err
 	}
 	if *model == "lda" && (!(*alpha0 > 0) || math.IsInf(*alpha0, 1)) {

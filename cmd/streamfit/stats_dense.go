@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,9 +18,6 @@ import (
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
-
-// denseModels are the models whose statistics are dense passes.
-var denseModels = []string{"gmm", "ica", "markov", "hmm-snapshot", "multiview", "hmm"}
 
 // denseStatsFlags are the flags of stats that set a dense model's fit.
 type denseStatsFlags struct {
@@ -177,15 +175,8 @@ func denseNext(ctx context.Context, wf shard.Dense, st *implicit.DenseStats, out
 	return nil
 }
 
-// isDense reports whether model is one of denseModels.
-func isDense(model string) bool {
-	for _, m := range denseModels {
-		if m == model {
-			return true
-		}
-	}
-	return false
-}
+// isDense reports whether model is one of shard.DenseModels.
+func isDense(model string) bool { return slices.Contains(shard.DenseModels, model) }
 
 // denseModelList names the dense models for help texts.
-func denseModelList() string { return strings.Join(denseModels, ", ") }
+func denseModelList() string { return strings.Join(shard.DenseModels, ", ") }

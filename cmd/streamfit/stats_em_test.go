@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/stream/synth"
 )
 
 // TestStatsEMRoute runs the default LDA fit as a statistics route over
@@ -19,13 +18,7 @@ import (
 // of another model, a shard given twice, and a pass of the refined model
 // are refused.
 func TestStatsEMRoute(t *testing.T) {
-	const d, k = 120, 4
-	docs := corpusDocs(t, synth.LDAConfig{Docs: 3000, Vocab: d, K: k, Alpha0: 1, DocLen: 50, Seed: 41})
-	p := tempPaths(t)
-	cuts := map[string][2]int{"a": {0, 750}, "b": {750, 2000}, "c": {2000, 3000}, "all": {0, 3000}}
-	for name, cut := range cuts {
-		writeDocword(t, p("docword."+name+".txt"), docs, d, cut[0], cut[1])
-	}
+	p := shardCorpus(t)
 	common := []string{"--batch-rows", "250", "--progress", "off", "--workers", "2"}
 	seed := []string{"--k", "4", "--alpha0", "1", "--seed", "3"}
 	shards := []string{"a", "b", "c"}

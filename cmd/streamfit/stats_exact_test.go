@@ -18,13 +18,7 @@ import (
 // batches of 250), and `fit --em-passes 0` on the union, whose passes keep
 // the same exact totals, gives that model.json too.
 func TestStatsMergeExact(t *testing.T) {
-	const d, k = 120, 4
-	docs := corpusDocs(t, synth.LDAConfig{Docs: 3000, Vocab: d, K: k, Alpha0: 1, DocLen: 50, Seed: 41})
-	p := tempPaths(t)
-	cuts := map[string][2]int{"a": {0, 750}, "b": {750, 2000}, "c": {2000, 3000}, "all": {0, 3000}}
-	for name, cut := range cuts {
-		writeDocword(t, p("docword."+name+".txt"), docs, d, cut[0], cut[1])
-	}
+	p := shardCorpus(t)
 	common := []string{"--k", "4", "--alpha0", "1", "--seed", "3", "--batch-rows", "250", "--progress", "off"}
 	stats := func(phase, out, basis string, inputs ...string) {
 		t.Helper()
@@ -147,4 +141,19 @@ func modelDiff(t *testing.T, a, b string) float64 {
 		out = max(out, math.Abs(ma.Alpha[i]-mb.Alpha[i])/math.Abs(mb.Alpha[i]))
 	}
 	return max(out, diff/scale)
+}
+
+// shardCorpus writes the corpus of the sharded-statistics tests, 3000
+// LDA documents over 120 words (k=4), as docword files of the shards a
+// (documents 0–749), b (750–1999), c (2000–2999) and of their union (all),
+// docword.NAME.txt in a temporary directory; it returns the path maker.
+func shardCorpus(t *testing.T) func(string) string {
+	const d, k = 120, 4
+	docs := corpusDocs(t, synth.LDAConfig{Docs: 3000, Vocab: d, K: k, Alpha0: 1, DocLen: 50, Seed: 41})
+	p := tempPaths(t)
+	cuts := map[string][2]int{"a": {0, 750}, "b": {750, 2000}, "c": {2000, 3000}, "all": {0, 3000}}
+	for name, cut := range cuts {
+		writeDocword(t, p("docword."+name+".txt"), docs, d, cut[0], cut[1])
+	}
+	return p
 }

@@ -128,11 +128,8 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
-	if sk := p.sketch(d, cfg); sk != nil {
-		return sk.First(), nil
-	}
 	path := p.Path
-	pass, err := implicit.MomentPass(header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	pass, err := implicit.FirstPass(p.sketch(d, cfg), header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
 	if err != nil {
 		return nil, fmt.Errorf("gmm: %w", err)
 	}
@@ -140,11 +137,15 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 }
 
 // lastPhase is the phase of the third-moment pass, the last.
-func lastPhase(sk *implicit.SecondSketch) int {
-	if sk == nil {
-		return 2
-	}
-	return sk.Passes() + 1
+func lastPhase(sk *implicit.SecondSketch) int { return 2 + sk.Extra() }
+
+// MaxPasses is the most passes a fit with c takes, whatever the width of
+// its rows: those of the sketched path (d > ExactDim), 3 + PowerIters; the
+// exact path takes 2. A pipeline built before it reads the data sizes its
+// stages by it.
+func (c Config) MaxPasses() int {
+	c.defaults()
+	return lastPhase(nil) + implicit.SketchParams{PowerIters: c.PowerIters}.Passes() - 1
 }
 
 // carriedSpectrum is the spectrum of the second-moment totals that the

@@ -114,30 +114,28 @@ func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
 		})
 }
 
-// offset is the number of passes the sketch adds to the exact path's
-// (0 on the exact path): pass 2+offset is the whitened third-order pass.
-func offset(sk *implicit.SecondSketch) int {
-	if sk == nil {
-		return 0
-	}
-	return sk.Passes() - 1
-}
-
 // First returns pass 1 for rows of d columns.
 func (p *Plan) First(d int) (*implicit.Pass, error) {
 	cfg, _ := p.config(nil)
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}
-	if sk := p.sketch(d, cfg); sk != nil {
-		return sk.First(), nil
-	}
 	path := p.Path
-	pass, err := implicit.MomentPass(header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	pass, err := implicit.FirstPass(p.sketch(d, cfg), header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
 	if err != nil {
 		return nil, fmt.Errorf("ica: %w", err)
 	}
 	return pass, nil
+}
+
+// MaxPasses is the most passes a fit with c takes, whatever the width of
+// its rows: pass 1, the whitened third-order pass and Refine polishing
+// passes on the exact path, and the 1 + PowerIters passes of the sketch
+// besides on the sketched path (d > ExactDim). A pipeline built before it
+// reads the data sizes its stages by it.
+func (c Config) MaxPasses() int {
+	c.defaults()
+	return 2 + max(c.Refine, 0) + implicit.SketchParams{PowerIters: c.PowerIters}.Passes() - 1
 }
 
 // basis is what the carried pass-1 totals give the later passes.
@@ -162,7 +160,7 @@ func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, er
 	}
 	d, k := st.Header.D, cfg.K
 	sk := p.sketch(d, cfg)
-	off := offset(sk)
+	off := sk.Extra()
 	var fixed []implicit.Fixed
 	switch n1 := 4; {
 	case st.Header.Phase < 1+off:
@@ -344,7 +342,7 @@ func (p *Plan) Next(ctx context.Context, st *implicit.DenseStats) (*implicit.Pas
 		return nil, fmt.Errorf("ica: the source has %d rows, need at least 2", st.Rows)
 	}
 	sk := p.sketch(st.Header.D, cfg)
-	switch off := offset(sk); {
+	switch off := sk.Extra(); {
 	case st.Header.Phase < 1+off:
 		pass, err := sk.Next(st)
 		if err != nil {
@@ -397,7 +395,7 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	if err != nil {
 		return nil, err
 	}
-	if first := 3 + offset(p.sketch(st.Header.D, c)); st.Header.Phase < first {
+	if first := 3 + p.sketch(st.Header.D, c).Extra(); st.Header.Phase < first {
 		return nil, fmt.Errorf("ica: a fit needs the statistics of the last polishing pass (pass %d or later), not pass %d", first, st.Header.Phase)
 	}
 	s, err := p.advance(ctx, st)

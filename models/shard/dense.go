@@ -20,6 +20,9 @@ type Dense struct {
 	// Grouped makes every shard own whole groups of rows (Part.Groups):
 	// for the models whose passes read sequences or sets in order.
 	Grouped bool
+	// MaxPasses is the most passes the fit takes, whatever the data: a
+	// pipeline built before it reads them sizes its stages by it.
+	MaxPasses int
 }
 
 // Basiser is implemented by planners whose passes after the first project

@@ -9,6 +9,11 @@ import (
 	"github.com/streamfit/streamfit/models/multiview"
 )
 
+// DenseModels names the dense models, whose workflows are Dense: the
+// Gaussian mixture, ICA, the three-view mixture, the HMM of sequences, and
+// the Markov chain and HMM of snapshot sets.
+var DenseModels = []string{"gmm", "ica", "multiview", "hmm", "markov", "hmm-snapshot"}
+
 // GMM is the workflow of a Gaussian mixture fit with cfg. On the exact path
 // (d ≤ cfg.ExactDim) pass 1 (first and second moments) takes no basis and
 // can always be appended to; pass 2 (whitened third moment) takes the
@@ -19,7 +24,7 @@ import (
 // pass before, and the last (whitened third moment) the merged last
 // sketch: none of these can be appended to.
 func GMM(cfg gmm.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &gmm.Plan{Config: cfg, Path: path} }}
+	return Dense{Plan: func(path string) implicit.Planner { return &gmm.Plan{Config: cfg, Path: path} }, MaxPasses: cfg.MaxPasses()}
 }
 
 // Multiview is the workflow of a three-view mixture fit with cfg: pass 1
@@ -28,14 +33,14 @@ func GMM(cfg gmm.Config) Dense {
 // and cannot be appended to (the recovery uses pass 1's cross moments of
 // exactly its rows): recompute it over all the data.
 func Multiview(cfg multiview.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return (&multiview.Plan{Config: cfg, Path: path}).Planner() }}
+	return Dense{Plan: func(path string) implicit.Planner { return (&multiview.Plan{Config: cfg, Path: path}).Planner() }, MaxPasses: 2}
 }
 
 // HMM is the workflow of an HMM fit from sequences with cfg: the passes of
 // Multiview over the triples of consecutive steps (append to pass 1 only),
 // read in order. A shard owns the sequences that begin in it (Grouped).
 func HMM(cfg hmm.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }, Grouped: true}
+	return Dense{Plan: func(path string) implicit.Planner { return (&hmm.Plan{Config: cfg, Path: path}).Planner() }, Grouped: true, MaxPasses: 2}
 }
 
 // ICA is the workflow of an independent component fit with cfg. On the
@@ -48,7 +53,7 @@ func HMM(cfg hmm.Config) Dense {
 // pass 1 (first moments and the seed's sketch) and the whitened pass. Only
 // pass 1 can be appended to.
 func ICA(cfg ica.Config) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }}
+	return Dense{Plan: func(path string) implicit.Planner { return &ica.Plan{Config: cfg, Path: path} }, MaxPasses: cfg.MaxPasses()}
 }
 
 // Markov is the workflow of a fit from snapshot sets with cfg: a Markov
@@ -59,5 +64,5 @@ func ICA(cfg ica.Config) Dense {
 // adds its own partial sums, read in order; a shard owns the sets that
 // begin in it (Grouped).
 func Markov(cfg markov.Config, chain bool) Dense {
-	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }, Grouped: true}
+	return Dense{Plan: func(path string) implicit.Planner { return &markov.Plan{Config: cfg, Path: path, Chain: chain} }, Grouped: true, MaxPasses: 2}
 }

@@ -16,10 +16,8 @@ import (
 )
 
 // DenseModels are the dense models the pipeline fits (Settings.Model),
-// through their shard workflows (models/shard): the Gaussian mixture, ICA,
-// the three-view mixture, the HMM of sequences, and the Markov chain and
-// HMM of snapshot sets.
-var DenseModels = []string{"gmm", "ica", "multiview", "hmm", "markov", "hmm-snapshot"}
+// through their shard workflows (models/shard).
+var DenseModels = shard.DenseModels
 
 // dense reports whether the fit is of a dense model, whose passes are
 // those of its shard workflow: pass 1, then each pass against the merged
@@ -27,34 +25,13 @@ var DenseModels = []string{"gmm", "ica", "multiview", "hmm", "markov", "hmm-snap
 func (s Settings) dense() bool { return slices.Contains(DenseModels, s.Model) }
 
 // denseStages is the number of passes the pipeline has room for: the most
-// the model's plan can take with the settings. Whether GMM and ICA whiten
-// exactly or through the sketch depends on the dimension d of the rows
-// against ExactDim, which only the data tell, and a Beam pipeline is built
-// before it reads them: the stages are those of the sketched path, and on
-// the exact path (or when ICA's polishing converges early) the stages after
-// the last pass the plan takes read nothing (nextFn) and pass its
-// statistics through. The counts are those of the models' plans
-// (models/gmm, models/ica passes.go): the sketched path adds 1+P passes
-// (implicit.SecondSketch) to the exact path's, with P = PowerIters (gmm's
-// and ica's default 2 when 0, none when negative); the exact path takes 2
-// passes, and ICA the 2 polishing passes of its default cap too (ica.Config
-// Refine, which streamfit fit ica does not set).
-func (s Settings) denseStages() int {
-	var exact int
-	switch s.Model {
-	case "gmm":
-		exact = 2
-	case "ica":
-		exact = 2 + 2
-	default:
-		return 2
-	}
-	power := s.PowerIters
-	if power == 0 {
-		power = 2
-	}
-	return exact + 1 + max(power, 0)
-}
+// the model's workflow can take with the settings (shard.Dense.MaxPasses).
+// Whether GMM and ICA whiten exactly or through the sketch depends on the
+// width of the rows, which only the data tell, and a Beam pipeline is
+// built before it reads them: on the exact path (or when ICA's polishing
+// converges early) the stages after the last pass the plan takes read
+// nothing (nextFn) and pass its statistics through.
+func (s Settings) denseStages() int { return s.workflow().MaxPasses }
 
 // The configurations of the dense models, as `streamfit stats` and
 // `streamfit fit MODEL` build them from their flags.
