@@ -31,23 +31,40 @@ const wChunk = 512
 // formed as Σᵢ (2 G3ᵢ ωᵢ − Zᵢ) ⊗ ωᵢ⊗ωᵢ − Σᵢ ωᵢ ⊗ (Zᵢ⊗ωᵢ + ωᵢ⊗Zᵢ): two
 // products of K³/6 per row that touch only the entries a ≤ b ≤ c, instead
 // of the full K × K(K+1)/2 sums of Zᵢ⊗ωᵢ⊗ωᵢ (K³/2 per row) that the three
-// orderings of Sym₃ would each read from. gw, nw and kr are scratch.
-func (a *TripleAcc) wTerms(wd []float64, lo, hi int, acc, gw, nw, kr []float64) []float64 {
+// orderings of Sym₃ would each read from. The piece is formed in precision
+// F and added to the float64 acc.
+func wTerms[F real](a *TripleAcc, wd []float64, lo, hi int, acc []float64, s *wScratch[F]) {
 	k := a.K
 	m := hi - lo
+	s.w = convert(s.w, wd[lo*k:hi*k])
+	s.z = convert(s.z, a.Z[lo*k:hi*k])
+	s.gw, s.nw = grow(s.gw, m*k), grow(s.nw, m*k)
 	for r := range m {
-		w, z := wd[(lo+r)*k:(lo+r+1)*k], a.Z[(lo+r)*k:(lo+r+1)*k]
-		g := gw[r*k : (r+1)*k]
-		floats.ScaleTo(g, 2*a.G3[lo+r], w)
-		floats.Sub(g, z)
-		floats.ScaleTo(nw[r*k:(r+1)*k], -1, w)
+		w, z := s.w[r*k:(r+1)*k], s.z[r*k:(r+1)*k]
+		g, n := s.gw[r*k:(r+1)*k], s.nw[r*k:(r+1)*k]
+		g3 := F(2 * a.G3[lo+r])
+		for j := range k {
+			g[j] = g3*w[j] - z[j]
+			n[j] = -w[j]
+		}
 	}
-	kr = addCubes(acc, gw, k, wd[lo*k:], nil, m, k, kr)
-	return addCubes(acc, nw, k, wd[lo*k:], a.Z[lo*k:], m, k, kr)
+	s.acc = grow(s.acc, len(acc))
+	clear(s.acc)
+	s.kr = addCubes(s.acc, s.gw, k, s.w, nil, m, k, s.kr)
+	s.kr = addCubes(s.acc, s.nw, k, s.w, s.z, m, k, s.kr)
+	for i, v := range s.acc {
+		acc[i] += float64(v)
+	}
 }
 
+// wScratch holds one worker's buffers for wTerms.
+type wScratch[F real] struct{ w, z, gw, nw, acc, kr []F }
+
 // Moments averages the statistics and forms the terms that depend only on W
-// (the whitening matrix the pass used), at O(d·K³/3) once per fit (E3 is
+// (the whitening matrix the pass used), at O(d·K³/3) once per fit, in
+// float32 pieces when a.Float32 is set (as a pass's batches form Y3: at
+// k=100 these terms are the largest fixed cost of a fit, and float32 GEMMs
+// form them 1.4 times as fast) (E3 is
 // nil, and that cost absent, for statistics without cubes: NoCubes). The
 // vocabulary is cut into fixed pieces computed on workers goroutines and
 // summed in order, so the result does not depend on workers.
@@ -75,17 +92,25 @@ func (a *TripleAcc) cubes(wd []float64, workers int) *tensor.Sym3 {
 	// buffers, which are added to the totals in piece order.
 	pieces := (d + wChunk - 1) / wChunk
 	workers = max(1, min(workers, pieces))
-	type scratch struct{ acc, gw, nw, kr []float64 }
+	type scratch struct {
+		acc []float64
+		s32 wScratch[float32]
+		s64 wScratch[float64]
+	}
 	bufs := make([]scratch, workers)
 	for i := range bufs {
-		rows := min(d, wChunk) * k
-		bufs[i] = scratch{acc: make([]float64, k*p), gw: make([]float64, rows), nw: make([]float64, rows)}
+		bufs[i].acc = make([]float64, k*p)
 	}
 	acc := append([]float64(nil), a.Y3...)
 	inOrder(pieces, workers, func(wk, i int) {
 		b := &bufs[wk]
 		clear(b.acc)
-		b.kr = a.wTerms(wd, i*wChunk, min(d, (i+1)*wChunk), b.acc, b.gw, b.nw, b.kr)
+		lo, hi := i*wChunk, min(d, (i+1)*wChunk)
+		if a.Float32 {
+			wTerms(a, wd, lo, hi, b.acc, &b.s32)
+		} else {
+			wTerms(a, wd, lo, hi, b.acc, &b.s64)
+		}
 	}, func(wk, _ int) {
 		floats.Add(acc, bufs[wk].acc)
 	})

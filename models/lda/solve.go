@@ -25,6 +25,9 @@ func solve(ctx context.Context, acc *implicit.TripleAcc, b *basis, cfg Config) (
 func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.Model, error) {
 	collect() // the pass's batches, before the solve allocates
 	acc := th.acc
+	// The W-terms in float32 as the batches' sums, whichever route (a pass
+	// or merged statistics) brought acc: the routes give the same model.
+	acc.Float32 = !cfg.float64Sums && !cfg.Implicit
 	var mom *implicit.Whitened
 	if err := stage(ctx, "moments", func(context.Context) (err error) {
 		mom, err = acc.Moments(b.w, cfg.Workers)
