@@ -25,27 +25,31 @@ func TestRestartsFor(t *testing.T) {
 	}
 }
 
-// TestSolverFor checks the default solver of each representation: RTPM
-// for the explicit tensor of a pure spectral fit, the simultaneous power
+// TestSolverFor checks the default solver of each representation: joint
+// diagonalisation for the explicit tensor of a pure spectral fit (with the
+// plug-in stage up to ojdPlugInMaxK topics), the simultaneous power
 // method for the explicit tensor when EM passes follow and for the costly
 // contractions of the sketch and the rows on disk; the user's always.
 func TestSolverFor(t *testing.T) {
 	for _, c := range []struct {
 		third  Third
-		em     int
+		k, em  int
 		solver string
 		want   string
 	}{
-		{Explicit, 0, "", "rtpm"},
-		{Explicit, 5, "", "simultaneous"},
-		{Sketch, 0, "", "simultaneous"},
-		{Rows, 5, "", "simultaneous"},
-		{Explicit, 5, "rtpm", "rtpm"},
-		{Sketch, 0, "ojd", "ojd"},
+		{Explicit, 10, 0, "", "ojd"},
+		{Explicit, ojdPlugInMaxK, 0, "", "ojd"},
+		{Explicit, ojdPlugInMaxK + 1, 0, "", "ojd0"},
+		{Explicit, 10, 5, "", "simultaneous"},
+		{Sketch, 10, 0, "", "simultaneous"},
+		{Rows, 100, 5, "", "simultaneous"},
+		{Explicit, 10, 5, "rtpm", "rtpm"},
+		{Explicit, 100, 0, "rtpm", "rtpm"},
+		{Sketch, 10, 0, "ojd", "ojd"},
 	} {
-		cfg := Config{Solver: c.solver, EM: EM{Passes: c.em}}
+		cfg := Config{K: c.k, Solver: c.solver, EM: EM{Passes: c.em}}
 		if got := cfg.solverFor(c.third); got != c.want {
-			t.Errorf("%s, EM passes %d, solver %q: %s, want %s", c.third, c.em, c.solver, got, c.want)
+			t.Errorf("%s, k=%d, EM passes %d, solver %q: %s, want %s", c.third, c.k, c.em, c.solver, got, c.want)
 		}
 	}
 }
