@@ -36,11 +36,12 @@ const (
 	stallRel    = 1e-6
 )
 
-// defaultProjections is L0 for the random first stage: the authors' code uses
+// DefaultProjections is L0, the random projections of the first stage of
+// joint diagonalisation of a d-dimensional tensor: the authors' code uses
 // 5/10/20 projections for d < 100, < 200, ≥ 200 with Jacobi; QRJ1D needs more
 // because its error depends on the spread of the projected eigenvalues, so it
 // gets 2d (as in the authors' non-orthogonal script).
-func defaultProjections(d int, m JDMethod) int {
+func DefaultProjections(d int, m JDMethod) int {
 	if m == NonOrthogonal {
 		return 2 * d
 	}
@@ -119,7 +120,7 @@ func JointDiagWith(ctx context.Context, t Tensor, r int, opt Options, jo JDOptio
 	}
 	l0 := opt.Projections
 	if l0 <= 0 {
-		l0 = defaultProjections(d, method)
+		l0 = DefaultProjections(d, method)
 	}
 	if l0 < 2 {
 		return nil, fmt.Errorf("%s: %w: need at least 2 projections, got %d", name, ErrDegenerate, l0)

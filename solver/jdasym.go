@@ -48,7 +48,7 @@ func JointDiagAsym(ctx context.Context, t Asym, r int, opt Options, method JDMet
 	}
 	l0 := opt.Projections
 	if l0 <= 0 {
-		l0 = defaultProjections(d3, method)
+		l0 = DefaultProjections(d3, method)
 	}
 	if l0 < 2 {
 		return nil, fmt.Errorf("%s: %w: need at least 2 projections, got %d", name, ErrDegenerate, l0)

@@ -114,7 +114,7 @@ func newFitFlags(m fitModel) (*flag.FlagSet, *fitFlags) {
 	fs.StringVar(&f.out, "out", "model.json", "output model file (JSON)")
 	fs.IntVar(&f.k, "k", 10, "number of topics / components / states")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (same input and seed give the same model)")
-	fs.StringVar(&f.solverName, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (lda/topic when not given: ojd for a pure spectral fit held explicitly, ojd0 above k=64, simultaneous when EM passes follow or the third moment is on disk or sketched)")
+	fs.StringVar(&f.solverName, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (lda/topic when not given: ojd for a pure spectral fit held explicitly, ojd0 above k=64, rtpm above k=128, simultaneous when EM passes follow or the third moment is on disk or sketched)")
 	fs.IntVar(&f.restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	fs.IntVar(&f.iters, "iters", 0, "solver iterations per phase (0: solver default)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")

@@ -95,6 +95,8 @@ type Config struct {
 	// (tests compare the two; the implicit operator always uses float64, as
 	// it is the exact cross-check of the packed tensor).
 	float64Sums bool
+	// peek overrides peekNegative's answer in tests (peekAuto: measure).
+	peek peekMode
 }
 
 // Third names a representation of the whitened third moment (Config.Third).
@@ -111,7 +113,8 @@ const (
 // solverFor returns the solver a fit of representation t uses: cfg.Solver
 // when set; for the explicit tensor of a pure spectral fit (cfg.EM.Passes
 // 0) orthogonal joint diagonalisation, with its plug-in stage ("ojd") up
-// to ojdPlugInMaxK topics and without it ("ojd0") above; else the
+// to ojdPlugInMaxK topics and without it ("ojd0") up to jdMaxK, RTPM above
+// (not measured there); else the
 // simultaneous power method, where every contraction is costly (a pass over
 // the rows on disk, or FFTs over the sketch) or where EM passes follow. The
 // spectral topics are then only EM's start: on the real corpora at k=100 the
@@ -135,8 +138,10 @@ func (cfg Config) solverFor(t Third) string {
 		return cfg.Solver
 	case t == Explicit && cfg.EM.Passes == 0 && cfg.K <= ojdPlugInMaxK:
 		return "ojd"
-	case t == Explicit && cfg.EM.Passes == 0:
+	case t == Explicit && cfg.EM.Passes == 0 && cfg.K <= jdMaxK:
 		return "ojd0"
+	case t == Explicit && cfg.EM.Passes == 0:
+		return "rtpm"
 	}
 	return "simultaneous"
 }
@@ -149,6 +154,11 @@ func (cfg Config) solverFor(t Third) string {
 // perplexity by up to 18% (Debian k=10) and raised it by at most 3% (spam
 // k=10), at 1.0–1.2 times ojd0's CPU.
 const ojdPlugInMaxK = 64
+
+// jdMaxK is the largest k whose pure spectral fit defaults to joint
+// diagonalisation: it was measured on real text and generated corpora up
+// to k=100 only, so RTPM, measured beyond, keeps larger k.
+const jdMaxK = 128
 
 // rtpmStarts caps RTPM's random starts per topic when Config.Restarts is 0
 // (the solver's own default is max(20, k)). A block phase runs until its

@@ -23,12 +23,15 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 // Fit learns an LDA (or, with cfg.Single, a single-topic) model from src in
 // two passes (plus cfg.PowerIters, or with PowerIters 0 one automatic power
 // pass when the first sketch does not decay; see Config.PowerIters). Real
-// text can add passes, with PowerIters 0: when pass 2 finds that W holds a
-// negative direction of M̂2 (WᵀM̂2W not positive definite), a power pass
-// over the first sketch's range and pass 2 again follow, whitening with
-// M̂2's k largest positive Ritz values there; when that range holds fewer
-// than k positive ones, the fit starts over with a sketch of more columns
-// (up to 6 passes in all on the corpora measured):
+// text can add passes, with PowerIters 0: when W holds a negative direction
+// of M̂2 (WᵀM̂2W not positive definite), a power pass over the first
+// sketch's range comes before pass 2, whitening with M̂2's k largest
+// positive Ritz values there; when that range holds fewer than k positive
+// ones, the fit starts over with a sketch of more columns (up to 5 passes
+// in all on the corpora measured). The fit sees the negative direction on
+// its first documents (peekNegative, a partial read, not a pass); should
+// they miss it, pass 2 finds it, and the power pass and pass 2 again
+// follow:
 //
 //  1. pass 1 accumulates the document counts, M̂1 and Ê2·Ω for a seeded
 //     sparse sign test matrix Ω of k+oversample columns (the identity for a
@@ -170,9 +173,10 @@ func RefineEM(ctx context.Context, src stream.DocSource, m *models.Model, cfg Co
 }
 
 // fitPasses runs the passes of Fit and the solve. With negative (a previous
-// sketch found negative directions of M̂2 among its largest), the power pass
-// over the first sketch's range (rangePass) is taken at once rather than
-// after a third-moment pass that would meet them.
+// sketch found negative directions of M̂2 among its largest), or when the
+// first documents show one in W (peekNegative), the power pass over the
+// first sketch's range (rangePass) is taken at once rather than after a
+// third-moment pass that would meet them.
 func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan, track *tracker, negative bool) (*models.Model, error) {
 	omega := sketchMatrix(src.Info().Terms, cfg)
 	p1, err := pairPass(ctx, src, omega, cfg, track)
@@ -189,13 +193,29 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 	if r := plan.Revise(b.passes + 1); r != nil && cfg.OnPlan != nil {
 		cfg.OnPlan(r) // the automatic power pass was taken
 	}
+	peeked := false
+	if !negative && b.extra != nil && cfg.PowerIters == 0 {
+		// The first documents tell whether W holds a negative direction
+		// of M̂2 before the third-moment pass pays for every document's
+		// cubes to find it.
+		if peeked, err = peekNegative(ctx, src, b, cfg); err != nil {
+			return nil, err
+		}
+		negative = peeked
+	}
 	for {
 		if negative && b.extra != nil {
 			// W from the first sketch holds a negative direction of M̂2:
-			// whiten again from a power pass over the sketch's whole range.
-			if b, err = rangePass(ctx, b, cfg, src, track); err != nil {
+			// whiten again from a power pass over the sketch's whole range
+			// (unless the whole data show none, after a peek: keep W).
+			nb, holds, err := rangePass(ctx, b, cfg, src, track, peeked)
+			if err != nil {
 				return nil, err
 			}
+			if holds {
+				b = nb
+			}
+			peeked = false
 		}
 		m, err := thirdAndSolve(ctx, src, b, cfg, track)
 		var neg *negativeError
@@ -226,13 +246,17 @@ func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Conf
 }
 
 // rangePass is the power pass Fit takes when the whitening b from the first
-// sketch proved to hold a negative direction of M̂2 (negativeError): the
-// pair sums against Q = [W·D^{1/2} | extra], an orthonormal basis of the
-// first sketch's whole range, whose exact Ritz values tell the positive
-// directions from the negative ones (whitening, powered). It is the basis
-// the statistics route gets from PowerStats of the phase-1 statistics (Q
-// spans the same range), so the two give the same model.
-func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, track *tracker) (*basis, error) {
+// sketch proved to hold a negative direction of M̂2 (negativeError, or a
+// peek at the first documents: peekNegative): the pair sums against
+// Q = [W·D^{1/2} | extra], an orthonormal basis of the first sketch's whole
+// range, whose exact Ritz values tell the positive directions from the
+// negative ones (whitening, powered). It is the basis the statistics route
+// gets from PowerStats of the phase-1 statistics (Q spans the same range),
+// so the two give the same model. With check (after a peek), it first
+// measures WᵀM̂2W on the whole data from the same sums and, when that is
+// positive definite (holds false), returns b itself: the third-moment pass
+// then runs with W as it would have without the peek.
+func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, track *tracker, check bool) (nb *basis, holds bool, err error) {
 	d, k := b.w.Dims()
 	_, e := b.extra.Dims()
 	q := mat.NewDense(d, k+e, nil)
@@ -244,18 +268,44 @@ func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, 
 	q.Slice(0, d, k, k+e).(*mat.Dense).Copy(b.extra)
 	acc, err := pairPass(ctx, src, q, cfg, track)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var nb *basis
+	if check {
+		holds, err := negativeOnW(acc, q, b, cfg)
+		if err != nil || !holds {
+			return b, false, err
+		}
+	}
 	err = stage(ctx, "whitening", func(ctx context.Context) (err error) {
 		nb, err = whitening(ctx, acc, q, cfg, nil, track, true, true)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	nb.passes = b.passes + 1
-	return nb, nil
+	return nb, true, nil
+}
+
+// negativeOnW reports whether WᵀM̂2W (W = b.w) has an eigenvalue that is not
+// positive, as rewhiten judges the third-moment pass's, from pair sums acc
+// taken against q, whose first k columns are W·D^{1/2}.
+func negativeOnW(acc *implicit.PairAcc, q *mat.Dense, b *basis, cfg Config) (bool, error) {
+	d, k := b.w.Dims()
+	y, err := m2Times(acc, cfg.m2Coef(), q, false)
+	if err != nil {
+		return false, fmt.Errorf("lda: %w", err)
+	}
+	mw := mat.DenseCopyOf(y.Slice(0, d, 0, k)) // M̂2·W·D^{1/2}
+	for j, v := range b.values {
+		col := mw.ColView(j).(*mat.VecDense)
+		col.ScaleVec(1/math.Sqrt(v), col)
+	}
+	vals, ok := symEigenvalues(b.w, mw)
+	if !ok {
+		return false, errors.New("lda: eigendecomposition of the whitened second moment did not converge")
+	}
+	return vals[0] <= vals[k-1]*1e-10, nil
 }
 
 // thirdPass runs the second pass into the representation cfg.Third: the

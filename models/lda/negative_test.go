@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,10 +105,19 @@ func TestNegativeDirection(t *testing.T) {
 		}
 		evx := withoutHeader(t, ex, truth)
 		t.Logf("%d header words: mean ℓ1 %.4f (exact whitening %.4f), found %d, %d passes, warnings %q", h, ev.MeanL1, evx.MeanL1, ev.Found, m.Fit.Passes, m.Fit.Warnings)
-		// pass 1, the third-moment pass that meets the negative direction,
-		// the power pass over the sketch's range, the third-moment pass.
-		if m.Fit.Passes != 4 {
-			t.Errorf("%d passes, want 4", m.Fit.Passes)
+		// pass 1, the power pass over the sketch's range (the first
+		// documents showed the negative direction), the third-moment pass;
+		// without the peek the third-moment pass meets it, and the power
+		// pass and a second third-moment pass follow, for the same model.
+		if m.Fit.Passes != 3 {
+			t.Errorf("%d passes, want 3", m.Fit.Passes)
+		}
+		late, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, peek: peekOff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if late.Fit.Passes != 4 || !sameModel(m, late) {
+			t.Errorf("%d header words: without the peek %d passes (want 4), same model %v", h, late.Fit.Passes, sameModel(m, late))
 		}
 		// Sampling error here is about 0.08 (the exact whitening's).
 		if ev.Found != 10 || ev.MeanL1 > evx.MeanL1+0.01 {
@@ -136,6 +146,50 @@ func TestNegativeDirection(t *testing.T) {
 		var neg *negativeError
 		if !errors.As(err, &neg) || neg.bad != h || !strings.Contains(err.Error(), "PowerIters = 0") {
 			t.Errorf("%d header words without the power pass: %v", h, err)
+		}
+	}
+}
+
+// sameModel reports whether a and b have the same topics and weights, bit
+// for bit.
+func sameModel(a, b *models.Model) bool {
+	if len(a.Topics) != len(b.Topics) || !slices.Equal(a.Alpha, b.Alpha) {
+		return false
+	}
+	for i := range a.Topics {
+		if !slices.Equal(a.Topics[i], b.Topics[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPeekFalseAlarm: a peek that says W holds a negative direction where
+// the whole data show none (forced here on a clean corpus) costs the power
+// pass, whose sums then show W positive definite: Fit keeps W and gives
+// the model it gives without the peek, one pass later, whatever the
+// workers.
+func TestPeekFalseAlarm(t *testing.T) {
+	ctx := context.Background()
+	src, _ := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 1000, K: 10, Alpha0: 1, DocLen: 50, Seed: 42})
+	want, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, peek: peekOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auto.Fit.Passes != want.Fit.Passes || !sameModel(auto, want) {
+		t.Errorf("clean corpus: the peek changed the fit (%d passes against %d)", auto.Fit.Passes, want.Fit.Passes)
+	}
+	for _, workers := range []int{1, 3} {
+		got, err := Fit(ctx, src, Config{K: 10, Alpha0: 1, Seed: 1, Workers: workers, peek: peekForce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Fit.Passes != want.Fit.Passes+1 || !sameModel(got, want) {
+			t.Errorf("workers %d: a false alarm gave %d passes (want %d) and the same model: %v", workers, got.Fit.Passes, want.Fit.Passes+1, sameModel(got, want))
 		}
 	}
 }

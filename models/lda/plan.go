@@ -2,6 +2,7 @@ package lda
 
 import (
 	"fmt"
+	"github.com/streamfit/streamfit/solver"
 	"math"
 	"strconv"
 	"strings"
@@ -171,6 +172,15 @@ const (
 	// (6.3–6.8 at k=100) and the whitening's SVDs (≈10·d·cols² flops a
 	// pass).
 	gemm64 = 6.0
+	// gemm32 is the float32 GEMM rate of the moments' W-terms (formed in
+	// float32 pieces: 1.4 times gemm64 at k=100).
+	gemm32 = 8.4
+	// jdSliceNS and jdPlugInNS are the cost, in ns per k³, of a random
+	// slice of ojd's first stage with its share of the Jacobi sweeps
+	// (112–118 measured at k=50 and 100, L0 = 5 and 10) and of a slice of
+	// its plug-in stage (37–42).
+	jdSliceNS  = 115.0
+	jdPlugInNS = 40.0
 	// rtpmRate is the rate of RTPM's block contractions of the packed
 	// tensor (2·k·k(k+1)/2 flops per column): 4.9 at k=50, 5.6 at k=100.
 	rtpmRate = 5.3
@@ -365,6 +375,18 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	}
 	c.Contractions = applies
 	workCols := blockCols * colShare // the block's memory is blockCols wide
+	solveNS := float64(applies) * 2 * k * pairs * workCols / rtpmRate
+	if jd := solverName == "ojd" || solverName == "ojd0"; jd && t == Explicit {
+		// Joint diagonalisation: L0 random slices and their Jacobi sweeps,
+		// and with the plug-in stage k more slices.
+		l0 := solver.DefaultProjections(p.K, solver.Orthogonal)
+		c.Contractions = l0
+		solveNS = jdSliceNS * float64(l0) * k * k * k
+		if solverName == "ojd" {
+			c.Contractions += p.K
+			solveNS += jdPlugInNS * k * k * k * k
+		}
+	}
 	switch t {
 	case Explicit:
 		// Pass: Y3 in float64 plus each worker's float32 partial; then
@@ -374,8 +396,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		moments := pairs * k * 8 * (2 + w)
 		transform := k*k*k*8*4.2 + pairs*k*8
 		live = dk + math.Max(pass, math.Max(moments, transform))
-		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm64 + 6*k*k*k*k/gemm64 +
-			float64(applies)*2*k*pairs*workCols/rtpmRate
+		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm32 + 6*k*k*k*k/gemm64 + solveNS
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)

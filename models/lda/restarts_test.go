@@ -40,6 +40,8 @@ func TestSolverFor(t *testing.T) {
 		{Explicit, 10, 0, "", "ojd"},
 		{Explicit, ojdPlugInMaxK, 0, "", "ojd"},
 		{Explicit, ojdPlugInMaxK + 1, 0, "", "ojd0"},
+		{Explicit, jdMaxK, 0, "", "ojd0"},
+		{Explicit, jdMaxK + 1, 0, "", "rtpm"},
 		{Explicit, 10, 5, "", "simultaneous"},
 		{Sketch, 10, 0, "", "simultaneous"},
 		{Rows, 100, 5, "", "simultaneous"},
