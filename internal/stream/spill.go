@@ -57,6 +57,10 @@ var spillCreate = func(dir string) (spillFile, error) {
 	return os.CreateTemp(dir, "streamfit-spill-*.bin")
 }
 
+// spillBuffer is the write buffer of a spill file; tests make it small to
+// meet a write error in the middle of a pass.
+var spillBuffer = 1 << 20
+
 // spillFile is what the spill is written to.
 type spillFile interface {
 	io.WriteCloser
@@ -156,7 +160,7 @@ func (s *SpillSource) startWriting() *spillWriter {
 		return nil
 	}
 	s.writing = f.Name()
-	return &spillWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	return &spillWriter{f: f, w: bufio.NewWriterSize(f, spillBuffer)}
 }
 
 // endWriting closes the spill file of a pass; a complete one becomes the
@@ -213,6 +217,22 @@ type spillWriter struct {
 
 // write appends batch b to the spill file.
 func (w *spillWriter) write(b *Docs) error {
+	p := w.encode(b)
+	var head [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(head[:], uint64(len(p)))
+	if _, err := w.w.Write(head[:h]); err != nil {
+		return err
+	}
+	if _, err := w.w.Write(p); err != nil {
+		return err
+	}
+	w.n += int64(h + len(p))
+	return nil
+}
+
+// encode returns the record of batch b, without its length, in w's
+// scratch buffer.
+func (w *spillWriter) encode(b *Docs) []byte {
 	p := w.buf[:0]
 	p = binary.AppendUvarint(p, uint64(b.Start))
 	p = binary.AppendUvarint(p, uint64(b.Len()))
@@ -232,16 +252,7 @@ func (w *spillWriter) write(b *Docs) error {
 		p = binary.AppendUvarint(p, uint64(uint32(c)))
 	}
 	w.buf = p
-	var head [binary.MaxVarintLen64]byte
-	h := binary.PutUvarint(head[:], uint64(len(p)))
-	if _, err := w.w.Write(head[:h]); err != nil {
-		return err
-	}
-	if _, err := w.w.Write(p); err != nil {
-		return err
-	}
-	w.n += int64(h + len(p))
-	return nil
+	return p
 }
 
 // errSpill marks a spill file that does not decode.

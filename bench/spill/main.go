@@ -1,0 +1,87 @@
+// Command spill measures the spill file of a document source: its size
+// against the input's, and the CPU time of a pass over the input, the pass
+// that writes the spill, and a pass over the spill.
+//
+//	go run ./bench/spill --vocab V INPUT...
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+func main() {
+	vocab := flag.String("vocab", "", "vocabulary of raw text inputs")
+	workers := flag.Int("workers", 0, "decoding goroutines (default: one per CPU)")
+	reps := flag.Int("reps", 3, "passes over the spill file to time")
+	flag.Parse()
+	for _, path := range flag.Args() {
+		if err := measure(path, *vocab, *workers, *reps); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// cpu returns the process's user+system CPU time.
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pass reads one pass of src and returns its CPU time and entries.
+func pass(src stream.DocSource) (time.Duration, int64, error) {
+	c := cpu()
+	var nnz int64
+	for b, err := range src.Docs(context.Background()) {
+		if err != nil {
+			return 0, 0, err
+		}
+		nnz += int64(b.NNZ())
+		b.Release()
+	}
+	return cpu() - c, nnz, nil
+}
+
+func measure(path, vocab string, workers, reps int) error {
+	o := stream.Options{VocabPath: vocab, Workers: workers}
+	src, err := stream.Open(path, o)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	plain, nnz, err := pass(src)
+	if err != nil {
+		return err
+	}
+	sp := stream.Spill(src, stream.SpillOptions{Workers: workers})
+	defer sp.Close()
+	write, _, err := pass(sp)
+	if err != nil {
+		return err
+	}
+	_, size := sp.Spilled()
+	var read time.Duration
+	for range reps {
+		d, _, err := pass(sp)
+		if err != nil {
+			return err
+		}
+		read += d
+	}
+	read /= time.Duration(reps)
+	fmt.Printf("%s: %d entries; input %.2f MB, spill %.2f MB (%.2f×, %.2f bytes/entry); CPU s per pass: input %.3f, input+spill write %.3f, spill %.3f\n",
+		path, nnz, float64(st.Size())/1e6, float64(size)/1e6, float64(size)/float64(st.Size()), float64(size)/float64(nnz),
+		plain.Seconds(), write.Seconds(), read.Seconds())
+	return nil
+}
