@@ -18,7 +18,7 @@ import (
 // vocabulary file. Every 5th document is empty, and term ids come in no
 // particular order in the text (the tokenizer's order), so the spill's
 // term differences are of both signs.
-func spillCorpus(t *testing.T, docs int) (docword, text, vocab string) {
+func spillCorpus(t testing.TB, docs int) (docword, text, vocab string) {
 	t.Helper()
 	dir := t.TempDir()
 	const d = 300
@@ -264,5 +264,40 @@ func TestDecodeHeavy(t *testing.T) {
 		if got := stream.DecodeHeavy(c.info); got != c.want {
 			t.Errorf("DecodeHeavy(%s/%s) = %v", c.info.Format, c.info.Layout, got)
 		}
+	}
+}
+
+// BenchmarkSpillPass compares a pass over a gzipped docword file with a
+// pass over its spill file (go test ./stream -run '^$' -bench SpillPass).
+func BenchmarkSpillPass(b *testing.B) {
+	docword, _, _ := spillCorpus(b, 20000)
+	src, err := stream.Open(docword, stream.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp := stream.Spill(src, stream.SpillOptions{Dir: b.TempDir()})
+	defer sp.Close()
+	var nnz int64
+	pass := func(s stream.DocSource) {
+		nnz = 0
+		for d, err := range s.Docs(context.Background()) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			nnz += int64(d.NNZ())
+			d.Release()
+		}
+	}
+	pass(sp) // writes the spill file
+	for _, c := range []struct {
+		name string
+		src  stream.DocSource
+	}{{"docword.gz", src}, {"spill", sp}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				pass(c.src)
+			}
+			b.ReportMetric(float64(nnz)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+		})
 	}
 }

@@ -321,11 +321,12 @@ func (s *SpillSource) readSpill(ctx context.Context, path string, yield func(*Do
 }
 
 // decodeSpill decodes one record written by spillWriter.write into a batch
-// from docs.
+// from docs. The loops read one-byte values (most of them) inline.
 func decodeSpill(p []byte, docs *FreeList) (*Docs, error) {
-	d := spillDecoder{p: p}
-	start, ndocs, nnz := d.next(), d.next(), d.next()
-	if d.bad || ndocs > uint64(len(p)) || nnz > uint64(len(p)) {
+	start, i := uvarintAt(p, 0)
+	ndocs, i := uvarintAt(p, i)
+	nnz, i := uvarintAt(p, i)
+	if i > len(p) || ndocs > uint64(len(p)) || nnz > uint64(len(p)) {
 		return nil, errors.New("bad record header")
 	}
 	b := docs.Get(int64(start))
@@ -333,53 +334,60 @@ func decodeSpill(p []byte, docs *FreeList) (*Docs, error) {
 	b.Offsets = slices.Grow(b.Offsets, int(ndocs))
 	off := 0
 	for range ndocs {
-		off += int(d.next())
+		var v uint64
+		if i < len(p) && p[i] < 0x80 {
+			v, i = uint64(p[i]), i+1
+		} else {
+			v, i = uvarintAt(p, i)
+		}
+		off += int(v)
 		b.Offsets = append(b.Offsets, off)
 	}
-	if d.bad || off != int(nnz) {
+	if i > len(p) || off != int(nnz) {
 		b.Release()
 		return nil, errors.New("document lengths do not add up")
 	}
 	b.Terms = b.Terms[:nnz]
-	for i := range int(ndocs) {
+	for k := range int(ndocs) {
 		prev := int64(0)
-		for j := b.Offsets[i]; j < b.Offsets[i+1]; j++ {
-			z := d.next()
+		for j := b.Offsets[k]; j < b.Offsets[k+1]; j++ {
+			var z uint64
+			if i < len(p) && p[i] < 0x80 {
+				z, i = uint64(p[i]), i+1
+			} else {
+				z, i = uvarintAt(p, i)
+			}
 			prev += int64(z>>1) ^ -int64(z&1)
 			b.Terms[j] = int32(prev)
 		}
 	}
 	b.Counts = b.Counts[:nnz]
 	for j := range b.Counts {
-		b.Counts[j] = int32(uint32(d.next()))
+		var v uint64
+		if i < len(p) && p[i] < 0x80 {
+			v, i = uint64(p[i]), i+1
+		} else {
+			v, i = uvarintAt(p, i)
+		}
+		b.Counts[j] = int32(uint32(v))
 	}
-	if d.bad || len(d.p) != 0 {
+	if i != len(p) {
 		b.Release()
 		return nil, errors.New("record length does not match its contents")
 	}
 	return b, nil
 }
 
-// spillDecoder reads uvarints from p; bad is set (and zeros returned) once
-// p runs out or holds a malformed value.
-type spillDecoder struct {
-	p   []byte
-	bad bool
-}
-
-// next returns the next uvarint.
-func (d *spillDecoder) next() uint64 {
-	if len(d.p) > 0 && d.p[0] < 0x80 {
-		v := uint64(d.p[0])
-		d.p = d.p[1:]
-		return v
+// uvarintAt decodes the uvarint at p[i:] and returns it and the index after
+// it; past the end of p or on a malformed value it returns 0 and len(p)+1,
+// which every later call passes on.
+func uvarintAt(p []byte, i int) (uint64, int) {
+	if i >= len(p) {
+		return 0, len(p) + 1
 	}
-	v, n := binary.Uvarint(d.p)
+	v, n := binary.Uvarint(p[i:])
 	if n <= 0 {
-		d.bad = true
-		d.p = nil
-		return 0
+		return 0, len(p) + 1
 	}
-	d.p = d.p[n:]
-	return v
+	return v, i + n
 }
