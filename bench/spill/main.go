@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -21,13 +22,26 @@ func main() {
 	vocab := flag.String("vocab", "", "vocabulary of raw text inputs")
 	workers := flag.Int("workers", 0, "decoding goroutines (default: one per CPU)")
 	reps := flag.Int("reps", 3, "passes over the spill file to time")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the passes over the spill file to `FILE`")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		cpuProfile = f
+	}
 	for _, path := range flag.Args() {
 		if err := measure(path, *vocab, *workers, *reps); err != nil {
 			log.Fatal(err)
 		}
 	}
 }
+
+// cpuProfile, when set, receives a CPU profile of the passes over the
+// spill file.
+var cpuProfile *os.File
 
 // cpu returns the process's user+system CPU time.
 func cpu() time.Duration {
@@ -72,6 +86,10 @@ func measure(path, vocab string, workers, reps int) error {
 	}
 	_, size := sp.Spilled()
 	var read time.Duration
+	if cpuProfile != nil {
+		pprof.StartCPUProfile(cpuProfile)
+		defer pprof.StopCPUProfile()
+	}
 	for range reps {
 		d, _, err := pass(sp)
 		if err != nil {
