@@ -205,9 +205,9 @@ func (s *SpillSource) warn(err error) {
 // one record: its length in bytes (uvarint), then the batch's Start, number
 // of documents and number of entries, each document's number of entries,
 // the term ids as zigzag differences from the previous term of the same
-// document, and the counts, all as uvarints: about 3 bytes an entry on
-// real text, close to its gzip-compressed docword size, and decoded by a
-// few instructions a byte.
+// document, and the counts, all as uvarints: 2.2–2.5 bytes an entry on
+// real text, 0.7× its gzipped docword, and decoded by a few instructions a
+// byte (bench/real/RESULTS.md, "Spill file for repeated passes").
 type spillWriter struct {
 	f   spillFile
 	w   *bufio.Writer
