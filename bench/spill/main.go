@@ -12,7 +12,6 @@ import (
 	"log"
 	"os"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/streamfit/streamfit/stream"
@@ -42,13 +41,6 @@ func main() {
 // cpuProfile, when set, receives a CPU profile of the passes over the
 // spill file.
 var cpuProfile *os.File
-
-// cpu returns the process's user+system CPU time.
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // pass reads one pass of src and returns its CPU time and entries.
 func pass(src stream.DocSource) (time.Duration, int64, error) {
