@@ -71,7 +71,7 @@ type spillFlags struct{ mode, dir string }
 // addSpillFlags registers --spill and --spill-dir.
 func addSpillFlags(fs *flag.FlagSet) *spillFlags {
 	sp := &spillFlags{mode: "auto"}
-	fs.Func("spill", "off, on or auto (default): the first complete pass writes a compact binary copy of the documents to a temporary file that the later passes read instead of re-parsing --input; auto does so for docword (.gz/.zst/plain) and raw text, not for Parquet/Arrow. The file is about the size of the gzipped docword and is removed when the command ends", func(s string) error {
+	fs.Func("spill", "off, on or auto (default): the first complete pass writes a compact binary copy of the documents to a temporary file that the later passes read instead of re-parsing --input; auto does so for docword (.gz/.zst/plain) and raw text (lines, a directory of files, a text column), which are slow to decode, not for Parquet/Arrow bag-of-words. The file is about the size of the gzipped docword and is removed when the command ends", func(s string) error {
 		sp.mode = s
 		return oneOf(s, "off", "on", "auto")
 	})
