@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -158,7 +159,9 @@ func TestSpillSameBatches(t *testing.T) {
 						if ok, size := sp.Spilled(); !ok || size <= 0 {
 							t.Fatalf("after pass %d: spilled %v, %d bytes", pass, ok, size)
 						}
-						if n := len(dirEntries(t, dir)); n != 1 {
+						// Where an open file can lose its name, the
+						// spill has none: nothing outlives the process.
+						if n := len(dirEntries(t, dir)); n > 1 || n == 1 && runtime.GOOS != "windows" {
 							t.Fatalf("after pass %d: %d files in the spill directory", pass, n)
 						}
 					}

@@ -98,13 +98,18 @@ func TestFitSpillRemovedOnError(t *testing.T) {
 	}
 	spillLeft(t, "a fit of a damaged input", spillDir)
 
+	// Cancel as soon as the spill file is open. Its name is removed as soon
+	// as it is made, so look for it among the process's open files.
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to see the spill file by")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := make(chan bool, 1)
 	go func() {
 		defer cancel()
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if es, _ := os.ReadDir(spillDir); len(es) > 0 {
+			if spillOpen(spillDir) {
 				seen <- true
 				return
 			}
@@ -114,13 +119,31 @@ func TestFitSpillRemovedOnError(t *testing.T) {
 	var errb bytes.Buffer
 	code := run(ctx, args("docword.c.txt"), &errb)
 	if !<-seen {
-		t.Fatal("no spill file appeared")
+		t.Fatal("no spill file was opened")
 	}
 	if code != 1 || !strings.Contains(errb.String(), "canceled") {
 		t.Errorf("cancelled fit: exit %d, %q", code, errb.String())
 	}
 	spillLeft(t, "a cancelled fit", spillDir)
+	if spillOpen(spillDir) {
+		t.Error("the cancelled fit left the spill file open")
+	}
 	if _, err := os.Stat(p("out.json")); err == nil {
 		t.Error("a cancelled fit wrote out.json")
 	}
+}
+
+// spillOpen reports whether this process has a spill file of dir open
+// (Linux: by /proc/self/fd), or one is in dir by name.
+func spillOpen(dir string) bool {
+	if es, _ := os.ReadDir(dir); len(es) > 0 {
+		return true
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, filepath.Join(dir, "streamfit-spill-")) {
+			return true
+		}
+	}
+	return false
 }

@@ -38,21 +38,38 @@ type SpillOptions struct {
 // A pass stopped early (by its consumer, a cancelled context or an error)
 // leaves no copy, and the next pass reads the source again. A copy that
 // cannot be written (disk full) is given up with one warning; the passes
-// then read the source. Close removes the file. Passes may run one after
-// another or concurrently.
+// then read the source. Where the system allows it (unix), the file's name
+// is removed as soon as it is created, so the space is freed when the
+// process ends, however it ends; elsewhere Close removes it. Passes may run
+// one after another or concurrently.
 type SpillSource struct {
 	src DocSource
 	o   SpillOptions
 
 	mu      sync.Mutex
-	path    string // the complete spill file, "" while there is none
-	size    int64
-	writing string // the file a pass is writing now, "" when none is
-	failed  bool   // a write failed: never try again
+	done    *spillHandle // the complete spill file, nil while there is none
+	writing *spillHandle // the file a pass is writing now, nil when none is
+	failed  bool         // a write failed: never try again
 	closed  bool
 }
 
-// spillCreate makes the spill file in dir; tests replace it to fail writes.
+// spillHandle is an open spill file.
+type spillHandle struct {
+	f        spillFile
+	size     int64
+	unlinked bool // its name is already removed
+}
+
+// remove closes the file and removes its name.
+func (h *spillHandle) remove() {
+	h.f.Close()
+	if !h.unlinked {
+		os.Remove(h.f.Name())
+	}
+}
+
+// spillCreate makes the spill file in dir, open for writing and reading;
+// tests replace it to fail writes.
 var spillCreate = func(dir string) (spillFile, error) {
 	return os.CreateTemp(dir, "streamfit-spill-*.bin")
 }
@@ -61,9 +78,10 @@ var spillCreate = func(dir string) (spillFile, error) {
 // meet a write error in the middle of a pass.
 var spillBuffer = 1 << 20
 
-// spillFile is what the spill is written to.
+// spillFile is what the spill is written to and read from.
 type spillFile interface {
 	io.WriteCloser
+	io.ReaderAt
 	Name() string
 }
 
@@ -87,20 +105,25 @@ func (s *SpillSource) Info() Info { return s.src.Info() }
 func (s *SpillSource) Spilled() (bool, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.path != "", s.size
+	if s.done == nil {
+		return false, 0
+	}
+	return true, s.done.size
 }
 
-// Close removes the spill file (and one being written) and closes the
-// wrapped source.
+// Close removes the spill file and closes the wrapped source; no pass may
+// be running. (A file a pass is still writing is removed when the pass
+// ends.)
 func (s *SpillSource) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	for _, p := range []string{s.path, s.writing} {
-		if p != "" {
-			os.Remove(p)
-		}
+	if s.done != nil {
+		s.done.remove()
+		s.done = nil
 	}
-	s.path, s.size = "", 0
+	if h := s.writing; h != nil && !h.unlinked {
+		os.Remove(h.f.Name())
+	}
 	s.mu.Unlock()
 	return Close(s.src)
 }
@@ -110,14 +133,14 @@ func (s *SpillSource) Close() error {
 func (s *SpillSource) Docs(ctx context.Context) iter.Seq2[*Docs, error] {
 	return func(yield func(*Docs, error) bool) {
 		s.mu.Lock()
-		path := s.path
+		done := s.done
 		var w *spillWriter
-		if path == "" {
+		if done == nil {
 			w = s.startWriting()
 		}
 		s.mu.Unlock()
-		if path != "" {
-			s.readSpill(ctx, path, yield)
+		if done != nil {
+			s.readSpill(ctx, done, yield)
 			return
 		}
 		complete := false
@@ -150,7 +173,7 @@ func (s *SpillSource) Docs(ctx context.Context) iter.Seq2[*Docs, error] {
 // is no need or no way (another pass writes one, a write failed, closed).
 // s.mu is held.
 func (s *SpillSource) startWriting() *spillWriter {
-	if s.writing != "" || s.failed || s.closed {
+	if s.writing != nil || s.failed || s.closed {
 		return nil
 	}
 	f, err := spillCreate(s.o.Dir)
@@ -159,29 +182,29 @@ func (s *SpillSource) startWriting() *spillWriter {
 		s.warn(err)
 		return nil
 	}
-	s.writing = f.Name()
-	return &spillWriter{f: f, w: bufio.NewWriterSize(f, spillBuffer)}
+	// Unix lets an open file lose its name: nothing is left on disk once
+	// the process ends, even by a kill -9.
+	s.writing = &spillHandle{f: f, unlinked: os.Remove(f.Name()) == nil}
+	return &spillWriter{h: s.writing, w: bufio.NewWriterSize(f, spillBuffer)}
 }
 
 // endWriting closes the spill file of a pass; a complete one becomes the
 // source of the later passes, any other is removed.
 func (s *SpillSource) endWriting(w *spillWriter, complete bool) {
 	err := w.w.Flush()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.writing = ""
+	s.writing = nil
 	switch {
 	case complete && err == nil && !s.closed:
-		s.path, s.size = w.f.Name(), w.n
+		w.h.size = w.n
+		s.done = w.h
 		return
 	case complete && err != nil && !s.failed:
 		s.failed = true
 		s.warn(err)
 	}
-	os.Remove(w.f.Name())
+	w.h.remove()
 }
 
 // fail gives up spilling after a write error, warning once.
@@ -209,7 +232,7 @@ func (s *SpillSource) warn(err error) {
 // real text, 0.7× its gzipped docword, and decoded by a few instructions a
 // byte (bench/real/RESULTS.md, "Spill file for repeated passes").
 type spillWriter struct {
-	f   spillFile
+	h   *spillHandle
 	w   *bufio.Writer
 	buf []byte
 	n   int64
@@ -262,21 +285,16 @@ var errSpill = errors.New("spill file does not decode")
 // recycled buffer.
 type spillRecord struct{ buf *[]byte }
 
-// readSpill makes one pass over the spill file at path: records are read
-// in order, decoded in parallel into batches of a pass-long free list, and
+// readSpill makes one pass over the spill file h: records are read in
+// order, decoded in parallel into batches of a pass-long free list, and
 // delivered in order.
-func (s *SpillSource) readSpill(ctx context.Context, path string, yield func(*Docs, error) bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	defer f.Close()
+func (s *SpillSource) readSpill(ctx context.Context, h *spillHandle, yield func(*Docs, error) bool) {
+	path := h.f.Name()
 	slots := 2*s.o.Workers + 2
 	var bufs Recycler[[]byte]
 	bufs.Prefill(slots)
 	docs := NewFreeList(slots + 2*s.o.Workers)
-	r := bufio.NewReaderSize(f, 1<<16)
+	r := bufio.NewReaderSize(io.NewSectionReader(h.f, 0, h.size), 1<<16)
 	split := func(ctx context.Context, emit func(spillRecord) bool) error {
 		for ctx.Err() == nil {
 			n, err := binary.ReadUvarint(r)
