@@ -12,8 +12,10 @@ type SpillOptions = core.SpillOptions
 // file, and whose later passes read that copy: the same batches (same
 // boundaries, Start and contents) without re-inflating or re-parsing the
 // input. A pass stopped early leaves no copy; a copy that cannot be written
-// is given up with one warning and the passes read the source. Close
-// removes the file and closes the source.
+// is given up with one warning and the passes read the source. On unix the
+// file's name is removed as soon as it is made, so its space is freed when
+// the process ends, however it ends; Close frees it (and removes the file
+// elsewhere) and closes the source.
 type SpillSource = core.SpillSource
 
 // Spill wraps src so that its passes after the first complete one read a
