@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -187,4 +188,39 @@ func FuzzSpillRecord(f *testing.F) {
 		}
 		got.Release()
 	})
+}
+
+// Passes running at the same time all deliver the source's batches; one of
+// them writes the spill file, which the pass after them reads.
+func TestSpillConcurrentPasses(t *testing.T) {
+	src := unsortedDocs()
+	want := collectPass(t, src)
+	sp := Spill(src, SpillOptions{Dir: t.TempDir(), Workers: 2})
+	defer sp.Close()
+	got := make([][]*Docs, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			for b, err := range sp.Docs(context.Background()) {
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[i] = append(got[i], b.Clone())
+				b.Release()
+			}
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if !equalPasses(got[i], want) {
+			t.Fatalf("concurrent pass %d differs from the source", i)
+		}
+	}
+	if ok, _ := sp.Spilled(); !ok {
+		t.Fatal("no spill file after the concurrent passes")
+	}
+	if !equalPasses(collectPass(t, sp), want) {
+		t.Fatal("the pass over the spill differs from the source")
+	}
 }
