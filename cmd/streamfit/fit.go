@@ -84,6 +84,7 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.rowDir, "row-dir", "", "with --plan implicit: directory for the temporary row files (default: the system temporary directory)")
 	fs.StringVar(&f.topicsParquet, "topics-parquet", "", "also write the topic matrix as Parquet to this file (one row per topic: topic, alpha, probs list<double>)")
 	f.ck = addCheckpointFlags(fs) // checkpoint.go
+	f.spill = addSpillFlags(fs)   // inputflags.go
 }
 
 // addWhiteningFlags registers the flags of the randomized whitening (lda,
@@ -240,7 +241,7 @@ func runFit(ctx context.Context, args []string) error {
 	var summary string
 	switch model {
 	case "lda", "topic":
-		src, err := stream.Open(f.input, *o)
+		src, err := f.spill.openDocs("fit", f.input, *o)
 		if err != nil {
 			return err
 		}
@@ -341,6 +342,7 @@ func ldaStage(pr lda.Progress) string {
 type fitFlags struct {
 	o             *stream.Options
 	ck            checkpointFlags
+	spill         *spillFlags
 	prog          *progressMode
 	input         string
 	out           string
@@ -524,7 +526,7 @@ func fitTopicFromStats(ctx context.Context, model string, fs *flag.FlagSet, f *f
 	p, done := startProgress(*f.prog, "fit "+model, 0)
 	defer done()
 	o.Progress = p
-	src, err := stream.Open(f.input, *o)
+	src, err := f.spill.openDocs("fit", f.input, *o)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/streamfit/streamfit/stream"
@@ -60,4 +62,42 @@ func addDenseFlags(fs *flag.FlagSet, o *stream.Options, grouped bool) {
 	if grouped {
 		fs.StringVar(&o.GroupColumn, "group-column", "", "dense samples: integer set/sequence id column")
 	}
+}
+
+// spillFlags say whether a command that reads --input several times keeps
+// a binary copy of the documents for the passes after the first, and where.
+type spillFlags struct{ mode, dir string }
+
+// addSpillFlags registers --spill and --spill-dir.
+func addSpillFlags(fs *flag.FlagSet) *spillFlags {
+	sp := &spillFlags{mode: "auto"}
+	fs.Func("spill", "off, on or auto (default): the first complete pass writes a compact binary copy of the documents to a temporary file that the later passes read instead of re-parsing --input; auto does so for docword (.gz/.zst/plain) and raw text (lines, a directory of files, a text column), which are slow to decode, not for Parquet/Arrow bag-of-words. The file is about the size of the gzipped docword and is removed when the command ends", func(s string) error {
+		sp.mode = s
+		return oneOf(s, "off", "on", "auto")
+	})
+	fs.StringVar(&sp.dir, "spill-dir", "", "directory of the --spill file (default: the system temporary directory)")
+	return sp
+}
+
+// openDocs opens path as a document source for several passes: when the
+// spill is on (or auto and the format is slow to decode), the passes after
+// the first complete one read a spill file. Closing the source removes it.
+// A spill that cannot be written is a warning, not an error.
+func (sp *spillFlags) openDocs(cmd, path string, o stream.Options) (stream.DocSource, error) {
+	src, err := stream.Open(path, o)
+	if err != nil || sp == nil || sp.mode == "off" || (sp.mode == "auto" && !stream.DecodeHeavy(src.Info())) {
+		return src, err
+	}
+	spilled := stream.Spill(src, stream.SpillOptions{
+		Dir: sp.dir, Workers: o.Workers, Progress: o.Progress,
+		Warn: func(err error) { warn(cmd, err.Error()) },
+	})
+	if o.Progress != nil {
+		dir := sp.dir
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		fmt.Fprintf(os.Stderr, "streamfit %s: the passes after the first read a copy of the documents spilled to %s\n", cmd, dir)
+	}
+	return spilled, nil
 }
