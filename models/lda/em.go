@@ -52,6 +52,16 @@ type EM struct {
 	// (implicit.TopicParams.Tol and Prune; 0: DefaultEStepTol and
 	// DefaultEStepPrune, negative EStepPrune: never prune).
 	EStepTol, EStepPrune float64
+	// Online runs online (stepwise) EM passes instead of batch ones: an
+	// M-step after every mini-batch of MiniBatch documents, with step
+	// sizes ρ_t = (Tau0+t)^−Kappa (em_online.go). Relax does not apply.
+	// The statistics route (EMPassStats, EMStep) runs batch passes only.
+	Online bool
+	// MiniBatch is online EM's documents per M-step (0: DefaultMiniBatch).
+	MiniBatch int
+	// Kappa, in (0.5, 1], and Tau0 ≥ 0 set online EM's step sizes
+	// (0: DefaultKappa, DefaultTau0).
+	Kappa, Tau0 float64
 }
 
 // Defaults of EM. The tolerance ends the passes where the held-out
@@ -105,6 +115,17 @@ func (e EM) withDefaults() EM {
 	if e.EStepPrune == 0 {
 		e.EStepPrune = DefaultEStepPrune
 	}
+	if e.Online {
+		if e.MiniBatch == 0 {
+			e.MiniBatch = DefaultMiniBatch
+		}
+		if e.Kappa == 0 {
+			e.Kappa = DefaultKappa
+		}
+		if e.Tau0 == 0 {
+			e.Tau0 = DefaultTau0
+		}
+	}
 	return e
 }
 
@@ -119,6 +140,12 @@ type emState struct {
 // stores the refined topics and weights in m.
 func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, track *tracker) error {
 	em := cfg.EM.withDefaults()
+	if err := em.checkOnline(); err != nil {
+		return err
+	}
+	if em.Online {
+		return refineOnline(ctx, src, m, cfg, em, track)
+	}
 	st := startState(m, em)
 	ck := newEMCheckpoint(track.ckpt, em)
 	if ck != nil {
