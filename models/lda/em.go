@@ -148,16 +148,8 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	}
 	st := startState(m, em)
 	ck := newEMCheckpoint(track.ckpt, em)
-	if ck != nil {
-		found, err := ck.load(st)
-		if err != nil {
-			return err
-		}
-		if found {
-			track.mu.Lock()
-			track.passes += len(st.bounds)
-			track.mu.Unlock()
-		}
+	if err := resumeEM(ck, track, st, func() (bool, error) { return ck.load(st) }); err != nil {
+		return err
 	}
 	for len(st.bounds) < em.Passes && !st.done {
 		pass := track.begin()
@@ -197,6 +189,22 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		}
 	}
 	st.store(m, em, true)
+	return nil
+}
+
+// resumeEM loads the EM state st from the checkpoint ck (none when nil) by
+// load, and counts the passes it holds as done.
+func resumeEM(ck *emCheckpoint, track *tracker, st *emState, load func() (bool, error)) error {
+	if ck == nil {
+		return nil
+	}
+	found, err := load()
+	if err != nil || !found {
+		return err
+	}
+	track.mu.Lock()
+	track.passes += len(st.bounds)
+	track.mu.Unlock()
 	return nil
 }
 
@@ -275,57 +283,73 @@ func startState(m *models.Model, em EM) *emState {
 // model's to the mean posterior, LDA's α by Minka's fixed point when
 // em.FitAlpha.
 func mStep(p *implicit.TopicParams, acc *implicit.EMAcc, em EM, relax float64) {
+	topicsMAP(p, acc.N, em.Eta, relax)
+	if acc.Docs > 0 {
+		s := make([]float64, p.K)
+		for j := range s {
+			s[j] = acc.Suff[j] / float64(acc.Docs)
+		}
+		setWeights(p, s, em.FitAlpha)
+	}
+}
+
+// topicsMAP sets p's topics to the MAP estimate from the expected counts n
+// (word-major), β_wj = (n_wj + η)/(n_j + dη), over-relaxed by relax ≠ 1
+// (β_old^{1−relax}·β_wj^{relax}, each topic normalised).
+func topicsMAP(p *implicit.TopicParams, n []float64, eta, relax float64) {
 	k, d := p.K, p.D
 	tot := make([]float64, k)
 	for w := range d {
-		for j, v := range acc.N[w*k : (w+1)*k] {
+		for j, v := range n[w*k : (w+1)*k] {
 			tot[j] += v
 		}
 	}
 	for j := range tot {
-		tot[j] = 1 / (tot[j] + float64(d)*em.Eta)
+		tot[j] = 1 / (tot[j] + float64(d)*eta)
 	}
 	if relax == 1 {
 		for w := range d {
-			row, n := p.Beta[w*k:(w+1)*k], acc.N[w*k:(w+1)*k]
+			row, n := p.Beta[w*k:(w+1)*k], n[w*k:(w+1)*k]
 			for j := range row {
-				row[j] = (n[j] + em.Eta) * tot[j]
+				row[j] = (n[j] + eta) * tot[j]
 			}
 		}
-	} else {
-		// In log space, from the old topics still in p.Beta; then each
-		// topic is normalised.
-		norm := make([]float64, k)
-		for w := range d {
-			row, n := p.Beta[w*k:(w+1)*k], acc.N[w*k:(w+1)*k]
-			for j, old := range row {
-				v := math.Exp(relax*math.Log((n[j]+em.Eta)*tot[j]) + (1-relax)*math.Log(old))
-				row[j] = v
-				norm[j] += v
-			}
-		}
-		for j := range norm {
-			norm[j] = 1 / norm[j]
-		}
-		for w := range d {
-			row := p.Beta[w*k : (w+1)*k]
-			for j := range row {
-				row[j] *= norm[j]
-			}
+		return
+	}
+	// In log space, from the old topics still in p.Beta; then each topic
+	// is normalised.
+	norm := make([]float64, k)
+	for w := range d {
+		row, n := p.Beta[w*k:(w+1)*k], n[w*k:(w+1)*k]
+		for j, old := range row {
+			v := math.Exp(relax*math.Log((n[j]+eta)*tot[j]) + (1-relax)*math.Log(old))
+			row[j] = v
+			norm[j] += v
 		}
 	}
+	for j := range norm {
+		norm[j] = 1 / norm[j]
+	}
+	for w := range d {
+		row := p.Beta[w*k : (w+1)*k]
+		for j := range row {
+			row[j] *= norm[j]
+		}
+	}
+}
+
+// setWeights sets the weights from their mean sufficient statistics s:
+// the single-topic model's to s (the mean posterior), LDA's α by Minka's
+// fixed point when fitAlpha.
+func setWeights(p *implicit.TopicParams, s []float64, fitAlpha bool) {
 	switch {
 	case p.Single:
 		for j := range p.Alpha {
 			// A topic no document chose keeps a tiny weight, so the
 			// E-step's logarithms stay finite.
-			p.Alpha[j] = max(acc.Suff[j]/float64(acc.Docs), 1e-12)
+			p.Alpha[j] = max(s[j], 1e-12)
 		}
-	case em.FitAlpha && acc.Docs > 0:
-		s := make([]float64, k)
-		for j := range s {
-			s[j] = acc.Suff[j] / float64(acc.Docs)
-		}
+	case fitAlpha:
 		minkaAlpha(p.Alpha, s)
 	}
 }

@@ -111,7 +111,7 @@ func (c *emCheckpoint) loadOnline(st *onlineState, em EM) (bool, error) {
 		if err := implicit.ReadFloats(r, st.params.Alpha, st.sa, st.s); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
-		st.setTopics(em)
+		topicsMAP(&st.params, st.s, em.Eta, 1)
 		return nil
 	})
 }

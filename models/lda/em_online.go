@@ -118,16 +118,8 @@ func newOnlineState(m *models.Model, em EM) *onlineState {
 func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, em EM, track *tracker) error {
 	st := newOnlineState(m, em)
 	ck := newEMCheckpoint(track.ckpt, em)
-	if ck != nil {
-		found, err := ck.loadOnline(st, em)
-		if err != nil {
-			return err
-		}
-		if found {
-			track.mu.Lock()
-			track.passes += len(st.bounds)
-			track.mu.Unlock()
-		}
+	if err := resumeEM(ck, track, st.emState, func() (bool, error) { return ck.loadOnline(st, em) }); err != nil {
+		return err
 	}
 	acc := implicit.NewEMAcc(m.D, m.K)
 	for len(st.bounds) < em.Passes && !st.done {
@@ -216,38 +208,9 @@ func (st *onlineState) step(acc *implicit.EMAcc, em EM) error {
 	for j, v := range acc.Suff {
 		st.sa[j] = keep*st.sa[j] + rho*v/float64(acc.Docs)
 	}
-	st.setTopics(em)
-	p := &st.params
-	switch {
-	case p.Single:
-		for j, v := range st.sa {
-			p.Alpha[j] = max(v, 1e-12)
-		}
-	case em.FitAlpha:
-		minkaAlpha(p.Alpha, st.sa)
-	}
+	topicsMAP(&st.params, st.s, em.Eta, 1)
+	setWeights(&st.params, st.sa, em.FitAlpha)
 	return nil
-}
-
-// setTopics sets the topics from the running statistics.
-func (st *onlineState) setTopics(em EM) {
-	p := &st.params
-	k, d := p.K, p.D
-	tot := make([]float64, k)
-	for w := range d {
-		for j, v := range st.s[w*k : (w+1)*k] {
-			tot[j] += v
-		}
-	}
-	for j := range tot {
-		tot[j] = 1 / (tot[j] + float64(d)*em.Eta)
-	}
-	for w := range d {
-		row, s := p.Beta[w*k:(w+1)*k], st.s[w*k:(w+1)*k]
-		for j := range row {
-			row[j] = (s[j] + em.Eta) * tot[j]
-		}
-	}
 }
 
 // miniBatch is the documents of one mini-batch, in chunks of onlineChunk
