@@ -76,7 +76,7 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.emMode, "em", "batch", "the EM passes: batch (one M-step per pass, over-relaxed; the statistics route and Beam run these) or online (an M-step after every --em-minibatch documents, step size (--em-tau0 + t)^-(--em-kappa))")
 	fs.IntVar(&f.emMiniBatch, "em-minibatch", lda.DefaultMiniBatch, "--em online: documents per M-step")
 	fs.Float64Var(&f.emKappa, "em-kappa", lda.DefaultKappa, "--em online: the step size's decay exponent, in (0.5, 1]")
-	fs.Float64Var(&f.emTau0, "em-tau0", 0, "--em online: the step size's delay (> 0; default: the number of mini-batches in a pass); larger keeps more of the spectral start in the first steps")
+	fs.Float64Var(&f.emTau0, "em-tau0", lda.DefaultTau0, "--em online: the step size's delay (> 0); larger keeps more of the spectral start in the first steps")
 	fs.BoolVar(&f.emAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
 	fs.StringVar(&f.emModel, "model", "", "with --from-stats of an EM pass's merged statistics (stats --phase em): the model the pass started from; the M-step gives the next model")
 	fs.IntVar(&f.powerIters, "power-iters", 0, "power passes of the randomized whitening, each one more pass (0 adds one when the first sketch does not decay, -1 never does)")
@@ -323,7 +323,7 @@ func (f *fitFlags) checkEM(fs *flag.FlagSet) error {
 	if !(f.emKappa > 0.5 && f.emKappa <= 1) {
 		return usagef("--em-kappa %g: want a value in (0.5, 1]", f.emKappa)
 	}
-	if set(fs, "em-tau0") && (!(f.emTau0 > 0) || math.IsInf(f.emTau0, 0)) {
+	if !(f.emTau0 > 0) || math.IsInf(f.emTau0, 0) {
 		return usagef("--em-tau0 %g: want a finite value > 0", f.emTau0)
 	}
 	return nil

@@ -69,9 +69,8 @@ type EM struct {
 	Online bool
 	// MiniBatch is online EM's documents per M-step (0: DefaultMiniBatch).
 	MiniBatch int
-	// Kappa, in (0.5, 1], and Tau0 > 0 set online EM's step sizes
-	// (Kappa 0: DefaultKappa; Tau0 0: the number of mini-batches in a
-	// pass, see em_online.go).
+	// Kappa, in (0.5, 1], and Tau0 ≥ 0 set online EM's step sizes
+	// (0: DefaultKappa, DefaultTau0).
 	Kappa, Tau0 float64
 }
 
@@ -132,6 +131,9 @@ func (e EM) withDefaults() EM {
 		}
 		if e.Kappa == 0 {
 			e.Kappa = DefaultKappa
+		}
+		if e.Tau0 == 0 {
+			e.Tau0 = DefaultTau0
 		}
 	}
 	return e

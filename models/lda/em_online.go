@@ -47,20 +47,22 @@ import (
 // its start, which gives the same model as an uninterrupted fit.
 
 // Defaults of online EM (EM.Online), measured on the two real corpora
-// (bench/real/RESULTS.md, "Online EM from the spectral start"): κ 0.5 was
+// (bench/real/RESULTS.md, "Online EM from the spectral start"). κ 0.5 was
 // worse on Debian descriptions (1280 against 1153 after two passes) and
-// 0.9 on SpamAssassin. No fixed τ₀ suits both: SpamAssassin (5,442
-// documents, 6 mini-batches a pass) did best with τ₀ 1, Debian (55,317,
-// 55 a pass) with τ₀ 64 (three passes at k=100: 853 against 959 with τ₀
-// 1). The default τ₀ is the number of mini-batches in a pass (the
-// spectral fit's documents over MiniBatch): the first pass's steps then
-// stay near 1/M^κ for M mini-batches instead of starting at 1, so no
-// early mini-batch outweighs the spectral start; it came within 1.2% of
-// τ₀ 1 on SpamAssassin and Debian k=20, and within 0.5% of τ₀ 64 on
-// Debian k=50, 100.
+// 0.9 on SpamAssassin. τ₀ trades held-out perplexity against topic
+// diversity: τ₀ = the mini-batches in a pass (6 on SpamAssassin, 55 on
+// Debian) keeps the first steps from outweighing the spectral start and
+// took three Debian passes at k=50 from 1115 to 1083 (k=100: 959 to 855,
+// batch's default 809), but lowered the diversity on both corpora
+// (SpamAssassin k=50 0.57 to 0.52, Debian k=50 0.83 to 0.79) and the
+// perplexity on SpamAssassin rose (431 to 437). τ₀ 1 keeps online EM's
+// one advantage over batch EM, a higher diversity on Debian (0.83 against
+// 0.74 at k=50); --em-tau0 55 is the setting for a perplexity nearer
+// batch EM's there.
 const (
 	DefaultMiniBatch = 1024
 	DefaultKappa     = 0.7
+	DefaultTau0      = 1.0
 	// onlineChunk is the documents per unit of work within a mini-batch
 	// (the unit the workers take turns on; the statistics do not depend
 	// on it).
@@ -77,7 +79,7 @@ func (e EM) checkOnline() error {
 		return fmt.Errorf("lda: online EM's step-size exponent κ is %g; it must be in (0.5, 1]", e.Kappa)
 	}
 	if !(e.Tau0 >= 0) || math.IsInf(e.Tau0, 0) {
-		return fmt.Errorf("lda: online EM's step-size delay τ₀ is %g; it must be finite and > 0 (0: the default)", e.Tau0)
+		return fmt.Errorf("lda: online EM's step-size delay τ₀ is %g; it must be finite and ≥ 0", e.Tau0)
 	}
 	if e.MiniBatch < 1 {
 		return fmt.Errorf("lda: online EM's mini-batch has %d documents; it needs at least 1", e.MiniBatch)
@@ -91,7 +93,6 @@ type onlineState struct {
 	s     []float64 // running expected counts, word-major (d·k)
 	sa    []float64 // running mean of the weights' statistics (k)
 	t     int64     // mini-batches done
-	tau0  float64   // the step size's delay τ₀ (EM.Tau0, or its default)
 	total float64   // tokens the running statistics stand for
 	// counting: the model did not say its tokens (not from Fit), and
 	// total counts those read so far in the first pass.
@@ -100,10 +101,7 @@ type onlineState struct {
 
 // newOnlineState is online EM's start from the spectral fit m.
 func newOnlineState(m *models.Model, em EM) *onlineState {
-	st := &onlineState{emState: startState(m, em), total: float64(m.Fit.Tokens), counting: m.Fit.Tokens <= 0, tau0: em.Tau0}
-	if st.tau0 == 0 {
-		st.tau0 = max(1, math.Ceil(float64(m.Fit.Docs)/float64(em.MiniBatch)))
-	}
+	st := &onlineState{emState: startState(m, em), total: float64(m.Fit.Tokens), counting: m.Fit.Tokens <= 0}
 	p := &st.params
 	k := p.K
 	st.s = make([]float64, len(p.Beta))
@@ -214,7 +212,7 @@ func (st *onlineState) step(acc *implicit.EMAcc, em EM) error {
 		st.total += float64(acc.Tokens)
 	}
 	st.t++
-	rho := math.Pow(st.tau0+float64(st.t), -em.Kappa)
+	rho := math.Pow(em.Tau0+float64(st.t), -em.Kappa)
 	keep, scale := 1-rho, rho*st.total/float64(acc.Tokens)
 	for i, v := range acc.N {
 		st.s[i] = keep*st.s[i] + scale*v
