@@ -409,3 +409,15 @@ func readLE[T any](r io.Reader, from func(uint64) T, vs [][]T) error {
 	}
 	return nil
 }
+
+// Reset empties a for another pass (online EM's next mini-batch), keeping
+// its memory.
+func (a *EMAcc) Reset() {
+	a.ensureLo()
+	clear(a.N)
+	clear(a.Suff)
+	clear(a.nLo)
+	clear(a.suffLo)
+	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches = 0, 0, 0, 0, 0
+	a.Bound, a.boundLo = 0, 0
+}

@@ -88,6 +88,9 @@ type EMStats struct {
 	// re-estimated; Eta is the pseudo-count of the topics' M-step.
 	FitAlpha bool    `json:"fit_alpha"`
 	Eta      float64 `json:"eta"`
+	// Online says the passes were online EM's (an M-step per mini-batch)
+	// rather than batch EM's.
+	Online bool `json:"online,omitempty"`
 }
 
 // SolverStats are the tensor decomposition's diagnostics.

@@ -73,27 +73,39 @@ func TestCheckpointKill(t *testing.T) {
 }
 
 // TestCheckpointKillEM kills `fit lda --checkpoint` (SIGKILL) within an EM
-// pass, once the pass's statistics so far were saved, runs the same command
-// again and checks that it resumed from them and wrote the model.json of an
-// uninterrupted fit, byte for byte.
+// pass, once the pass's statistics so far were saved (batch EM) or once
+// the first pass was saved (online EM, which saves only whole passes),
+// runs the same command again and checks that it resumed from them and
+// wrote the model.json of an uninterrupted fit, byte for byte.
 func TestCheckpointKillEM(t *testing.T) {
-	p := checkpointCorpus(t)
-	args := func(out string, extra ...string) []string {
-		return append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "4", "--alpha0", "1", "--seed", "2",
-			"--plan", "explicit", "--workers", "2", "--no-timing", "--progress", "off",
-			"--em-passes", "8", "--em-tol", "1e-12", "--out", p(out)}, extra...)
+	for _, c := range []struct {
+		name, file string
+		extra      []string
+	}{
+		{"batch", "em.partial", nil},
+		{"online", "em.ckpt", []string{"--em", "online", "--em-minibatch", "200"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := checkpointCorpus(t)
+			args := func(out string, extra ...string) []string {
+				a := append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "4", "--alpha0", "1", "--seed", "2",
+					"--plan", "explicit", "--workers", "2", "--no-timing", "--progress", "off",
+					"--em-passes", "8", "--em-tol", "1e-12", "--out", p(out)}, c.extra...)
+				return append(a, extra...)
+			}
+			mustRun(t, args("ref.json")...)
+			ref, err := os.ReadFile(p("ref.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ck := []string{"--checkpoint", p("ck"), "--checkpoint-every", "0"}
+			killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), c.file))
+			if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
+				t.Fatal("the fit ended before the kill; the test did not interrupt it")
+			}
+			resumeSame(t, args("resumed.json", ck...), p("resumed.json"), c.file, ref)
+		})
 	}
-	mustRun(t, args("ref.json")...)
-	ref, err := os.ReadFile(p("ref.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := []string{"--checkpoint", p("ck"), "--checkpoint-every", "0"}
-	killWhen(t, args("killed.json", ck...), filepath.Join(p("ck"), "em.partial"))
-	if _, err := os.Stat(p("killed.json")); !os.IsNotExist(err) {
-		t.Fatal("the fit ended before the kill; the test did not interrupt it")
-	}
-	resumeSame(t, args("resumed.json", ck...), p("resumed.json"), "em.partial", ref)
 }
 
 // killWhen runs streamfit with args in a subprocess (TestCheckpointHelper)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
@@ -72,6 +73,10 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.alsSweeps, "als-sweeps", 0, "CP-ALS sweeps on the whitened tensor after the solver (not the likelihood refinement: see --em-passes)")
 	fs.IntVar(&f.emPasses, "em-passes", defaultEMPasses, "cap on the variational EM passes over --input that refine the spectral fit by likelihood (0: the pure spectral fit)")
 	fs.Float64Var(&f.emTol, "em-tol", lda.DefaultEMTol, "stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
+	fs.StringVar(&f.emMode, "em", "batch", "the EM passes: batch (one M-step per pass, over-relaxed; the statistics route and Beam run these) or online (an M-step after every --em-minibatch documents, step size (--em-tau0 + t)^-(--em-kappa))")
+	fs.IntVar(&f.emMiniBatch, "em-minibatch", lda.DefaultMiniBatch, "--em online: documents per M-step")
+	fs.Float64Var(&f.emKappa, "em-kappa", lda.DefaultKappa, "--em online: the step size's decay exponent, in (0.5, 1]")
+	fs.Float64Var(&f.emTau0, "em-tau0", lda.DefaultTau0, "--em online: the step size's delay (> 0); larger keeps more of the spectral start in the first steps")
 	fs.BoolVar(&f.emAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
 	fs.StringVar(&f.emModel, "model", "", "with --from-stats of an EM pass's merged statistics (stats --phase em): the model the pass started from; the M-step gives the next model")
 	fs.IntVar(&f.powerIters, "power-iters", 0, "power passes of the randomized whitening, each one more pass (0 adds one when the first sketch does not decay, -1 never does)")
@@ -183,6 +188,11 @@ func runFit(ctx context.Context, args []string) error {
 		return usagef("unexpected arguments %q", pos)
 	}
 	topic := model == "lda" || model == "topic"
+	if topic {
+		if err := f.checkEM(fs); err != nil {
+			return err
+		}
+	}
 	if f.fromStats != "" {
 		if f.input != "" && !topic {
 			return usagef("--from-stats fits from the statistics alone; an --input (or INPUT) does not apply")
@@ -289,7 +299,35 @@ func inputNamed(input string, err error) error {
 
 // em is the EM configuration of the flags.
 func (f *fitFlags) em() lda.EM {
-	return lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha}
+	e := lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha}
+	if f.emMode == "online" {
+		e.Online, e.MiniBatch, e.Kappa, e.Tau0 = true, f.emMiniBatch, f.emKappa, f.emTau0
+	}
+	return e
+}
+
+// checkEM refuses, as usage errors, an unknown --em and online settings
+// outside their ranges, and online-only flags with batch EM.
+func (f *fitFlags) checkEM(fs *flag.FlagSet) error {
+	switch f.emMode {
+	case "batch":
+		for _, name := range []string{"em-minibatch", "em-kappa", "em-tau0"} {
+			if set(fs, name) {
+				return usagef("--%s is a setting of --em online", name)
+			}
+		}
+		return nil
+	case "online":
+	default:
+		return usagef("--em %q: want batch or online", f.emMode)
+	}
+	if !(f.emKappa > 0.5 && f.emKappa <= 1) {
+		return usagef("--em-kappa %g: want a value in (0.5, 1]", f.emKappa)
+	}
+	if !(f.emTau0 > 0) || math.IsInf(f.emTau0, 0) {
+		return usagef("--em-tau0 %g: want a finite value > 0", f.emTau0)
+	}
+	return nil
 }
 
 // ldaProgress returns the progress hook of an LDA fit that shows on p (nil:
@@ -354,6 +392,10 @@ type fitFlags struct {
 	emPasses      int
 	emTol         float64
 	emAlpha       bool
+	emMode        string // --em: batch or online
+	emMiniBatch   int
+	emKappa       float64
+	emTau0        float64
 	restarts      int
 	iters         int
 	oversample    int

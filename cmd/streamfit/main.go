@@ -205,7 +205,7 @@ var intMin = map[string]int64{
 	"workers": 0, "batch-rows": 1, "iters": 1, "restarts": 1, "oversample": 0, "power-iters": -1,
 	"exact-dim": -1, "row-group": 0, "docs": 1, "top": 1, "k": 1, "max-size": 0,
 	"sketch-count": 0, "rows": 1, "sets": 1, "per-set": 1, "seqs": 1, "len": 1, "d": 1, "min-count": 0,
-	"min-df": 0, "als-sweeps": 0, "em-passes": 0,
+	"min-df": 0, "als-sweeps": 0, "em-passes": 0, "em-minibatch": 1,
 }
 
 // positiveFloat names the float flags that must be finite and > 0 when

@@ -43,15 +43,23 @@ type emHeader struct {
 	D      int       `json:"d"`
 	Bounds []float64 `json:"bounds"`
 	Done   bool      `json:"done"`
+	// Online EM's step count and the tokens its statistics stand for.
+	Steps int64   `json:"steps,omitempty"`
+	Total float64 `json:"total,omitempty"`
 }
 
 func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 	if c == nil {
 		return nil
 	}
+	run := fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune)
+	if em.Online {
+		run += fmt.Sprintf(" online mini-batch=%d kappa=%g tau0=%g", em.MiniBatch, em.Kappa, em.Tau0)
+	} else {
+		run += fmt.Sprintf(" relax=%g", em.Relax)
+	}
 	return &emCheckpoint{
-		path: filepath.Join(c.Dir, "em.ckpt"), partial: filepath.Join(c.Dir, "em.partial"), every: max(0, c.Every),
-		run: fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g relax=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune, em.Relax),
+		path: filepath.Join(c.Dir, "em.ckpt"), partial: filepath.Join(c.Dir, "em.partial"), every: max(0, c.Every), run: run,
 	}
 }
 
@@ -78,6 +86,32 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		if err := implicit.ReadFloats(r, st.params.Alpha, st.params.Beta); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
+		return nil
+	})
+}
+
+// saveOnline writes online EM's state after a pass: the header, then α,
+// the running weight statistics and the running expected counts (the
+// topics follow from them).
+func (c *emCheckpoint) saveOnline(st *onlineState) error {
+	p := &st.params
+	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done, Steps: st.t, Total: st.total}
+	return writeCheckpoint(c.path, h, func(w io.Writer) error { return implicit.WriteFloats(w, p.Alpha, st.sa, st.s) })
+}
+
+// loadOnline reads online EM's saved state into st and reports whether
+// there was one.
+func (c *emCheckpoint) loadOnline(st *onlineState, em EM) (bool, error) {
+	var h emHeader
+	return readCheckpoint(c.path, &h, func(r io.Reader) error {
+		if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
+			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
+		}
+		st.bounds, st.done, st.t, st.total = h.Bounds, h.Done, h.Steps, h.Total
+		if err := implicit.ReadFloats(r, st.params.Alpha, st.sa, st.s); err != nil {
+			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
+		}
+		topicsMAP(&st.params, st.s, em.Eta, 1)
 		return nil
 	})
 }

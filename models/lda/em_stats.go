@@ -82,6 +82,9 @@ func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
 	if EMDone(m, cfg) {
 		return implicit.StatsHeader{}, ErrEMDone
 	}
+	if cfg.EM.Online {
+		return implicit.StatsHeader{}, errors.New("lda: the EM passes' statistics route runs batch EM; online EM runs in one process (Fit, RefineEM)")
+	}
 	em := cfg.EM.withDefaults()
 	params, err := json.Marshal(struct {
 		Model      string  `json:"model"`

@@ -134,45 +134,57 @@ func TestEMCheckpointResume(t *testing.T) {
 	cc := synth.LDAConfig{Docs: 3000, Vocab: 200, K: 4, Alpha0: 1, DocLen: 40, Seed: 17, BatchRows: 100}
 	cfg := Config{K: 4, Alpha0: 1, Seed: 5, Workers: 2, Third: Explicit, EM: EM{Passes: 5, Tol: 1e-12, FitAlpha: true}}
 	src, _ := corpus(t, cc)
-	ref, err := Fit(context.Background(), src, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg.Checkpoint = Checkpoint{Dir: dir, Key: "corpus 17", Every: -1}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := cfg
-	stopped.Progress = func(p Progress) {
-		if p.Stage == "em" && p.Pass == 5 && p.Docs >= 1500 { // passes 1–2 spectral, 3–4 EM done
-			cancel()
-		}
-	}
-	if _, err := Fit(ctx, src, stopped); !errors.Is(err, context.Canceled) {
-		t.Fatalf("fit stopped in EM pass 3: %v", err)
-	}
-	cancel()
 	var emDocs int64
-	cfg.Progress = func(p Progress) {
+	cfg = resumeAfterCancel(t, src, cfg, func(p Progress) bool {
+		return p.Stage == "em" && p.Pass == 5 && p.Docs >= 1500 // passes 1–2 spectral, 3–4 EM done
+	}, func(p Progress) {
 		if p.Stage == "em" && !p.Done {
 			emDocs += 100
 		}
-	}
-	got, err := Fit(context.Background(), src, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	// Two passes were saved whole, and the third after at least 1500
 	// documents.
 	if emDocs > 3*3000-1500 || emDocs < 2*3000 {
 		t.Errorf("the resumed fit read %d documents in EM passes, want 1500 or fewer of the third and two more passes", emDocs)
+	}
+	cfg.EM.Eta = 0.5
+	if _, err := Fit(context.Background(), src, cfg); err == nil || !strings.Contains(err.Error(), "another fit") {
+		t.Errorf("EM checkpoint of η=0.01 used for η=0.5: %v", err)
+	}
+}
+
+// resumeAfterCancel fits src with cfg uninterrupted, then with checkpoints
+// in a new directory until stop (a progress hook) says to cancel, then
+// resumes (with progress hook resumed) and checks that the model is the
+// uninterrupted one, bit for bit. It returns cfg with the checkpoints.
+func resumeAfterCancel(t *testing.T, src *synth.Corpus, cfg Config, stop func(Progress) bool, resumed func(Progress)) Config {
+	t.Helper()
+	ref, err := Fit(context.Background(), src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "corpus", Every: -1}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := cfg
+	stopped.Progress = func(p Progress) {
+		if stop(p) {
+			cancel()
+		}
+	}
+	if _, err := Fit(ctx, src, stopped); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fit stopped in an EM pass: %v", err)
+	}
+	cancel()
+	again := cfg
+	again.Progress = resumed
+	got, err := Fit(context.Background(), src, again)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ref.Fit.Seconds, got.Fit.Seconds = 0, 0
 	ref.Fit.Plan, got.Fit.Plan = nil, nil
 	if !reflect.DeepEqual(got.Topics, ref.Topics) || !reflect.DeepEqual(got.Alpha, ref.Alpha) || !reflect.DeepEqual(got.Fit, ref.Fit) {
 		t.Error("the resumed refinement differs from an uninterrupted one")
 	}
-	cfg.EM.Eta = 0.5
-	if _, err := Fit(context.Background(), src, cfg); err == nil || !strings.Contains(err.Error(), "another fit") {
-		t.Errorf("EM checkpoint of η=0.01 used for η=0.5: %v", err)
-	}
+	return cfg
 }
