@@ -179,7 +179,8 @@ func RefineEM(ctx context.Context, src stream.DocSource, m *models.Model, cfg Co
 // third-moment pass that would meet them.
 func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan, track *tracker, negative bool) (*models.Model, error) {
 	omega := sketchMatrix(src.Info().Terms, cfg)
-	p1, err := pairPass(ctx, src, omega, cfg, track)
+	keep := &headKeeper{DocSource: src}
+	p1, err := pairPass(ctx, keep, omega, cfg, track)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 		// The first documents tell whether W holds a negative direction
 		// of M̂2 before the third-moment pass pays for every document's
 		// cubes to find it.
-		if peeked, err = peekNegative(ctx, src, b, cfg); err != nil {
+		if peeked, err = peekNegative(ctx, src, keep.kept, b, cfg); err != nil {
 			return nil, err
 		}
 		negative = peeked

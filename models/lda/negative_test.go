@@ -267,3 +267,57 @@ func TestRefusalNamesKThatRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekHead: the first documents pass 1 keeps for the peek are exactly
+// those a resumed fit reads again (headDocs), within peekDocs documents
+// and peekEntries entries, so both give the peek the same answer; a pass
+// left early keeps nothing.
+func TestPeekHead(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		docs    int64
+		docLen  float64
+		batch   int
+		wantMax int
+	}{
+		{20000, 50, 1000, peekDocs},   // the document cap, across batches
+		{3000, 50, 4096, 3000},        // a small corpus: all of it
+		{9000, 400, 700, peekEntries}, // the entry cap
+	} {
+		src, _ := corpus(t, synth.LDAConfig{Docs: c.docs, Vocab: 1000, K: 5, Alpha0: 1, DocLen: c.docLen, Seed: 3, BatchRows: c.batch})
+		keep := &headKeeper{DocSource: src}
+		for b, err := range keep.Docs(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Release()
+		}
+		var read *stream.Docs
+		for b, err := range headDocs(src, peekDocs, peekEntries)(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			read = appendDocs(read, b)
+		}
+		k := keep.kept
+		if k == nil || read == nil || k.Len() != read.Len() || !slices.Equal(k.Offsets, read.Offsets) ||
+			!slices.Equal(k.Terms, read.Terms) || !slices.Equal(k.Counts, read.Counts) {
+			t.Fatalf("%d documents: kept and read heads differ", c.docs)
+		}
+		if c.wantMax == peekEntries {
+			if n := k.NNZ(); n > peekEntries || n < peekEntries-2000 {
+				t.Errorf("entry cap: kept %d entries, want just under %d", n, peekEntries)
+			}
+		} else if k.Len() != c.wantMax {
+			t.Errorf("%d documents: kept %d, want %d", c.docs, k.Len(), c.wantMax)
+		}
+		early := &headKeeper{DocSource: src}
+		for b := range early.Docs(ctx) {
+			b.Release()
+			break
+		}
+		if early.kept != nil {
+			t.Error("a pass left early kept documents")
+		}
+	}
+}

@@ -10,21 +10,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// peekDocs is how many of the first documents Fit reads, before its first
-// third-moment pass, to see whether the whitening W from the first sketch
-// holds a negative direction of M̂2 (peekNegative): at most an eighth of a
-// source that knows its document count, and at least peekMinDocs, so that
-// on a small corpus the read costs a small part of a pass.
-func peekDocs(info stream.Info) int {
-	const most = 8192
-	if info.Rows <= 0 {
-		return most
-	}
-	return int(min(most, max(peekMinDocs, info.Rows/8)))
-}
-
-// peekMinDocs is the fewest documents a peek reads.
-const peekMinDocs = 1024
+// peekDocs and peekEntries bound the first documents the peek measures:
+// pass 1 keeps a copy of them (headKeeper: a fixed amount of memory,
+// whatever the number of documents), or, when pass 1 was resumed from a
+// checkpoint, they are read again.
+const (
+	peekDocs    = 8192
+	peekEntries = 1 << 20
+)
 
 // peekNegativeBelow is the smallest eigenvalue of WᵀM̂2W on the first
 // documents below which Fit takes the power pass over the first sketch's
@@ -52,7 +45,8 @@ const (
 )
 
 // peekNegative reports whether WᵀM̂2W, measured on the first documents of
-// src (peekDocs), has an eigenvalue below peekNegativeBelow (b.w is W). On real text the first sketch's singular vectors take
+// src (kept by pass 1, or read again when kept is nil: peekDocs and
+// peekEntries), has an eigenvalue below peekNegativeBelow (b.w is W). On real text the first sketch's singular vectors take
 // a large negative direction of M̂2 into W (near M̂1: the LDA correction
 // exceeds the documents' word pairs there), and the third-moment pass then
 // finds WᵀM̂2W indefinite (negativeError) after paying for the whitened
@@ -62,15 +56,21 @@ const (
 // it on the whole data, and a W that holds no negative direction there is
 // kept (Fit then gives the model it gives without the peek, one pass
 // later).
-func peekNegative(ctx context.Context, src stream.DocSource, b *basis, cfg Config) (bool, error) {
+func peekNegative(ctx context.Context, src stream.DocSource, kept *stream.Docs, b *basis, cfg Config) (bool, error) {
 	if cfg.peek != peekAuto {
 		return cfg.peek == peekForce, nil
 	}
 	d, k := b.w.Dims()
 	acc := implicit.NewPairAcc(d, k)
 	acc.Float32 = !cfg.float64Sums
+	docs := headDocs(src, peekDocs, peekEntries)
+	if kept != nil {
+		docs = func(context.Context) iter.Seq2[*stream.Docs, error] {
+			return func(yield func(*stream.Docs, error) bool) { yield(kept, nil) }
+		}
+	}
 	err := stage(ctx, "peek", func(ctx context.Context) error {
-		return acc.Pass(ctx, headDocs(src, peekDocs(src.Info())), cfg.Workers, b.w, nil)
+		return acc.Pass(ctx, docs, cfg.Workers, b.w, nil)
 	})
 	if err != nil {
 		return false, fmt.Errorf("lda: reading the first documents: %w", err)
@@ -108,33 +108,85 @@ func symEigenvalues(q, y mat.Matrix) ([]float64, bool) {
 	return es.Values(nil), true
 }
 
-// headDocs is src's first n documents (the last batch cut to fit) as a
-// pass: a source's iteration stops when its loop is left.
-func headDocs(src stream.DocSource, n int) func(context.Context) iter.Seq2[*stream.Docs, error] {
+// headDocs is src's first documents, up to n of them and m entries (the
+// last batch cut to fit), as a pass: a source's iteration stops when its
+// loop is left.
+func headDocs(src stream.DocSource, n, m int) func(context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		return func(yield func(*stream.Docs, error) bool) {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			seen := 0
+			var h head
 			for b, err := range src.Docs(ctx) {
 				if err != nil {
 					yield(nil, err)
 					return
 				}
-				if rest := n - seen; b.Len() > rest {
-					// A copy of the documents that fit: the pass may hold a
-					// batch after yield returns, and b goes back to its pool.
-					end := b.Offsets[rest]
-					cut := &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets[:rest+1]...),
-						Terms: append([]int32(nil), b.Terms[:end]...), Counts: append([]int32(nil), b.Counts[:end]...)}
-					b.Release()
-					b = cut
-				}
-				seen += b.Len()
-				if !yield(b, nil) || seen >= n {
+				// A copy: the pass may hold a batch after yield returns,
+				// and b goes back to its pool.
+				cut := h.take(b, n, m)
+				b.Release()
+				if !yield(cut, nil) || h.full(n, m) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// head counts the first documents and entries taken from a pass.
+type head struct{ docs, entries int }
+
+// full reports whether n documents or m entries were taken.
+func (h *head) full(n, m int) bool { return h.docs >= n || h.entries >= m }
+
+// take returns a copy of b's first documents that fit within n documents
+// and m entries in all (at least one document while none was taken).
+func (h *head) take(b *stream.Docs, n, m int) *stream.Docs {
+	i := 0
+	for i < b.Len() && h.docs+i < n && (h.entries+b.Offsets[i+1] <= m || h.docs+i == 0) {
+		i++
+	}
+	end := b.Offsets[i]
+	h.docs += i
+	h.entries += end
+	return &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets[:i+1]...),
+		Terms: append([]int32(nil), b.Terms[:end]...), Counts: append([]int32(nil), b.Counts[:end]...)}
+}
+
+// headKeeper is src as pass 1 reads it, keeping a copy of its first
+// documents (peekDocs, peekEntries) for the peek, so that it costs no read.
+type headKeeper struct {
+	stream.DocSource
+	kept *stream.Docs // after a pass that ran to its end
+}
+
+func (k *headKeeper) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(yield func(*stream.Docs, error) bool) {
+		var h head
+		var kept *stream.Docs
+		for b, err := range k.DocSource.Docs(ctx) {
+			if err == nil && b != nil && !h.full(peekDocs, peekEntries) {
+				kept = appendDocs(kept, h.take(b, peekDocs, peekEntries))
+			}
+			if !yield(b, err) {
+				return
+			}
+		}
+		k.kept = kept
+	}
+}
+
+// appendDocs returns the documents of b after those of a (a may be nil).
+func appendDocs(a, b *stream.Docs) *stream.Docs {
+	if a == nil {
+		return b
+	}
+	base := a.Offsets[len(a.Offsets)-1]
+	for _, o := range b.Offsets[1:] {
+		a.Offsets = append(a.Offsets, base+o)
+	}
+	a.Terms = append(a.Terms, b.Terms...)
+	a.Counts = append(a.Counts, b.Counts...)
+	return a
 }
