@@ -22,19 +22,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 )
 
 // cpu is the process's user + system CPU seconds so far.
-func cpu() float64 {
-	var r syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
-	return float64(r.Utime.Sec+r.Stime.Sec) + float64(r.Utime.Usec+r.Stime.Usec)/1e6
-}
+func cpu() float64 { return sysinfo.CPUTime().Seconds() }
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
