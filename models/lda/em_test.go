@@ -188,3 +188,25 @@ func resumeAfterCancel(t *testing.T, src *synth.Corpus, cfg Config, stop func(Pr
 	}
 	return cfg
 }
+
+// TestStartWarningWithEM: a decomposition stopped at its iteration cap is
+// a warning for the pure spectral fit, whose topics it gives, but not when
+// EM passes follow and refine that start; fit.solver.converged records it
+// either way.
+func TestStartWarningWithEM(t *testing.T) {
+	ctx := context.Background()
+	src, _ := corpus(t, synth.LDAConfig{Docs: 3000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 40, Seed: 9})
+	for _, passes := range []int{0, 2} {
+		m, err := Fit(ctx, src, Config{K: 5, Alpha0: 1, Seed: 1, Solver: "simultaneous", Iters: 1, EM: EM{Passes: passes}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range m.Fit.Warnings {
+			warned = warned || strings.Contains(w, "did not settle")
+		}
+		if m.Fit.Solver.Converged || warned != (passes == 0) {
+			t.Errorf("EM passes %d: converged %v, warned %v (%q)", passes, m.Fit.Solver.Converged, warned, m.Fit.Warnings)
+		}
+	}
+}
