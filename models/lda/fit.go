@@ -29,7 +29,8 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 // positive Ritz values there; when that range holds fewer than k positive
 // ones, the fit starts over with a sketch of more columns (up to 5 passes
 // in all on the corpora measured). The fit sees the negative direction on
-// its first documents (peekNegative, a partial read, not a pass); should
+// its first documents (peekNegative: pass 1 keeps them, or, resumed after
+// pass 1, they are read again; not a pass); should
 // they miss it, pass 2 finds it, and the power pass and pass 2 again
 // follow:
 //
