@@ -247,6 +247,10 @@ func (cfg Config) withDefaults(d int) (Config, error) {
 	if cfg.SketchLen == 1 {
 		return cfg, fmt.Errorf("lda: sketch length 1: a tensor sketch needs at least 2 buckets")
 	}
+	// Refused before the spectral passes, not after them.
+	if err := cfg.EM.withDefaults().checkOnline(); cfg.EM.Passes > 0 && err != nil {
+		return cfg, err
+	}
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory()
 	}

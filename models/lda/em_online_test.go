@@ -138,6 +138,12 @@ func TestOnlineEMBadParams(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %s", c.em, err, c.want)
 		}
+		// Fit refuses them before its spectral passes.
+		progress := 0
+		_, err = Fit(context.Background(), src, Config{K: 3, Alpha0: 1, EM: c.em, Progress: func(Progress) { progress++ }})
+		if err == nil || !strings.Contains(err.Error(), c.want) || progress != 0 {
+			t.Errorf("Fit with %+v: %v after %d progress reports, want an error naming %s before any pass", c.em, err, progress, c.want)
+		}
 	}
 	if _, err := EMHeader(cloneModel(truth), Config{K: 3, EM: EM{Passes: 1, Online: true}}); err == nil {
 		t.Error("the statistics route accepted online EM")
