@@ -78,6 +78,7 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&f.emKappa, "em-kappa", lda.DefaultKappa, "--em online: the step size's decay exponent, in (0.5, 1]")
 	fs.Float64Var(&f.emTau0, "em-tau0", lda.DefaultTau0, "--em online: the step size's delay (> 0); larger keeps more of the spectral start in the first steps")
 	fs.BoolVar(&f.emAlpha, "em-alpha", true, "lda: re-estimate α in every EM pass (Minka's fixed point); false keeps the spectral α̂")
+	fs.BoolVar(&f.emStart, "em-start", false, "lda/topic, with --from-stats of the last spectral phase and no --input: write the start the default fit's EM passes refine (its spectral fit solved as when EM passes follow), for EM passes run shard by shard (stats --phase em --model)")
 	fs.StringVar(&f.emModel, "model", "", "with --from-stats of an EM pass's merged statistics (stats --phase em): the model the pass started from; the M-step gives the next model")
 	fs.IntVar(&f.powerIters, "power-iters", 0, "power passes of the randomized whitening, each one more pass (0 adds one when the first sketch does not decay, -1 never does)")
 	f.addWhiteningFlags(fs)
@@ -200,9 +201,12 @@ func runFit(ctx context.Context, args []string) error {
 		if (set(fs, "plan") && f.plan != string(lda.Explicit) && f.plan != string(lda.Auto)) || f.implicitOp {
 			return usagef("--from-stats fits the explicit tensor the statistics hold; --plan %s and --implicit do not apply", f.plan)
 		}
-		if f.input == "" && set(fs, "em-passes") && f.emPasses > 0 {
+		if f.input == "" && set(fs, "em-passes") && f.emPasses > 0 && !f.emStart {
 			return usagef("--from-stats has no documents for the EM passes; give them with --input, or give --em-passes 0")
 		}
+	}
+	if f.emStart && (!topic || f.fromStats == "" || f.input != "" || f.emPasses <= 0) {
+		return usagef("--em-start writes the start of lda/topic's EM passes from --from-stats statistics alone: no --input, and --em-passes above 0")
 	}
 	if f.fromStats != "" && topic {
 		if kind, err := implicit.PeekModel(f.fromStats); err == nil && kind == implicit.EMModel {
@@ -416,6 +420,7 @@ type fitFlags struct {
 	r             float64
 	fromStats     string
 	emModel       string // --model: the model an EM pass's statistics were computed from
+	emStart       bool   // --em-start: the EM passes' start from the statistics
 	noTiming      bool
 	topicsParquet string
 	cpuProfile    string
@@ -553,14 +558,17 @@ func fitTopicFromStats(ctx context.Context, model string, fs *flag.FlagSet, f *f
 	})
 	if f.input == "" {
 		// No EM passes follow, so the start is solved as a pure spectral
-		// fit (the model of fit --em-passes 0).
+		// fit (the model of fit --em-passes 0), unless --em-start asks for
+		// the start EM passes run elsewhere refine.
 		spectral := cfg
-		spectral.EM = lda.EM{}
+		if !f.emStart {
+			spectral.EM = lda.EM{}
+		}
 		m, err := fitFromStats(ctx, f.fromStats, spectral)
 		if err != nil {
 			return err
 		}
-		if f.emPasses > 0 {
+		if f.emPasses > 0 && !f.emStart {
 			fmt.Fprintf(os.Stderr, "fit %s: the spectral fit of %s; the EM passes need the documents: give them with --input to run them (--em-passes 0 silences this)\n", model, f.fromStats)
 		}
 		return writeTopicModel(m, f)

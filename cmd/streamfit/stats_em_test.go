@@ -10,8 +10,8 @@ import (
 )
 
 // TestStatsEMRoute runs the default LDA fit as a statistics route over
-// three shards: phases 1 and 2, the EM start (fit --from-stats --solver
-// simultaneous --em-passes 0), then per EM pass `stats --phase em --model`
+// three shards: phases 1 and 2, the EM start (fit --from-stats
+// --em-start), then per EM pass `stats --phase em --model`
 // on every shard, `merge` (in another order each pass) and `fit
 // --from-stats --model` (the M-step), until the passes end; model.json is
 // byte-identical to `fit` (default EM passes) on the union. EM statistics
@@ -31,7 +31,16 @@ func TestStatsEMRoute(t *testing.T) {
 		}
 		mergeFiles(t, p, "m"+phase+".stats", outs...)
 	}
-	mustRun(t, "fit", "lda", "--from-stats", p("m2.stats"), "--solver", "simultaneous", "--em-passes", "0", "--no-timing", "--progress", "off", "--out", p("em0.json"))
+	// The start: --em-start, the same model as --solver simultaneous
+	// --em-passes 0; with --input it is refused.
+	mustRun(t, "fit", "lda", "--from-stats", p("m2.stats"), "--em-start", "--no-timing", "--progress", "off", "--out", p("em0.json"))
+	mustRun(t, "fit", "lda", "--from-stats", p("m2.stats"), "--solver", "simultaneous", "--em-passes", "0", "--no-timing", "--progress", "off", "--out", p("em0b.json"))
+	if !bytes.Equal(readFile(t, p("em0.json")), readFile(t, p("em0b.json"))) {
+		t.Error("--em-start differs from --solver simultaneous --em-passes 0")
+	}
+	if out, code := runCLI(t, "fit", "lda", "--from-stats", p("m2.stats"), "--em-start", "--input", p("docword.a.txt"), "--out", p("x.json")); code != 2 || !strings.Contains(out, "--em-start") {
+		t.Errorf("--em-start with --input: exit %d: %s", code, out)
+	}
 	model := "em0.json"
 	for pass := 1; ; pass++ {
 		if pass > 10 {
