@@ -26,14 +26,13 @@ type Whitened struct {
 // piece; pieces are summed in a fixed order.
 const wChunk = 512
 
-// wTerms adds, for vocabulary rows lo..hi−1, the terms of Ê3(W,W,W) in W
-// to acc (valid entries as in Y3): 2 Σᵢ G3ᵢ ωᵢ⊗3 − 3 Σᵢ Sym₃(Zᵢ, ωᵢ, ωᵢ),
+// wTerms forms in s.acc (valid entries as in Y3), for vocabulary rows
+// lo..hi−1, the terms of Ê3(W,W,W) in W: 2 Σᵢ G3ᵢ ωᵢ⊗3 − 3 Σᵢ Sym₃(Zᵢ, ωᵢ, ωᵢ),
 // formed as Σᵢ (2 G3ᵢ ωᵢ − Zᵢ) ⊗ ωᵢ⊗ωᵢ − Σᵢ ωᵢ ⊗ (Zᵢ⊗ωᵢ + ωᵢ⊗Zᵢ): two
 // products of K³/6 per row that touch only the entries a ≤ b ≤ c, instead
 // of the full K × K(K+1)/2 sums of Zᵢ⊗ωᵢ⊗ωᵢ (K³/2 per row) that the three
-// orderings of Sym₃ would each read from. The piece is formed in precision
-// F and added to the float64 acc.
-func wTerms[F real](a *TripleAcc, wd []float64, lo, hi int, acc []float64, s *wScratch[F]) {
+// orderings of Sym₃ would each read from, in precision F.
+func wTerms[F real](a *TripleAcc, wd []float64, lo, hi int, s *wScratch[F]) {
 	k := a.K
 	m := hi - lo
 	s.w = convert(s.w, wd[lo*k:hi*k])
@@ -48,26 +47,39 @@ func wTerms[F real](a *TripleAcc, wd []float64, lo, hi int, acc []float64, s *wS
 			n[j] = -w[j]
 		}
 	}
-	s.acc = grow(s.acc, len(acc))
+	s.acc = grow(s.acc, k*pairs(k))
 	clear(s.acc)
 	s.kr = addCubes(s.acc, s.gw, k, s.w, nil, m, k, s.kr)
 	s.kr = addCubes(s.acc, s.nw, k, s.w, s.z, m, k, s.kr)
-	for i, v := range s.acc {
-		acc[i] += float64(v)
-	}
 }
 
 // wScratch holds one worker's buffers for wTerms.
 type wScratch[F real] struct{ w, z, gw, nw, acc, kr []F }
 
+// addWTerms adds the W-terms of the whole vocabulary to acc, formed in
+// precision F a fixed piece of wChunk words at a time on workers
+// goroutines and added in piece order, so that acc does not depend on
+// workers.
+func addWTerms[F real](a *TripleAcc, wd []float64, workers int, acc []float64) {
+	pieces := (a.D + wChunk - 1) / wChunk
+	bufs := make([]wScratch[F], max(1, min(workers, pieces)))
+	inOrder(pieces, len(bufs), func(wk, i int) {
+		wTerms(a, wd, i*wChunk, min(a.D, (i+1)*wChunk), &bufs[wk])
+	}, func(wk, _ int) {
+		for i, v := range bufs[wk].acc {
+			acc[i] += float64(v)
+		}
+	})
+}
+
 // Moments averages the statistics and forms the terms that depend only on W
-// (the whitening matrix the pass used), at O(d·K³/3) once per fit, in
-// float32 pieces when a.Float32 is set (as a pass's batches form Y3: at
-// k=100 these terms are the largest fixed cost of a fit, and float32 GEMMs
-// form them 1.4 times as fast) (E3 is
+// (the whitening matrix the pass used), at O(d·K³/3) once per fit (E3 is
 // nil, and that cost absent, for statistics without cubes: NoCubes). The
-// vocabulary is cut into fixed pieces computed on workers goroutines and
-// summed in order, so the result does not depend on workers.
+// terms are formed in float32 pieces when a.Float32 is set, as a pass's
+// batches form Y3: at k=100 they are the largest fixed cost of a fit, and
+// float32 GEMMs form them 1.4 times as fast. The vocabulary is cut into
+// fixed pieces computed on workers goroutines and summed in order, so the
+// result does not depend on workers.
 func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 	if r, c := w.Dims(); r != a.D || c != a.K {
 		panic(fmt.Sprintf("implicit: Moments(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
@@ -86,34 +98,13 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 
 // cubes returns Ê3(W,W,W) from Y3 and the W-terms.
 func (a *TripleAcc) cubes(wd []float64, workers int) *tensor.Sym3 {
-	k, d, p := a.K, a.D, pairs(a.K)
-
-	// The W-terms, piece by piece: each worker forms a piece in its own
-	// buffers, which are added to the totals in piece order.
-	pieces := (d + wChunk - 1) / wChunk
-	workers = max(1, min(workers, pieces))
-	type scratch struct {
-		acc []float64
-		s32 wScratch[float32]
-		s64 wScratch[float64]
-	}
-	bufs := make([]scratch, workers)
-	for i := range bufs {
-		bufs[i].acc = make([]float64, k*p)
-	}
+	k, p := a.K, pairs(a.K)
 	acc := append([]float64(nil), a.Y3...)
-	inOrder(pieces, workers, func(wk, i int) {
-		b := &bufs[wk]
-		clear(b.acc)
-		lo, hi := i*wChunk, min(d, (i+1)*wChunk)
-		if a.Float32 {
-			wTerms(a, wd, lo, hi, b.acc, &b.s32)
-		} else {
-			wTerms(a, wd, lo, hi, b.acc, &b.s64)
-		}
-	}, func(wk, _ int) {
-		floats.Add(acc, bufs[wk].acc)
-	})
+	if a.Float32 {
+		addWTerms[float32](a, wd, workers, acc)
+	} else {
+		addWTerms[float64](a, wd, workers, acc)
+	}
 	inv := 1 / float64(a.Docs)
 	e3 := tensor.NewSym3(k)
 	q := 0

@@ -14,6 +14,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -44,7 +45,7 @@ var cpuProfile *os.File
 
 // pass reads one pass of src and returns its CPU time and entries.
 func pass(src stream.DocSource) (time.Duration, int64, error) {
-	c := cpu()
+	c := sysinfo.CPUTime()
 	var nnz int64
 	for b, err := range src.Docs(context.Background()) {
 		if err != nil {
@@ -53,7 +54,7 @@ func pass(src stream.DocSource) (time.Duration, int64, error) {
 		nnz += int64(b.NNZ())
 		b.Release()
 	}
-	return cpu() - c, nnz, nil
+	return sysinfo.CPUTime() - c, nnz, nil
 }
 
 func measure(path, vocab string, workers, reps int) error {

@@ -99,6 +99,11 @@ type Config struct {
 	peek peekMode
 }
 
+// tripleFloat32 reports whether the whitened triple statistics form their
+// partial sums (a batch's, the W-terms' pieces) in float32: unless
+// float64Sums, or Implicit, the exact cross-check of the packed tensor.
+func (cfg Config) tripleFloat32() bool { return !cfg.float64Sums && !cfg.Implicit }
+
 // Third names a representation of the whitened third moment (Config.Third).
 type Third string
 
@@ -111,13 +116,13 @@ const (
 )
 
 // solverFor returns the solver a fit of representation t uses: cfg.Solver
-// when set; for the explicit tensor of a pure spectral fit (cfg.EM.Passes
-// 0) orthogonal joint diagonalisation, with its plug-in stage ("ojd") up
-// to ojdPlugInMaxK topics and without it ("ojd0") up to jdMaxK, RTPM above
-// (not measured there); else the
-// simultaneous power method, where every contraction is costly (a pass over
-// the rows on disk, or FFTs over the sketch) or where EM passes follow. The
-// spectral topics are then only EM's start: on the real corpora at k=100 the
+// when set; the simultaneous power method where every contraction is
+// costly (a pass over the rows on disk, or FFTs over the sketch) or where
+// EM passes follow; for the explicit tensor of a pure spectral fit
+// (cfg.EM.Passes 0) orthogonal joint diagonalisation, with its plug-in
+// stage ("ojd") up to ojdPlugInMaxK topics and without it ("ojd0") up to
+// jdMaxK, and RTPM above (not measured there). The spectral topics are
+// only EM's start when EM passes follow: on the real corpora at k=100 the
 // simultaneous start took the whole fit from 32 to 16 CPU-seconds (spam)
 // and from 40 to 25 (debian) against RTPM's 30 starts per topic, at a
 // held-out perplexity of 373 against 372 and 793 against 810, and an ojd
@@ -136,14 +141,14 @@ func (cfg Config) solverFor(t Third) string {
 	switch {
 	case cfg.Solver != "":
 		return cfg.Solver
-	case t == Explicit && cfg.EM.Passes == 0 && cfg.K <= ojdPlugInMaxK:
+	case t != Explicit || cfg.EM.Passes > 0:
+		return "simultaneous"
+	case cfg.K <= ojdPlugInMaxK:
 		return "ojd"
-	case t == Explicit && cfg.EM.Passes == 0 && cfg.K <= jdMaxK:
+	case cfg.K <= jdMaxK:
 		return "ojd0"
-	case t == Explicit && cfg.EM.Passes == 0:
-		return "rtpm"
 	}
-	return "simultaneous"
+	return "rtpm"
 }
 
 // ojdPlugInMaxK is the largest k whose pure spectral fit runs ojd's
@@ -248,8 +253,10 @@ func (cfg Config) withDefaults(d int) (Config, error) {
 		return cfg, fmt.Errorf("lda: sketch length 1: a tensor sketch needs at least 2 buckets")
 	}
 	// Refused before the spectral passes, not after them.
-	if err := cfg.EM.withDefaults().checkOnline(); cfg.EM.Passes > 0 && err != nil {
-		return cfg, err
+	if cfg.EM.Passes > 0 {
+		if err := cfg.EM.withDefaults().checkOnline(); err != nil {
+			return cfg, err
+		}
 	}
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory()

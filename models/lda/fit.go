@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
@@ -30,9 +31,8 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 // ones, the fit starts over with a sketch of more columns (up to 5 passes
 // in all on the corpora measured). The fit sees the negative direction on
 // its first documents (peekNegative: pass 1 keeps them, or, resumed after
-// pass 1, they are read again; not a pass); should
-// they miss it, pass 2 finds it, and the power pass and pass 2 again
-// follow:
+// pass 1, they are read again; not a pass); should they miss it, pass 2
+// finds it, and the power pass and pass 2 again follow:
 //
 //  1. pass 1 accumulates the document counts, M̂1 and Ê2·Ω for a seeded
 //     sparse sign test matrix Ω of k+oversample columns (the identity for a
@@ -179,9 +179,16 @@ func RefineEM(ctx context.Context, src stream.DocSource, m *models.Model, cfg Co
 // first sketch's range (rangePass) is taken at once rather than after a
 // third-moment pass that would meet them.
 func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan, track *tracker, negative bool) (*models.Model, error) {
-	omega := sketchMatrix(src.Info().Terms, cfg)
-	keep := &headKeeper{DocSource: src}
-	p1, err := pairPass(ctx, keep, omega, cfg, track)
+	d := src.Info().Terms
+	omega := sketchMatrix(d, cfg)
+	// Only a first sketch without a power pass asked for can be peeked at:
+	// then pass 1 keeps the first documents.
+	mayPeek := !negative && cfg.PowerIters == 0 && !cfg.exact(d)
+	pass1, keep := src, &headKeeper{DocSource: src}
+	if mayPeek {
+		pass1 = keep
+	}
+	p1, err := pairPass(ctx, pass1, omega, cfg, track)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +203,7 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 		cfg.OnPlan(r) // the automatic power pass was taken
 	}
 	peeked := false
-	if !negative && b.extra != nil && cfg.PowerIters == 0 {
+	if mayPeek && b.extra != nil {
 		// The first documents tell whether W holds a negative direction
 		// of M̂2 before the third-moment pass pays for every document's
 		// cubes to find it.
@@ -303,11 +310,11 @@ func negativeOnW(acc *implicit.PairAcc, q *mat.Dense, b *basis, cfg Config) (boo
 		col := mw.ColView(j).(*mat.VecDense)
 		col.ScaleVec(1/math.Sqrt(v), col)
 	}
-	vals, ok := symEigenvalues(b.w, mw)
-	if !ok {
-		return false, errors.New("lda: eigendecomposition of the whitened second moment did not converge")
+	vals, _, err := sketch.Ritz(b.w, mw, 1)
+	if err != nil {
+		return false, fmt.Errorf("lda: %w", err)
 	}
-	return vals[0] <= vals[k-1]*1e-10, nil
+	return nonPositive(vals) > 0, nil
 }
 
 // thirdPass runs the second pass into the representation cfg.Third: the

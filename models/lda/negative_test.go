@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,11 +294,12 @@ func TestPeekHead(t *testing.T) {
 			b.Release()
 		}
 		var read *stream.Docs
+		var all head
 		for b, err := range headDocs(src, peekDocs, peekEntries)(ctx) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			read = appendDocs(read, b)
+			read = all.take(read, b, math.MaxInt, math.MaxInt)
 		}
 		k := keep.kept
 		if k == nil || read == nil || k.Len() != read.Len() || !slices.Equal(k.Offsets, read.Offsets) ||

@@ -112,7 +112,7 @@ func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Con
 	pass := track.begin()
 	acc := implicit.NewTripleAcc(d, k)
 	acc.KeepRows = cfg.Implicit
-	acc.Float32 = !cfg.float64Sums && !cfg.Implicit
+	acc.Float32 = cfg.tripleFloat32()
 	err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
 		return track.exactTriple(ctx, src, acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
 	})

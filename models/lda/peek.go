@@ -6,8 +6,8 @@ import (
 	"iter"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/mat"
 )
 
 // peekDocs and peekEntries bound the first documents the peek measures:
@@ -46,16 +46,16 @@ const (
 
 // peekNegative reports whether WᵀM̂2W, measured on the first documents of
 // src (kept by pass 1, or read again when kept is nil: peekDocs and
-// peekEntries), has an eigenvalue below peekNegativeBelow (b.w is W). On real text the first sketch's singular vectors take
-// a large negative direction of M̂2 into W (near M̂1: the LDA correction
-// exceeds the documents' word pairs there), and the third-moment pass then
-// finds WᵀM̂2W indefinite (negativeError) after paying for the whitened
-// cubes of every document; the first documents show the same direction
-// (eigenvalues −0.6 to −1.2 against +1 on the corpora measured), so Fit
-// takes the power pass first. The answer is only a hint: rangePass checks
-// it on the whole data, and a W that holds no negative direction there is
-// kept (Fit then gives the model it gives without the peek, one pass
-// later).
+// peekEntries), has an eigenvalue below peekNegativeBelow (b.w is W). On
+// real text the first sketch's singular vectors take a large negative
+// direction of M̂2 into W (near M̂1: the LDA correction exceeds the
+// documents' word pairs there), and the third-moment pass then finds
+// WᵀM̂2W indefinite (negativeError) after paying for the whitened cubes of
+// every document; the first documents show the same direction (eigenvalues
+// −0.6 to −1.2 against +1 on the corpora measured), so Fit takes the power
+// pass first. The answer is only a hint: rangePass checks it on the whole
+// data, and a W that holds no negative direction there is kept (Fit then
+// gives the model it gives without the peek, one pass later).
 func peekNegative(ctx context.Context, src stream.DocSource, kept *stream.Docs, b *basis, cfg Config) (bool, error) {
 	if cfg.peek != peekAuto {
 		return cfg.peek == peekForce, nil
@@ -65,9 +65,7 @@ func peekNegative(ctx context.Context, src stream.DocSource, kept *stream.Docs, 
 	acc.Float32 = !cfg.float64Sums
 	docs := headDocs(src, peekDocs, peekEntries)
 	if kept != nil {
-		docs = func(context.Context) iter.Seq2[*stream.Docs, error] {
-			return func(yield func(*stream.Docs, error) bool) { yield(kept, nil) }
-		}
+		docs = chunkSeq([]*stream.Docs{kept})
 	}
 	err := stage(ctx, "peek", func(ctx context.Context) error {
 		return acc.Pass(ctx, docs, cfg.Workers, b.w, nil)
@@ -82,30 +80,11 @@ func peekNegative(ctx context.Context, src stream.DocSource, kept *stream.Docs, 
 	if err != nil {
 		return false, fmt.Errorf("lda: %w", err)
 	}
-	vals, ok := symEigenvalues(b.w, y)
-	if !ok {
-		return false, nil
+	vals, _, err := sketch.Ritz(b.w, y, 1)
+	if err != nil {
+		return false, fmt.Errorf("lda: %w", err)
 	}
-	return vals[0] < peekNegativeBelow, nil
-}
-
-// symEigenvalues returns the eigenvalues (ascending) of the symmetric part
-// of qᵀy, where q and y are d×k.
-func symEigenvalues(q, y mat.Matrix) ([]float64, bool) {
-	var g mat.Dense
-	g.Mul(q.T(), y)
-	k, _ := g.Dims()
-	s := mat.NewSymDense(k, nil)
-	for i := range k {
-		for j := i; j < k; j++ {
-			s.SetSym(i, j, (g.At(i, j)+g.At(j, i))/2)
-		}
-	}
-	var es mat.EigenSym
-	if !es.Factorize(s, false) {
-		return nil, false
-	}
-	return es.Values(nil), true
+	return vals[len(vals)-1] < peekNegativeBelow, nil
 }
 
 // headDocs is src's first documents, up to n of them and m entries (the
@@ -124,7 +103,7 @@ func headDocs(src stream.DocSource, n, m int) func(context.Context) iter.Seq2[*s
 				}
 				// A copy: the pass may hold a batch after yield returns,
 				// and b goes back to its pool.
-				cut := h.take(b, n, m)
+				cut := h.take(nil, b, n, m)
 				b.Release()
 				if !yield(cut, nil) || h.full(n, m) {
 					return
@@ -140,9 +119,10 @@ type head struct{ docs, entries int }
 // full reports whether n documents or m entries were taken.
 func (h *head) full(n, m int) bool { return h.docs >= n || h.entries >= m }
 
-// take returns a copy of b's first documents that fit within n documents
-// and m entries in all (at least one document while none was taken).
-func (h *head) take(b *stream.Docs, n, m int) *stream.Docs {
+// take appends to dst (nil: a new batch) a copy of b's first documents
+// that fit within n documents and m entries in all (at least one document
+// while none was taken), and returns dst.
+func (h *head) take(dst, b *stream.Docs, n, m int) *stream.Docs {
 	i := 0
 	for i < b.Len() && h.docs+i < n && (h.entries+b.Offsets[i+1] <= m || h.docs+i == 0) {
 		i++
@@ -150,8 +130,16 @@ func (h *head) take(b *stream.Docs, n, m int) *stream.Docs {
 	end := b.Offsets[i]
 	h.docs += i
 	h.entries += end
-	return &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets[:i+1]...),
-		Terms: append([]int32(nil), b.Terms[:end]...), Counts: append([]int32(nil), b.Counts[:end]...)}
+	if dst == nil {
+		dst = &stream.Docs{Start: b.Start, Offsets: []int{0}}
+	}
+	base := dst.Offsets[len(dst.Offsets)-1]
+	for _, o := range b.Offsets[1 : i+1] {
+		dst.Offsets = append(dst.Offsets, base+o)
+	}
+	dst.Terms = append(dst.Terms, b.Terms[:end]...)
+	dst.Counts = append(dst.Counts, b.Counts[:end]...)
+	return dst
 }
 
 // headKeeper is src as pass 1 reads it, keeping a copy of its first
@@ -167,7 +155,7 @@ func (k *headKeeper) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		var kept *stream.Docs
 		for b, err := range k.DocSource.Docs(ctx) {
 			if err == nil && b != nil && !h.full(peekDocs, peekEntries) {
-				kept = appendDocs(kept, h.take(b, peekDocs, peekEntries))
+				kept = h.take(kept, b, peekDocs, peekEntries)
 			}
 			if !yield(b, err) {
 				return
@@ -175,18 +163,4 @@ func (k *headKeeper) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		}
 		k.kept = kept
 	}
-}
-
-// appendDocs returns the documents of b after those of a (a may be nil).
-func appendDocs(a, b *stream.Docs) *stream.Docs {
-	if a == nil {
-		return b
-	}
-	base := a.Offsets[len(a.Offsets)-1]
-	for _, o := range b.Offsets[1:] {
-		a.Offsets = append(a.Offsets, base+o)
-	}
-	a.Terms = append(a.Terms, b.Terms...)
-	a.Counts = append(a.Counts, b.Counts...)
-	return a
 }

@@ -27,7 +27,7 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	acc := th.acc
 	// The W-terms in float32 as the batches' sums, whichever route (a pass
 	// or merged statistics) brought acc: the routes give the same model.
-	acc.Float32 = !cfg.float64Sums && !cfg.Implicit
+	acc.Float32 = cfg.tripleFloat32()
 	var mom *implicit.Whitened
 	if err := stage(ctx, "moments", func(context.Context) (err error) {
 		mom, err = acc.Moments(b.w, cfg.Workers)

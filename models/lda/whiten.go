@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/sketch"
@@ -264,18 +265,25 @@ func rewhiten(g *mat.SymDense) (p *mat.Dense, gvals []float64, err error) {
 	}
 	gvals = ges.Values(nil) // ascending
 	k := len(gvals)
-	bad := 0
-	for _, v := range gvals {
-		if !(v > gvals[k-1]*1e-10) {
-			bad++
-		}
-	}
-	if bad > 0 {
+	if bad := nonPositive(gvals); bad > 0 {
 		return nil, nil, &negativeError{bad: bad, k: k, smallest: gvals[0]}
 	}
 	var gvec mat.Dense
 	ges.VectorsTo(&gvec)
 	return powSym(&gvec, gvals, -0.5), gvals, nil
+}
+
+// nonPositive counts the eigenvalues of a whitened second moment, in any
+// order, that are not positive: at most 1e-10 of the largest (or NaN).
+func nonPositive(vals []float64) int {
+	top := slices.Max(vals)
+	bad := 0
+	for _, v := range vals {
+		if !(v > top*1e-10) {
+			bad++
+		}
+	}
+	return bad
 }
 
 // negativeError reports a whitening W that holds directions of negative
