@@ -108,10 +108,11 @@ const (
 	DefaultEStepPrune = 0.01
 	// DefaultEStepOverrelax stretches each document's fixed-point steps
 	// by half (successive over-relaxation of γ): on SpamAssassin and
-	// Debian descriptions at k = 10, 20, 50 the default fit took 8–14%
-	// less CPU, with held-out perplexity 0–0.4% lower; 1.3 saved as much
-	// at k ≥ 20 and less at k=10, 1.8 less, and 2.0 made the iteration
-	// oscillate (2.5–3× the CPU) (bench/real/RESULTS.md).
+	// Debian descriptions at k = 10, 20, 50, 100 the default fit took
+	// 8–14% less CPU (with the M-step's square root), held-out perplexity
+	// within 0.4% (mostly lower); 1.3 saved as much at k = 20 and 50, 1.8
+	// less, and 2.0 made the iteration oscillate (2.5–3× the CPU)
+	// (bench/real/RESULTS.md).
 	DefaultEStepOverrelax = 1.5
 	// startMix is the weight of the uniform distribution mixed into the
 	// spectral topics before the first E-step: the projection onto the
