@@ -32,8 +32,9 @@ type TopicParams struct {
 	Prune float64
 	// Overrelax stretches each iteration's step after the first, γ ←
 	// γ + Overrelax·(F(γ) − γ) with F the fixed-point map, γ_j kept at or
-	// above α_j (0 or 1: the plain iteration). The fixed point is the
-	// same; Tol reads the plain step's change. Unused when Single.
+	// above α_j (0 or 1: the plain iteration). Its fixed points are F's
+	// (a document whose bound has several local optima may end at another
+	// one); Tol reads the plain step's change. Unused when Single.
 	Overrelax float64
 }
 
