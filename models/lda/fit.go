@@ -265,15 +265,7 @@ func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Conf
 // positive definite (holds false), returns b itself: the third-moment pass
 // then runs with W as it would have without the peek.
 func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, track *tracker, check bool) (nb *basis, holds bool, err error) {
-	d, k := b.w.Dims()
-	_, e := b.extra.Dims()
-	q := mat.NewDense(d, k+e, nil)
-	for j, v := range b.values {
-		for i := range d {
-			q.Set(i, j, b.w.At(i, j)*math.Sqrt(v))
-		}
-	}
-	q.Slice(0, d, k, k+e).(*mat.Dense).Copy(b.extra)
+	q := b.rangeBasis()
 	acc, err := pairPass(ctx, src, q, cfg, track)
 	if err != nil {
 		return nil, false, err
@@ -302,12 +294,37 @@ func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, 
 	return nb, true, nil
 }
 
+// rangeBasis is Q = [W·D^{1/2} | extra], an orthonormal basis of the first
+// sketch's whole range (b.extra non-nil).
+func (b *basis) rangeBasis() *mat.Dense {
+	d, k := b.w.Dims()
+	_, e := b.extra.Dims()
+	q := mat.NewDense(d, k+e, nil)
+	for j, v := range b.values {
+		for i := range d {
+			q.Set(i, j, b.w.At(i, j)*math.Sqrt(v))
+		}
+	}
+	q.Slice(0, d, k, k+e).(*mat.Dense).Copy(b.extra)
+	return q
+}
+
 // negativeOnW reports whether WᵀM̂2W (W = b.w) has an eigenvalue that is not
 // positive, as rewhiten judges the third-moment pass's, from qaq = QᵀM̂2Q
-// for the Q of rangePass, whose first k columns are W·D^{1/2}: WᵀM̂2W is
-// D^{-1/2}·qaq[:k,:k]·D^{-1/2}, a k×k matrix (no product over the
-// vocabulary).
+// for the Q of rangePass (whitenedOnRange).
 func negativeOnW(qaq *mat.Dense, b *basis) (bool, error) {
+	vals, err := whitenedOnRange(qaq, b)
+	if err != nil {
+		return false, err
+	}
+	return nonPositive(vals) > 0, nil
+}
+
+// whitenedOnRange returns the eigenvalues (increasing) of WᵀM̂2W from
+// qaq = QᵀM̂2Q for Q = b.rangeBasis(), whose first k columns are W·D^{1/2}:
+// WᵀM̂2W is D^{-1/2}·qaq[:k,:k]·D^{-1/2}, a k×k matrix (no product over
+// the vocabulary).
+func whitenedOnRange(qaq *mat.Dense, b *basis) ([]float64, error) {
 	k := len(b.values)
 	g := mat.NewSymDense(k, nil)
 	for i := range k {
@@ -317,9 +334,9 @@ func negativeOnW(qaq *mat.Dense, b *basis) (bool, error) {
 	}
 	var es mat.EigenSym
 	if !es.Factorize(g, false) {
-		return false, errors.New("lda: eigendecomposition of the whitened second moment on the first sketch's range did not converge")
+		return nil, errors.New("lda: eigendecomposition of the whitened second moment on the first sketch's range did not converge")
 	}
-	return nonPositive(es.Values(nil)) > 0, nil
+	return es.Values(nil), nil
 }
 
 // thirdPass runs the second pass into the representation cfg.Third: the
