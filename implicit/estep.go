@@ -30,6 +30,11 @@ type TopicParams struct {
 	// count is below Prune times the document's tokens (0: DefaultPrune;
 	// negative: never).
 	Prune float64
+	// Overrelax stretches each iteration's step after the first, γ ←
+	// γ + Overrelax·(F(γ) − γ) with F the fixed-point map, γ_j kept at or
+	// above α_j (0 or 1: the plain iteration). The fixed point is the
+	// same; Tol reads the plain step's change. Unused when Single.
+	Overrelax float64
 }
 
 // The E-step's defaults: the tolerance of the EM passes (on SpamAssassin
@@ -86,6 +91,7 @@ type EStep struct {
 	p     *TopicParams
 	tol   float64
 	iters int
+	relax float64   // Overrelax, 1 when plain
 	lg0   float64   // log Γ(α₀) (LDA)
 	psiA  []float64 // ψ(α_j) (LDA): E log θ_j + ψ(Σγ) of a dropped topic
 	lgamA []float64 // log Γ(α_j) (LDA)
@@ -114,7 +120,10 @@ type EStep struct {
 // NewEStep returns an E-step for p (which it reads, never writes; p must
 // pass Check).
 func NewEStep(p *TopicParams) *EStep {
-	e := &EStep{p: p, tol: p.Tol, iters: p.MaxIter}
+	e := &EStep{p: p, tol: p.Tol, iters: p.MaxIter, relax: 1}
+	if p.Overrelax > 0 {
+		e.relax = p.Overrelax
+	}
 	if e.tol <= 0 {
 		e.tol = DefaultEStepTol
 	}
@@ -309,12 +318,12 @@ func (e *EStep) Suff() []float64 { return e.elog }
 
 // fixedPoint iterates γ for the loaded document of l tokens, until the
 // iteration moves less than a fraction tol of the document's tokens
-// between topics (Σ_j |Δγ_j| < tol·l) or after the iteration cap. A topic
-// whose expected count falls below prune·l leaves the iteration (its γ_j
-// is α_j from then on, its φ zero): a document uses few of many topics,
-// and the iterations then cost in the topics it uses: the first drop
-// copies the active columns of the rows into e.rows (n×ka), each later one
-// compacts them in place.
+// between topics (Σ_j |Δγ_j| < tol·l, the plain step's change) or after
+// the iteration cap. A topic whose expected count falls below prune·l
+// leaves the iteration (its γ_j is α_j from then on, its φ zero): a
+// document uses few of many topics, and the iterations then cost in the
+// topics it uses: the first drop copies the active columns of the rows
+// into e.rows (n×ka), each later one compacts them in place.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
@@ -348,10 +357,15 @@ func (e *EStep) fixedPoint(l float64) {
 		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
 			blas64.Vector{N: n, Inc: 1, Data: e.q[:n]}, 0, blas64.Vector{N: ka, Inc: 1, Data: s})
 		change, drop := 0.0, false
+		stretch := e.relax != 1 && e.Iters > 1
 		for q, j := range act {
 			cnt := ee[q] * s[q]
 			g := e.p.Alpha[j] + cnt
-			change += math.Abs(g - e.gamma[j])
+			step := g - e.gamma[j]
+			change += math.Abs(step)
+			if stretch {
+				g = max(e.p.Alpha[j], e.gamma[j]+e.relax*step)
+			}
 			e.gamma[j] = g
 			drop = drop || cnt < floor
 		}

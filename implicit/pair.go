@@ -113,6 +113,10 @@ func pairPass[F real](ctx context.Context, a *PairAcc, docs func(context.Context
 		func(p *pairPart[F]) { p.commit(a, exact) }, onBatch, fold)
 }
 
+// Fingerprint returns Fingerprint(omega) and remembers it for a's passes
+// against the same matrix, which then do not hash it again.
+func (a *PairAcc) Fingerprint(omega mat.Matrix) uint64 { return a.bc.fingerprint(omega) }
+
 // begin checks omega and records its fingerprint and sparsity.
 func (a *PairAcc) begin(omega mat.Matrix) {
 	if r, c := omega.Dims(); r != a.D || c != a.Cols {

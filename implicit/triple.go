@@ -129,6 +129,10 @@ func (a *TripleAcc) Pass(ctx context.Context, docs func(context.Context) iter.Se
 	return a.pass(ctx, docs, workers, w, onBatch, nil)
 }
 
+// Fingerprint returns Fingerprint(w) and remembers it for a's passes
+// whitened by the same matrix, which then do not hash it again.
+func (a *TripleAcc) Fingerprint(w mat.Matrix) uint64 { return a.bc.fingerprint(w) }
+
 // pass is Pass with each batch's commit folded into exact totals by fold
 // (nil: plain totals; see Exact.Pass).
 func (a *TripleAcc) pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, w *mat.Dense, onBatch func(docs int), fold *batchFold) error {

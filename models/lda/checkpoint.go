@@ -126,7 +126,7 @@ func (c *checkpointer) save(pass int, done bool, st *implicit.Stats) error {
 // exactPair runs acc's pass against omega over src with exact totals,
 // resuming from and saving checkpoints when the fit has them.
 func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *implicit.PairAcc, omega mat.Matrix, workers int, onBatch func(int)) error {
-	return t.accPass(ctx, src, omega, workers, onBatch, accPass{
+	return t.accPass(ctx, src, acc.Fingerprint(omega), workers, onBatch, accPass{
 		restore: func(st *implicit.Stats) bool {
 			if st.Pair == nil {
 				return false
@@ -145,7 +145,7 @@ func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *impl
 
 // exactTriple runs acc's pass whitened by w over src, as exactPair.
 func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *implicit.TripleAcc, w *mat.Dense, workers int, onBatch func(int)) error {
-	return t.accPass(ctx, src, w, workers, onBatch, accPass{
+	return t.accPass(ctx, src, acc.Fingerprint(w), workers, onBatch, accPass{
 		restore: func(st *implicit.Stats) bool {
 			if st.Triple == nil {
 				return false
@@ -172,9 +172,8 @@ type accPass struct {
 	fill    func(*implicit.Stats)
 }
 
-// accPass runs p against the projection proj.
-func (t *tracker) accPass(ctx context.Context, src stream.DocSource, proj mat.Matrix, workers int, onBatch func(int), p accPass) error {
-	basis := implicit.Fingerprint(proj)
+// accPass runs p against the projection whose fingerprint is basis.
+func (t *tracker) accPass(ctx context.Context, src stream.DocSource, basis uint64, workers int, onBatch func(int), p accPass) error {
 	st, done, err := t.resume(basis, p.restore)
 	if err != nil {
 		return err

@@ -62,6 +62,10 @@ type EM struct {
 	// (implicit.TopicParams.Tol and Prune; 0: DefaultEStepTol and
 	// DefaultEStepPrune, negative EStepPrune: never prune).
 	EStepTol, EStepPrune float64
+	// EStepOverrelax stretches the E-step's fixed-point steps
+	// (implicit.TopicParams.Overrelax; 0: DefaultEStepOverrelax, 1: the
+	// plain iteration).
+	EStepOverrelax float64
 	// Online runs online (stepwise) EM passes instead of batch ones: an
 	// M-step after every mini-batch of MiniBatch documents, with step
 	// sizes ρ_t = (Tau0+t)^−Kappa (em_online.go). Relax does not apply.
@@ -102,6 +106,14 @@ const (
 	// E-step's defaults (bench/real/RESULTS.md).
 	DefaultEStepTol   = 0.03
 	DefaultEStepPrune = 0.01
+	// DefaultEStepOverrelax stretches each document's fixed-point steps
+	// by half (successive over-relaxation of γ): on SpamAssassin and
+	// Debian descriptions at k = 10, 20, 50, 100 the default fit took
+	// 8–14% less CPU (with the M-step's square root), held-out perplexity
+	// within 0.4% (mostly lower); 1.3 saved as much at k = 20 and 50, 1.8
+	// less, and 2.0 made the iteration oscillate (2.5–3× the CPU)
+	// (bench/real/RESULTS.md).
+	DefaultEStepOverrelax = 1.5
 	// startMix is the weight of the uniform distribution mixed into the
 	// spectral topics before the first E-step: the projection onto the
 	// simplex leaves exact zeros, and a word with probability zero in a
@@ -124,6 +136,9 @@ func (e EM) withDefaults() EM {
 	}
 	if e.EStepPrune == 0 {
 		e.EStepPrune = DefaultEStepPrune
+	}
+	if e.EStepOverrelax <= 0 {
+		e.EStepOverrelax = DefaultEStepOverrelax
 	}
 	if e.Online {
 		if e.MiniBatch == 0 {
@@ -253,7 +268,7 @@ func (st *emState) relaxed(em EM) bool {
 // startState smooths the spectral topics into EM's starting point.
 func startState(m *models.Model, em EM) *emState {
 	k, d := m.K, m.D
-	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune}
+	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
 	for j, row := range m.Topics {
 		for w, v := range row {
 			p.Beta[w*k+j] = (1-startMix)*max(v, 0) + startMix/float64(d)
@@ -326,13 +341,20 @@ func topicsMAP(p *implicit.TopicParams, n []float64, eta, relax float64) {
 		}
 		return
 	}
-	// In log space, from the old topics still in p.Beta; then each topic
-	// is normalised.
+	// β_old^{1−relax}·β^{relax} from the old topics still in p.Beta (for
+	// the default 1.5, β·√(β/β_old): no logarithm or exponential); then
+	// each topic is normalised.
 	norm := make([]float64, k)
 	for w := range d {
 		row, n := p.Beta[w*k:(w+1)*k], n[w*k:(w+1)*k]
 		for j, old := range row {
-			v := math.Exp(relax*math.Log((n[j]+eta)*tot[j]) + (1-relax)*math.Log(old))
+			b := (n[j] + eta) * tot[j]
+			var v float64
+			if relax == 1.5 {
+				v = b * math.Sqrt(b/old)
+			} else {
+				v = math.Exp(relax*math.Log(b) + (1-relax)*math.Log(old))
+			}
 			row[j] = v
 			norm[j] += v
 		}
@@ -411,13 +433,29 @@ func trigamma(x float64) float64 {
 	return r + 1/x + f/2 + f/x*(1.0/6+f*(-1.0/30+f*(1.0/42+f*(-1.0/30))))
 }
 
-// sumLog is Σ log v over v.
+// sumLog is Σ log v over v > 0 (finite): the binary exponents summed and
+// one logarithm of the product of the mantissas (each in [1, 2)) per 512
+// of them, before the product could overflow.
 func sumLog(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += math.Log(x)
+	const expMask, bias = 0x7ff, 1023
+	s, exps := 0.0, 0
+	for len(v) > 0 {
+		chunk := v[:min(len(v), 512)]
+		v = v[len(chunk):]
+		prod := 1.0
+		for _, x := range chunk {
+			b := math.Float64bits(x)
+			e := int(b>>52) & expMask
+			if e == 0 { // subnormal
+				s += math.Log(x)
+				continue
+			}
+			exps += e - bias
+			prod *= math.Float64frombits(b&^(expMask<<52) | bias<<52)
+		}
+		s += math.Log(prod)
 	}
-	return s
+	return s + float64(exps)*math.Ln2
 }
 
 // store writes the refined parameters into m, with sorted topics in order

@@ -52,7 +52,7 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 	if c == nil {
 		return nil
 	}
-	run := fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune)
+	run := fmt.Sprintf("%s|em tol=%g fit-alpha=%t eta=%g estep-tol=%g estep-prune=%g estep-overrelax=%g", c.run, em.Tol, em.FitAlpha, em.Eta, em.EStepTol, em.EStepPrune, em.EStepOverrelax)
 	if em.Online {
 		run += fmt.Sprintf(" online mini-batch=%d kappa=%g tau0=%g", em.MiniBatch, em.Kappa, em.Tau0)
 	} else {

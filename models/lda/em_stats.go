@@ -93,8 +93,9 @@ func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
 		FitAlpha   bool    `json:"fit_alpha"`
 		EStepTol   float64 `json:"estep_tol"`
 		EStepPrune float64 `json:"estep_prune"`
+		Overrelax  float64 `json:"estep_overrelax"`
 		Relax      float64 `json:"relax"`
-	}{m.Model, em.Tol, em.Eta, em.FitAlpha, em.EStepTol, em.EStepPrune, em.Relax})
+	}{m.Model, em.Tol, em.Eta, em.FitAlpha, em.EStepTol, em.EStepPrune, em.EStepOverrelax, em.Relax})
 	if err != nil {
 		return implicit.StatsHeader{}, err
 	}
@@ -154,7 +155,7 @@ func emStateOf(m *models.Model, em EM) (*emState, error) {
 		return startState(m, em), nil
 	}
 	k, d := m.K, m.D
-	p := implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), m.Alpha...), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune}
+	p := implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), m.Alpha...), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
 	for j, row := range m.Topics {
 		for w, v := range row {
 			p.Beta[w*k+j] = v

@@ -3,10 +3,13 @@ package lda
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mathext"
@@ -207,6 +210,69 @@ func TestStartWarningWithEM(t *testing.T) {
 		}
 		if m.Fit.Solver.Converged || warned != (passes == 0) {
 			t.Errorf("EM passes %d: converged %v, warned %v (%q)", passes, m.Fit.Solver.Converged, warned, m.Fit.Warnings)
+		}
+	}
+}
+
+// TestSumLog checks the sum of logarithms taken through binary exponents
+// and mantissa products against the plain sum, over values from
+// subnormal to huge.
+func TestSumLog(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 511, 512, 513, 5000} {
+		v := make([]float64, n)
+		want := 0.0
+		for i := range v {
+			v[i] = math.Exp(r.NormFloat64() * 100)
+			if i%97 == 3 {
+				v[i] = 3e-310 // subnormal
+			}
+			want += math.Log(v[i])
+		}
+		if got := sumLog(v); math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
+			t.Errorf("n=%d: sumLog %.15g, Σ log %.15g", n, got, want)
+		}
+	}
+}
+
+// TestTopicsMAPRelaxed checks the over-relaxed M-step's square-root form
+// (Relax 1.5) against β_old^{1−r}·β^r normalised, computed with
+// logarithms.
+func TestTopicsMAPRelaxed(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const k, d, eta = 4, 30, 0.01
+	p := implicit.TopicParams{K: k, D: d, Beta: make([]float64, k*d)}
+	counts := make([]float64, k*d)
+	for i := range counts {
+		counts[i] = float64(r.IntN(20))
+	}
+	for j := range k {
+		s := 0.0
+		for w := range d {
+			p.Beta[w*k+j] = r.Float64() + 1e-3
+			s += p.Beta[w*k+j]
+		}
+		for w := range d {
+			p.Beta[w*k+j] /= s
+		}
+	}
+	old := append([]float64(nil), p.Beta...)
+	topicsMAP(&p, counts, eta, 1.5)
+	for j := range k {
+		tot := float64(d) * eta
+		for w := range d {
+			tot += counts[w*k+j]
+		}
+		want, norm := make([]float64, d), 0.0
+		for w := range d {
+			b := (counts[w*k+j] + eta) / tot
+			want[w] = math.Exp(1.5*math.Log(b) - 0.5*math.Log(old[w*k+j]))
+			norm += want[w]
+		}
+		for w := range d {
+			if got := p.Beta[w*k+j]; math.Abs(got-want[w]/norm) > 1e-13 {
+				t.Fatalf("β[%d,%d] = %.16g, want %.16g", w, j, got, want[w]/norm)
+			}
 		}
 	}
 }

