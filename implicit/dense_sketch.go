@@ -176,6 +176,19 @@ func (s *SecondSketch) Next(st *DenseStats) (*Pass, error) {
 // cols columns, over rows rows) and A·B, from the pass's totals (sum) and
 // carried arrays.
 func (s *SecondSketch) operands(phase, cols int, rows int64, sum func(string) []float64, fixed []Fixed) (mo *Moments, b, y *mat.Dense, err error) {
+	mo, b, yv, err := s.checked(phase, cols, rows, sum, fixed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	y = mat.NewDense(s.Header.D, len(yv)/s.Header.D, append([]float64(nil), yv...))
+	s.Product(y, b, mo, phase == 1)
+	return mo, b, y, nil
+}
+
+// checked returns what operands forms A·B from, after its checks: the
+// totals mo of pass 1, the basis B and the totals Σx(xᵀB) (shared with
+// sum's storage).
+func (s *SecondSketch) checked(phase, cols int, rows int64, sum func(string) []float64, fixed []Fixed) (mo *Moments, b *mat.Dense, yv []float64, err error) {
 	d := s.Header.D
 	if phase == 1 {
 		mo = &Moments{N: rows, Sum: sum("sum")}
@@ -200,13 +213,11 @@ func (s *SecondSketch) operands(phase, cols int, rows int64, sum func(string) []
 		return nil, nil, nil, errors.New("the source has no rows")
 	}
 	_, bc := b.Dims()
-	yv := sum("y")
+	yv = sum("y")
 	if len(yv) != d*bc {
 		return nil, nil, nil, fmt.Errorf("the statistics of pass %d do not hold the sketch Σx(xᵀB) of %d×%d", phase, d, bc)
 	}
-	y = mat.NewDense(d, bc, append([]float64(nil), yv...))
-	s.Product(y, b, mo, phase == 1)
-	return mo, b, y, nil
+	return mo, b, yv, nil
 }
 
 // Carry returns, from the merged statistics st of the last pass of the
@@ -216,7 +227,8 @@ func (s *SecondSketch) Carry(st *DenseStats) ([]Fixed, error) {
 	if st.Header.Phase != s.Passes() {
 		return nil, fmt.Errorf("pass %d is not the last pass of the sketch (%d)", st.Header.Phase, s.Passes())
 	}
-	if _, _, _, err := s.operands(st.Header.Phase, st.Header.Cols, st.Rows, st.Sum, st.Fixed); err != nil {
+	// The checks of operands; A·Q itself is formed once, by Ritz.
+	if _, _, _, err := s.checked(st.Header.Phase, st.Header.Cols, st.Rows, st.Sum, st.Fixed); err != nil {
 		return nil, err
 	}
 	return append(append([]Fixed(nil), st.Fixed...), Fixed{Name: "y", Values: st.Sum("y")}), nil

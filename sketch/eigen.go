@@ -237,7 +237,17 @@ func Ritz(q, aq *mat.Dense, k int) (vals []float64, coef *mat.Dense, err error) 
 	}
 	var b mat.Dense
 	b.Mul(q.T(), aq)
-	vals, v, err := topSym(symmetrize(&b), l)
+	return RitzCore(&b, k)
+}
+
+// RitzCore is Ritz from the l×l matrix qᵀ(A·q) already formed (a caller
+// that also needs a block of it forms the product once).
+func RitzCore(qaq *mat.Dense, k int) (vals []float64, coef *mat.Dense, err error) {
+	l, c := qaq.Dims()
+	if c != l || k < 1 || k > l {
+		return nil, nil, fmt.Errorf("sketch: RitzCore: need a square matrix and 1 ≤ k ≤ its order, got %d×%d and k=%d", l, c, k)
+	}
+	vals, v, err := topSym(symmetrize(qaq), l)
 	if err != nil {
 		return nil, nil, err
 	}

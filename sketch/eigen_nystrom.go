@@ -103,26 +103,52 @@ func RangeBasis(y *mat.Dense, k int) (q *mat.Dense, s []float64, err error) {
 // lower rank). The two are separate matrices, so a caller keeps each
 // without a d×cols copy.
 func RangeBasisCols(y *mat.Dense, k, cols int) (q, rest *mat.Dense, s []float64, err error) {
+	r, err := NewRange(y, k, cols)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	q, rest = r.Bases()
+	return q, rest, r.Values, nil
+}
+
+// Range is the factorisation of a sketch Y = A·Ω (d×l) that RangeBasisCols
+// forms its bases from: the eigendecomposition of the l×l Gram matrix
+// YᵀY. It costs d·l²/2 multiply-adds; the bases, d·l·cols more, are formed
+// only by Bases, so a caller that needs the singular values but may not
+// need the vectors (they turn out to be replaced by Ritz vectors) pays for
+// them only when used.
+type Range struct {
+	// Values are all min(d, l) singular values of Y, largest first.
+	Values []float64
+	y      *mat.Dense
+	vecs   *mat.Dense // l×cols: V Σ⁻¹ for the kept columns
+	k      int
+}
+
+// NewRange factorises the sketch y for RangeBasisCols(y, k, cols), with
+// its checks and errors (ErrRank when the first k directions are not well
+// determined).
+func NewRange(y *mat.Dense, k, cols int) (*Range, error) {
 	d, l := y.Dims()
 	if k < 1 || k > min(d, l) || cols < k {
-		return nil, nil, nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d and cols ≥ k, got k=%d, cols=%d", min(d, l), k, cols)
+		return nil, fmt.Errorf("sketch: RangeBasis: need 1 ≤ k ≤ %d and cols ≥ k, got k=%d, cols=%d", min(d, l), k, cols)
 	}
 	var g mat.SymDense
 	g.SymOuterK(1, y.T())
 	all, vecs, err := topSym(&g, min(d, l))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	vals := all[:k]
 	if !(vals[0] > 0) || !(vals[k-1] > vals[0]*1e-12) {
-		return nil, nil, nil, fmt.Errorf("%w: singular value %d of the sketch is %.3g of the largest", ErrRank, k, math.Sqrt(max(0, vals[k-1]/vals[0])))
+		return nil, fmt.Errorf("%w: singular value %d of the sketch is %.3g of the largest", ErrRank, k, math.Sqrt(max(0, vals[k-1]/vals[0])))
 	}
 	cols = min(cols, len(all))
 	for cols > k && !(all[cols-1] > all[0]*1e-12) {
 		cols--
 	}
 	vecs = vecs.Slice(0, l, 0, cols).(*mat.Dense)
-	s = make([]float64, len(all))
+	s := make([]float64, len(all))
 	for j, v := range all {
 		s[j] = math.Sqrt(max(0, v))
 	}
@@ -130,11 +156,20 @@ func RangeBasisCols(y *mat.Dense, k, cols int) (q, rest *mat.Dense, s []float64,
 		col := vecs.ColView(j).(*mat.VecDense)
 		col.ScaleVec(1/s[j], col)
 	}
-	q = mat.NewDense(d, k, nil)
-	q.Mul(y, vecs.Slice(0, l, 0, k))
-	if cols > k {
-		rest = mat.NewDense(d, cols-k, nil)
-		rest.Mul(y, vecs.Slice(0, l, k, cols))
+	return &Range{Values: s, y: y, vecs: vecs, k: k}, nil
+}
+
+// Bases returns the top-k left singular vectors of the sketch (q) and the
+// next ones up to the cols of NewRange (rest; nil when none), each with
+// its entry of largest magnitude positive, as RangeBasisCols does.
+func (r *Range) Bases() (q, rest *mat.Dense) {
+	d, l := r.y.Dims()
+	_, cols := r.vecs.Dims()
+	q = mat.NewDense(d, r.k, nil)
+	q.Mul(r.y, r.vecs.Slice(0, l, 0, r.k))
+	if cols > r.k {
+		rest = mat.NewDense(d, cols-r.k, nil)
+		rest.Mul(r.y, r.vecs.Slice(0, l, r.k, cols))
 	}
 	for _, m := range []*mat.Dense{q, rest} {
 		if m == nil {
@@ -146,5 +181,5 @@ func RangeBasisCols(y *mat.Dense, k, cols int) (q, rest *mat.Dense, s []float64,
 			col.ScaleVec(signOfLargest(col), col)
 		}
 	}
-	return q, rest, s, nil
+	return q, rest
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
@@ -266,27 +265,26 @@ func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Conf
 // positive definite (holds false), returns b itself: the third-moment pass
 // then runs with W as it would have without the peek.
 func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, track *tracker, check bool) (nb *basis, holds bool, err error) {
-	d, k := b.w.Dims()
-	_, e := b.extra.Dims()
-	q := mat.NewDense(d, k+e, nil)
-	for j, v := range b.values {
-		for i := range d {
-			q.Set(i, j, b.w.At(i, j)*math.Sqrt(v))
-		}
-	}
-	q.Slice(0, d, k, k+e).(*mat.Dense).Copy(b.extra)
+	q := b.rangeBasis()
 	acc, err := pairPass(ctx, src, q, cfg, track)
 	if err != nil {
 		return nil, false, err
 	}
+	// M̂2·Q and QᵀM̂2Q once, for the check and the whitening.
+	y, err := m2Times(acc, cfg.m2Coef(), q, true)
+	if err != nil {
+		return nil, false, fmt.Errorf("lda: %w", err)
+	}
+	var qaq mat.Dense
+	qaq.Mul(q.T(), y)
 	if check {
-		holds, err := negativeOnW(acc, q, b, cfg)
+		holds, err := negativeOnW(&qaq, b)
 		if err != nil || !holds {
 			return b, false, err
 		}
 	}
 	err = stage(ctx, "whitening", func(ctx context.Context) (err error) {
-		nb, err = whitening(ctx, acc, q, cfg, nil, track, true, true)
+		nb, err = whitenSketch(ctx, y, &qaq, q, cfg, nil, track, true, true)
 		return err
 	})
 	if err != nil {
@@ -296,25 +294,49 @@ func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, 
 	return nb, true, nil
 }
 
-// negativeOnW reports whether WᵀM̂2W (W = b.w) has an eigenvalue that is not
-// positive, as rewhiten judges the third-moment pass's, from pair sums acc
-// taken against q, whose first k columns are W·D^{1/2}.
-func negativeOnW(acc *implicit.PairAcc, q *mat.Dense, b *basis, cfg Config) (bool, error) {
+// rangeBasis is Q = [W·D^{1/2} | extra], an orthonormal basis of the first
+// sketch's whole range (b.extra non-nil).
+func (b *basis) rangeBasis() *mat.Dense {
 	d, k := b.w.Dims()
-	y, err := m2Times(acc, cfg.m2Coef(), q, false)
-	if err != nil {
-		return false, fmt.Errorf("lda: %w", err)
-	}
-	mw := mat.DenseCopyOf(y.Slice(0, d, 0, k)) // M̂2·W·D^{1/2}
+	_, e := b.extra.Dims()
+	q := mat.NewDense(d, k+e, nil)
 	for j, v := range b.values {
-		col := mw.ColView(j).(*mat.VecDense)
-		col.ScaleVec(1/math.Sqrt(v), col)
+		for i := range d {
+			q.Set(i, j, b.w.At(i, j)*math.Sqrt(v))
+		}
 	}
-	vals, _, err := sketch.Ritz(b.w, mw, 1)
+	q.Slice(0, d, k, k+e).(*mat.Dense).Copy(b.extra)
+	return q
+}
+
+// negativeOnW reports whether WᵀM̂2W (W = b.w) has an eigenvalue that is not
+// positive, as rewhiten judges the third-moment pass's, from qaq = QᵀM̂2Q
+// for the Q of rangePass (whitenedOnRange).
+func negativeOnW(qaq *mat.Dense, b *basis) (bool, error) {
+	vals, err := whitenedOnRange(qaq, b)
 	if err != nil {
-		return false, fmt.Errorf("lda: %w", err)
+		return false, err
 	}
 	return nonPositive(vals) > 0, nil
+}
+
+// whitenedOnRange returns the eigenvalues (increasing) of WᵀM̂2W from
+// qaq = QᵀM̂2Q for Q = b.rangeBasis(), whose first k columns are W·D^{1/2}:
+// WᵀM̂2W is D^{-1/2}·qaq[:k,:k]·D^{-1/2}, a k×k matrix (no product over
+// the vocabulary).
+func whitenedOnRange(qaq *mat.Dense, b *basis) ([]float64, error) {
+	k := len(b.values)
+	g := mat.NewSymDense(k, nil)
+	for i := range k {
+		for j := i; j < k; j++ {
+			g.SetSym(i, j, (qaq.At(i, j)+qaq.At(j, i))/2/math.Sqrt(b.values[i]*b.values[j]))
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(g, false) {
+		return nil, errors.New("lda: eigendecomposition of the whitened second moment on the first sketch's range did not converge")
+	}
+	return es.Values(nil), nil
 }
 
 // thirdPass runs the second pass into the representation cfg.Third: the

@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// recoverTopics maps the tensor eigenpairs back to topics and weights through
-// b (d×k: M̂2·W·P, see Fit; MATH §4.4), projects each topic onto the simplex
-// and orders them by weight.
+// recoverTopics maps the tensor eigenpairs back to topics and weights: column
+// i of b (d×k) is M̂2·W·P·vᵢ for the eigenvector vᵢ of res (see Fit; MATH
+// §4.4). It projects each topic onto the simplex and orders them by weight.
 func recoverTopics(res *solver.Result, b *mat.Dense, a0 float64, single bool) *models.Model {
 	d, k := b.Dims()
 	m := &models.Model{Model: "lda", K: k, D: d, Alpha0: a0, Fit: &models.FitStats{}}
@@ -26,13 +26,11 @@ func recoverTopics(res *solver.Result, b *mat.Dense, a0 float64, single bool) *m
 		mu                    []float64
 	}
 	topics := make([]topic, k)
-	var bv mat.VecDense
 	for i := range k {
 		lam := res.Weights[i]
-		bv.MulVec(b, res.Factors.ColView(i))
 		mu := make([]float64, d)
 		for j := range d {
-			mu[j] = scale * lam * bv.AtVec(j)
+			mu[j] = scale * lam * b.At(j, i)
 		}
 		wt := 1 / (lam * lam)
 		if !single {

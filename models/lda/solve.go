@@ -71,7 +71,11 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	if err != nil {
 		return nil, fmt.Errorf("lda: tensor decomposition: %w", err)
 	}
-	m := recoverTopics(res, pairBack(mom, p, cfg.m2Coef()), cfg.Alpha0, cfg.Single)
+	// M̂2·W·(P·V): the k×k change of basis first, so the vocabulary sees
+	// one d×k×k product (not M̂2·W·P and then a product per topic).
+	var pv mat.Dense
+	pv.Mul(p, res.Factors)
+	m := recoverTopics(res, pairBack(mom, &pv, cfg.m2Coef()), cfg.Alpha0, cfg.Single)
 	fs := m.Fit
 	fs.Solver.Name = name
 	fs.Docs, fs.Skipped, fs.Tokens = acc.Docs, acc.Skipped, acc.Tokens
@@ -189,8 +193,9 @@ func whitenedM2(mom *implicit.Whitened, coef float64) *mat.SymDense {
 	return m2
 }
 
-// pairBack returns M̂2·W·P = (Ê2W − c·M̂1(M̂1ᵀW))·P (d×k), which maps the
-// eigenvectors of the re-whitened tensor back to the vocabulary. It works in
+// pairBack returns M̂2·W·P = (Ê2W − c·M̂1(M̂1ᵀW))·P (d×k) for a k×k P:
+// with P the re-whitening times the eigenvectors of the re-whitened tensor,
+// those eigenvectors mapped back to the vocabulary. It works in
 // mom.E2W's storage, a block of rows at a time, so no second d×k matrix is
 // needed.
 func pairBack(mom *implicit.Whitened, p *mat.Dense, coef float64) *mat.Dense {

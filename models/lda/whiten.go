@@ -98,12 +98,19 @@ const autoPowerTail = 0.95
 // to save a d×(k+oversample) matrix; consume also keeps the rest of the
 // first sketch's range in basis.extra.
 func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg Config, src stream.DocSource, track *tracker, consume, powered bool) (*basis, error) {
-	d, _ := omega.Dims()
-	coef := cfg.m2Coef()
-	y, err := m2Times(p1, coef, omega, consume)
+	y, err := m2Times(p1, cfg.m2Coef(), omega, consume)
 	if err != nil {
 		return nil, fmt.Errorf("lda: %w", err)
 	}
+	return whitenSketch(ctx, y, nil, omega, cfg, src, track, consume, powered)
+}
+
+// whitenSketch is whitening from the sketch y = M̂2·omega already formed
+// and, after a power pass, from qaq = omegaᵀy when the caller formed it
+// (nil: formed here if needed).
+func whitenSketch(ctx context.Context, y, qaq *mat.Dense, omega mat.Matrix, cfg Config, src stream.DocSource, track *tracker, consume, powered bool) (*basis, error) {
+	d, _ := omega.Dims()
+	coef := cfg.m2Coef()
 	b := &basis{exact: cfg.exact(d), passes: 1}
 	if b.exact {
 		eig, err := sketch.Exact(y, d)
@@ -135,9 +142,10 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 				if y, err = m2Times(acc, coef, omega, true); err != nil {
 					return nil, fmt.Errorf("lda: %w", err)
 				}
+				qaq = nil
 			}
 			keep := consume && !powered && b.passes == 1
-			if err := b.fromSketch(y, omega, cfg, keep, powered || b.passes > 1); err != nil {
+			if err := b.fromSketch(y, qaq, omega, cfg, keep, powered || b.passes > 1); err != nil {
 				return nil, err
 			}
 			if cfg.PowerIters != 0 || src == nil || !undecayed(b.passes-1, y.RawMatrix().Cols, cfg.K, b.tail) {
@@ -156,50 +164,58 @@ func whitening(ctx context.Context, p1 *implicit.PairAcc, omega mat.Matrix, cfg 
 // y = M̂2·omega: the top-k left singular vectors of y (and, with keep, the
 // rest of its range in b.extra); with ritz (omega orthonormal), the Ritz
 // vectors of the k largest positive Ritz values instead when negative Ritz
-// values rival the k-th positive one.
-func (b *basis) fromSketch(y *mat.Dense, omega mat.Matrix, cfg Config, keep, ritz bool) error {
+// values rival the k-th positive one. qaq is omegaᵀy when the caller has
+// it (nil: formed here when ritz needs it). The singular vectors, a d×k
+// product, are formed only when they are the basis.
+func (b *basis) fromSketch(y, qaq *mat.Dense, omega mat.Matrix, cfg Config, keep, ritz bool) error {
 	k := cfg.K
 	cols := k
 	if keep {
 		cols = y.RawMatrix().Cols
 	}
-	q, rest, sv, err := sketch.RangeBasisCols(y, k, cols)
+	r, err := sketch.NewRange(y, k, cols)
 	switch {
 	case errors.Is(err, sketch.ErrRank):
 		return fmt.Errorf("lda: %w: the second moment has rank below k=%d; lower k: %v", ErrTooManyTopics, k, err)
 	case err != nil:
 		return fmt.Errorf("lda: whitening: %w", err)
 	}
-	b.w, b.values, b.tail = q, sv[:k], sv[len(sv)-1]/sv[k-1]
-	b.extra, b.negative, b.positive = rest, 0, 0
-	if !ritz {
-		return nil
-	}
-	qo, ok := omega.(*mat.Dense)
-	if !ok {
-		return errors.New("lda: whitening: a power pass's basis must be a dense orthonormal matrix")
-	}
-	vals, coef, err := sketch.Ritz(qo, y, min(k, len(sv)))
-	if err != nil {
-		return fmt.Errorf("lda: whitening: %w", err)
-	}
-	neg := 0
-	for _, v := range vals {
-		if v > 0 {
-			b.positive++
+	sv := r.Values
+	b.w, b.values, b.tail = nil, sv[:k], sv[len(sv)-1]/sv[k-1]
+	b.extra, b.negative, b.positive = nil, 0, 0
+	if ritz {
+		qo, ok := omega.(*mat.Dense)
+		if !ok {
+			return errors.New("lda: whitening: a power pass's basis must be a dense orthonormal matrix")
+		}
+		if qaq == nil {
+			qaq = new(mat.Dense)
+			qaq.Mul(qo.T(), y)
+		}
+		vals, coef, err := sketch.RitzCore(qaq, min(k, len(sv)))
+		if err != nil {
+			return fmt.Errorf("lda: whitening: %w", err)
+		}
+		neg := 0
+		for _, v := range vals {
+			if v > 0 {
+				b.positive++
+			}
+		}
+		if b.positive < k {
+			return tooFewPositive(cfg, b.positive, len(vals), "Ritz values of the second moment on the range of the power pass", true)
+		}
+		for _, v := range vals {
+			if v < 0 && -v >= negRival*vals[k-1] {
+				neg++
+			}
+		}
+		if neg > 0 {
+			b.w, b.values, b.negative = sketch.RitzVectors(qo, coef), vals[:k], neg
+			return nil
 		}
 	}
-	if b.positive < k {
-		return tooFewPositive(cfg, b.positive, len(vals), "Ritz values of the second moment on the range of the power pass", true)
-	}
-	for _, v := range vals {
-		if v < 0 && -v >= negRival*vals[k-1] {
-			neg++
-		}
-	}
-	if neg > 0 {
-		b.w, b.values, b.negative, b.extra = sketch.RitzVectors(qo, coef), vals[:k], neg, nil
-	}
+	b.w, b.extra = r.Bases()
 	return nil
 }
 

@@ -3,10 +3,12 @@ package lda
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mat"
 )
@@ -83,4 +85,86 @@ func TestRewhitenCountsUnsupported(t *testing.T) {
 	if _, vals, err := rewhiten(g); err != nil || len(vals) != 4 || vals[0] != 0.1 {
 		t.Fatalf("positive definite: values %v, err %v", vals, err)
 	}
+}
+
+// TestRangeWhitening: on a corpus whose first sketch takes a negative
+// direction of M̂2 into W, the range pass's check reads WᵀM̂2W off QᵀM̂2Q
+// (a k×k block, scaled) with the eigenvalues of the d×k product Wᵀ(M̂2W),
+// and the whitening given QᵀM̂2Q formed by the caller is the whitening that
+// forms it itself, bit for bit (the range pass and the statistics route
+// give the same model).
+func TestRangeWhitening(t *testing.T) {
+	ctx := context.Background()
+	lda, _ := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 1000, K: 10, Alpha0: 1, DocLen: 50, Seed: 42})
+	src := headerDocs{lda, 1}
+	d := src.Info().Terms
+	cfg, err := Config{K: 10, Alpha0: 1, Seed: 1}.withDefaults(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	omega := sketchMatrix(d, cfg)
+	p1, err := pairPass(ctx, src, omega, cfg, newTracker(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := whitening(ctx, p1, omega, cfg, nil, nil, true, false)
+	if err != nil || b.extra == nil {
+		t.Fatalf("first sketch: %v (extra %v)", err, b != nil && b.extra != nil)
+	}
+	q := b.rangeBasis()
+	acc, err := pairPass(ctx, src, q, cfg, newTracker(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	coef := cfg.m2Coef()
+	y1, err := m2Times(acc, coef, q, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y2 := mat.DenseCopyOf(y1)
+
+	// WᵀM̂2W the long way: M̂2·W from the sums, then Wᵀ(M̂2·W).
+	_, k := b.w.Dims()
+	mw := mat.DenseCopyOf(y1.Slice(0, d, 0, k)) // M̂2·W·D^{1/2}
+	for j, v := range b.values {
+		col := mw.ColView(j).(*mat.VecDense)
+		col.ScaleVec(1/math.Sqrt(v), col)
+	}
+	var g mat.Dense
+	g.Mul(b.w.T(), mw)
+	long, _, err := sketch.RitzCore(&g, 1) // eigenvalues of (g+gᵀ)/2, largest first
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(long)
+	var qaq mat.Dense
+	qaq.Mul(q.T(), y2)
+	short, err := whitenedOnRange(&qaq, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range long {
+		if math.Abs(long[i]-short[i]) > 1e-9*math.Abs(long[len(long)-1]) {
+			t.Fatalf("eigenvalue %d of WᵀM̂2W: %g from the k×k block, %g from the d×k product", i, short[i], long[i])
+		}
+	}
+	if long[0] >= 0 {
+		t.Fatalf("smallest eigenvalue of WᵀM̂2W %g: the corpus must put a negative direction in W", long[0])
+	}
+	if neg, err := negativeOnW(&qaq, b); err != nil || !neg {
+		t.Fatalf("negativeOnW = %v, %v; want true", neg, err)
+	}
+
+	self, err := whitenSketch(ctx, y1, nil, q, cfg, nil, nil, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given, err := whitenSketch(ctx, y2, &qaq, q, cfg, nil, nil, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(self.w, given.w) || !slices.Equal(self.values, given.values) || self.tail != given.tail || self.negative != given.negative || self.positive != given.positive {
+		t.Fatal("the whitening given QᵀM̂2Q differs from the one that forms it")
+	}
+	t.Logf("WᵀM̂2W eigenvalues %.3g … %.3g; range whitening: %d positive, %d rival negative", long[0], long[len(long)-1], self.positive, self.negative)
 }
