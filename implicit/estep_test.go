@@ -685,3 +685,66 @@ func TestEStepOverrelax(t *testing.T) {
 		t.Errorf("stretched steps took %d iterations, plain ones %d", itRelax, itPlain)
 	}
 }
+
+// TestSplitBatches checks the pieces an EM pass cuts batches into: the same
+// documents in order, with their indices, none over the limit unless alone;
+// and that an EM pass over one batch larger than a piece (cut) gives the
+// statistics of a pass over small batches (never cut), bit for bit.
+func TestSplitBatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	const d, n = 400, 4000
+	all := stream.NewDocs(0)
+	for i := range n {
+		m := 1 + r.IntN(160)
+		if i == 17 {
+			m = d // one document over the limit below
+		}
+		for _, w := range r.Perm(d)[:m] {
+			all.Add(int32(w), int32(1+r.IntN(3)))
+		}
+		all.EndDoc()
+	}
+	whole := &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: n}
+	const limit = 350
+	next := 0
+	for b, err := range splitBatches(whole.Docs, limit)(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Start != int64(next) {
+			t.Fatalf("a piece starts at document %d after %d documents", b.Start, next)
+		}
+		if b.NNZ() > limit && b.Len() != 1 {
+			t.Fatalf("a piece of %d documents has %d entries, over %d", b.Len(), b.NNZ(), limit)
+		}
+		for i := range b.Len() {
+			gt, gc := b.Doc(i)
+			wt, wc := all.Doc(next + i)
+			if !reflect.DeepEqual(gt, wt) || !reflect.DeepEqual(gc, wc) {
+				t.Fatalf("document %d differs in its piece", next+i)
+			}
+		}
+		next += b.Len()
+		b.Release()
+	}
+	if next != n {
+		t.Fatalf("the pieces hold %d documents, want %d", next, n)
+	}
+
+	if whole.All.NNZ() <= emPieceEntries {
+		t.Fatalf("the corpus has %d entries: one batch of it would not be cut (pieces of %d)", whole.All.NNZ(), emPieceEntries)
+	}
+	const k = 6
+	p := randomParams(r, k, d, false)
+	small := &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: 64}
+	a, b := NewEMAcc(d, k), NewEMAcc(d, k)
+	if err := a.Pass(context.Background(), whole.Docs, 3, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Pass(context.Background(), small.Docs, 2, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a.Bound != b.Bound || a.Docs != b.Docs || !reflect.DeepEqual(a.N, b.N) || !reflect.DeepEqual(a.Suff, b.Suff) {
+		t.Fatalf("one batch cut into pieces: bound %v, %d documents; small batches: %v, %d", a.Bound, a.Docs, b.Bound, b.Docs)
+	}
+}

@@ -143,3 +143,47 @@ func InOrder[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*s
 	}
 	return err
 }
+
+// splitBatches yields docs' batches cut into pieces of whole documents of
+// at most about maxEntries entries each (a longer document is a piece
+// alone), copied into pooled batches; the pieces depend only on the
+// batches, not on the workers.
+func splitBatches(docs func(context.Context) iter.Seq2[*stream.Docs, error], maxEntries int) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+		return func(yield func(*stream.Docs, error) bool) {
+			for b, err := range docs(ctx) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if b.NNZ() <= maxEntries {
+					if !yield(b, nil) {
+						return
+					}
+					continue
+				}
+				// Equal pieces rather than full ones and a remainder.
+				pieces := (b.NNZ() + maxEntries - 1) / maxEntries
+				per := (b.NNZ() + pieces - 1) / pieces
+				for lo := 0; lo < b.Len(); {
+					hi := lo + 1
+					for hi < b.Len() && b.Offsets[hi+1]-b.Offsets[lo] <= per {
+						hi++
+					}
+					p := stream.NewDocs(b.Start + int64(lo))
+					n := b.Offsets[hi] - b.Offsets[lo]
+					p.Reserve(n, n)
+					for i := lo; i < hi; i++ {
+						p.AppendDoc(b.Doc(i))
+					}
+					lo = hi
+					if !yield(p, nil) {
+						b.Release()
+						return
+					}
+				}
+				b.Release()
+			}
+		}
+	}
+}
