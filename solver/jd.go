@@ -209,11 +209,12 @@ func jdStage(ctx context.Context, t Tensor, r int, ws, basis0 *mat.Dense, x0 []f
 			x0 = changeBasis(x0, r, basis0, basis)
 		}
 	}
-	as, xinv, err := jdPrepare(ms, x0, name)
+	// The slices of a symmetric tensor, and Bᵀ·M·B of them, are symmetric.
+	as, xinv, err := jdPrepare(ms, x0, name, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := jdRun(ctx, as, xinv, r, method, opt, res, name); err != nil {
+	if err := jdRun(ctx, as, xinv, r, method, opt, res, name, true); err != nil {
 		return nil, err
 	}
 	x, norms, order, err := jdColumns(as, xinv, r, r, name)
@@ -315,8 +316,10 @@ func reduce(ms []mat.Matrix, p, q *mat.Dense) []mat.Matrix {
 
 // jdPrepare copies the matrices into row-major arrays, transformed by the
 // starting diagonaliser x0 (A_l = X0 M_l X0ᵀ; identity when x0 is nil), and
-// returns them with a copy of x0 to accumulate into.
-func jdPrepare(ms []mat.Matrix, x0 []float64, name string) ([][]float64, []float64, error) {
+// returns them with a copy of x0 to accumulate into. With sym (symmetric
+// M_l) each copy is made exactly symmetric, (A + Aᵀ)/2, for the sweeps'
+// symmetric rotation (rotateSym).
+func jdPrepare(ms []mat.Matrix, x0 []float64, name string, sym bool) ([][]float64, []float64, error) {
 	d, _ := ms[0].Dims()
 	xinv := make([]float64, d*d)
 	if x0 != nil {
@@ -339,6 +342,9 @@ func jdPrepare(ms []mat.Matrix, x0 []float64, name string) ([][]float64, []float
 		} else {
 			am.Copy(s)
 		}
+		if sym {
+			symmetrize(a, d)
+		}
 		as[i] = a
 		total += mat.Norm(s, 2)
 	}
@@ -351,8 +357,10 @@ func jdPrepare(ms []mat.Matrix, x0 []float64, name string) ([][]float64, []float
 // jdRun runs the sweeps of one stage on full-rank matrices: Jacobi
 // rotations, and for NOJD triangular steps and row balancing, until nothing
 // moves more than tol, the off-diagonal energy stalls, or the sweep cap. It
-// updates res's Iters, Converged, Reason and EigResidual.
-func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JDMethod, opt Options, res *Result, name string) error {
+// updates res's Iters, Converged, Reason and EigResidual. With sym the
+// matrices are exactly symmetric (jdPrepare) and OJD's rotations keep them
+// so (rotateSym); NOJD's triangular steps take the general path.
+func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JDMethod, opt Options, res *Result, name string, sym bool) error {
 	sweeps := defaultOJDSweeps
 	if method == NonOrthogonal {
 		sweeps = defaultNOJDSweeps
@@ -366,7 +374,7 @@ func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JD
 			return err
 		}
 		res.Iters++
-		moved = jacobiSweep(as, xinv, d, tol)
+		moved = jacobiSweep(as, xinv, d, tol, sym && method == Orthogonal)
 		if method == NonOrthogonal {
 			moved = math.Max(moved, triangularSweep(as, xinv, d))
 			balanceRows(as, xinv, d)
@@ -479,9 +487,14 @@ func countAbove(x []float64, t float64) int {
 }
 
 // jacobiSweep applies one sweep of Givens rotations with the
-// Cardoso–Souloumiac angle (MATH §4.5) to every matrix and to X⁻¹, and
-// returns the largest |sin θ| used.
-func jacobiSweep(as [][]float64, xinv []float64, d int, tol float64) float64 {
+// Cardoso–Souloumiac angle (MATH §4.5) to every matrix (exactly symmetric
+// ones with rotateSym when sym) and to X⁻¹, and returns the largest
+// |sin θ| used.
+func jacobiSweep(as [][]float64, xinv []float64, d int, tol float64, sym bool) float64 {
+	rot := rotate
+	if sym {
+		rot = rotateSym
+	}
 	moved := 0.0
 	for p := 0; p < d-1; p++ {
 		for q := p + 1; q < d; q++ {
@@ -491,7 +504,7 @@ func jacobiSweep(as [][]float64, xinv []float64, d int, tol float64) float64 {
 			}
 			moved = math.Max(moved, math.Abs(s))
 			for _, a := range as {
-				rotate(a, d, p, q, c, s)
+				rot(a, d, p, q, c, s)
 			}
 			rotateRows(xinv, d, p, q, c, s)
 		}
@@ -519,6 +532,42 @@ func jacobiAngle(as [][]float64, d, p, q int) (c, s float64) {
 func rotate(a []float64, d, p, q int, c, s float64) {
 	rotateRows(a, d, p, q, c, s)
 	blas64.Rot(blas64.Vector{N: d, Inc: d, Data: a[p:]}, blas64.Vector{N: d, Inc: d, Data: a[q:]}, c, s)
+}
+
+// rotateSym is rotate for an exactly symmetric a, which it keeps so: rows
+// p and q are rotated and copied into columns p and q, and the 2×2 block is
+// formed from its old entries. Half of rotate's arithmetic, and the columns,
+// a row apart, are written rather than read and written: sweeps over k×k
+// slices take 0.55–0.9 of rotate's time (go test ./solver -bench
+// JacobiSweep).
+func rotateSym(a []float64, d, p, q int, c, s float64) {
+	app, aqq, apq := a[p*d+p], a[q*d+q], a[p*d+q]
+	rp, rq := a[p*d:(p+1)*d], a[q*d:(q+1)*d]
+	rq = rq[:len(rp)]
+	for i, x := range rp {
+		y := rq[i]
+		rp[i] = c*x + s*y
+		rq[i] = c*y - s*x
+	}
+	for i := range d {
+		a[i*d+p] = rp[i]
+		a[i*d+q] = rq[i]
+	}
+	cs, cc, ss := c*s, c*c, s*s
+	rp[p] = cc*app + 2*cs*apq + ss*aqq
+	rq[q] = ss*app - 2*cs*apq + cc*aqq
+	v := cs*(aqq-app) + (cc-ss)*apq
+	rp[q], rq[p] = v, v
+}
+
+// symmetrize sets the d×d row-major a to (a + aᵀ)/2.
+func symmetrize(a []float64, d int) {
+	for i := range d {
+		for j := i + 1; j < d; j++ {
+			v := (a[i*d+j] + a[j*d+i]) / 2
+			a[i*d+j], a[j*d+i] = v, v
+		}
+	}
 }
 
 // rotateRows sets m ← B m for the same Givens B.

@@ -121,11 +121,11 @@ func asymStage(ctx context.Context, t Asym, r int, ws *mat.Dense, bases0 [2]*mat
 		x0 = changeBasis(x0, n, blockDiag(orIdentity(bases0[1], d2), orIdentity(bases0[0], d1)),
 			blockDiag(orIdentity(bases[1], d2), orIdentity(bases[0], d1)))
 	}
-	as, xinv, err := jdPrepare(ns, x0, name)
+	as, xinv, err := jdPrepare(ns, x0, name, false)
 	if err != nil {
 		return nil, bases, nil, err
 	}
-	if err := jdRun(ctx, as, xinv, n, method, opt, res, name); err != nil {
+	if err := jdRun(ctx, as, xinv, n, method, opt, res, name, false); err != nil {
 		return nil, bases, nil, err
 	}
 	x, _, order, err := jdColumns(as, xinv, n, min(2*r, n), name)
