@@ -183,6 +183,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"gen docs 0", "docs", gen("--docs", "0")},
 		{"gen unknown extension", "cannot tell the format", []string{"gen", "lda", "--docs", "200", "--vocab", "300", "--k", "5", "--out", p("g.foo")}},
 		{"topics top -3", "top", []string{"topics", "--model", p("none.json"), "--top", "-3"}},
+		{"topics relevance 1.5", "relevance", []string{"topics", "--model", p("none.json"), "--relevance", "1.5"}},
+		{"topics relevance NaN", "relevance", []string{"topics", "--model", p("none.json"), "--relevance", "NaN"}},
 		{"vocab show top -3", "top", []string{"vocab", "show", "--top", "-3", c}},
 		{"fit workers -1", "workers", fit("--workers", "-1")},
 		{"fit batch-rows 0", "batch-rows", fit("--batch-rows", "0")},

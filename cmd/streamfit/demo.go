@@ -90,6 +90,6 @@ prints each topic's most probable words. The fit is the same as:
 		return err
 	}
 	fmt.Printf("against the truth: mean ℓ1 %.4f, max ℓ1 %.4f, %d/%d topics found, α error %.4f\n\n", e.MeanL1, e.MaxL1, e.Found, e.TruthK, e.AlphaRelErr)
-	printTopics(m, m.Vocab, 8)
+	printTopics(m, m.Vocab, 8, 1)
 	return nil
 }

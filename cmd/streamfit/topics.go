@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/streamfit/streamfit/models"
@@ -15,14 +14,18 @@ func init() {
 }
 
 func runTopics(ctx context.Context, args []string) error {
-	fs := newFlags("topics", "", "Prints each topic's weight and its most probable words (term ids when the model has no vocabulary and --vocab is not given).")
+	fs := newFlags("topics", "", "Prints each topic's weight and its most probable words (term ids when the model has no vocabulary and --vocab is not given). With --relevance λ < 1 the words are ranked by LDAvis's relevance λ·log p(w|t) + (1−λ)·log(p(w|t)/p(w)) instead, which lowers the words every topic shares (0.6 is LDAvis's suggestion; the report's slider is the same measure).")
 	modelPath := fs.String("model", "model.json", "fitted topic model")
 	top := fs.Int("top", 10, "words per topic")
+	lambda := fs.Float64("relevance", 1, "rank words by relevance with this λ in [0, 1] (1: by probability)")
 	vocabPath := fs.String("vocab", "", "vocabulary file, when the model does not carry one")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
+	}
+	if !(*lambda >= 0 && *lambda <= 1) {
+		return usagef("--relevance=%g: want λ in [0, 1]", *lambda)
 	}
 	m, err := models.Read(*modelPath)
 	if err != nil {
@@ -37,24 +40,20 @@ func runTopics(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s has %d words but the model has d=%d", *vocabPath, len(vocab), m.D)
 		}
 	}
-	printTopics(m, vocab, *top)
+	printTopics(m, vocab, *top, *lambda)
 	return nil
 }
 
-// printTopics writes one line per topic: index, weight α (normalised), top words.
-func printTopics(m *models.Model, vocab []string, top int) {
+// printTopics writes one line per topic: index, weight α (normalised), and
+// its top words by relevance λ (models.TopWords; 1: by probability).
+func printTopics(m *models.Model, vocab []string, top int, lambda float64) {
 	var asum float64
 	for _, a := range m.Alpha {
 		asum += a
 	}
-	idx := make([]int, m.D)
-	for t, row := range m.Topics {
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(a, b int) bool { return row[idx[a]] > row[idx[b]] })
+	for t, words := range models.TopWords(m.Topics, m.Alpha, top, lambda) {
 		fmt.Printf("topic %-3d weight %.3f:", t, m.Alpha[t]/asum)
-		for _, w := range idx[:min(top, m.D)] {
+		for _, w := range words {
 			word := "#" + strconv.Itoa(w)
 			if vocab != nil {
 				word = vocab[w]

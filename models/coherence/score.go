@@ -1,11 +1,9 @@
 package coherence
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
@@ -64,18 +62,10 @@ type Result struct {
 }
 
 // TopWords returns the term ids of the top most probable entries of each
-// row of topics, most probable first, ties broken by the smaller id.
+// row of topics, most probable first, ties broken by the smaller id
+// (models.TopWords at λ = 1).
 func TopWords(topics [][]float64, top int) [][]int {
-	out := make([][]int, len(topics))
-	for t, row := range topics {
-		idx := make([]int, len(row))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(row[b], row[a]) })
-		out[t] = idx[:min(top, len(idx))]
-	}
-	return out
+	return models.TopWords(topics, nil, top, 1)
 }
 
 // Diversity returns the share of distinct words among all the lists of top
