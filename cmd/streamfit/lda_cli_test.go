@@ -235,3 +235,53 @@ func withStderr(t *testing.T, fn func() int) (int, string) {
 	os.Stderr = old
 	return code, string(<-done)
 }
+
+// TestTopicsRelevance: --relevance 1 is the default ranking by probability,
+// and at --relevance 0 each topic's first word is the one of largest lift
+// φ_t(w)/p(w) over the α-weighted mixture p, computed here from model.json.
+func TestTopicsRelevance(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "lda", "--docs", "2000", "--vocab", "150", "--k", "3", "--doc-len", "40", "--out", p("c.parquet"), "--progress", "off")
+	mustRun(t, "fit", "lda", "--input", p("c.parquet"), "--k", "3", "--out", p("m.json"), "--progress", "off")
+	byProb := mustRun(t, "topics", "--model", p("m.json"), "--top", "5")
+	if same := mustRun(t, "topics", "--model", p("m.json"), "--top", "5", "--relevance", "1"); same != byProb {
+		t.Fatalf("--relevance 1 printed\n%s\nthe default\n%s", same, byProb)
+	}
+	m, err := models.Read(p("m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asum := 0.0
+	for _, a := range m.Alpha {
+		asum += a
+	}
+	lines := strings.Split(strings.TrimSpace(mustRun(t, "topics", "--model", p("m.json"), "--top", "5", "--relevance", "0")), "\n")
+	if len(lines) != m.K {
+		t.Fatalf("%d lines for %d topics:\n%s", len(lines), m.K, strings.Join(lines, "\n"))
+	}
+	for j, line := range lines {
+		_, list, _ := strings.Cut(line, ":")
+		words := strings.Fields(list)
+		if len(words) != 5 {
+			t.Fatalf("topic %d: %q, want 5 words", j, line)
+		}
+		best, bestLift := -1, math.Inf(-1)
+		for w, x := range m.Topics[j] {
+			mix := 0.0
+			for i, row := range m.Topics {
+				mix += m.Alpha[i] / asum * row[w]
+			}
+			if l := math.Log(x / mix); x > 0 && l > bestLift {
+				best, bestLift = w, l
+			}
+		}
+		want := "#" + strconv.Itoa(best)
+		if m.Vocab != nil {
+			want = m.Vocab[best]
+		}
+		if words[0] != want {
+			t.Errorf("topic %d at relevance 0 starts with %s, the largest lift is %s", j, words[0], want)
+		}
+	}
+}
