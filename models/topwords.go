@@ -24,7 +24,10 @@ func TopWords(topics [][]float64, alpha []float64, n int, lambda float64) [][]in
 	}
 	var logP []float64
 	if lambda < 1 {
-		logP = logMarginal(topics, alpha)
+		logP = WordMarginal(topics, alpha)
+		for w, v := range logP {
+			logP[w] = math.Log(v)
+		}
 	}
 	for t, row := range topics {
 		score := row
@@ -47,11 +50,14 @@ func TopWords(topics [][]float64, alpha []float64, n int, lambda float64) [][]in
 	return out
 }
 
-// logMarginal returns log p(w) for p(w) = Σ_t π_t φ_t(w) (π = alpha
-// normalised; equal weights when alpha is nil).
-func logMarginal(topics [][]float64, alpha []float64) []float64 {
-	k := len(topics)
-	pi := make([]float64, k)
+// WordMarginal returns the model's word distribution p(w) = Σ_t π_t φ_t(w)
+// over the topics (rows φ_t), π the weights alpha normalised (equal weights
+// when alpha is nil).
+func WordMarginal(topics [][]float64, alpha []float64) []float64 {
+	if len(topics) == 0 {
+		return nil
+	}
+	pi := make([]float64, len(topics))
 	sum := 0.0
 	for t := range pi {
 		pi[t] = 1
@@ -62,12 +68,10 @@ func logMarginal(topics [][]float64, alpha []float64) []float64 {
 	}
 	p := make([]float64, len(topics[0]))
 	for t, row := range topics {
+		pt := pi[t] / sum
 		for w, x := range row {
-			p[w] += pi[t] / sum * x
+			p[w] += pt * x
 		}
-	}
-	for w, v := range p {
-		p[w] = math.Log(v)
 	}
 	return p
 }

@@ -209,11 +209,11 @@ func jdStage(ctx context.Context, t Tensor, r int, ws, basis0 *mat.Dense, x0 []f
 			x0 = changeBasis(x0, r, basis0, basis)
 		}
 	}
-	// The slices of a symmetric tensor, and Bᵀ·M·B of them, are symmetric.
-	as, xinv, err := jdPrepare(ms, x0, name, true)
+	as, xinv, err := jdPrepare(ms, x0, name)
 	if err != nil {
 		return nil, err
 	}
+	// The slices of a symmetric tensor, and Bᵀ·M·B of them, are symmetric.
 	if err := jdRun(ctx, as, xinv, r, method, opt, res, name, true); err != nil {
 		return nil, err
 	}
@@ -316,10 +316,8 @@ func reduce(ms []mat.Matrix, p, q *mat.Dense) []mat.Matrix {
 
 // jdPrepare copies the matrices into row-major arrays, transformed by the
 // starting diagonaliser x0 (A_l = X0 M_l X0ᵀ; identity when x0 is nil), and
-// returns them with a copy of x0 to accumulate into. With sym (symmetric
-// M_l) each copy is made exactly symmetric, (A + Aᵀ)/2, for the sweeps'
-// symmetric rotation (rotateSym).
-func jdPrepare(ms []mat.Matrix, x0 []float64, name string, sym bool) ([][]float64, []float64, error) {
+// returns them with a copy of x0 to accumulate into.
+func jdPrepare(ms []mat.Matrix, x0 []float64, name string) ([][]float64, []float64, error) {
 	d, _ := ms[0].Dims()
 	xinv := make([]float64, d*d)
 	if x0 != nil {
@@ -342,9 +340,6 @@ func jdPrepare(ms []mat.Matrix, x0 []float64, name string, sym bool) ([][]float6
 		} else {
 			am.Copy(s)
 		}
-		if sym {
-			symmetrize(a, d)
-		}
 		as[i] = a
 		total += mat.Norm(s, 2)
 	}
@@ -357,10 +352,17 @@ func jdPrepare(ms []mat.Matrix, x0 []float64, name string, sym bool) ([][]float6
 // jdRun runs the sweeps of one stage on full-rank matrices: Jacobi
 // rotations, and for NOJD triangular steps and row balancing, until nothing
 // moves more than tol, the off-diagonal energy stalls, or the sweep cap. It
-// updates res's Iters, Converged, Reason and EigResidual. With sym the
-// matrices are exactly symmetric (jdPrepare) and OJD's rotations keep them
-// so (rotateSym); NOJD's triangular steps take the general path.
+// updates res's Iters, Converged, Reason and EigResidual. With sym (the
+// matrices are symmetric up to rounding) OJD makes them exactly symmetric
+// and its rotations keep them so (rotateSym); NOJD's triangular steps take
+// the general path.
 func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JDMethod, opt Options, res *Result, name string, sym bool) error {
+	sym = sym && method == Orthogonal
+	if sym {
+		for _, a := range as {
+			symmetrize(a, d)
+		}
+	}
 	sweeps := defaultOJDSweeps
 	if method == NonOrthogonal {
 		sweeps = defaultNOJDSweeps
@@ -374,7 +376,7 @@ func jdRun(ctx context.Context, as [][]float64, xinv []float64, d int, method JD
 			return err
 		}
 		res.Iters++
-		moved = jacobiSweep(as, xinv, d, tol, sym && method == Orthogonal)
+		moved = jacobiSweep(as, xinv, d, tol, sym)
 		if method == NonOrthogonal {
 			moved = math.Max(moved, triangularSweep(as, xinv, d))
 			balanceRows(as, xinv, d)

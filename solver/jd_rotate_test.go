@@ -4,46 +4,18 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
-
-// randomSymmetric returns l exactly symmetric d×d row-major matrices: a
-// common orthogonal diagonaliser's diagonal matrices plus symmetric noise,
-// so the sweeps have something to find and something they cannot.
-func randomSymmetric(d, l int, noise float64, rng *rand.Rand) [][]float64 {
-	u := orthoFactors(d, d, rng)
-	as := make([][]float64, l)
-	for k := range as {
-		a := make([]float64, d*d)
-		diag := make([]float64, d)
-		for i := range diag {
-			diag[i] = rng.NormFloat64()
-		}
-		for i := range d {
-			for j := i; j < d; j++ {
-				v := noise * rng.NormFloat64()
-				for r := range d {
-					v += u.At(i, r) * diag[r] * u.At(j, r)
-				}
-				a[i*d+j], a[j*d+i] = v, v
-			}
-		}
-		as[k] = a
-	}
-	return as
-}
 
 // The symmetric sweeps are the general ones: the same rotations to
 // rounding, with the matrices kept exactly symmetric.
 func TestJacobiSweepSymmetric(t *testing.T) {
 	rng := rand.New(rand.NewPCG(70, 71))
 	for _, c := range []struct{ d, l int }{{2, 1}, {7, 3}, {20, 10}} {
-		gen := randomSymmetric(c.d, c.l, 0.05, rng)
-		sym := make([][]float64, len(gen))
+		gen := randSymSet(c.d, c.l, rng)
+		sym := cloneAll(gen)
 		scale := 0.0
-		for k, a := range gen {
-			sym[k] = slices.Clone(a)
+		for _, a := range gen {
 			for _, v := range a {
 				scale = math.Max(scale, math.Abs(v))
 			}
@@ -90,7 +62,7 @@ func identity(d int) []float64 {
 func BenchmarkJacobiSweep(b *testing.B) {
 	for _, c := range []struct{ d, l int }{{50, 50}, {100, 10}} {
 		rng := rand.New(rand.NewPCG(72, 73))
-		as := randomSymmetric(c.d, c.l, 0.3, rng)
+		as := randSymSet(c.d, c.l, rng)
 		for _, sym := range []bool{false, true} {
 			b.Run(fmt.Sprintf("symmetric=%t/k=%d/L=%d", sym, c.d, c.l), func(b *testing.B) {
 				x := identity(c.d)

@@ -121,7 +121,7 @@ func asymStage(ctx context.Context, t Asym, r int, ws *mat.Dense, bases0 [2]*mat
 		x0 = changeBasis(x0, n, blockDiag(orIdentity(bases0[1], d2), orIdentity(bases0[0], d1)),
 			blockDiag(orIdentity(bases[1], d2), orIdentity(bases[0], d1)))
 	}
-	as, xinv, err := jdPrepare(ns, x0, name, false)
+	as, xinv, err := jdPrepare(ns, x0, name)
 	if err != nil {
 		return nil, bases, nil, err
 	}

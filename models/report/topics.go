@@ -63,14 +63,9 @@ type Figure struct {
 // topicView computes the map, the candidate words and the saliency of m.
 // vocab has m.D words or is nil (words are then shown as term ids).
 func topicView(m *models.Model, vocab []string) *TopicView {
-	k, d := m.K, m.D
+	k := m.K
 	pi := weights(m.Alpha)
-	p := make([]float64, d)
-	for t, row := range m.Topics {
-		for w, x := range row {
-			p[w] += pi[t] * x
-		}
-	}
+	p := models.WordMarginal(m.Topics, m.Alpha)
 	v := &TopicView{K: k, Scale: 1, Unit: "probability", Lambda: 0.6}
 	if m.Fit != nil && m.Fit.Tokens > 0 {
 		v.Scale, v.Unit = float64(m.Fit.Tokens), "expected tokens"
