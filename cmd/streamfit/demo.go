@@ -26,17 +26,46 @@ refinement that fit lda adds is left out), compares the fitted topics with the t
 prints each topic's most probable words. The fit is the same as:
 
   streamfit fit lda --input DIR/corpus.parquet --k 10 --alpha0 1 --em-passes 0 --out DIR/model.json
-  streamfit eval --model DIR/model.json --truth DIR/truth.json`)
+  streamfit eval --model DIR/model.json --truth DIR/truth.json
+
+With --text PATH, the whole job on real text instead (a directory of text files,
+one document per line, or a Parquet/Arrow text column): every 10th document is
+held out, a vocabulary is built from the others (English stop words out, words in
+fewer than 5 of them or in more than half dropped), both parts are written as
+Parquet, LDA is fitted as fit lda does by default (spectral start, then EM
+passes), and the held-out perplexity, the topics' coherence and diversity and
+their most probable words are printed. On any machine with Go:
+
+  streamfit demo --text "$(go env GOROOT)/src" --k 20
+
+The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
+--coherence and topics (README, "Real text, step by step").`)
 	cfg := synth.LDAConfig{Themes: synth.Themes}
 	fs.Int64Var(&cfg.Docs, "docs", 20000, "documents")
 	fs.IntVar(&cfg.K, "k", len(synth.Themes), fmt.Sprintf("topics: the first k themes (at most %d)", len(synth.Themes)))
 	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	dir := fs.String("dir", "", "keep the corpus, truth and model in this directory (default: a temporary one, removed)")
+	textPath := fs.String("text", "", "fit this raw text instead (a directory of files, one document per line, or a text column), holding out every 10th document")
+	o := &stream.Options{}
+	addTextFlags(fs, o)
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
+	}
+	for _, name := range []string{"docs", "doc-len"} {
+		if *textPath != "" && set(fs, name) {
+			return usagef("--%s sizes the generated corpus, not --text", name)
+		}
+	}
+	for _, name := range []string{"text-column", "token-pattern", "keep-case", "stop-words"} {
+		if *textPath == "" && set(fs, name) {
+			return usagef("--%s applies to --text only", name)
+		}
+	}
+	if *textPath != "" && cfg.K < 1 {
+		return usagef("--k must be at least 1, got %d", cfg.K)
 	}
 	if *dir == "" {
 		tmp, err := os.MkdirTemp("", "streamfit-demo-")
@@ -47,6 +76,9 @@ prints each topic's most probable words. The fit is the same as:
 		*dir = tmp
 	} else if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
+	}
+	if *textPath != "" {
+		return demoText(ctx, *textPath, *dir, cfg.K, cfg.Seed, *o)
 	}
 	corpus := filepath.Join(*dir, "corpus.parquet")
 

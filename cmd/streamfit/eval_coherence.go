@@ -49,6 +49,34 @@ type coherenceReport struct {
 	Words [][]string `json:"words,omitempty"`
 }
 
+// newCoherenceReport is what eval --coherence --json prints for res, the
+// scores of m over corpus (whose vocabulary, when known, names the words
+// if m carries none), and each topic's top words named (#id without a
+// vocabulary).
+func newCoherenceReport(modelPath, corpus string, m *models.Model, corpusVocab []string, res *coherence.Result) (*coherenceReport, [][]string) {
+	rep := &coherenceReport{Model: modelPath, Corpus: corpus, K: m.K, Result: res}
+	vocab := m.Vocab
+	if vocab == nil {
+		vocab = corpusVocab
+	}
+	var names [][]string
+	for _, ws := range res.TopWords {
+		var words []string
+		for _, w := range ws {
+			if vocab != nil {
+				words = append(words, vocab[w])
+			} else {
+				words = append(words, "#"+strconv.Itoa(w))
+			}
+		}
+		names = append(names, words)
+	}
+	if vocab != nil {
+		rep.Words = names
+	}
+	return rep, names
+}
+
 func runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coherenceFlags, asJSON bool) error {
 	if cf.top < 2 {
 		return usagef("--top must be at least 2, got %d", cf.top)
@@ -66,26 +94,8 @@ func runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coh
 	if err != nil {
 		return err
 	}
-	rep := coherenceReport{Model: modelPath, Corpus: cf.train, K: m.K, Result: res}
-	vocab := m.Vocab
-	if vocab == nil {
-		vocab = src.Info().Vocab
-	}
-	for _, ws := range res.TopWords {
-		var words []string
-		for _, w := range ws {
-			if vocab != nil {
-				words = append(words, vocab[w])
-			} else {
-				words = append(words, "#"+strconv.Itoa(w))
-			}
-		}
-		rep.Words = append(rep.Words, words)
-	}
+	rep, names := newCoherenceReport(modelPath, cf.train, m, src.Info().Vocab, res)
 	if asJSON {
-		if vocab == nil {
-			rep.Words = nil
-		}
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
@@ -94,7 +104,7 @@ func runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coh
 	fmt.Printf("UMass:     %.4f (mean over topics and top-%d word pairs; higher is better)\n", res.UMass, res.Top)
 	fmt.Printf("NPMI:      %.4f (document co-occurrence; in [-1, 1], higher is better)\n", res.NPMI)
 	fmt.Printf("diversity: %.4f (distinct share of the %d top words)\n", res.Diversity, res.Top*m.K)
-	for t, words := range rep.Words {
+	for t, words := range names {
 		fmt.Printf("topic %-3d umass %7.3f  npmi %6.3f: %s\n", t, res.TopicUMass[t], res.TopicNPMI[t], strings.Join(words, " "))
 	}
 	return nil

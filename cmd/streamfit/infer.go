@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
@@ -69,12 +70,25 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 		return err
 	}
 	defer stream.Close(src)
-	w, err := newThetaWriter(*out, m)
+	n, err := inferTo(ctx, src, m, p, o.Workers, *out)
 	if err != nil {
 		return err
 	}
+	done()
+	fmt.Fprintf(os.Stderr, "infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, m.K, time.Since(start).Seconds(), *out)
+	return nil
+}
+
+// inferTo writes the topic shares of src's documents under m (with
+// parameters p) to the Parquet file out, atomically, and returns the
+// number of documents.
+func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *implicit.TopicParams, workers int, out string) (int64, error) {
+	w, err := newThetaWriter(out, m)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
-	err = lda.Infer(ctx, src, p, o.Workers, func(first int64, docs int, theta []float64) error {
+	err = lda.Infer(ctx, src, p, workers, func(first int64, docs int, theta []float64) error {
 		n += int64(docs)
 		return w.add(first, docs, theta)
 	})
@@ -83,12 +97,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	} else {
 		w.abort()
 	}
-	if err != nil {
-		return err
-	}
-	done()
-	fmt.Fprintf(os.Stderr, "infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, m.K, time.Since(start).Seconds(), *out)
-	return nil
+	return n, err
 }
 
 // thetaRows is the number of documents per Parquet row group.

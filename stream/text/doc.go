@@ -12,5 +12,7 @@
 //
 // A vocabulary is built once with Build and written with Vocabulary.Write; later
 // runs reuse the file. The tokenizer settings in stream.Options (TokenPattern,
-// KeepCase, StopWords) must be the same for both.
+// KeepCase, StopWords) must be the same for both. HeldOut splits any text
+// source into a training part and a held-out part (every n-th document), for
+// a vocabulary and a fit on one and scores on the other.
 package text

@@ -58,3 +58,28 @@ func ExampleBuild() {
 	// [0 1 2 3] [1 1 1 1]
 	// [0 4] [1 1]
 }
+
+func ExampleHeldOut() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	corpus := filepath.Join(dir, "corpus.txt")
+	os.WriteFile(corpus, []byte("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"), 0o644)
+	src, err := stream.OpenText(corpus, stream.Options{})
+	if err != nil {
+		panic(err)
+	}
+	train, test := text.HeldOut(src, 3) // every 3rd document held out
+	for _, part := range []stream.TextSource{train, test} {
+		var docs []string
+		for b, err := range part.Texts(context.Background()) {
+			if err != nil {
+				panic(err)
+			}
+			docs = append(docs, b.Text...)
+		}
+		fmt.Println(docs)
+	}
+	// Output:
+	// [one two four five seven]
+	// [three six]
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/models/coherence"
+	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/report"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/text"
+)
+
+// demoHeldOutEvery holds out every 10th document of demo --text, as the
+// real-text benchmark does.
+const demoHeldOutEvery = 10
+
+// demoMinDocs is demo --text's vocabulary floor: words in fewer training
+// documents are dropped (with the default ceiling of half the documents,
+// gensim's filter_extremes(no_below=5, no_above=0.5)).
+const demoMinDocs = 5
+
+// demoText runs the real-text workflow on the raw text at path (a directory
+// of files, one document per line, or a Parquet/Arrow text column): every
+// 10th document held out, a vocabulary from the rest, both parts written as
+// bag of words, the default LDA fit, held-out perplexity, coherence and
+// diversity, and the topics.
+func demoText(ctx context.Context, path, dir string, k int, seed uint64, o stream.Options) (err error) {
+	// Every file is written atomically; on failure the ones already written
+	// go too, so that DIR holds a whole run or none of it.
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, f := range written {
+				os.Remove(f)
+			}
+		}
+	}()
+	out := func(name string) string {
+		f := filepath.Join(dir, name)
+		written = append(written, f)
+		return f
+	}
+	t0 := time.Now()
+	src, err := stream.OpenText(path, o)
+	if err != nil {
+		return err
+	}
+	defer stream.Close(src)
+	train, test := text.HeldOut(src, demoHeldOutEvery)
+	v, err := text.Build(ctx, train, o, text.BuildOptions{MinDocs: demoMinDocs})
+	if err != nil {
+		return err
+	}
+	if len(v.Words) == 0 {
+		return fmt.Errorf("%s: no word is in %d or more training documents and at most half of them; a larger corpus is needed", path, demoMinDocs)
+	}
+	vocabPath := out("vocab.txt")
+	if err := v.Write(vocabPath); err != nil {
+		return err
+	}
+	tok, err := text.NewTokenizer(o)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	workers := o.WithDefaults().Workers
+	paths := [2]string{out("train.parquet"), out("test.parquet")}
+	var docs [2]int64
+	for i, part := range []stream.TextSource{train, test} {
+		w, err := stream.Create(paths[i], stream.WriteOptions{Terms: len(v.Words), Vocab: v.Words})
+		if err != nil {
+			return err
+		}
+		bag := text.NewBag(part, tok, v.Words, workers)
+		if err := copyDocs(ctx, bag, w, nil); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		in, err := stream.Open(paths[i], stream.Options{})
+		if err != nil {
+			return err
+		}
+		docs[i] = in.Info().Rows
+		stream.Close(in)
+	}
+	fmt.Printf("read %d documents from %s: %d to fit, every %dth (%d) held out; %d words in %d or more of the documents fitted and in at most half of them (stop words: %s) in %.1fs → %s\n",
+		docs[0]+docs[1], path, docs[0], demoHeldOutEvery, docs[1], len(v.Words), demoMinDocs, o.StopWords, time.Since(t0).Seconds(), dir)
+	if docs[1] == 0 {
+		return fmt.Errorf("%s: %d documents leave none to hold out; at least %d are needed", path, docs[0], demoHeldOutEvery)
+	}
+
+	t1 := time.Now()
+	in, err := stream.Open(paths[0], stream.Options{})
+	if err != nil {
+		return err
+	}
+	defer stream.Close(in)
+	cfg := lda.Config{K: k, Alpha0: 1, Seed: seed, EM: lda.EM{Passes: defaultEMPasses, FitAlpha: true}}
+	m, err := lda.Fit(ctx, in, cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, w := range m.Fit.Warnings {
+		warn("demo", w)
+	}
+	modelPath := out("model.json")
+	if err := m.Write(modelPath); err != nil {
+		return err
+	}
+	fmt.Printf("fitted LDA with k=%d in %.1fs: spectral start, then %d EM passes (%d passes over the documents in all)\n",
+		k, time.Since(t1).Seconds(), m.Fit.EM.Passes, m.Fit.Passes)
+
+	ts, err := stream.Open(paths[1], stream.Options{})
+	if err != nil {
+		return err
+	}
+	defer stream.Close(ts)
+	h, err := lda.Perplexity(ctx, ts, m.Topics, m.Alpha, lda.ScoreOptions{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", paths[1], err)
+	}
+	c, err := coherence.ScoreModel(ctx, in, m, coherence.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("held-out perplexity %.1f (document completion on %d documents); over the fitted documents, top %d words: UMass %.3f, NPMI %.3f, diversity %.2f\n",
+		h.Perplexity, h.Docs, c.Top, c.UMass, c.NPMI, c.Diversity)
+
+	// Document topics of the held-out documents, and the page to look at.
+	p, err := lda.ModelParams(m, 0)
+	if err != nil {
+		return err
+	}
+	thetaPath := out("theta.parquet")
+	if _, err := inferTo(ctx, ts, m, p, o.Workers, thetaPath); err != nil {
+		return fmt.Errorf("%s: %w", paths[1], err)
+	}
+	// The two evaluations as eval --json writes them, which the page lists.
+	evals := []string{out("heldout.json"), out("coherence.json")}
+	rep, _ := newCoherenceReport(modelPath, paths[0], m, nil, c)
+	for i, v := range []any{h, rep} {
+		if err := models.WriteJSON(evals[i], v); err != nil {
+			return err
+		}
+	}
+	d, err := report.Build(ctx, modelPath, report.Options{ThetaPath: thetaPath, EvalPaths: evals, Workers: o.Workers})
+	if err != nil {
+		return err
+	}
+	if err := report.Write(out("report.html"), d); err != nil {
+		return err
+	}
+	fmt.Printf("the held-out documents' topic shares → theta.parquet; both scores → heldout.json, coherence.json; the model's page → report.html\n\n")
+	printTopics(m, m.Vocab, 10, 1)
+	return nil
+}
