@@ -4,6 +4,8 @@
 #   debian/  Debian package descriptions (Description-en of bookworm main's Translation-en, duplicates dropped)
 #   fortunes/ the quotations of Debian's fortunes package (only with CORPORA naming it: a third
 #            corpus of short documents, not in the default table)
+#   gosrc/   the files of the Go source tree of the go command that runs this script (only with
+#            CORPORA naming it: code and comments, on every machine with Go)
 # Each directory gets docs.txt (one document per line, whitespace collapsed),
 # train.txt / test.txt (every 10th document, the 10th, 20th, ..., to test),
 # vocab.txt (built from train.txt: English stop words removed, words in fewer
@@ -129,6 +131,34 @@ PY
 	split "$d"
 }
 
+# gosrc: every file under $(go env GOROOT)/src, in the order of streamfit's
+# text-dir source (depth first, names sorted, names starting with "." left
+# out), one document per file, whitespace collapsed (files with no words
+# give empty lines, which the vocabulary and the fits skip).
+gosrc() {
+	local d=$cache/gosrc
+	[ -f "$d/READY" ] && { echo "$d: ready"; return; }
+	mkdir -p "$d"
+	"$py" - "$(go env GOROOT)/src" >"$d/docs.txt.tmp" <<'PY'
+import os, sys
+def walk(p):
+    for name in sorted(os.listdir(p)):
+        if name.startswith("."):
+            continue
+        q = os.path.join(p, name)
+        if os.path.isdir(q) and not os.path.islink(q):
+            yield from walk(q)
+        elif os.path.isfile(q):
+            yield q
+for path in walk(sys.argv[1]):
+    with open(path, "rb") as f:
+        t = f.read().decode("utf-8", errors="replace").replace("\0", " ")
+    print(" ".join(t.split()))
+PY
+	mv "$d/docs.txt.tmp" "$d/docs.txt"
+	split "$d"
+}
+
 case "${CORPORA:-spam debian}" in
 *spam*) spam ;;
 esac
@@ -137,4 +167,7 @@ case "${CORPORA:-spam debian}" in
 esac
 case "${CORPORA:-spam debian}" in
 *fortunes*) fortunes ;;
+esac
+case "${CORPORA:-spam debian}" in
+*gosrc*) gosrc ;;
 esac

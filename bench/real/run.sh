@@ -14,7 +14,7 @@
 # Usage: bench/real/run.sh [CACHE]
 #   CACHE     corpora cache (as corpora.sh; default $STREAMFIT_REAL_CACHE, else
 #             ${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real)
-#   env KS="10 20 50 100", CORPORA="spam debian" (also "fortunes", see corpora.sh),
+#   env KS="10 20 50 100", CORPORA="spam debian" (also "fortunes" and "gosrc", see corpora.sh),
 #       METHODS="gensim-1 gensim-5 sf-spectral sf-default",
 #       OUT=$CACHE/runs, KEEP=1 keeps results already in $OUT (default: refit;
 #       with RESCORE=1 their models are scored again, fit times kept),
