@@ -42,10 +42,10 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 --coherence and topics (README, "Real text, step by step").`)
 	cfg := synth.LDAConfig{Themes: synth.Themes}
 	fs.Int64Var(&cfg.Docs, "docs", 20000, "documents")
-	fs.IntVar(&cfg.K, "k", len(synth.Themes), fmt.Sprintf("topics: the first k themes (at most %d)", len(synth.Themes)))
+	fs.IntVar(&cfg.K, "k", len(synth.Themes), fmt.Sprintf("topics: the first k themes (at most %d); with --text, any number the data support", len(synth.Themes)))
 	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
-	dir := fs.String("dir", "", "keep the corpus, truth and model in this directory (default: a temporary one, removed)")
+	dir := fs.String("dir", "", "keep the corpus, truth and model (with --text: every file written) in this directory (default: a temporary one, removed)")
 	textPath := fs.String("text", "", "fit this raw text instead (a directory of files, one document per line, or a text column), holding out every 10th document")
 	o := &stream.Options{}
 	addTextFlags(fs, o)
@@ -67,7 +67,8 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 	if *textPath != "" && cfg.K < 1 {
 		return usagef("--k must be at least 1, got %d", cfg.K)
 	}
-	if *dir == "" {
+	kept := *dir != ""
+	if !kept {
 		tmp, err := os.MkdirTemp("", "streamfit-demo-")
 		if err != nil {
 			return err
@@ -78,7 +79,7 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 		return err
 	}
 	if *textPath != "" {
-		return demoText(ctx, *textPath, *dir, cfg.K, cfg.Seed, *o)
+		return demoText(ctx, *textPath, *dir, kept, cfg.K, cfg.Seed, *o)
 	}
 	corpus := filepath.Join(*dir, "corpus.parquet")
 

@@ -29,7 +29,8 @@ const demoMinDocs = 5
 // 10th document held out, a vocabulary from the rest, both parts written as
 // bag of words, the default LDA fit, held-out perplexity, coherence and
 // diversity, and the topics.
-func demoText(ctx context.Context, path, dir string, k int, seed uint64, o stream.Options) (err error) {
+// The files stay in dir when kept (demo --dir), else they go with it.
+func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint64, o stream.Options) (err error) {
 	// Every file is written atomically; on failure the ones already written
 	// go too, so that DIR holds a whole run or none of it.
 	var written []string
@@ -153,7 +154,11 @@ func demoText(ctx context.Context, path, dir string, k int, seed uint64, o strea
 	if err := report.Write(out("report.html"), d); err != nil {
 		return err
 	}
-	fmt.Printf("the held-out documents' topic shares → theta.parquet; both scores → heldout.json, coherence.json; the model's page → report.html\n\n")
+	if kept {
+		fmt.Printf("the held-out documents' topic shares → theta.parquet; both scores → heldout.json, coherence.json; the model's page → report.html\n\n")
+	} else {
+		fmt.Printf("(--dir DIR keeps the files: vocabulary, both parts as Parquet, the model, the held-out documents' topic shares, both scores and the model's page)\n\n")
+	}
 	printTopics(m, m.Vocab, 10, 1)
 	return nil
 }
