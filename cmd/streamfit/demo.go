@@ -49,6 +49,7 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 	textPath := fs.String("text", "", "fit this raw text instead (a directory of files, one document per line, or a text column), holding out every 10th document")
 	o := &stream.Options{}
 	addTextFlags(fs, o)
+	prog := addProgressFlag(fs)
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -59,7 +60,7 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 			return usagef("--%s sizes the generated corpus, not --text", name)
 		}
 	}
-	for _, name := range []string{"text-column", "token-pattern", "keep-case", "stop-words"} {
+	for _, name := range []string{"text-column", "token-pattern", "keep-case", "stop-words", "progress"} {
 		if *textPath == "" && set(fs, name) {
 			return usagef("--%s applies to --text only", name)
 		}
@@ -79,7 +80,7 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 		return err
 	}
 	if *textPath != "" {
-		return demoText(ctx, *textPath, *dir, kept, cfg.K, cfg.Seed, *o)
+		return demoText(ctx, *textPath, *dir, kept, cfg.K, cfg.Seed, *o, *prog)
 	}
 	corpus := filepath.Join(*dir, "corpus.parquet")
 

@@ -30,7 +30,7 @@ const demoMinDocs = 5
 // bag of words, the default LDA fit, held-out perplexity, coherence and
 // diversity, and the topics.
 // The files stay in dir when kept (demo --dir), else they go with it.
-func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint64, o stream.Options) (err error) {
+func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint64, o stream.Options, prog progressMode) (err error) {
 	// Every file is written atomically; on failure the ones already written
 	// go too, so that DIR holds a whole run or none of it.
 	var written []string
@@ -47,11 +47,17 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		return f
 	}
 	t0 := time.Now()
+	// Three passes over the text: the vocabulary, then each part.
+	p, done := startProgress(prog, "demo", 0)
+	defer done()
+	o.Progress = p
 	src, err := stream.OpenText(path, o)
 	if err != nil {
 		return err
 	}
 	defer stream.Close(src)
+	p.SetTotal(3 * max(src.Info().Bytes, fileSize(path)))
+	p.SetStage("vocabulary")
 	train, test := text.HeldOut(src, demoHeldOutEvery)
 	v, err := text.Build(ctx, train, o, text.BuildOptions{MinDocs: demoMinDocs})
 	if err != nil {
@@ -76,6 +82,7 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		if err != nil {
 			return err
 		}
+		p.SetStage(filepath.Base(paths[i]))
 		bag := text.NewBag(part, tok, v.Words, workers)
 		if err := copyDocs(ctx, bag, w, nil); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -87,6 +94,7 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		docs[i] = in.Info().Rows
 		stream.Close(in)
 	}
+	done()
 	fmt.Printf("read %d documents from %s: %d to fit, every %dth (%d) held out; %d words in %d or more of the documents fitted and in at most half of them (stop words: %s) in %.1fs → %s\n",
 		docs[0]+docs[1], path, docs[0], demoHeldOutEvery, docs[1], len(v.Words), demoMinDocs, o.StopWords, time.Since(t0).Seconds(), dir)
 	if docs[1] == 0 {
@@ -94,16 +102,19 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 	}
 
 	t1 := time.Now()
-	in, err := stream.Open(paths[0], stream.Options{})
+	pf, doneFit := startProgress(prog, "demo fit lda", 0)
+	defer doneFit()
+	in, err := stream.Open(paths[0], stream.Options{Progress: pf})
 	if err != nil {
 		return err
 	}
 	defer stream.Close(in)
-	cfg := lda.Config{K: k, Alpha0: 1, Seed: seed, EM: lda.EM{Passes: defaultEMPasses, FitAlpha: true}}
+	cfg := lda.Config{K: k, Alpha0: 1, Seed: seed, EM: lda.EM{Passes: defaultEMPasses, FitAlpha: true}, Progress: ldaProgress(pf, "lda")}
 	m, err := lda.Fit(ctx, in, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	doneFit()
 	for _, w := range m.Fit.Warnings {
 		warn("demo", w)
 	}
@@ -131,12 +142,12 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		h.Perplexity, h.Docs, c.Top, c.UMass, c.NPMI, c.Diversity)
 
 	// Document topics of the held-out documents, and the page to look at.
-	p, err := lda.ModelParams(m, 0)
+	params, err := lda.ModelParams(m, 0)
 	if err != nil {
 		return err
 	}
 	thetaPath := out("theta.parquet")
-	if _, err := inferTo(ctx, ts, m, p, o.Workers, thetaPath); err != nil {
+	if _, err := inferTo(ctx, ts, m, params, o.Workers, thetaPath); err != nil {
 		return fmt.Errorf("%s: %w", paths[1], err)
 	}
 	// The two evaluations as eval --json writes them, which the page lists.
