@@ -13,8 +13,8 @@ import (
 
 // Format is a file format the data layer can read or write: its name, how it
 // recognises a file, and the openers and creators it supports. The built-in
-// formats ("docword", "parquet", "arrow", "arrow-stream", "text-lines",
-// "text-dir") are always registered; Register adds others.
+// formats ("docword", "parquet", "arrow", "arrow-stream", "dataset",
+// "text-lines", "text-dir") are always registered; Register adds others.
 type Format = core.Format
 
 // Register makes a format available to Open, OpenDense, OpenText and Create.

@@ -1,7 +1,9 @@
 // Package columnar reads and writes streamfit's columnar formats: Parquet
-// ("parquet"), Arrow IPC files ("arrow") and Arrow IPC streams ("arrow-stream").
-// It registers the three formats with the stream registry, through which
-// stream.Open, stream.OpenDense and stream.Create handle such files.
+// ("parquet"), Arrow IPC files ("arrow") and Arrow IPC streams ("arrow-stream"),
+// and reads a directory of such files as one input ("dataset": the parts
+// Spark, DuckDB, pandas and Arrow write a large table as). It registers the
+// formats with the stream registry, through which stream.Open,
+// stream.OpenDense and stream.Create handle such files.
 //
 // Document tables come in four layouts, detected from the schema:
 //

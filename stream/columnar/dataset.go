@@ -1,0 +1,273 @@
+package columnar
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/streamfit/streamfit/internal/stream"
+)
+
+// FormatDataset names a directory of Parquet (or Arrow IPC) files read as
+// one source: the layout Spark, DuckDB, pandas and Arrow write a large
+// table in (part-00000.parquet, part-00001.parquet, …, possibly in
+// partition subdirectories such as year=2024/).
+const FormatDataset = "dataset"
+
+func init() {
+	stream.Register(stream.Format{
+		Name:  FormatDataset,
+		Match: matchDataset,
+		OpenDocs: func(p string, o stream.Options) (stream.DocSource, error) {
+			s, err := openDataset[stream.DocSource, *stream.Docs](p, o, openDocs)
+			if err != nil {
+				return nil, err
+			}
+			return datasetDocs{s}, nil
+		},
+		OpenDense: func(p string, o stream.Options) (stream.DenseSource, error) {
+			s, err := openDataset[stream.DenseSource, *stream.Dense](p, o, openDense)
+			if err != nil {
+				return nil, err
+			}
+			return datasetDense{s}, nil
+		},
+		OpenTexts: func(p string, o stream.Options) (stream.TextSource, error) {
+			s, err := openDataset[stream.TextSource, *stream.Texts](p, o, openTexts)
+			if err != nil {
+				return nil, err
+			}
+			return datasetTexts{s}, nil
+		},
+	})
+}
+
+// datasetKind returns the container format a dataset file's name says, if
+// any.
+func datasetKind(name string) (kind, bool) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".parquet", ".pq":
+		return kindParquet, true
+	case ".arrow", ".feather", ".ipc":
+		return kindArrow, true
+	case ".arrows":
+		return kindStream, true
+	}
+	return 0, false
+}
+
+// datasetFiles lists the files of the dataset directory dir, depth first,
+// each directory's entries sorted by name (the order of filepath.WalkDir),
+// leaving out names that start with "." or "_" (.crc checksums, _SUCCESS
+// markers, _metadata summaries, hidden files), as Spark and Arrow do.
+// Symbolic links to files are followed, links to directories are not.
+func datasetFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			if !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	return files, err
+}
+
+// matchDataset claims a directory holding a file named as Parquet or Arrow
+// (3: above a directory of text files, which any directory could be).
+func matchDataset(path string, head []byte) int {
+	if head != nil {
+		return 0
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return 0
+	}
+	files, err := datasetFiles(path)
+	if err != nil {
+		return 0
+	}
+	for _, f := range files {
+		if _, ok := datasetKind(f); ok {
+			return 3
+		}
+	}
+	return 0
+}
+
+// datasetSource is the files of a dataset directory read one after the
+// other as one source of batches B (documents, dense rows or texts).
+type datasetSource[S interface{ Info() stream.Info }, B any] struct {
+	parts []S
+	info  stream.Info
+}
+
+// openDataset opens every file of the dataset at dir with open, which
+// checks each file's schema, and requires one container format and, for
+// documents, the same vocabulary in all of them.
+func openDataset[S interface{ Info() stream.Info }, B any](dir string, o stream.Options, open func(string, kind, stream.Options) (S, error)) (*datasetSource[S, B], error) {
+	files, err := datasetFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, stream.Errorf(dir, 0, -1, "", stream.ErrEmpty, "holds no dataset file (names starting with . or _ are left out)")
+	}
+	var k kind
+	for i, f := range files {
+		fk, ok := datasetKind(f)
+		if !ok {
+			return nil, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is not named as a Parquet or Arrow file: a dataset directory holds files of one format (--format text-dir reads the directory as raw text files)")
+		}
+		if i == 0 {
+			k = fk
+		} else if fk != k {
+			return nil, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is %s, but %s is %s: a dataset directory holds files of one format", fk, files[0], k)
+		}
+	}
+	s := &datasetSource[S, B]{}
+	var schema string
+	for i, f := range files {
+		p, err := open(f, k, o)
+		if err != nil {
+			return nil, err
+		}
+		in := p.Info()
+		if i == 0 {
+			s.info = stream.Info{Path: dir, Format: FormatDataset, Layout: in.Layout, Terms: in.Terms, Vocab: in.Vocab, Cols: in.Cols}
+			schema = in.Schema
+		} else if err := sameDataset(f, files[0], in, s.info); err != nil {
+			return nil, err
+		}
+		s.info.Rows = sumKnown(s.info.Rows, in.Rows, i)
+		s.info.NNZ = sumKnown(s.info.NNZ, in.NNZ, i)
+		s.info.Bytes += in.Bytes
+		s.parts = append(s.parts, p)
+	}
+	s.info.Schema = fmt.Sprintf("%d %s files; %s: %s", len(files), k, files[0], schema)
+	return s, nil
+}
+
+// sumKnown adds a part's count n to the total of the parts before it (the
+// first when i is 0), −1 when either is unknown.
+func sumKnown(total, n int64, i int) int64 {
+	if i == 0 {
+		return n
+	}
+	if total < 0 || n < 0 {
+		return -1
+	}
+	return total + n
+}
+
+// sameDataset refuses a file whose vocabulary or width differs from the
+// first file's.
+func sameDataset(f, first string, in, want stream.Info) error {
+	switch {
+	case in.Terms != want.Terms:
+		return stream.Errorf(f, 0, -1, "", stream.ErrSchema, "has a vocabulary of %d words, %s of %d: the files of a dataset share one", in.Terms, first, want.Terms)
+	case (in.Vocab == nil) != (want.Vocab == nil) || !slices.Equal(in.Vocab, want.Vocab):
+		return stream.Errorf(f, 0, -1, "", stream.ErrSchema, "has another vocabulary than %s: the files of a dataset share one (or give --vocab)", first)
+	case in.Cols != want.Cols:
+		return stream.Errorf(f, 0, -1, "", stream.ErrSchema, "has %d columns, %s %d", in.Cols, first, want.Cols)
+	}
+	return nil
+}
+
+// Info describes the whole dataset: the first file's layout and
+// vocabulary, the files' rows, entries and bytes added up.
+func (s *datasetSource[S, B]) Info() stream.Info { return s.info }
+
+// Close closes the files' sources.
+func (s *datasetSource[S, B]) Close() error {
+	var first error
+	for _, p := range s.parts {
+		if err := stream.Close(p); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// pass reads the parts in order, numbering their batches on from the
+// batches of the parts before: seq is one part's pass, start the index
+// field of a batch and n its length.
+func (s *datasetSource[S, B]) pass(ctx context.Context, seq func(S) iter.Seq2[B, error], start func(B) *int64, n func(B) int) iter.Seq2[B, error] {
+	return func(yield func(B, error) bool) {
+		var offset int64
+		for _, p := range s.parts {
+			var rows int64
+			for b, err := range seq(p) {
+				if err != nil {
+					yield(b, err)
+					return
+				}
+				*start(b) += offset
+				rows = *start(b) - offset + int64(n(b))
+				if !yield(b, nil) {
+					return
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			offset += rows
+		}
+	}
+}
+
+// datasetDocs, datasetDense and datasetTexts are the dataset sources of
+// each kind of batch.
+type (
+	datasetDocs struct {
+		*datasetSource[stream.DocSource, *stream.Docs]
+	}
+	datasetDense struct {
+		*datasetSource[stream.DenseSource, *stream.Dense]
+	}
+	datasetTexts struct {
+		*datasetSource[stream.TextSource, *stream.Texts]
+	}
+)
+
+// Docs is one pass over the files' documents, in file order.
+func (s datasetDocs) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return s.pass(ctx, func(p stream.DocSource) iter.Seq2[*stream.Docs, error] { return p.Docs(ctx) },
+		func(b *stream.Docs) *int64 { return &b.Start }, (*stream.Docs).Len)
+}
+
+// Rows is one pass over the files' rows, in file order.
+func (s datasetDense) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	return s.pass(ctx, func(p stream.DenseSource) iter.Seq2[*stream.Dense, error] { return p.Rows(ctx) },
+		func(b *stream.Dense) *int64 { return &b.Start }, func(b *stream.Dense) int { return b.Rows })
+}
+
+// Texts is one pass over the files' texts, in file order.
+func (s datasetTexts) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] {
+	return s.pass(ctx, func(p stream.TextSource) iter.Seq2[*stream.Texts, error] { return p.Texts(ctx) },
+		func(b *stream.Texts) *int64 { return &b.Start }, func(b *stream.Texts) int { return len(b.Text) })
+}
