@@ -26,16 +26,22 @@ func writePart(t *testing.T, path string, docs *stream.Docs, lo, hi, terms int, 
 	writeDocs(t, path, part, stream.WriteOptions{Terms: terms, Vocab: vocab})
 }
 
+// testVocab returns n distinct words starting with prefix.
+func testVocab(prefix string, n int) []string {
+	v := make([]string, n)
+	for i := range v {
+		v[i] = prefix + string(rune('a'+i/26)) + string(rune('a'+i%26))
+	}
+	return v
+}
+
 // A directory of Parquet parts, in partition subdirectories and beside the
 // files other writers leave (_SUCCESS, .crc), reads as the documents of
 // the parts one after the other, numbered on across them, whatever the
 // batch size.
 func TestDatasetDocs(t *testing.T) {
 	docs, _ := fixtureDocs(false)
-	vocab := make([]string, 60)
-	for i := range vocab {
-		vocab[i] = "w" + string(rune('a'+i/26)) + string(rune('a'+i%26))
-	}
+	vocab := testVocab("w", 60)
 	dir := t.TempDir()
 	// Parts in WalkDir order: a.parquet, then year=1/b.parquet, year=2/c.parquet.
 	writePart(t, filepath.Join(dir, "a.parquet"), docs, 0, 100, 60, vocab)
@@ -84,12 +90,7 @@ func TestDatasetDocs(t *testing.T) {
 // What cannot be one dataset is refused, naming the file.
 func TestDatasetRefusals(t *testing.T) {
 	docs, _ := fixtureDocs(false)
-	vocab := make([]string, 60)
-	other := make([]string, 60)
-	for i := range vocab {
-		vocab[i] = "w" + string(rune('a'+i/26)) + string(rune('a'+i%26))
-		other[i] = "v" + vocab[i]
-	}
+	vocab, other := testVocab("w", 60), testVocab("v", 60)
 	cases := []struct {
 		name  string
 		setup func(dir string)
