@@ -284,11 +284,18 @@ func writeTermsParquet(t *testing.T, path string, docs [][]int32) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
+	writeRecordParquet(t, path, rec)
+}
+
+// writeRecordParquet writes rec as a Parquet file, as another tool would
+// (no streamfit metadata).
+func writeRecordParquet(t *testing.T, path string, rec arrow.RecordBatch) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
 	if err == nil {
 		err = w.Write(rec)
 	}

@@ -147,7 +147,7 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		return err
 	}
 	thetaPath := out("theta.parquet")
-	if _, err := inferTo(ctx, ts, m, params, o.Workers, thetaPath); err != nil {
+	if _, err := inferTo(ctx, ts, m, params, o.Workers, thetaPath, nil); err != nil {
 		return fmt.Errorf("%s: %w", paths[1], err)
 	}
 	// The two evaluations as eval --json writes them, which the page lists.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"strconv"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/stream/columnar"
 )
 
 func init() {
@@ -28,6 +30,10 @@ posterior probability of each topic) and writes them as Parquet (zstd), one row
 per document in input order:
 
   doc    int64          the document's index in the input (from 0)
+  id     int64|string   with --id-column: that column of the input (Parquet or
+                        Arrow, a file or a dataset directory), so the shares join
+                        back to the documents; of a long (doc, term, count) table,
+                        its doc column
   theta  list<double>   its k topic shares (sum 1), in the model's topic order
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
@@ -37,6 +43,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
 	input := fs.String("input", "", "documents (any format of `streamfit inspect`), or a directory of text files")
 	out := fs.String("out", "theta.parquet", "output Parquet file")
+	idColumn := fs.String("id-column", "", "copy this integer or string column of a Parquet or Arrow --input (one value per document; of a long table, its --doc-column) into the output as id")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -70,7 +77,13 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 		return err
 	}
 	defer stream.Close(src)
-	n, err := inferTo(ctx, src, m, p, o.Workers, *out)
+	var ids *columnar.IDColumn
+	if *idColumn != "" {
+		if ids, err = openIDs(src.Info(), *input, *idColumn, o.DocColumn); err != nil {
+			return err
+		}
+	}
+	n, err := inferTo(ctx, src, m, p, o.Workers, *out, ids)
 	if err != nil {
 		return err
 	}
@@ -79,19 +92,84 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	return nil
 }
 
+// openIDs opens the id column col of the input at path (src's info): a
+// usage error unless it is a Parquet or Arrow table; of a long table, only
+// its doc column, whose runs are the documents.
+func openIDs(info stream.Info, path, col, docCol string) (*columnar.IDColumn, error) {
+	switch info.Format {
+	case columnar.FormatParquet, columnar.FormatArrow, columnar.FormatArrowStream, columnar.FormatDataset:
+	default:
+		return nil, usagef("--id-column reads a column of a Parquet or Arrow table; %s is %s", path, info.Format)
+	}
+	long := info.Layout == columnar.LayoutLong
+	if long && col != docCol {
+		return nil, usagef("--id-column %s: a long (doc, term, count) table names its documents by its doc column, %q", col, docCol)
+	}
+	if info.Layout == columnar.LayoutText {
+		return nil, usagef("--id-column reads a table of documents; %s holds raw text, whose rows the tokenizer keeps in order: use the doc index", path)
+	}
+	return columnar.OpenIDColumn(path, col, long)
+}
+
 // inferTo writes the topic shares of src's documents under m (with
 // parameters p) to the Parquet file out, atomically, and returns the
-// number of documents.
-func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *implicit.TopicParams, workers int, out string) (int64, error) {
-	w, err := newThetaWriter(out, m)
+// number of documents; with ids, each document's id from that column too.
+func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *implicit.TopicParams, workers int, out string, ids *columnar.IDColumn) (int64, error) {
+	w, err := newThetaWriter(out, m, ids)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
+	var next func() (columnar.IDs, error, bool)
+	var pending columnar.IDs
+	if ids != nil {
+		pull, stop := iter.Pull2(ids.Values(ctx))
+		defer stop()
+		next = pull
+	}
+	// take returns the ids of the next docs documents.
+	var batch columnar.IDs
+	take := func(docs int) (columnar.IDs, error) {
+		batch.Ints, batch.Strings = batch.Ints[:0], batch.Strings[:0]
+		for docs > 0 {
+			if pending.Len() == 0 {
+				v, err, ok := next()
+				if err != nil {
+					return batch, err
+				}
+				if !ok {
+					return batch, fmt.Errorf("%s: the id column has fewer values than the input has documents", src.Info().Path)
+				}
+				pending = v
+			}
+			c := min(docs, pending.Len())
+			if ids.String {
+				batch.Strings = append(batch.Strings, pending.Strings[:c]...)
+				pending.Strings = pending.Strings[c:]
+			} else {
+				batch.Ints = append(batch.Ints, pending.Ints[:c]...)
+				pending.Ints = pending.Ints[c:]
+			}
+			docs -= c
+		}
+		return batch, nil
+	}
 	err = lda.Infer(ctx, src, p, workers, func(first int64, docs int, theta []float64) error {
+		var v columnar.IDs
+		if next != nil {
+			var err error
+			if v, err = take(docs); err != nil {
+				return err
+			}
+		}
 		n += int64(docs)
-		return w.add(first, docs, theta)
+		return w.add(first, docs, theta, v)
 	})
+	if err == nil && next != nil {
+		if _, _, more := next(); more || pending.Len() > 0 {
+			err = fmt.Errorf("%s: the id column has more values than the input has documents (%d)", src.Info().Path, n)
+		}
+	}
 	if err == nil {
 		err = w.commit()
 	} else {
@@ -112,32 +190,49 @@ type thetaWriter struct {
 	w    *pqarrow.FileWriter
 	b    *array.RecordBuilder
 	doc  *array.Int64Builder
+	ids  array.Builder // the id column, when asked for
 	list *array.ListBuilder
 	vals *array.Float64Builder
 	rows int
 }
 
-func newThetaWriter(path string, m *models.Model) (*thetaWriter, error) {
+func newThetaWriter(path string, m *models.Model, ids *columnar.IDColumn) (*thetaWriter, error) {
 	md := arrow.NewMetadata([]string{"streamfit.d", "streamfit.k", "streamfit.model"}, []string{strconv.Itoa(m.D), strconv.Itoa(m.K), m.Model})
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "doc", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "theta", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)},
-	}, &md)
+	fields := []arrow.Field{{Name: "doc", Type: arrow.PrimitiveTypes.Int64}}
+	if ids != nil {
+		var typ arrow.DataType = arrow.PrimitiveTypes.Int64
+		if ids.String {
+			typ = arrow.BinaryTypes.String
+		}
+		fields = append(fields, arrow.Field{Name: "id", Type: typ})
+	}
+	fields = append(fields, arrow.Field{Name: "theta", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)})
+	schema := arrow.NewSchema(fields, &md)
 	f, w, err := models.CreateParquet(path, schema)
 	if err != nil {
 		return nil, err
 	}
 	t := &thetaWriter{path: path, k: m.K, f: f, w: w, b: array.NewRecordBuilder(memory.NewGoAllocator(), schema)}
 	t.doc = t.b.Field(0).(*array.Int64Builder)
-	t.list = t.b.Field(1).(*array.ListBuilder)
+	if ids != nil {
+		t.ids = t.b.Field(1)
+	}
+	t.list = t.b.Field(len(fields) - 1).(*array.ListBuilder)
 	t.vals = t.list.ValueBuilder().(*array.Float64Builder)
 	return t, nil
 }
 
-// add appends n documents from first with their shares (k each).
-func (t *thetaWriter) add(first int64, n int, theta []float64) error {
+// add appends n documents from first with their shares (k each) and,
+// with an id column, their ids.
+func (t *thetaWriter) add(first int64, n int, theta []float64, ids columnar.IDs) error {
 	for i := range n {
 		t.doc.Append(first + int64(i))
+		switch b := t.ids.(type) {
+		case *array.Int64Builder:
+			b.Append(ids.Ints[i])
+		case *array.StringBuilder:
+			b.Append(ids.Strings[i])
+		}
 		t.list.Append(true)
 		t.vals.AppendValues(theta[i*t.k:(i+1)*t.k], nil)
 		if t.rows++; t.rows == thetaRows {

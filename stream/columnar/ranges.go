@@ -51,20 +51,36 @@ func rangeErr(path, format string, args ...any) error {
 // indexedKind returns the kind of the file at path if it lists its pieces
 // (Parquet, Arrow IPC file), else an ErrRange saying what to do instead.
 func indexedKind(path string, o stream.Options) (kind, error) {
-	f, err := stream.Detect(path, o.Format)
-	if err != nil {
+	k, name, err := detectKind(path, o.Format)
+	switch {
+	case err != nil:
 		return 0, err
-	}
-	switch f.Name {
-	case FormatParquet:
-		return kindParquet, nil
-	case FormatArrow:
-		return kindArrow, nil
-	case FormatArrowStream:
+	case name == "":
+		return k, nil
+	case k == kindStream:
 		return 0, rangeErr(path, "an Arrow IPC stream has no index of its record batches, so a range would read and skip all those before it: "+
 			"convert it to an Arrow IPC file or Parquet, or select documents by index instead")
 	}
-	return 0, rangeErr(path, "%s input has no row groups: ranges of row groups need a Parquet or Arrow IPC file; select documents by index instead", f.Name)
+	return 0, rangeErr(path, "%s input has no row groups: ranges of row groups need a Parquet or Arrow IPC file; select documents by index instead", name)
+}
+
+// detectKind returns the container format of the file at path (forced
+// names a format, as Options.Format), with name empty; for an Arrow IPC
+// stream name is also set, and for a file of another format only name is.
+func detectKind(path, forced string) (k kind, name string, err error) {
+	f, err := stream.Detect(path, forced)
+	if err != nil {
+		return 0, "", err
+	}
+	switch f.Name {
+	case FormatParquet:
+		return kindParquet, "", nil
+	case FormatArrow:
+		return kindArrow, "", nil
+	case FormatArrowStream:
+		return kindStream, f.Name, nil
+	}
+	return 0, f.Name, nil
 }
 
 // Pieces lists the row groups of the Parquet file or the record batches of

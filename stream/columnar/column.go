@@ -1,0 +1,266 @@
+package columnar
+
+import (
+	"context"
+	"io"
+	"iter"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/streamfit/streamfit/internal/stream"
+)
+
+// IDs is a run of values of an id column, in row order: Ints for an
+// integer column, Strings for a string column (the other is nil).
+type IDs struct {
+	Ints    []int64
+	Strings []string
+}
+
+// Len is the number of values.
+func (v IDs) Len() int { return max(len(v.Ints), len(v.Strings)) }
+
+// IDColumn is one column of a Parquet or Arrow table (a file, or a
+// dataset directory of them) read on its own: the documents' ids that an
+// output following the table's rows carries along.
+type IDColumn struct {
+	// String is true for a string column, false for an integer one.
+	String bool
+	col    string
+	files  []string
+	runs   bool
+}
+
+// idRows is the number of values read at a time.
+const idRows = 1 << 16
+
+// OpenIDColumn checks that the table at path (a Parquet or Arrow IPC file,
+// or a dataset directory of them) has the column col of integers or
+// strings, without nulls. With runs, each run of equal consecutive values
+// counts once, as the documents of a long (doc, term, count) table: its
+// doc column names them.
+func OpenIDColumn(path, col string, runs bool) (*IDColumn, error) {
+	files := []string{path}
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if st.IsDir() {
+		if files, err = datasetFiles(path); err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, stream.Errorf(path, 0, -1, "", stream.ErrEmpty, "holds no dataset file")
+		}
+	}
+	c := &IDColumn{col: col, files: files, runs: runs}
+	for i, f := range files {
+		k, err := fileKind(f)
+		if err != nil {
+			return nil, err
+		}
+		t, err := openTable(f, k)
+		if err != nil {
+			return nil, err
+		}
+		fl, ok := field(t.schema, col)
+		if !ok {
+			return nil, schemaErr(f, col, t.schema, "missing id column %q", col)
+		}
+		isStr := fl.Type.ID() == arrow.STRING || fl.Type.ID() == arrow.LARGE_STRING
+		if !isStr && !arrow.IsInteger(fl.Type.ID()) {
+			return nil, schemaErr(f, col, t.schema, "id column %q has type %s, want integers or strings", col, fl.Type)
+		}
+		if i == 0 {
+			c.String = isStr
+		} else if isStr != c.String {
+			return nil, schemaErr(f, col, t.schema, "id column %q has type %s, unlike in %s", col, fl.Type, files[0])
+		}
+	}
+	return c, nil
+}
+
+// fileKind is the container format of a Parquet or Arrow file, from its
+// content (or, failing that, its name).
+func fileKind(path string) (kind, error) {
+	k, name, err := detectKind(path, "")
+	if err != nil || name == "" || k == kindStream {
+		return k, err
+	}
+	return 0, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "is %s: id columns are read from Parquet or Arrow tables", name)
+}
+
+// Values reads the column once, in row order, in runs of at most 65,536
+// values. A null is an error naming its row.
+func (c *IDColumn) Values(ctx context.Context) iter.Seq2[IDs, error] {
+	return func(yield func(IDs, error) bool) {
+		var row int64
+		var lastInt int64
+		var lastStr string
+		first := true
+		for _, f := range c.files {
+			for arr, err := range columnArrays(ctx, f, c.col) {
+				if err != nil {
+					yield(IDs{}, err)
+					return
+				}
+				var v IDs
+				for i := range arr.Len() {
+					if arr.IsNull(i) {
+						arr.Release()
+						yield(IDs{}, stream.Errorf(f, 0, row, c.col, stream.ErrSchema, "null id"))
+						return
+					}
+					row++
+					if c.String {
+						s := idString(arr, i)
+						if c.runs && !first && s == lastStr {
+							continue
+						}
+						lastStr, first = s, false
+						v.Strings = append(v.Strings, s)
+					} else {
+						n := idInt(arr, i)
+						if c.runs && !first && n == lastInt {
+							continue
+						}
+						lastInt, first = n, false
+						v.Ints = append(v.Ints, n)
+					}
+				}
+				arr.Release()
+				if v.Len() > 0 && !yield(v, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// idString is the string at i of a string or large string array.
+func idString(a arrow.Array, i int) string {
+	if s, ok := a.(*array.String); ok {
+		return s.Value(i)
+	}
+	return a.(*array.LargeString).Value(i)
+}
+
+// idInt is the integer at i of an integer array, as int64 (a uint64 above
+// the int64 range wraps, as a cast would).
+func idInt(a arrow.Array, i int) int64 {
+	switch a := a.(type) {
+	case *array.Int8:
+		return int64(a.Value(i))
+	case *array.Int16:
+		return int64(a.Value(i))
+	case *array.Int32:
+		return int64(a.Value(i))
+	case *array.Int64:
+		return a.Value(i)
+	case *array.Uint8:
+		return int64(a.Value(i))
+	case *array.Uint16:
+		return int64(a.Value(i))
+	case *array.Uint32:
+		return int64(a.Value(i))
+	case *array.Uint64:
+		return int64(a.Value(i))
+	}
+	panic("columnar: not an integer array: " + a.DataType().String())
+}
+
+// columnArrays yields the column col of the file at path, a record batch
+// (or a run of Parquet rows) at a time; the caller releases each array.
+func columnArrays(ctx context.Context, path, col string) iter.Seq2[arrow.Array, error] {
+	return func(yield func(arrow.Array, error) bool) {
+		k, err := fileKind(path)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer f.Close()
+		// each hands one record batch's column on; false stops the pass.
+		each := func(rec arrow.RecordBatch) bool {
+			idx := rec.Schema().FieldIndices(col)
+			if len(idx) == 0 {
+				yield(nil, stream.Errorf(path, 0, -1, col, stream.ErrSchema, "missing id column %q", col))
+				return false
+			}
+			a := rec.Column(idx[0])
+			a.Retain()
+			return yield(a, nil)
+		}
+		err = guard(func() error {
+			switch k {
+			case kindParquet:
+				pr, err := file.NewParquetReader(f)
+				if err != nil {
+					return err
+				}
+				fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: idRows}, memory.DefaultAllocator)
+				if err != nil {
+					return err
+				}
+				leaf := pr.MetaData().Schema.ColumnIndexByName(col)
+				if leaf < 0 {
+					return stream.Errorf(path, 0, -1, col, stream.ErrSchema, "missing id column %q", col)
+				}
+				rr, err := fr.GetRecordReader(ctx, []int{leaf}, nil)
+				if err != nil {
+					return err
+				}
+				defer rr.Release()
+				for rr.Next() {
+					if !each(rr.RecordBatch()) {
+						return nil
+					}
+				}
+				if err := rr.Err(); err != nil && err != io.EOF {
+					return err
+				}
+			case kindArrow:
+				r, err := ipc.NewFileReader(f)
+				if err != nil {
+					return err
+				}
+				defer r.Close()
+				for i := range r.NumRecords() {
+					rec, err := r.RecordBatch(i)
+					if err != nil {
+						return err
+					}
+					if !each(rec) {
+						return nil
+					}
+				}
+			case kindStream:
+				r, err := ipc.NewReader(f)
+				if err != nil {
+					return err
+				}
+				defer r.Release()
+				for r.Next() {
+					if !each(r.RecordBatch()) {
+						return nil
+					}
+				}
+				if err := r.Err(); err != nil && err != io.EOF {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			yield(nil, corrupt(path, err))
+		}
+	}
+}
