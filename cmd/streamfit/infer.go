@@ -17,6 +17,7 @@ import (
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream/columnar"
+	"github.com/streamfit/streamfit/stream/text"
 )
 
 func init() {
@@ -33,7 +34,8 @@ per document in input order:
   id     int64|string   with --id-column: that column of the input (Parquet or
                         Arrow, a file or a dataset directory), so the shares join
                         back to the documents; of a long (doc, term, count) table,
-                        its doc column
+                        its doc column; of a directory of text files, with
+                        --id-column path, each file's path under it
   theta  list<double>   its k topic shares (sum 1), in the model's topic order
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
@@ -43,7 +45,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
 	input := fs.String("input", "", "documents (any format of `streamfit inspect`), or a directory of text files")
 	out := fs.String("out", "theta.parquet", "output Parquet file")
-	idColumn := fs.String("id-column", "", "copy this integer or string column of a Parquet or Arrow --input (one value per document; of a long table, its --doc-column) into the output as id")
+	idColumn := fs.String("id-column", "", "copy this integer or string column of a Parquet or Arrow --input (one value per document; of a long table, its --doc-column) into the output as id; path: the file names of a directory of text files")
 	prog := addProgressFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -77,7 +79,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 		return err
 	}
 	defer stream.Close(src)
-	var ids *columnar.IDColumn
+	var ids *idSource
 	if *idColumn != "" {
 		if ids, err = openIDs(src.Info(), *input, *idColumn, o.DocColumn); err != nil {
 			return err
@@ -92,14 +94,51 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	return nil
 }
 
-// openIDs opens the id column col of the input at path (src's info): a
-// usage error unless it is a Parquet or Arrow table; of a long table, only
-// its doc column, whose runs are the documents.
-func openIDs(info stream.Info, path, col, docCol string) (*columnar.IDColumn, error) {
+// idSource is where infer --id-column takes the documents' ids from, in
+// document order.
+type idSource struct {
+	String bool // strings, else integers
+	Values func(context.Context) iter.Seq2[columnar.IDs, error]
+}
+
+// dirIDs names the documents of a directory of text files by their paths.
+func dirIDs(root string) *idSource {
+	return &idSource{String: true, Values: func(ctx context.Context) iter.Seq2[columnar.IDs, error] {
+		return func(yield func(columnar.IDs, error) bool) {
+			var v columnar.IDs
+			for p, err := range text.DirPaths(ctx, root) {
+				if err != nil {
+					yield(v, err)
+					return
+				}
+				if v.Strings = append(v.Strings, p); len(v.Strings) == stream.DefaultBatchRows {
+					if !yield(v, nil) {
+						return
+					}
+					v = columnar.IDs{}
+				}
+			}
+			if len(v.Strings) > 0 {
+				yield(v, nil)
+			}
+		}
+	}}
+}
+
+// openIDs opens the ids of the input at path (src's info) that col names:
+// a column of a Parquet or Arrow table (of a long table, only its doc
+// column, whose runs are the documents), or "path", the files of a
+// directory of text files; anything else is a usage error.
+func openIDs(info stream.Info, path, col, docCol string) (*idSource, error) {
 	switch info.Format {
 	case columnar.FormatParquet, columnar.FormatArrow, columnar.FormatArrowStream, columnar.FormatDataset:
+	case "text-dir":
+		if col != "path" {
+			return nil, usagef("--id-column %s: a directory of text files names its documents by their paths: --id-column path", col)
+		}
+		return dirIDs(path), nil
 	default:
-		return nil, usagef("--id-column reads a column of a Parquet or Arrow table; %s is %s", path, info.Format)
+		return nil, usagef("--id-column reads a column of a Parquet or Arrow table, or the paths of a directory of text files (--id-column path); %s is %s", path, info.Format)
 	}
 	long := info.Layout == columnar.LayoutLong
 	if long && col != docCol {
@@ -108,13 +147,17 @@ func openIDs(info stream.Info, path, col, docCol string) (*columnar.IDColumn, er
 	if info.Layout == columnar.LayoutText {
 		return nil, usagef("--id-column reads a table of documents; %s holds raw text, whose rows the tokenizer keeps in order: use the doc index", path)
 	}
-	return columnar.OpenIDColumn(path, col, long)
+	c, err := columnar.OpenIDColumn(path, col, long)
+	if err != nil {
+		return nil, err
+	}
+	return &idSource{String: c.String, Values: c.Values}, nil
 }
 
 // inferTo writes the topic shares of src's documents under m (with
 // parameters p) to the Parquet file out, atomically, and returns the
 // number of documents; with ids, each document's id from that column too.
-func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *implicit.TopicParams, workers int, out string, ids *columnar.IDColumn) (int64, error) {
+func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *implicit.TopicParams, workers int, out string, ids *idSource) (int64, error) {
 	w, err := newThetaWriter(out, m, ids)
 	if err != nil {
 		return 0, err
@@ -196,7 +239,7 @@ type thetaWriter struct {
 	rows int
 }
 
-func newThetaWriter(path string, m *models.Model, ids *columnar.IDColumn) (*thetaWriter, error) {
+func newThetaWriter(path string, m *models.Model, ids *idSource) (*thetaWriter, error) {
 	md := arrow.NewMetadata([]string{"streamfit.d", "streamfit.k", "streamfit.model"}, []string{strconv.Itoa(m.D), strconv.Itoa(m.K), m.Model})
 	fields := []arrow.Field{{Name: "doc", Type: arrow.PrimitiveTypes.Int64}}
 	if ids != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gonum.org/v1/gonum/floats"
 )
 
 // idDocs are documents over 40 words, document i drawn around topic i%2.
@@ -160,6 +161,55 @@ func TestInferIDColumn(t *testing.T) {
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%s --id-column %s: left %s", filepath.Base(c.in), c.col, out)
+		}
+	}
+}
+
+// Of a directory of text files, --id-column path names each document by
+// its file, and the shares follow the files: two kinds of file, two
+// dominant topics.
+func TestInferIDPaths(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "docs")
+	os.MkdirAll(filepath.Join(root, "cars"), 0o755)
+	var want []string
+	for i := range 40 {
+		name := "cars/c" + strconv.Itoa(10+i) + ".txt"
+		os.WriteFile(filepath.Join(root, name), []byte("engine motor wheel car road drive engine "+strconv.Itoa(i%5)), 0o644)
+		want = append(want, name)
+	}
+	for i := range 40 {
+		name := "f" + strconv.Itoa(10+i) + ".txt"
+		os.WriteFile(filepath.Join(root, name), []byte("apple banana cherry fruit salad apple "+strconv.Itoa(i%5)), 0o644)
+		want = append(want, name)
+	}
+	slices.Sort(want) // "cars/…" before "f…", as the directory is read
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "vocab", "build", "--min-count", "1", "--max-df", "1", "--out", p("vocab.txt"), root)
+	mustRun(t, "fit", "lda", "--input", root, "--vocab", p("vocab.txt"), "--k", "2", "--progress", "off", "--out", p("m.json"))
+	mustRun(t, "infer", "--model", p("m.json"), "--input", root, "--vocab", p("vocab.txt"), "--id-column", "path", "--progress", "off", "--out", p("theta.parquet"))
+	_, tbl := readParquetTable(t, p("theta.parquet"))
+	var ids []string
+	var top []int
+	for _, ch := range tbl.Column(1).Data().Chunks() {
+		for i := range ch.Len() {
+			ids = append(ids, ch.(*array.String).Value(i))
+		}
+	}
+	for _, ch := range tbl.Column(2).Data().Chunks() {
+		l := ch.(*array.List)
+		vals := l.ListValues().(*array.Float64).Float64Values()
+		for i := range l.Len() {
+			lo, hi := l.ValueOffsets(i)
+			top = append(top, floats.MaxIdx(vals[lo:hi]))
+		}
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("ids %q…, want %q…", ids[:3], want[:3])
+	}
+	for i, id := range ids {
+		if (top[i] == top[0]) != strings.HasPrefix(id, "cars/") {
+			t.Errorf("%s: dominant topic %d, the first car's %d", id, top[i], top[0])
 		}
 	}
 }

@@ -110,6 +110,27 @@ func walkFiles(ctx context.Context, dir string, fn func(path string, size int64)
 	return nil
 }
 
+// DirPaths yields the path of each document of the directory root, as
+// OpenDir reads them (document i is the i-th path), relative to root with
+// forward slashes: the names by which a directory's documents are known.
+func DirPaths(ctx context.Context, root string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		err := walkFiles(ctx, root, func(path string, _ int64) error {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			if !yield(filepath.ToSlash(rel), nil) {
+				return errStopWalk
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopWalk) {
+			yield("", err)
+		}
+	}
+}
+
 // Info describes the directory: one document per file.
 func (d *Dir) Info() stream.Info {
 	return stream.Info{Path: d.root, Format: "text-dir", Layout: "text", Rows: d.files, NNZ: -1, Bytes: d.total}

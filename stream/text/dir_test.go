@@ -1,6 +1,7 @@
 package text
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -48,6 +49,17 @@ func TestDir(t *testing.T) {
 				t.Fatalf("%d rows per batch: %q", rows, got)
 			}
 		}
+	}
+	// DirPaths names the documents in the same order.
+	var paths []string
+	for p, err := range DirPaths(context.Background(), root) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if wantPaths := []string{"a.txt", "b.txt", "sub/c.txt.gz", "sub/d.zst", "sub/deeper/e", "z.txt"}; !reflect.DeepEqual(paths, wantPaths) {
+		t.Errorf("DirPaths %q, want %q", paths, wantPaths)
 	}
 }
 
