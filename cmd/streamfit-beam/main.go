@@ -60,7 +60,7 @@ func parse() (func(context.Context) error, error) {
 
 Fits an LDA or single-topic model (with the EM passes of streamfit fit), or
 a model of dense sample rows (--model gmm, ica, multiview, hmm, markov,
-hmm-snapshot), to the INPUT files (paths or glob patterns, any format
+hmm-snapshot), to the INPUT files (paths, glob patterns or dataset directories of Parquet or Arrow files, any format
 streamfit reads) as an Apache Beam pipeline: every
 Parquet row group or Arrow IPC record batch (a whole file for other formats)
 is a work unit (for hmm, markov and hmm-snapshot the unit where a sequence or

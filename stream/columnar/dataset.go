@@ -61,6 +61,26 @@ func datasetKind(name string) (kind, bool) {
 	return 0, false
 }
 
+// DatasetFiles lists the files of the dataset directory dir in the order
+// a dataset input reads them (see datasetFiles), for tools that take the
+// files one by one (the Beam pipeline's work units). A file that is not
+// named as Parquet or Arrow is an error naming it.
+func DatasetFiles(dir string) ([]string, error) {
+	files, err := datasetFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, stream.Errorf(dir, 0, -1, "", stream.ErrEmpty, "holds no dataset file (names starting with . or _ are left out)")
+	}
+	for _, f := range files {
+		if _, ok := datasetKind(f); !ok {
+			return nil, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is not named as a Parquet or Arrow file: a dataset directory holds files of one format")
+		}
+	}
+	return files, nil
+}
+
 // datasetFiles lists the files of the dataset directory dir, depth first,
 // each directory's entries sorted by name (the order of filepath.WalkDir),
 // leaving out names that start with "." or "_" (.crc checksums, _SUCCESS

@@ -40,6 +40,19 @@ func TestPlanRefusesRepeatedInput(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0] != files[0] || got[1] != files[1] {
 		t.Errorf("Expand(part-*.parquet) = %q, %v; want %q", got, err, files)
 	}
+	// A directory is a dataset: its parts, in order, the files other
+	// writers leave beside them passed over.
+	parts := filepath.Join(dir, "parts")
+	for i, f := range files {
+		os.MkdirAll(parts, 0o755)
+		if err := os.WriteFile(filepath.Join(parts, "part-"+string(rune('0'+i))+".parquet"), readFile(t, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(parts, "_SUCCESS"), nil, 0o644)
+	if got, err := Expand([]string{parts}); err != nil || len(got) != 2 || filepath.Base(got[1]) != "part-1.parquet" {
+		t.Errorf("Expand(a dataset directory) = %q, %v", got, err)
+	}
 	if _, err := Expand([]string{filepath.Join(dir, "none-*.parquet")}); err == nil {
 		t.Error("Expand of a glob that matches nothing: no error")
 	}

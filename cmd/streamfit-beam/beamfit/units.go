@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -63,12 +64,22 @@ func decodeUnit(b []byte) (Unit, error) {
 // ErrNoInput reports a pipeline without input files.
 var ErrNoInput = errors.New("no input files")
 
-// Expand returns the files that the arguments name: each a path or a glob
-// pattern (filepath.Match syntax), in the order given, a glob's matches
-// sorted. A pattern that matches nothing is an error, as is a missing file.
+// Expand returns the files that the arguments name: each a path, a glob
+// pattern (filepath.Match syntax) or a dataset directory of Parquet or
+// Arrow files (columnar.DatasetFiles: its files in the order a dataset
+// input reads them), in the order given, a glob's matches sorted. A
+// pattern that matches nothing is an error, as is a missing file.
 func Expand(args []string) ([]string, error) {
 	var files []string
 	for _, a := range args {
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			m, err := columnar.DatasetFiles(a)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, m...)
+			continue
+		}
 		m, err := filepath.Glob(a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a, err)
