@@ -11,9 +11,12 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -181,7 +184,12 @@ func (a Input) String() string {
 // fingerprintSpan is how much of each end of a file its fingerprint reads.
 const fingerprintSpan = 64 << 10
 
-// DescribeInput returns the provenance of the input file at path.
+// DescribeInput returns the provenance of the input file at path. A
+// directory (of text files, or a dataset of Parquet parts) is described by
+// its tree: every file under it but hidden ones (names starting with "."),
+// by relative path, size and modification time, so that a file added,
+// removed, grown or rewritten anywhere below changes its fingerprint; its
+// size is their total and its time the latest.
 func DescribeInput(path string) (Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -191,6 +199,9 @@ func DescribeInput(path string) (Input, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return Input{}, err
+	}
+	if st.IsDir() {
+		return describeDir(path)
 	}
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d\n", st.Size())
@@ -209,6 +220,48 @@ func DescribeInput(path string) (Input, error) {
 		}
 	}
 	return Input{Path: path, Size: st.Size(), ModTime: st.ModTime().UTC(), Fingerprint: fmt.Sprintf("%016x", h.Sum64())}, nil
+}
+
+// describeDir is DescribeInput of a directory.
+func describeDir(dir string) (Input, error) {
+	h := fnv.New64a()
+	in := Input{Path: dir}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		st, err := os.Stat(p) // follows links
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", filepath.ToSlash(rel), st.Size(), st.ModTime().UnixNano())
+		in.Size += st.Size()
+		if t := st.ModTime().UTC(); t.After(in.ModTime) {
+			in.ModTime = t
+		}
+		return nil
+	})
+	if err != nil {
+		return Input{}, err
+	}
+	in.Fingerprint = fmt.Sprintf("%016x", h.Sum64())
+	return in, nil
 }
 
 // ErrOverlap reports a merge of statistics that cover the same input.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -61,5 +62,14 @@ func (c checkpointFlags) config(input string, o stream.Options) (lda.Checkpoint,
 		fmt.Fprintf(statsOut, "fit: resuming from the checkpoints in %s (%s)\n", *c.dir, strings.Join(held, ", "))
 	}
 	key := fmt.Sprintf("%s size=%d mtime=%d batch-rows=%d batch-bytes=%d", abs, st.Size(), st.ModTime().UnixNano(), o.BatchRows, o.BatchBytes)
+	if st.IsDir() {
+		// A directory's own size and time miss a file changed, or added
+		// to a subdirectory: the key holds its tree's fingerprint.
+		in, err := implicit.DescribeInput(input)
+		if err != nil {
+			return lda.Checkpoint{}, err
+		}
+		key = fmt.Sprintf("%s files=%s size=%d batch-rows=%d batch-bytes=%d", abs, in.Fingerprint, in.Size, o.BatchRows, o.BatchBytes)
+	}
 	return lda.Checkpoint{Dir: *c.dir, Key: key, Every: every}, nil
 }
