@@ -83,6 +83,7 @@ const (
 	DefaultTermColumn   = core.DefaultTermColumn
 	DefaultCountColumn  = core.DefaultCountColumn
 	DefaultTextColumn   = core.DefaultTextColumn
+	DefaultVectorColumn = core.DefaultVectorColumn
 	DefaultValuesColumn = core.DefaultValuesColumn
 	DefaultBatchRows    = core.DefaultBatchRows
 	DefaultBatchBytes   = core.DefaultBatchBytes

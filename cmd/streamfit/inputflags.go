@@ -40,6 +40,7 @@ func addDocFlags(fs *flag.FlagSet, o *stream.Options) {
 	fs.StringVar(&o.DocColumn, "doc-column", stream.DefaultDocColumn, "document id column of a long (doc, term, count) table")
 	fs.StringVar(&o.TermColumn, "term-column", stream.DefaultTermColumn, "term id column of a long table")
 	fs.StringVar(&o.CountColumn, "count-column", stream.DefaultCountColumn, "count column of a long table")
+	fs.StringVar(&o.VectorColumn, "vector-column", stream.DefaultVectorColumn, "column of Spark ML vectors (struct<type,size,indices,values>, as CountVectorizer writes), used when there is no --terms-column")
 	addTextFlags(fs, o)
 }
 

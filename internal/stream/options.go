@@ -20,9 +20,13 @@ type Options struct {
 	// layout (list of term ids + list of counts) or the pairs layout
 	// (TermsColumn holds list<struct<term,count>>). DocColumn/TermColumn/
 	// CountColumn: the long (doc, term, count) layout. TextColumn: raw text.
+	// VectorColumn: the vector layout, a column of Spark ML vectors
+	// (struct<type, size, indices list<int>, values list<double>>, as
+	// CountVectorizer writes them).
 	TermsColumn, CountsColumn          string
 	DocColumn, TermColumn, CountColumn string
 	TextColumn                         string
+	VectorColumn                       string
 
 	// Dense tables: ValuesColumn holds fixed_size_list<float> or list<float>;
 	// Columns lists numeric columns instead (empty with no ValuesColumn means
@@ -63,6 +67,7 @@ const (
 	DefaultTermColumn   = "term"
 	DefaultCountColumn  = "count"
 	DefaultTextColumn   = "text"
+	DefaultVectorColumn = "features"
 	DefaultValuesColumn = "x"
 	DefaultBatchRows    = 4096
 	DefaultBatchBytes   = 2 << 20
@@ -81,6 +86,7 @@ func (o Options) WithDefaults() Options {
 	def(&o.TermColumn, DefaultTermColumn)
 	def(&o.CountColumn, DefaultCountColumn)
 	def(&o.TextColumn, DefaultTextColumn)
+	def(&o.VectorColumn, DefaultVectorColumn)
 	if o.BatchRows <= 0 {
 		o.BatchRows = DefaultBatchRows
 	}

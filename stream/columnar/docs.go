@@ -82,6 +82,7 @@ func termsFromStats(md *metadata.FileMetaData, ds docSchema) int {
 		p := md.Schema.Column(i).ColumnPath()
 		switch {
 		case ds.layout == LayoutLists && p[0] == ds.cols[0],
+			ds.layout == LayoutVector && len(p) > 1 && p[0] == ds.cols[0] && p[1] == "indices",
 			ds.layout == LayoutPairs && p[0] == ds.cols[0] && p[len(p)-1] == ds.term,
 			ds.layout == LayoutLong && len(p) == 1 && p[0] == ds.cols[1]:
 			col = i

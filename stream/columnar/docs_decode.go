@@ -326,6 +326,104 @@ func (d *docDecoder) pairsChunk(out *[]*stream.Docs, row0 int64, la arrow.Array,
 	return csr(d, out, row0, la.Len(), o64, o64, nf, nil, terms, counts)
 }
 
+// vectorChunk decodes one record of the vector layout (Spark ML vectors):
+// a sparse row's indices are its term ids and its values their counts; a
+// dense row's values are the counts of term ids 0, 1, …, its zeros left
+// out. Counts must be whole non-negative numbers, as a CountVectorizer's.
+func (d *docDecoder) vectorChunk(out *[]*stream.Docs, row0 int64, va arrow.Array) error {
+	st, ok := va.(*array.Struct)
+	if !ok {
+		return d.errorf(-1, d.termCol, stream.ErrSchema, "column is not a struct")
+	}
+	stt := st.DataType().(*arrow.StructType)
+	ti, _ := stt.FieldIdx("type")
+	ii, _ := stt.FieldIdx("indices")
+	vi, _ := stt.FieldIdx("values")
+	typ, _, bad := ints(st.Field(ti), nil)
+	if bad != nil {
+		return d.errorf(row0+int64(bad.at), d.termCol, stream.ErrValue, "type: %s", bad.msg)
+	}
+	i32, i64, iv := offsets(st.Field(ii))
+	v32, v64, vv := offsets(st.Field(vi))
+	if vv == nil || iv == nil {
+		return d.errorf(-1, d.termCol, stream.ErrSchema, "indices and values are not lists")
+	}
+	var idx, vals []int32
+	if idx, d.tscratch, bad = ints(iv, d.tscratch); bad != nil {
+		return d.errorf(row0+rowAt(i32, i64, bad.at), d.termCol, stream.ErrValue, "indices: %s", bad.msg)
+	}
+	if vals, d.cscratch, bad = ints(vv, d.cscratch); bad != nil {
+		return d.errorf(row0+rowAt(v32, v64, bad.at), d.termCol, stream.ErrValue, "values: %s (a count must be a whole non-negative number)", bad.msg)
+	}
+	span := func(o32 []int32, o64 []int64, i int) (int, int) {
+		if o32 != nil {
+			return int(o32[i]), int(o32[i+1])
+		}
+		return int(o64[i]), int(o64[i+1])
+	}
+	var dt, dc []int32
+	b := (*out)[len(*out)-1]
+	for i := range va.Len() {
+		row := row0 + int64(i)
+		if b.Len() >= d.batchRows {
+			b = d.newDocs(b.Start + int64(b.Len()))
+			*out = append(*out, b)
+		}
+		if st.IsNull(i) || st.Field(ti).IsNull(i) {
+			return d.errorf(row, d.termCol, stream.ErrValue, "null vector")
+		}
+		vlo, vhi := span(v32, v64, i)
+		if vlo < 0 || vlo > vhi || vhi > len(vals) {
+			return d.errorf(row, d.termCol, stream.ErrCorrupt, "list offsets out of bounds")
+		}
+		if anyNull(vv, vlo, vhi) {
+			return d.errorf(row, d.termCol, stream.ErrValue, "null count")
+		}
+		var t, c []int32
+		switch typ[i] {
+		case 0: // sparse
+			ilo, ihi := span(i32, i64, i)
+			if ilo < 0 || ilo > ihi || ihi > len(idx) {
+				return d.errorf(row, d.termCol, stream.ErrCorrupt, "list offsets out of bounds")
+			}
+			if anyNull(iv, ilo, ihi) {
+				return d.errorf(row, d.termCol, stream.ErrValue, "null term id")
+			}
+			if ihi-ilo != vhi-vlo {
+				return d.errorf(row, d.termCol, stream.ErrValue, "sparse vector with %d indices and %d values", ihi-ilo, vhi-vlo)
+			}
+			t, c = idx[ilo:ihi], vals[vlo:vhi]
+		case 1: // dense
+			dt, dc = dt[:0], dc[:0]
+			for j, x := range vals[vlo:vhi] {
+				if x != 0 {
+					dt, dc = append(dt, int32(j)), append(dc, x)
+				}
+			}
+			t, c = dt, dc
+		default:
+			return d.errorf(row, d.termCol, stream.ErrValue, "vector type %d is neither sparse (0) nor dense (1)", typ[i])
+		}
+		if err := d.appendDoc(b, row, t, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// anyNull reports whether a has a null among its values lo..hi−1.
+func anyNull(a arrow.Array, lo, hi int) bool {
+	if a.NullN() == 0 {
+		return false
+	}
+	for i := lo; i < hi; i++ {
+		if a.IsNull(i) {
+			return true
+		}
+	}
+	return false
+}
+
 // docsPart is the decoded documents of one piece, with Start relative to it.
 type docsPart struct {
 	batches []*stream.Docs
@@ -375,13 +473,17 @@ func (d *docDecoder) decodeDocs(ds docSchema, l loaded) (docsPart, error) {
 				break
 			}
 			err = d.listsChunk(&part.batches, part.rows, ta, ca)
-		case LayoutPairs:
+		case LayoutPairs, LayoutVector:
 			la := column(rec, ds.cols[0])
 			if la == nil {
 				err = d.errorf(-1, "", stream.ErrSchema, "record batch lacks column %q", ds.cols[0])
 				break
 			}
-			err = d.pairsChunk(&part.batches, part.rows, la, ds.term, ds.count)
+			if ds.layout == LayoutVector {
+				err = d.vectorChunk(&part.batches, part.rows, la)
+			} else {
+				err = d.pairsChunk(&part.batches, part.rows, la, ds.term, ds.count)
+			}
 		default:
 			err = fmt.Errorf("columnar: layout %s is not decoded by decodeDocs", ds.layout)
 		}

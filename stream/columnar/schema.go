@@ -23,6 +23,11 @@ const (
 	LayoutPairs = "pairs"
 	LayoutLong  = "long"
 	LayoutText  = "text"
+	// LayoutVector is a column of Spark ML vectors (the features column
+	// CountVectorizer writes): struct<type, size, indices, values>, sparse
+	// rows (type 0) holding the term ids in indices and the counts in
+	// values, dense rows (type 1) a count per term id in values.
+	LayoutVector = "vector"
 )
 
 // docSchema is the document layout found in a schema and the columns it uses.
@@ -138,6 +143,12 @@ func detectDocs(path string, sc *arrow.Schema, o stream.Options) (docSchema, err
 		}
 		return docSchema{layout: LayoutLists, cols: []string{o.TermsColumn, o.CountsColumn}}, nil
 	}
+	if vf, ok := field(sc, o.VectorColumn); ok {
+		if !isVector(vf.Type) {
+			return docSchema{}, schemaErr(path, o.VectorColumn, sc, "column %q has type %s, want a Spark ML vector struct<type:int8, size:int32, indices:list<int32>, values:list<double>>", o.VectorColumn, vf.Type)
+		}
+		return docSchema{layout: LayoutVector, cols: []string{o.VectorColumn}}, nil
+	}
 	df, hasDoc := field(sc, o.DocColumn)
 	tf, hasTerm := field(sc, o.TermColumn)
 	cf, hasCount := field(sc, o.CountColumn)
@@ -164,8 +175,25 @@ func detectDocs(path string, sc *arrow.Schema, o stream.Options) (docSchema, err
 		}
 		return docSchema{layout: LayoutText, cols: []string{o.TextColumn}}, nil
 	}
-	return docSchema{}, schemaErr(path, "", sc, "no document columns: want %q and %q (lists), %q as list<struct> (pairs), %q, %q and %q (long) or %q (text)",
-		o.TermsColumn, o.CountsColumn, o.TermsColumn, o.DocColumn, o.TermColumn, o.CountColumn, o.TextColumn)
+	return docSchema{}, schemaErr(path, "", sc, "no document columns: want %q and %q (lists), %q as list<struct> (pairs), %q as Spark ML vectors (vector), %q, %q and %q (long) or %q (text)",
+		o.TermsColumn, o.CountsColumn, o.TermsColumn, o.VectorColumn, o.DocColumn, o.TermColumn, o.CountColumn, o.TextColumn)
+}
+
+// isVector reports whether t is Spark ML's vector type: a struct with an
+// integer type, a list of integer indices and a list of numeric values.
+func isVector(t arrow.DataType) bool {
+	st, ok := t.(*arrow.StructType)
+	if !ok {
+		return false
+	}
+	tf, ok1 := st.FieldByName("type")
+	inf, ok2 := st.FieldByName("indices")
+	vf, ok3 := st.FieldByName("values")
+	if !ok1 || !ok2 || !ok3 || !isInt(tf.Type) {
+		return false
+	}
+	ie, ve := listElem(inf.Type), listElem(vf.Type)
+	return ie != nil && isInt(ie) && ve != nil && isNumeric(ve)
 }
 
 // metaValue looks a key up in the schema metadata.
