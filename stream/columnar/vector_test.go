@@ -77,16 +77,9 @@ func writeSparkVectors(t *testing.T, path string, docs *stream.Docs, d int, dens
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rg)), pqarrow.DefaultWriterProps())
-	if err == nil {
-		err = w.Write(rec)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	writeClose(t, w, err, rec)
 }
 
 // countsOf is document i of docs as term → count.
