@@ -6,17 +6,27 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
 
-// header is the three-line preamble of a docword file.
+// header is the preamble of a docword file: three lines holding D, W and
+// NNZ; or, for a Matrix Market coordinate file (what gensim's MmCorpus
+// writes: documents as rows, terms as columns), its banner, comment lines
+// and one line holding D W NNZ.
 type header struct {
 	D, W, NNZ int64
+	// lines is the number of lines before the first entry; dLine, wLine and
+	// nnzLine the lines that gave D, W and NNZ, for messages.
+	lines, dLine, wLine, nnzLine int64
+	// market is true for a Matrix Market file, whose counts may be written
+	// as reals with a zero fraction ("2.0").
+	market bool
 }
 
-// headerLines is the number of lines before the first entry.
-const headerLines = 3
+// marketBanner starts a Matrix Market file.
+const marketBanner = "%%MatrixMarket"
 
 // maxTerms is the largest vocabulary whose 0-based term ids fit in an int32.
 const maxTerms = math.MaxInt32 + 1
@@ -42,8 +52,11 @@ func readHeader(path string) (header, error) {
 	}
 	defer closeDec()
 	br := bufio.NewReaderSize(dec, 4096)
-	names := [headerLines]string{"D (documents)", "W (vocabulary size)", "NNZ (entries)"}
-	var vals [headerLines]int64
+	if head, _ := br.Peek(len(marketBanner)); string(head) == marketBanner {
+		return readMarketHeader(path, br)
+	}
+	names := [3]string{"D (documents)", "W (vocabulary size)", "NNZ (entries)"}
+	var vals [3]int64
 	for i := range vals {
 		line := int64(i + 1)
 		b, err := br.ReadSlice('\n')
@@ -63,9 +76,69 @@ func readHeader(path string) (header, error) {
 		}
 		vals[i] = v
 	}
-	h = header{D: vals[0], W: vals[1], NNZ: vals[2]}
+	h = header{D: vals[0], W: vals[1], NNZ: vals[2], lines: 3, dLine: 1, wLine: 2, nnzLine: 3}
 	if h.W > maxTerms {
 		return h, stream.Errorf(path, 2, -1, "", stream.ErrValue, "vocabulary size %d is larger than %d", h.W, int64(maxTerms))
+	}
+	return h, nil
+}
+
+// readMarketHeader parses the header of a Matrix Market file: the banner
+// "%%MatrixMarket matrix coordinate real|integer general", comment lines
+// starting with %, and the size line "rows columns entries" (gensim pads it
+// with blanks), rows being the documents and columns the terms.
+func readMarketHeader(path string, br *bufio.Reader) (header, error) {
+	h := header{market: true}
+	line := int64(0)
+	next := func() ([]byte, error) {
+		line++
+		b, err := br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			return nil, stream.Errorf(path, line, -1, "", stream.ErrValue, "header line longer than %d bytes", len(b))
+		case err == io.EOF && len(b) == 0:
+			return nil, stream.Errorf(path, line, -1, "", stream.ErrValue, "file ends in its Matrix Market header, before the size line")
+		case err != nil && err != io.EOF:
+			return nil, stream.Errorf(path, line, -1, "", stream.ErrCorrupt, "%v", err)
+		}
+		return b, nil
+	}
+	b, err := next()
+	if err != nil {
+		return h, err
+	}
+	f := strings.Fields(strings.ToLower(string(b)))
+	if len(f) != 5 || f[1] != "matrix" || f[2] != "coordinate" || (f[3] != "real" && f[3] != "integer" && f[3] != "double") || f[4] != "general" {
+		return h, stream.Errorf(path, 1, -1, "", stream.ErrFormat, "Matrix Market banner %q: want %s matrix coordinate real|integer general (a sparse matrix of counts, documents as rows)", trimLine(b), marketBanner)
+	}
+	for {
+		if b, err = next(); err != nil {
+			return h, err
+		}
+		if len(b) == 0 || b[0] != '%' {
+			break
+		}
+	}
+	s := strings.Fields(string(b))
+	var vals [3]int64
+	for i := range vals {
+		if len(s) != 3 {
+			break
+		}
+		v, j, ok := parseUint([]byte(s[i]), 0)
+		if !ok || j != len(s[i]) {
+			s = nil
+			break
+		}
+		vals[i] = v
+	}
+	if len(s) != 3 {
+		return h, stream.Errorf(path, line, -1, "", stream.ErrValue, "Matrix Market size line %q: expected three non-negative integers, documents terms entries", trimLine(b))
+	}
+	h.D, h.W, h.NNZ = vals[0], vals[1], vals[2]
+	h.lines, h.dLine, h.wLine, h.nnzLine = line, line, line, line
+	if h.W > maxTerms {
+		return h, stream.Errorf(path, line, -1, "", stream.ErrValue, "vocabulary size %d is larger than %d", h.W, int64(maxTerms))
 	}
 	return h, nil
 }

@@ -52,7 +52,7 @@ func (m *mapping) unmap() { mmap.Unmap(m.data) }
 func (m *mapping) split(ctx context.Context, emit func(chunk) bool) error {
 	s, data := m.s, m.data
 	line := int64(1)
-	for skip := headerLines; skip > 0; skip-- {
+	for skip := s.h.lines; skip > 0; skip-- {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
 			return stream.Errorf(s.path, line, -1, "", stream.ErrCorrupt, "the header is gone: the file changed since it was opened")

@@ -19,15 +19,18 @@ func init() {
 
 // Match reports how sure it is that path is a docword file: 2 when the
 // (decompressed) head starts with three lines holding one non-negative integer
-// each, 1 when the name, without a .gz or .zst suffix, contains "docword" or
-// ends in .docword, 0 otherwise. head is at most a few KB of the raw file.
+// each, or with the banner of a Matrix Market file, 1 when the name, without
+// a .gz or .zst suffix, contains "docword" or ends in .mm or .mtx, 0
+// otherwise. head is at most a few KB of the raw file.
 func Match(path string, head []byte) int {
-	if head != nil && looksLikeDocword(decompressHead(head, 4096)) {
-		return 2
+	if head != nil {
+		if h := decompressHead(head, 4096); looksLikeDocword(h) || bytes.HasPrefix(h, []byte(marketBanner)) {
+			return 2
+		}
 	}
 	base, _ := stream.TrimCompression(path)
 	base = strings.ToLower(filepath.Base(base))
-	if strings.Contains(base, "docword") {
+	if strings.Contains(base, "docword") || strings.HasSuffix(base, ".mm") || strings.HasSuffix(base, ".mtx") {
 		return 1
 	}
 	return 0

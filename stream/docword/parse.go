@@ -162,18 +162,18 @@ func (s *Source) parse(ctx context.Context, ch chunk, pl *passPools) (*part, err
 				ln, next = ln[:nl], i+nl+1
 			}
 			var ok bool
-			if d, w, c, ok = parseEntry(ln); !ok {
-				p.err = diagnose(ln, line)
+			if d, w, c, ok = parseEntry(ln, s.h.market); !ok {
+				p.err = diagnose(ln, line, s.h.market)
 				break
 			}
 		}
 		i = next
 		if d == 0 || d > D {
-			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("document id %d is outside 1..%d given by the header (line 1)", d, D)}
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("document id %d is outside 1..%d given by the header (line %d)", d, D, s.h.dLine)}
 			break
 		}
 		if w == 0 || w > W {
-			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("word id %d is outside the vocabulary 1..%d given by the header (line 2)", w, W)}
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("word id %d is outside the vocabulary 1..%d given by the header (line %d)", w, W, s.h.wLine)}
 			break
 		}
 		if c > math.MaxInt32 {
@@ -236,7 +236,9 @@ func digits(data []byte, i int) (int64, int) {
 // parseEntry parses "docID wordID count" with blanks between and around the
 // fields (a trailing \r included). It is the hot loop of a pass; anything
 // unusual fails here and is explained by diagnose.
-func parseEntry(b []byte) (d, w, c int64, ok bool) {
+// With real, the count may have a fraction of zeros ("2.0"), as Matrix
+// Market files of real entries write whole counts.
+func parseEntry(b []byte, real bool) (d, w, c int64, ok bool) {
 	i := skipBlanks(b, 0)
 	if d, i, ok = parseUint(b, i); !ok || i >= len(b) || !isBlank(b[i]) {
 		return 0, 0, 0, false
@@ -248,6 +250,10 @@ func parseEntry(b []byte) (d, w, c int64, ok bool) {
 	i = skipBlanks(b, i+1)
 	if c, i, ok = parseUint(b, i); !ok {
 		return 0, 0, 0, false
+	}
+	if real && i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i] == '0'; i++ {
+		}
 	}
 	return d, w, c, skipBlanks(b, i) == len(b)
 }
@@ -290,7 +296,7 @@ func parseUint(b []byte, i int) (v int64, j int, ok bool) {
 }
 
 // diagnose explains why parseEntry rejected a line.
-func diagnose(ln []byte, line int64) *lineErr {
+func diagnose(ln []byte, line int64, real bool) *lineErr {
 	bad := func(format string, args ...any) *lineErr {
 		return &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf(format, args...)}
 	}
@@ -314,7 +320,7 @@ func diagnose(ln []byte, line int64) *lineErr {
 			case x > math.MaxInt64:
 				return bad("%s %s overflows a 64-bit integer", name, v)
 			}
-			if x == math.Trunc(x) {
+			if x == math.Trunc(x) && !real {
 				return bad("%s %s is a number but not written as an integer: use digits only (%s)", name, v, strconv.FormatFloat(x, 'f', -1, 64))
 			}
 			return bad("%s %s is not an integer", name, v)

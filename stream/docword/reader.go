@@ -41,6 +41,9 @@ func Open(path string, o stream.Options) (*Source, error) {
 	}
 	s := &Source{path: path, opts: o, h: h, chunk: defaultChunk}
 	s.info = stream.Info{Path: path, Format: "docword", Terms: int(h.W), Rows: h.D, NNZ: h.NNZ, Bytes: st.Size()}
+	if h.market {
+		s.info.Layout = "matrix-market"
+	}
 	vpath := o.VocabPath
 	if vpath == "" {
 		// The UCI convention: vocab.X.txt beside docword.X.txt (what Writer

@@ -70,7 +70,7 @@ func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools
 	prog := s.opts.Progress
 	var reported int64
 	line := int64(1)
-	skip := headerLines
+	skip := s.h.lines
 	bp := pl.getBuf(s.chunk)
 	n := 0 // bytes held in *bp
 	for {

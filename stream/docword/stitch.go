@@ -102,7 +102,7 @@ func (st *stitcher) add(p *part) error {
 	}
 	st.lines += p.lines
 	if nnz := st.s.h.NNZ; st.lines > nnz {
-		return stream.Errorf(path, headerLines+nnz+1, -1, "", stream.ErrValue, "more entries than NNZ=%d given by the header (line 3)", nnz)
+		return stream.Errorf(path, st.s.h.lines+nnz+1, -1, "", stream.ErrValue, "more entries than NNZ=%d given by the header (line %d)", nnz, st.s.h.nnzLine)
 	}
 	if e := p.err; e != nil {
 		if e.order {
@@ -122,7 +122,7 @@ func (st *stitcher) join(p *part, d int64, lo, hi int) error {
 		slices.Sort(st.tmp)
 		for i := 1; i < len(st.tmp); i++ {
 			if t := st.tmp[i]; t == st.tmp[i-1] {
-				return stream.Errorf(st.s.path, lineOf(p.ch, d, t), -1, "", stream.ErrValue, "word %d appears twice in document %d", int64(t)+1, d)
+				return stream.Errorf(st.s.path, lineOf(p.ch, d, t, st.s.h.market), -1, "", stream.ErrValue, "word %d appears twice in document %d", int64(t)+1, d)
 			}
 		}
 	}
@@ -155,7 +155,7 @@ func (st *stitcher) finish() error {
 }
 
 // lineOf finds the line of a chunk holding term t of document d.
-func lineOf(ch chunk, d int64, t int32) int64 {
+func lineOf(ch chunk, d int64, t int32, real bool) int64 {
 	line := ch.line
 	for data := ch.data; len(data) > 0; line++ {
 		ln := data
@@ -164,7 +164,7 @@ func lineOf(ch chunk, d int64, t int32) int64 {
 		} else {
 			data = nil
 		}
-		if dd, w, c, ok := parseEntry(ln); ok && dd == d && w == int64(t)+1 && c > 0 {
+		if dd, w, c, ok := parseEntry(ln, real); ok && dd == d && w == int64(t)+1 && c > 0 {
 			return line
 		}
 	}
@@ -207,7 +207,7 @@ func (s *Source) firstLineOf(ctx context.Context, d, before int64) (int64, error
 		if err != nil && (err != io.EOF || len(b) == 0) {
 			return 0, nil
 		}
-		if line <= headerLines {
+		if line <= s.h.lines {
 			continue
 		}
 		if v, _, ok := parseUint(b, skipBlanks(b, 0)); ok && v == d {
