@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/streamfit/streamfit/internal/npy"
 )
 
 // TestLoadNumpyFile reads a file numpy.save wrote: (arange(10)+1) as a 2×5
@@ -38,15 +40,15 @@ func TestLoadNumpyFile(t *testing.T) {
 	}
 }
 
-// npy encodes rows as a .npy file of the given version, element type and byte order.
-func npy(t testing.TB, version byte, descr string, rows [][]float64, header string) []byte {
+// npyBytes encodes rows as a .npy file of the given version, element type and byte order.
+func npyBytes(t testing.TB, version byte, descr string, rows [][]float64, header string) []byte {
 	t.Helper()
 	if header == "" {
 		header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" +
 			strconv.Itoa(len(rows)) + ", " + strconv.Itoa(len(rows[0])) + "), }"
 	}
 	var buf bytes.Buffer
-	buf.WriteString(npyMagic)
+	buf.WriteString(npy.Magic)
 	buf.WriteByte(version)
 	buf.WriteByte(0)
 	if version == 1 {
@@ -79,7 +81,7 @@ func TestReadNPYVariants(t *testing.T) {
 		descr   string
 	}{{1, "<f8"}, {1, ">f8"}, {2, "<f4"}, {3, ">f4"}, {1, "=f8"}} {
 		p := filepath.Join(dir, "m.npy")
-		if err := os.WriteFile(p, npy(t, c.version, c.descr, rows, ""), 0o644); err != nil {
+		if err := os.WriteFile(p, npyBytes(t, c.version, c.descr, rows, ""), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		got, err := ReadNPY(p)
@@ -106,20 +108,20 @@ func TestLoadBadMatrices(t *testing.T) {
 		}
 		return p
 	}
-	full := npy(t, 1, "<f8", good, "")
+	full := npyBytes(t, 1, "<f8", good, "")
 	for _, c := range []struct {
 		name string
 		data []byte
 		want string
 	}{
 		{"magic", []byte("not a numpy file"), "no NumPy magic"},
-		{"int", npy(t, 1, "<f8", good, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }"), "not float32 or float64"},
-		{"fortran", npy(t, 1, "<f8", good, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }"), "Fortran order"},
-		{"3d", npy(t, 1, "<f8", good, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 2), }"), "not two dimensional"},
+		{"int", npyBytes(t, 1, "<f8", good, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }"), "not float32 or float64"},
+		{"fortran", npyBytes(t, 1, "<f8", good, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }"), "Fortran order"},
+		{"3d", npyBytes(t, 1, "<f8", good, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 2), }"), "not two dimensional"},
 		{"truncated", full[:len(full)-3], "needs"},
-		{"negative", npy(t, 1, "<f8", [][]float64{{0.5, 0.5}, {-0.1, 1.1}}, ""), "row 1, column 0"},
-		{"nan", npy(t, 1, "<f8", [][]float64{{0.5, math.NaN()}, {0.5, 0.5}}, ""), "row 0, column 1"},
-		{"zero row", npy(t, 1, "<f8", [][]float64{{0.5, 0.5}, {0, 0}}, ""), "row 1 is all zeros"},
+		{"negative", npyBytes(t, 1, "<f8", [][]float64{{0.5, 0.5}, {-0.1, 1.1}}, ""), "row 1, column 0"},
+		{"nan", npyBytes(t, 1, "<f8", [][]float64{{0.5, math.NaN()}, {0.5, 0.5}}, ""), "row 0, column 1"},
+		{"zero row", npyBytes(t, 1, "<f8", [][]float64{{0.5, 0.5}, {0, 0}}, ""), "row 1 is all zeros"},
 	} {
 		p := write(c.name+".npy", c.data)
 		_, err := Load(p, LoadOptions{})
@@ -166,8 +168,8 @@ func TestTopicsParquetRoundTrip(t *testing.T) {
 // FuzzReadNPY: any bytes either fail with an error naming the file or give
 // a k×d matrix whose size the header declared.
 func FuzzReadNPY(f *testing.F) {
-	f.Add(npy(f, 1, "<f8", [][]float64{{0.5, 0.5}}, ""))
-	f.Add(npy(f, 2, ">f4", [][]float64{{1, 2, 3}, {4, 5, 6}}, ""))
+	f.Add(npyBytes(f, 1, "<f8", [][]float64{{0.5, 0.5}}, ""))
+	f.Add(npyBytes(f, 2, ">f4", [][]float64{{1, 2, 3}, {4, 5, 6}}, ""))
 	if b, err := os.ReadFile("testdata/topics_numpy.npy"); err == nil {
 		f.Add(b)
 	}

@@ -2,23 +2,12 @@ package models
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"regexp"
-	"strconv"
-	"strings"
-)
 
-// npyMagic starts every NumPy .npy file.
-const npyMagic = "\x93NUMPY"
-
-var (
-	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*'([<>=|])(f[48])'`)
-	npyFortran = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
-	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
+	"github.com/streamfit/streamfit/internal/npy"
 )
 
 // ReadNPY reads a k×d matrix of float32 or float64 values in C (row-major)
@@ -36,80 +25,30 @@ func ReadNPY(path string) ([][]float64, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%s: not a k×d .npy matrix: %s", path, fmt.Sprintf(format, a...))
 	}
-	head := make([]byte, 8)
-	if _, err := io.ReadFull(r, head); err != nil || string(head[:6]) != npyMagic {
-		return nil, bad("no NumPy magic")
+	h, err := npy.ReadHeader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var hlen int
-	switch head[6] {
-	case 1:
-		var b [2]byte
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, bad("truncated header")
-		}
-		hlen = int(binary.LittleEndian.Uint16(b[:]))
-	case 2, 3:
-		var b [4]byte
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, bad("truncated header")
-		}
-		hlen = int(binary.LittleEndian.Uint32(b[:]))
-	default:
-		return nil, bad("format version %d.%d", head[6], head[7])
+	if h.Kind != 'f' || (h.Size != 4 && h.Size != 8) {
+		return nil, bad("element type %s is not float32 or float64", h.Descr)
 	}
-	if hlen > 1<<20 {
-		return nil, bad("header of %d bytes", hlen)
-	}
-	hb := make([]byte, hlen)
-	if _, err := io.ReadFull(r, hb); err != nil {
-		return nil, bad("truncated header")
-	}
-	h := string(hb)
-	m := npyDescr.FindStringSubmatch(h)
-	if m == nil {
-		return nil, bad("element type in %q is not float32 or float64", strings.TrimSpace(h))
-	}
-	var order binary.ByteOrder = binary.LittleEndian
-	if m[1] == ">" {
-		order = binary.BigEndian
-	}
-	size := 8
-	if m[2] == "f4" {
-		size = 4
-	}
-	if fo := npyFortran.FindStringSubmatch(h); fo == nil || fo[1] != "False" {
+	order, size := h.Order, h.Size
+	if h.Fortran {
 		return nil, bad("Fortran order (save a C-ordered array: numpy.ascontiguousarray)")
 	}
-	sm := npyShape.FindStringSubmatch(h)
-	if sm == nil {
-		return nil, bad("no shape in %q", strings.TrimSpace(h))
-	}
-	var shape []int
-	for _, s := range strings.Split(sm[1], ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return nil, bad("shape (%s)", sm[1])
-		}
-		shape = append(shape, n)
-	}
+	shape := h.Shape
 	if len(shape) != 2 {
-		return nil, bad("shape (%s) is not two dimensional", sm[1])
+		return nil, bad("shape %v is not two dimensional", shape)
+	}
+	if shape[0] < 1 || shape[1] < 1 {
+		return nil, bad("shape %v has no entries", shape)
 	}
 	k, d := shape[0], shape[1]
 	if int64(k) > 1<<40/int64(d) {
 		return nil, bad("shape (%d, %d) is too large", k, d)
 	}
 	if st, err := f.Stat(); err == nil {
-		want := int64(len(head)) + int64(hlen) + int64(k)*int64(d)*int64(size)
-		if head[6] == 1 {
-			want += 2
-		} else {
-			want += 4
-		}
-		if st.Size() != want {
+		if want := h.Bytes + int64(k)*int64(d)*int64(size); st.Size() != want {
 			return nil, bad("%d bytes, but a %d×%d matrix of %d-byte values needs %d", st.Size(), k, d, size, want)
 		}
 	}

@@ -8,12 +8,13 @@ import (
 	// wherever Open is reachable.
 	_ "github.com/streamfit/streamfit/stream/columnar"
 	_ "github.com/streamfit/streamfit/stream/docword"
+	_ "github.com/streamfit/streamfit/stream/npz"
 	_ "github.com/streamfit/streamfit/stream/text"
 )
 
 // Format is a file format the data layer can read or write: its name, how it
 // recognises a file, and the openers and creators it supports. The built-in
-// formats ("docword", "parquet", "arrow", "arrow-stream", "dataset",
+// formats ("docword", "parquet", "arrow", "arrow-stream", "dataset", "npz",
 // "text-lines", "text-dir") are always registered; Register adds others.
 type Format = core.Format
 

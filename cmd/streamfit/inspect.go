@@ -166,7 +166,9 @@ With --row-groups it lists only those, from the metadata, without reading the da
 			return err
 		}
 		*dense = false
-	} else if !*dense {
+	}
+	var docsErr error // the documents' schema error, when the file is then read as dense samples
+	if !*dense && in == nil {
 		p, done := startProgress(*prog, "inspect", fileSize(path))
 		o.Progress = p
 		src, oerr := stream.Open(path, *o)
@@ -178,6 +180,7 @@ With --row-groups it lists only those, from the metadata, without reading the da
 			in, err = inspectText(ctx, path, *o)
 		case errors.Is(oerr, stream.ErrSchema):
 			*dense = true // a table without document columns may hold samples
+			docsErr = oerr
 		default:
 			err = oerr
 		}
@@ -189,6 +192,9 @@ With --row-groups it lists only those, from the metadata, without reading the da
 	if *dense {
 		src, err := stream.OpenDense(path, *o)
 		if err != nil {
+			if docsErr != nil && errors.Is(err, stream.ErrFormat) {
+				return docsErr // a format of documents only: say what is wrong with them
+			}
 			return err
 		}
 		in, err = inspectDense(ctx, src)

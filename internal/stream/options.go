@@ -8,8 +8,8 @@ import (
 // uses the default column names, batch size and one worker per CPU.
 type Options struct {
 	// Format forces a format by name ("docword", "parquet", "arrow", "arrow-stream",
-	// "dataset", "text-lines", "text-dir"); empty detects it from the name and the
-	// content.
+	// "dataset", "npz", "text-lines", "text-dir"); empty detects it from the name
+	// and the content.
 	Format string
 	// VocabPath names a vocabulary file, one word per line (UCI vocab.*.txt).
 	VocabPath string

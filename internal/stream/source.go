@@ -11,7 +11,7 @@ type Info struct {
 	// Path is the file or directory the source reads; empty for in-memory sources.
 	Path string `json:"path,omitempty"`
 	// Format names the decoder: "docword", "parquet", "arrow", "arrow-stream",
-	// "dataset", "text-lines", "text-dir", "memory", "generated".
+	// "dataset", "npz", "text-lines", "text-dir", "memory", "generated".
 	Format string `json:"format"`
 	// Layout names the document shape inside the format: "lists", "pairs", "long",
 	// "text" for documents; "fixed-list", "list", "columns" for dense rows.

@@ -1,0 +1,393 @@
+// Package npz reads sparse matrices of counts saved by scipy's
+// scipy.sparse.save_npz, documents as rows and terms as columns: what
+// scikit-learn's CountVectorizer.fit_transform returns, saved as it is. It
+// registers the "npz" format with the stream registry, through which
+// stream.Open reads such files.
+//
+// A .npz file is a zip of NumPy arrays; save_npz writes a CSR matrix as
+// format ("csr"), shape (documents, terms), indptr, indices and data. A pass
+// inflates indptr, indices and data side by side, a batch of documents at
+// a time, so memory does not grow with the matrix. Other sparse formats
+// (csc, coo, …) are refused with the conversion that would do (X.tocsr()).
+package npz
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/streamfit/streamfit/internal/npy"
+	"github.com/streamfit/streamfit/internal/stream"
+)
+
+// Format is the registry name of the format.
+const Format = "npz"
+
+func init() {
+	stream.Register(stream.Format{
+		Name:     Format,
+		Match:    Match,
+		OpenDocs: func(path string, o stream.Options) (stream.DocSource, error) { return Open(path, o) },
+	})
+}
+
+// zipMagic starts a zip file (a local file header).
+var zipMagic = []byte("PK\x03\x04")
+
+// Match scores path: 2 for a zip file named .npz, 1 for the name alone.
+// (A zip file is not claimed by its content alone: it may hold anything.)
+func Match(path string, head []byte) int {
+	if strings.ToLower(filepath.Ext(path)) != ".npz" {
+		return 0
+	}
+	if bytes.HasPrefix(head, zipMagic) {
+		return 2
+	}
+	return 1
+}
+
+// Source is a .npz sparse matrix opened for reading; every pass reopens
+// the file.
+type Source struct {
+	path   string
+	o      stream.Options
+	d, nnz int64
+	info   stream.Info
+}
+
+// arrays are the members of a CSR matrix that a pass reads.
+var arrays = [3]string{"indptr.npy", "indices.npy", "data.npy"}
+
+// Open checks that path holds a CSR matrix (its format, shape and array
+// headers), and reads the vocabulary o.VocabPath names, whose length must
+// be the number of columns.
+func Open(path string, o stream.Options) (*Source, error) {
+	o = o.WithDefaults()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "not a .npz (zip) file: %v", err)
+	}
+	defer z.Close()
+	member := func(name string) (*zip.File, error) {
+		for _, f := range z.File {
+			if f.Name == name {
+				return f, nil
+			}
+		}
+		return nil, stream.Errorf(path, 0, -1, name, stream.ErrSchema, "no %s: not a sparse matrix saved by scipy.sparse.save_npz", name)
+	}
+	readAll := func(name string, limit int64) (npy.Header, []byte, error) {
+		f, err := member(name)
+		if err != nil {
+			return npy.Header{}, nil, err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return npy.Header{}, nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		defer rc.Close()
+		h, err := npy.ReadHeader(rc)
+		if err != nil {
+			return h, nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(rc, limit))
+		if err != nil {
+			return h, nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		return h, b, nil
+	}
+	fh, fb, err := readAll("format.npy", 64)
+	if err != nil {
+		return nil, err
+	}
+	format := strings.TrimRight(string(fb), "\x00")
+	if fh.Kind == 'U' {
+		format = strings.ReplaceAll(format, "\x00", "")
+	}
+	if format != "csr" {
+		return nil, stream.Errorf(path, 0, -1, "format.npy", stream.ErrSchema, "a %q matrix; save the CSR form, documents as rows (scipy.sparse.save_npz(path, X.tocsr()))", format)
+	}
+	sh, sb, err := readAll("shape.npy", 64)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := ints(sh, sb)
+	if err != nil || len(shape) != 2 || shape[0] < 0 || shape[1] < 0 {
+		return nil, stream.Errorf(path, 0, -1, "shape.npy", stream.ErrSchema, "shape %v is not (documents, terms)", shape)
+	}
+	s := &Source{path: path, o: o, d: shape[0]}
+	if shape[1] > math.MaxInt32 {
+		return nil, stream.Errorf(path, 0, -1, "shape.npy", stream.ErrValue, "%d terms: more than %d", shape[1], math.MaxInt32)
+	}
+	var hs [3]npy.Header
+	for i, name := range arrays {
+		f, err := member(name)
+		if err != nil {
+			return nil, err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		hs[i], err = npy.ReadHeader(rc)
+		rc.Close()
+		if err != nil {
+			return nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		if err := checkArray(path, name, hs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if n := hs[0].Len(); n != s.d+1 {
+		return nil, stream.Errorf(path, 0, -1, "indptr.npy", stream.ErrSchema, "%d row pointers for %d documents", n, s.d)
+	}
+	if hs[1].Len() != hs[2].Len() {
+		return nil, stream.Errorf(path, 0, -1, "data.npy", stream.ErrSchema, "%d values for %d indices", hs[2].Len(), hs[1].Len())
+	}
+	s.nnz = hs[1].Len()
+	s.info = stream.Info{Path: path, Format: Format, Layout: "csr", Terms: int(shape[1]), Rows: s.d, NNZ: s.nnz}
+	if st, err := os.Stat(path); err == nil {
+		s.info.Bytes = st.Size()
+	}
+	if o.VocabPath != "" {
+		words, err := stream.ReadVocab(o.VocabPath)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(words)) != shape[1] {
+			return nil, stream.Errorf(path, 0, -1, "", stream.ErrValue, "%d terms but the vocabulary %s has %d words", shape[1], o.VocabPath, len(words))
+		}
+		s.info.Vocab = words
+	}
+	return s, nil
+}
+
+// checkArray refuses an array a CSR pass cannot read: not one
+// dimensional, not of numbers, or indices and pointers that are not
+// integers.
+func checkArray(path, name string, h npy.Header) error {
+	numeric := h.Kind == 'i' || h.Kind == 'u' || (h.Kind == 'f' && name == "data.npy")
+	if !numeric || (h.Size != 1 && h.Size != 2 && h.Size != 4 && h.Size != 8) || (h.Kind == 'f' && h.Size < 4) {
+		return stream.Errorf(path, 0, -1, name, stream.ErrSchema, "element type %s: want integers (counts may also be floats holding whole numbers)", h.Descr)
+	}
+	if len(h.Shape) != 1 {
+		return stream.Errorf(path, 0, -1, name, stream.ErrSchema, "shape %v is not one dimensional", h.Shape)
+	}
+	return nil
+}
+
+// Info describes the matrix: Rows documents, Terms columns, NNZ stored
+// entries (explicit zeros included, which passes leave out).
+func (s *Source) Info() stream.Info { return s.info }
+
+// Docs is one pass over the documents, a batch of o.BatchRows at a time.
+func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(yield func(*stream.Docs, error) bool) {
+		if err := s.pass(ctx, yield); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// pass reads the three arrays side by side and yields the batches; it
+// returns the error that ends it, or nil when the consumer stopped.
+func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool) error {
+	z, err := zip.OpenReader(s.path)
+	if err != nil {
+		return stream.Errorf(s.path, 0, -1, "", stream.ErrCorrupt, "%v", err)
+	}
+	defer z.Close()
+	var rs [3]*reader
+	for i, name := range arrays {
+		var f *zip.File
+		for _, zf := range z.File {
+			if zf.Name == name {
+				f = zf
+			}
+		}
+		if f == nil {
+			return stream.Errorf(s.path, 0, -1, name, stream.ErrCorrupt, "gone: the file changed since it was opened")
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return stream.Errorf(s.path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		defer rc.Close()
+		br := bufio.NewReaderSize(rc, 256<<10)
+		h, err := npy.ReadHeader(br)
+		if err != nil {
+			return stream.Errorf(s.path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+		}
+		rs[i] = &reader{path: s.path, name: name, r: br, h: h}
+	}
+	w := int64(s.info.Terms)
+	stamp := make([]int64, w)
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	var ptr, idx, cnt []int64
+	prev, err := rs[0].next(1, &ptr)
+	if err != nil {
+		return err
+	}
+	if prev[0] != 0 {
+		return stream.Errorf(s.path, 0, 0, "indptr.npy", stream.ErrValue, "the first row pointer is %d, not 0", prev[0])
+	}
+	last := prev[0]
+	for start := int64(0); start < s.d; {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		n := min(int64(s.o.BatchRows), s.d-start)
+		p, err := rs[0].next(n, &ptr)
+		if err != nil {
+			return err
+		}
+		hi := p[len(p)-1]
+		if hi < last || hi > s.nnz {
+			return stream.Errorf(s.path, 0, start, "indptr.npy", stream.ErrValue, "row pointers outside 0..%d or decreasing", s.nnz)
+		}
+		terms, err := rs[1].next(hi-last, &idx)
+		if err != nil {
+			return err
+		}
+		counts, err := rs[2].next(hi-last, &cnt)
+		if err != nil {
+			return err
+		}
+		b := stream.NewDocs(start)
+		lo := last
+		for i, e := range p {
+			row := start + int64(i)
+			if e < lo {
+				b.Release()
+				return stream.Errorf(s.path, 0, row, "indptr.npy", stream.ErrValue, "row pointers decrease")
+			}
+			for j := lo - last; j < e-last; j++ {
+				t, c := terms[j], counts[j]
+				switch {
+				case t < 0 || t >= w:
+					b.Release()
+					return stream.Errorf(s.path, 0, row, "indices.npy", stream.ErrValue, "term id %d outside 0..%d", t, w-1)
+				case c < 0 || c > math.MaxInt32:
+					b.Release()
+					return stream.Errorf(s.path, 0, row, "data.npy", stream.ErrValue, "count %d is not in 0..%d", c, math.MaxInt32)
+				case stamp[t] == row:
+					b.Release()
+					return stream.Errorf(s.path, 0, row, "indices.npy", stream.ErrValue, "term %d appears twice in the document (sum duplicates first: X.sum_duplicates())", t)
+				}
+				stamp[t] = row
+				if c > 0 {
+					b.Add(int32(t), int32(c))
+				}
+			}
+			b.EndDoc()
+			lo = e
+		}
+		last = hi
+		s.o.Progress.Add(n, 0)
+		start += n
+		if !yield(b, nil) {
+			return nil
+		}
+	}
+	if last != s.nnz {
+		return stream.Errorf(s.path, 0, s.d-1, "indptr.npy", stream.ErrValue, "the last row pointer is %d, not the %d entries", last, s.nnz)
+	}
+	return nil
+}
+
+// reader reads one array's elements in order.
+type reader struct {
+	path, name string
+	r          io.Reader
+	h          npy.Header
+	read       int64
+	buf        []byte
+}
+
+// next reads the next n elements into *out (reused) as int64; floats
+// must hold whole numbers.
+func (r *reader) next(n int64, out *[]int64) ([]int64, error) {
+	if r.read+n > r.h.Len() {
+		return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "needs more than its %d elements", r.h.Len())
+	}
+	size := int64(r.h.Size)
+	if int64(cap(r.buf)) < n*size {
+		r.buf = make([]byte, n*size)
+	}
+	buf := r.buf[:n*size]
+	if _, err := io.ReadFull(r.r, buf); err != nil {
+		return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrCorrupt, "truncated: %v", err)
+	}
+	if int64(cap(*out)) < n {
+		*out = make([]int64, n)
+	}
+	v := (*out)[:n]
+	if err := decode(r.h, buf, v); err != nil {
+		return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "element %d: %v", r.read, err)
+	}
+	r.read += n
+	return v, nil
+}
+
+// ints decodes a whole small array (shape.npy).
+func ints(h npy.Header, b []byte) ([]int64, error) {
+	if h.Kind != 'i' && h.Kind != 'u' || h.Size == 0 || int64(len(b)) != h.Len()*int64(h.Size) {
+		return nil, fmt.Errorf("not %d integers", h.Len())
+	}
+	v := make([]int64, h.Len())
+	return v, decode(h, b, v)
+}
+
+// decode converts the elements in b, of h's type, to out.
+func decode(h npy.Header, b []byte, out []int64) error {
+	o := h.Order
+	for i := range out {
+		e := b[i*h.Size:]
+		switch {
+		case h.Kind == 'i' && h.Size == 1:
+			out[i] = int64(int8(e[0]))
+		case h.Kind == 'u' && h.Size == 1:
+			out[i] = int64(e[0])
+		case h.Kind == 'i' && h.Size == 2:
+			out[i] = int64(int16(o.Uint16(e)))
+		case h.Kind == 'u' && h.Size == 2:
+			out[i] = int64(o.Uint16(e))
+		case h.Kind == 'i' && h.Size == 4:
+			out[i] = int64(int32(o.Uint32(e)))
+		case h.Kind == 'u' && h.Size == 4:
+			out[i] = int64(o.Uint32(e))
+		case h.Kind == 'i' && h.Size == 8:
+			out[i] = int64(o.Uint64(e))
+		case h.Kind == 'u' && h.Size == 8:
+			x := o.Uint64(e)
+			if x > math.MaxInt64 {
+				return fmt.Errorf("value %d out of range", x)
+			}
+			out[i] = int64(x)
+		case h.Kind == 'f':
+			var x float64
+			if h.Size == 4 {
+				x = float64(math.Float32frombits(o.Uint32(e)))
+			} else {
+				x = math.Float64frombits(o.Uint64(e))
+			}
+			if x != math.Trunc(x) || math.IsInf(x, 0) || x > math.MaxInt32 || x < math.MinInt32 {
+				return fmt.Errorf("count %v is not a whole number", x)
+			}
+			out[i] = int64(x)
+		default:
+			return fmt.Errorf("element type %s", h.Descr)
+		}
+	}
+	return nil
+}
