@@ -22,6 +22,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/streamfit/streamfit/internal/npy"
@@ -229,10 +230,7 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 		rs[i] = &reader{path: s.path, name: name, r: br, h: h}
 	}
 	w := int64(s.info.Terms)
-	stamp := make([]int64, w)
-	for i := range stamp {
-		stamp[i] = -1
-	}
+	var seen dupTable
 	var ptr, idx, cnt []int64
 	prev, err := rs[0].next(1, &ptr)
 	if err != nil {
@@ -267,7 +265,7 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 		lo := last
 		for i, e := range p {
 			row := start + int64(i)
-			if e < lo {
+			if e < lo || e > hi {
 				b.Release()
 				return stream.Errorf(s.path, 0, row, "indptr.npy", stream.ErrValue, "row pointers decrease")
 			}
@@ -280,11 +278,10 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 				case c < 0 || c > math.MaxInt32:
 					b.Release()
 					return stream.Errorf(s.path, 0, row, "data.npy", stream.ErrValue, "count %d is not in 0..%d", c, math.MaxInt32)
-				case stamp[t] == row:
+				case seen.twice(t, row):
 					b.Release()
 					return stream.Errorf(s.path, 0, row, "indices.npy", stream.ErrValue, "term %d appears twice in the document (sum duplicates first: X.sum_duplicates())", t)
 				}
-				stamp[t] = row
 				if c > 0 {
 					b.Add(int32(t), int32(c))
 				}
@@ -305,6 +302,43 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 	return nil
 }
 
+// stampMax bounds the table of dupTable (128 MB); larger term ids, which
+// only a huge vocabulary has, are checked through a map.
+const stampMax = 1 << 24
+
+// dupTable finds a term given twice in a document. Its table grows with
+// the largest term id met, not with the number of columns the file
+// declares, so a damaged shape cannot make it allocate.
+type dupTable struct {
+	stamp []int64 // stamp[t] = 1 + the row where t was last seen
+	big   map[int64]int64
+}
+
+// twice records term t in row and reports whether row had it already.
+func (d *dupTable) twice(t, row int64) bool {
+	if t >= stampMax {
+		if d.big == nil {
+			d.big = map[int64]int64{}
+		}
+		prev, ok := d.big[t]
+		d.big[t] = row
+		return ok && prev == row
+	}
+	if t >= int64(len(d.stamp)) {
+		d.stamp = append(d.stamp, make([]int64, min(max(t+1, 2*int64(len(d.stamp)), 1024), stampMax)-int64(len(d.stamp)))...)
+	}
+	if d.stamp[t] == row+1 {
+		return true
+	}
+	d.stamp[t] = row + 1
+	return false
+}
+
+// readChunk bounds the elements one read allocates for: a damaged header
+// may declare more than the file holds, which the read then finds out
+// before the memory is spent.
+const readChunk = 1 << 20
+
 // reader reads one array's elements in order.
 type reader struct {
 	path, name string
@@ -321,21 +355,25 @@ func (r *reader) next(n int64, out *[]int64) ([]int64, error) {
 		return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "needs more than its %d elements", r.h.Len())
 	}
 	size := int64(r.h.Size)
-	if int64(cap(r.buf)) < n*size {
-		r.buf = make([]byte, n*size)
+	v := (*out)[:0]
+	for n > 0 {
+		m := min(n, readChunk)
+		if int64(cap(r.buf)) < m*size {
+			r.buf = make([]byte, m*size)
+		}
+		buf := r.buf[:m*size]
+		if _, err := io.ReadFull(r.r, buf); err != nil {
+			return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrCorrupt, "truncated: %v", err)
+		}
+		at := len(v)
+		v = slices.Grow(v, int(m))[:at+int(m)]
+		if err := decode(r.h, buf, v[at:]); err != nil {
+			return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "element %d: %v", r.read, err)
+		}
+		r.read += m
+		n -= m
 	}
-	buf := r.buf[:n*size]
-	if _, err := io.ReadFull(r.r, buf); err != nil {
-		return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrCorrupt, "truncated: %v", err)
-	}
-	if int64(cap(*out)) < n {
-		*out = make([]int64, n)
-	}
-	v := (*out)[:n]
-	if err := decode(r.h, buf, v); err != nil {
-		return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "element %d: %v", r.read, err)
-	}
-	r.read += n
+	*out = v
 	return v, nil
 }
 

@@ -59,6 +59,14 @@ type csr struct {
 // write saves m as a .npz file at path.
 func (m csr) write(t *testing.T, path string) {
 	t.Helper()
+	if err := os.WriteFile(path, m.bytes(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bytes is m as the bytes of a .npz file.
+func (m csr) bytes(t testing.TB) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	z := zip.NewWriter(&buf)
 	members := []struct {
@@ -85,9 +93,7 @@ func (m csr) write(t *testing.T, path string) {
 	if err := z.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return buf.Bytes()
 }
 
 // docsOf reads every document of the file at path as term → count maps.
@@ -230,4 +236,21 @@ json.dump([{str(j): int(v) for j, v in zip(X.indices[X.indptr[i]:X.indptr[i+1]],
 			}
 		}
 	}
+}
+
+// Arbitrary bytes named .npz open and read to an error or to documents,
+// never to a panic or an allocation the file's size does not justify.
+func FuzzNPZ(f *testing.F) {
+	m := csr{format: "csr", rows: 4, cols: 5, indptr: []float64{0, 2, 2, 5, 6}, ind: []float64{4, 1, 0, 3, 2, 1}, data: []float64{2, 1, 3, 0, 1, 7}, dataType: "<i8"}
+	f.Add(m.bytes(f))
+	m.deflate, m.dataType = true, "<f8"
+	f.Add(m.bytes(f))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "f.npz")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		docsOf(t, path, stream.Options{BatchRows: 2})
+	})
 }
