@@ -17,6 +17,7 @@ import (
 // testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("2\n4\n3\n1 1 2\n1 4 1\n2 2 7\n"))
+	f.Add([]byte("%%MatrixMarket matrix coordinate real general\n% gensim\n3 4 3        \n1 1 2.0\n1 4 1\n3 2 7.00\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "in.docword")
@@ -71,7 +72,7 @@ func checkKnown(t *testing.T, err error) {
 	if !errors.As(err, &se) || (se.Line < 1 && se.Offset < 1) { // a line, or the byte of damaged compressed data
 		t.Fatalf("error without a position: %v", err)
 	}
-	for _, k := range []error{stream.ErrEmpty, stream.ErrCorrupt, stream.ErrValue, stream.ErrOrder} {
+	for _, k := range []error{stream.ErrEmpty, stream.ErrCorrupt, stream.ErrValue, stream.ErrOrder, stream.ErrFormat} {
 		if errors.Is(err, k) {
 			return
 		}
