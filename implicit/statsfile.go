@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -226,26 +225,7 @@ func DescribeInput(path string) (Input, error) {
 func describeDir(dir string) (Input, error) {
 	h := fnv.New64a()
 	in := Input{Path: dir}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		st, err := os.Stat(p) // follows links
-		if err != nil {
-			return err
-		}
-		if !st.Mode().IsRegular() {
-			return nil
-		}
+	err := stream.WalkFiles(context.Background(), dir, stream.Hidden, func(p string, st fs.FileInfo) error {
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err

@@ -51,13 +51,25 @@ func TopWords(topics [][]float64, alpha []float64, n int, lambda float64) [][]in
 }
 
 // WordMarginal returns the model's word distribution p(w) = Σ_t π_t φ_t(w)
-// over the topics (rows φ_t), π the weights alpha normalised (equal weights
-// when alpha is nil).
+// over the topics (rows φ_t), π = TopicWeights(alpha).
 func WordMarginal(topics [][]float64, alpha []float64) []float64 {
 	if len(topics) == 0 {
 		return nil
 	}
-	pi := make([]float64, len(topics))
+	pi := TopicWeights(len(topics), alpha)
+	p := make([]float64, len(topics[0]))
+	for t, row := range topics {
+		for w, x := range row {
+			p[w] += pi[t] * x
+		}
+	}
+	return p
+}
+
+// TopicWeights returns the weights of k topics, alpha normalised to sum 1
+// (equal weights when alpha is nil).
+func TopicWeights(k int, alpha []float64) []float64 {
+	pi := make([]float64, k)
 	sum := 0.0
 	for t := range pi {
 		pi[t] = 1
@@ -66,12 +78,8 @@ func WordMarginal(topics [][]float64, alpha []float64) []float64 {
 		}
 		sum += pi[t]
 	}
-	p := make([]float64, len(topics[0]))
-	for t, row := range topics {
-		pt := pi[t] / sum
-		for w, x := range row {
-			p[w] += pt * x
-		}
+	for t := range pi {
+		pi[t] /= sum
 	}
-	return p
+	return pi
 }

@@ -101,7 +101,7 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 	if err != nil {
 		return err
 	}
-	if err := copyDocs(ctx, src, w, nil); err != nil {
+	if _, err := copyDocs(ctx, src, w, nil); err != nil {
 		return err
 	}
 	if vocab != nil {

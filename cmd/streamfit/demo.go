@@ -94,7 +94,7 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 	if err != nil {
 		return err
 	}
-	if err := copyDocs(ctx, c, w, nil); err != nil {
+	if _, err := copyDocs(ctx, c, w, nil); err != nil {
 		return err
 	}
 	if err := c.WriteTruth(filepath.Join(*dir, "truth.json")); err != nil {

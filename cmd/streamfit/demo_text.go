@@ -84,15 +84,9 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		}
 		p.SetStage(filepath.Base(paths[i]))
 		bag := text.NewBag(part, tok, v.Words, workers)
-		if err := copyDocs(ctx, bag, w, nil); err != nil {
+		if docs[i], err = copyDocs(ctx, bag, w, nil); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		in, err := stream.Open(paths[i], stream.Options{})
-		if err != nil {
-			return err
-		}
-		docs[i] = in.Info().Rows
-		stream.Close(in)
 	}
 	done()
 	fmt.Printf("read %d documents from %s: %d to fit, every %dth (%d) held out; %d words in %d or more of the documents fitted and in at most half of them (stop words: %s) in %.1fs → %s\n",

@@ -61,7 +61,7 @@ func runGen(ctx context.Context, args []string) error {
 		done()
 		return err
 	}
-	err = copyDocs(ctx, c, w, p)
+	_, err = copyDocs(ctx, c, w, p)
 	done()
 	if err != nil {
 		return err
@@ -75,17 +75,20 @@ func runGen(ctx context.Context, args []string) error {
 	return nil
 }
 
-// copyDocs writes every document of src to w, committing w only on success.
-func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *stream.Progress) error {
+// copyDocs writes every document of src to w, committing w only on
+// success, and returns how many it wrote.
+func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *stream.Progress) (int64, error) {
+	var n int64
 	for b, err := range src.Docs(ctx) {
 		if err != nil {
 			w.Abort()
-			return err
+			return n, err
 		}
 		p.Add(int64(b.Len()), 0)
+		n += int64(b.Len())
 		if err := w.Write(b); err != nil {
 			w.Abort()
-			return err
+			return n, err
 		}
 		b.Release()
 	}
@@ -94,7 +97,7 @@ func copyDocs(ctx context.Context, src stream.DocSource, w stream.DocWriter, p *
 		closeErr = func() error { return c.CloseContext(ctx) } // a long final copy stops on Ctrl-C
 	}
 	if err := closeErr(); err != nil {
-		return fmt.Errorf("closing output: %w", err)
+		return n, fmt.Errorf("closing output: %w", err)
 	}
-	return nil
+	return n, nil
 }

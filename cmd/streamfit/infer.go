@@ -163,55 +163,21 @@ func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *impl
 		return 0, err
 	}
 	var n int64
-	var next func() (columnar.IDs, error, bool)
-	var pending columnar.IDs
+	var cur *idCursor
 	if ids != nil {
-		pull, stop := iter.Pull2(ids.Values(ctx))
-		defer stop()
-		next = pull
-	}
-	// take returns the ids of the next docs documents.
-	var batch columnar.IDs
-	take := func(docs int) (columnar.IDs, error) {
-		batch.Ints, batch.Strings = batch.Ints[:0], batch.Strings[:0]
-		for docs > 0 {
-			if pending.Len() == 0 {
-				v, err, ok := next()
-				if err != nil {
-					return batch, err
-				}
-				if !ok {
-					return batch, fmt.Errorf("%s: the id column has fewer values than the input has documents", src.Info().Path)
-				}
-				pending = v
-			}
-			c := min(docs, pending.Len())
-			if ids.String {
-				batch.Strings = append(batch.Strings, pending.Strings[:c]...)
-				pending.Strings = pending.Strings[c:]
-			} else {
-				batch.Ints = append(batch.Ints, pending.Ints[:c]...)
-				pending.Ints = pending.Ints[c:]
-			}
-			docs -= c
-		}
-		return batch, nil
+		cur = newIDCursor(ctx, ids, src.Info().Path)
+		defer cur.stop()
 	}
 	err = lda.Infer(ctx, src, p, workers, func(first int64, docs int, theta []float64) error {
-		var v columnar.IDs
-		if next != nil {
-			var err error
-			if v, err = take(docs); err != nil {
-				return err
-			}
+		v, err := cur.take(docs)
+		if err != nil {
+			return err
 		}
 		n += int64(docs)
 		return w.add(first, docs, theta, v)
 	})
-	if err == nil && next != nil {
-		if _, _, more := next(); more || pending.Len() > 0 {
-			err = fmt.Errorf("%s: the id column has more values than the input has documents (%d)", src.Info().Path, n)
-		}
+	if err == nil {
+		err = cur.finish(n)
 	}
 	if err == nil {
 		err = w.commit()
@@ -219,6 +185,62 @@ func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *impl
 		w.abort()
 	}
 	return n, err
+}
+
+// idCursor hands the ids of an idSource out a batch of documents at a time.
+// A nil cursor hands out none.
+type idCursor struct {
+	path           string
+	string         bool
+	next           func() (columnar.IDs, error, bool)
+	stop           func()
+	pending, batch columnar.IDs
+}
+
+func newIDCursor(ctx context.Context, ids *idSource, path string) *idCursor {
+	next, stop := iter.Pull2(ids.Values(ctx))
+	return &idCursor{path: path, string: ids.String, next: next, stop: stop}
+}
+
+// take returns the ids of the next n documents (valid until the next call).
+func (c *idCursor) take(n int) (columnar.IDs, error) {
+	if c == nil {
+		return columnar.IDs{}, nil
+	}
+	c.batch.Ints, c.batch.Strings = c.batch.Ints[:0], c.batch.Strings[:0]
+	for n > 0 {
+		if c.pending.Len() == 0 {
+			v, err, ok := c.next()
+			if err != nil {
+				return c.batch, err
+			}
+			if !ok {
+				return c.batch, fmt.Errorf("%s: the id column has fewer values than the input has documents", c.path)
+			}
+			c.pending = v
+		}
+		m := min(n, c.pending.Len())
+		if c.string {
+			c.batch.Strings = append(c.batch.Strings, c.pending.Strings[:m]...)
+			c.pending.Strings = c.pending.Strings[m:]
+		} else {
+			c.batch.Ints = append(c.batch.Ints, c.pending.Ints[:m]...)
+			c.pending.Ints = c.pending.Ints[m:]
+		}
+		n -= m
+	}
+	return c.batch, nil
+}
+
+// finish reports ids left over after the input's docs documents.
+func (c *idCursor) finish(docs int64) error {
+	if c == nil {
+		return nil
+	}
+	if _, _, more := c.next(); more || c.pending.Len() > 0 {
+		return fmt.Errorf("%s: the id column has more values than the input has documents (%d)", c.path, docs)
+	}
+	return nil
 }
 
 // thetaRows is the number of documents per Parquet row group.

@@ -47,12 +47,9 @@ func runTopics(ctx context.Context, args []string) error {
 // printTopics writes one line per topic: index, weight α (normalised), and
 // its top words by relevance λ (models.TopWords; 1: by probability).
 func printTopics(m *models.Model, vocab []string, top int, lambda float64) {
-	var asum float64
-	for _, a := range m.Alpha {
-		asum += a
-	}
+	pi := models.TopicWeights(m.K, m.Alpha)
 	for t, words := range models.TopWords(m.Topics, m.Alpha, top, lambda) {
-		fmt.Printf("topic %-3d weight %.3f:", t, m.Alpha[t]/asum)
+		fmt.Printf("topic %-3d weight %.3f:", t, pi[t])
 		for _, w := range words {
 			word := "#" + strconv.Itoa(w)
 			if vocab != nil {

@@ -189,7 +189,7 @@ func TestReportLDAInChromium(t *testing.T) {
 	}
 
 	// Click the topic of smallest weight: its circle is drawn last, on top.
-	pi := weights(m.Alpha)
+	pi := models.TopicWeights(m.K, m.Alpha)
 	t0 := 0
 	for i := range pi {
 		if pi[i] < pi[t0] {

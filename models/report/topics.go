@@ -64,7 +64,7 @@ type Figure struct {
 // vocab has m.D words or is nil (words are then shown as term ids).
 func topicView(m *models.Model, vocab []string) *TopicView {
 	k := m.K
-	pi := weights(m.Alpha)
+	pi := models.TopicWeights(m.K, m.Alpha)
 	p := models.WordMarginal(m.Topics, m.Alpha)
 	v := &TopicView{K: k, Scale: 1, Unit: "probability", Lambda: 0.6}
 	if m.Fit != nil && m.Fit.Tokens > 0 {
@@ -103,19 +103,6 @@ func topicView(m *models.Model, vocab []string) *TopicView {
 		v.Salient = append(v.Salient, ref(w))
 	}
 	return v
-}
-
-// weights normalises α to the topics' shares.
-func weights(alpha []float64) []float64 {
-	var s float64
-	for _, a := range alpha {
-		s += a
-	}
-	out := make([]float64, len(alpha))
-	for i, a := range alpha {
-		out[i] = a / s
-	}
-	return out
 }
 
 // parallel calls f(0..n-1) on GOMAXPROCS goroutines.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/streamfit/streamfit/models"
 )
 
 // randomTopics draws k distributions over d words, with some exact zeros.
@@ -103,7 +105,7 @@ func TestCandidates(t *testing.T) {
 	for trial := range 2 {
 		k, d := 5, 2000
 		topics := randomTopics(r, k, d)
-		pi := weights([]float64{1, 2, 3, 0.5, 1.5})
+		pi := models.TopicWeights(5, []float64{1, 2, 3, 0.5, 1.5})
 		p := make([]float64, d)
 		for s, row := range topics {
 			for w, x := range row {

@@ -34,6 +34,7 @@ type IDColumn struct {
 	String bool
 	col    string
 	files  []string
+	kind   kind
 	runs   bool
 }
 
@@ -46,24 +47,21 @@ const idRows = 1 << 16
 // counts once, as the documents of a long (doc, term, count) table: its
 // doc column names them.
 func OpenIDColumn(path, col string, runs bool) (*IDColumn, error) {
-	files := []string{path}
-	if st, err := os.Stat(path); err != nil {
+	st, err := os.Stat(path)
+	if err != nil {
 		return nil, err
-	} else if st.IsDir() {
-		if files, err = datasetFiles(path); err != nil {
-			return nil, err
-		}
-		if len(files) == 0 {
-			return nil, stream.Errorf(path, 0, -1, "", stream.ErrEmpty, "holds no dataset file")
-		}
 	}
-	c := &IDColumn{col: col, files: files, runs: runs}
-	for i, f := range files {
-		k, err := fileKind(f)
-		if err != nil {
-			return nil, err
-		}
-		t, err := openTable(f, k)
+	c := &IDColumn{col: col, files: []string{path}, runs: runs}
+	if st.IsDir() {
+		c.files, c.kind, err = datasetParts(path)
+	} else {
+		c.kind, err = fileKind(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range c.files {
+		t, err := openTable(f, c.kind)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +76,7 @@ func OpenIDColumn(path, col string, runs bool) (*IDColumn, error) {
 		if i == 0 {
 			c.String = isStr
 		} else if isStr != c.String {
-			return nil, schemaErr(f, col, t.schema, "id column %q has type %s, unlike in %s", col, fl.Type, files[0])
+			return nil, schemaErr(f, col, t.schema, "id column %q has type %s, unlike in %s", col, fl.Type, c.files[0])
 		}
 	}
 	return c, nil
@@ -87,8 +85,8 @@ func OpenIDColumn(path, col string, runs bool) (*IDColumn, error) {
 // fileKind is the container format of a Parquet or Arrow file, from its
 // content (or, failing that, its name).
 func fileKind(path string) (kind, error) {
-	k, name, err := detectKind(path, "")
-	if err != nil || name == "" || k == kindStream {
+	k, name, ok, err := detectKind(path, "")
+	if err != nil || ok {
 		return k, err
 	}
 	return 0, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "is %s: id columns are read from Parquet or Arrow tables", name)
@@ -99,37 +97,30 @@ func fileKind(path string) (kind, error) {
 func (c *IDColumn) Values(ctx context.Context) iter.Seq2[IDs, error] {
 	return func(yield func(IDs, error) bool) {
 		var row int64
-		var lastInt int64
-		var lastStr string
-		first := true
+		var scratch []int64
+		r := idRuns{on: c.runs}
 		for _, f := range c.files {
-			for arr, err := range columnArrays(ctx, f, c.col) {
+			for arr, err := range columnArrays(ctx, f, c.kind, c.col) {
 				if err != nil {
 					yield(IDs{}, err)
 					return
 				}
+				if i := firstNull(arr); i >= 0 {
+					arr.Release()
+					yield(IDs{}, stream.Errorf(f, 0, row+int64(i), c.col, stream.ErrSchema, "null id"))
+					return
+				}
+				row += int64(arr.Len())
 				var v IDs
-				for i := range arr.Len() {
-					if arr.IsNull(i) {
-						arr.Release()
-						yield(IDs{}, stream.Errorf(f, 0, row, c.col, stream.ErrSchema, "null id"))
-						return
+				if c.String {
+					for i := range arr.Len() {
+						v.Strings = r.addString(v.Strings, idString(arr, i))
 					}
-					row++
-					if c.String {
-						s := idString(arr, i)
-						if c.runs && !first && s == lastStr {
-							continue
-						}
-						lastStr, first = s, false
-						v.Strings = append(v.Strings, s)
-					} else {
-						n := idInt(arr, i)
-						if c.runs && !first && n == lastInt {
-							continue
-						}
-						lastInt, first = n, false
-						v.Ints = append(v.Ints, n)
+				} else {
+					var ints []int64
+					ints, scratch = int64s(arr, scratch)
+					for _, n := range ints[:arr.Len()] {
+						v.Ints = r.addInt(v.Ints, n)
 					}
 				}
 				arr.Release()
@@ -141,6 +132,30 @@ func (c *IDColumn) Values(ctx context.Context) iter.Seq2[IDs, error] {
 	}
 }
 
+// idRuns drops, when on, each value equal to the one before it (across
+// the runs a column is read in).
+type idRuns struct {
+	on, seen bool
+	lastInt  int64
+	lastStr  string
+}
+
+func (r *idRuns) addInt(v []int64, n int64) []int64 {
+	if r.on && r.seen && n == r.lastInt {
+		return v
+	}
+	r.lastInt, r.seen = n, true
+	return append(v, n)
+}
+
+func (r *idRuns) addString(v []string, s string) []string {
+	if r.on && r.seen && s == r.lastStr {
+		return v
+	}
+	r.lastStr, r.seen = s, true
+	return append(v, s)
+}
+
 // idString is the string at i of a string or large string array.
 func idString(a arrow.Array, i int) string {
 	if s, ok := a.(*array.String); ok {
@@ -149,39 +164,10 @@ func idString(a arrow.Array, i int) string {
 	return a.(*array.LargeString).Value(i)
 }
 
-// idInt is the integer at i of an integer array, as int64 (a uint64 above
-// the int64 range wraps, as a cast would).
-func idInt(a arrow.Array, i int) int64 {
-	switch a := a.(type) {
-	case *array.Int8:
-		return int64(a.Value(i))
-	case *array.Int16:
-		return int64(a.Value(i))
-	case *array.Int32:
-		return int64(a.Value(i))
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint8:
-		return int64(a.Value(i))
-	case *array.Uint16:
-		return int64(a.Value(i))
-	case *array.Uint32:
-		return int64(a.Value(i))
-	case *array.Uint64:
-		return int64(a.Value(i))
-	}
-	panic("columnar: not an integer array: " + a.DataType().String())
-}
-
-// columnArrays yields the column col of the file at path, a record batch
+// columnArrays yields the column col of the file at path (of container k), a record batch
 // (or a run of Parquet rows) at a time; the caller releases each array.
-func columnArrays(ctx context.Context, path, col string) iter.Seq2[arrow.Array, error] {
+func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq2[arrow.Array, error] {
 	return func(yield func(arrow.Array, error) bool) {
-		k, err := fileKind(path)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
 		f, err := os.Open(path)
 		if err != nil {
 			yield(nil, err)
@@ -190,12 +176,11 @@ func columnArrays(ctx context.Context, path, col string) iter.Seq2[arrow.Array, 
 		defer f.Close()
 		// each hands one record batch's column on; false stops the pass.
 		each := func(rec arrow.RecordBatch) bool {
-			idx := rec.Schema().FieldIndices(col)
-			if len(idx) == 0 {
+			a := column(rec, col)
+			if a == nil {
 				yield(nil, stream.Errorf(path, 0, -1, col, stream.ErrSchema, "missing id column %q", col))
 				return false
 			}
-			a := rec.Column(idx[0])
 			a.Retain()
 			return yield(a, nil)
 		}

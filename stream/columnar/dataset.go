@@ -62,64 +62,56 @@ func datasetKind(name string) (kind, bool) {
 }
 
 // DatasetFiles lists the files of the dataset directory dir in the order
-// a dataset input reads them (see datasetFiles), for tools that take the
-// files one by one (the Beam pipeline's work units). A file that is not
-// named as Parquet or Arrow is an error naming it.
+// a dataset input reads them (see datasetParts), for tools that take the
+// files one by one (the Beam pipeline's work units).
 func DatasetFiles(dir string) ([]string, error) {
-	files, err := datasetFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, stream.Errorf(dir, 0, -1, "", stream.ErrEmpty, "holds no dataset file (names starting with . or _ are left out)")
-	}
-	for _, f := range files {
-		if _, ok := datasetKind(f); !ok {
-			return nil, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is not named as a Parquet or Arrow file: a dataset directory holds files of one format")
-		}
-	}
-	return files, nil
-}
-
-// datasetFiles lists the files of the dataset directory dir, depth first,
-// each directory's entries sorted by name (the order of filepath.WalkDir),
-// leaving out names that start with "." or "_" (.crc checksums, _SUCCESS
-// markers, _metadata summaries, hidden files), as Spark and Arrow do.
-// Symbolic links to files are followed, links to directories are not.
-func datasetFiles(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != dir && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(p)
-			if err != nil {
-				return err
-			}
-			if !st.Mode().IsRegular() {
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
-		files = append(files, p)
-		return nil
-	})
+	files, _, err := datasetParts(dir)
 	return files, err
 }
 
+// datasetParts lists the files of the dataset directory dir in the order a
+// dataset input reads them, and their container format: an error names a
+// file that is not named as Parquet or Arrow, or of another format than
+// the first, and a directory with none.
+func datasetParts(dir string) ([]string, kind, error) {
+	var files []string
+	err := walkDataset(dir, func(p string) error {
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(files) == 0 {
+		return nil, 0, stream.Errorf(dir, 0, -1, "", stream.ErrEmpty, "holds no dataset file (names starting with . or _ are left out)")
+	}
+	var k kind
+	for i, f := range files {
+		fk, ok := datasetKind(f)
+		if !ok {
+			return nil, 0, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is not named as a Parquet or Arrow file: a dataset directory holds files of one format (--format text-dir reads the directory as raw text files)")
+		}
+		if i == 0 {
+			k = fk
+		} else if fk != k {
+			return nil, 0, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is %s, but %s is %s: a dataset directory holds files of one format", fk, files[0], k)
+		}
+	}
+	return files, k, nil
+}
+
+// walkDataset calls fn for each file of the dataset directory dir, depth
+// first, each directory's entries sorted by name, leaving out names that
+// start with "." or "_" (.crc checksums, _SUCCESS markers, _metadata
+// summaries, hidden files), as Spark and Arrow do.
+func walkDataset(dir string, fn func(path string) error) error {
+	skip := func(name string) bool { return stream.Hidden(name) || strings.HasPrefix(name, "_") }
+	return stream.WalkFiles(context.Background(), dir, skip, func(p string, _ fs.FileInfo) error { return fn(p) })
+}
+
 // matchDataset claims a directory holding a file named as Parquet or Arrow
-// (3: above a directory of text files, which any directory could be).
+// (3: above a directory of text files, which any directory could be). The
+// walk stops at the first such file.
 func matchDataset(path string, head []byte) int {
 	if head != nil {
 		return 0
@@ -127,14 +119,16 @@ func matchDataset(path string, head []byte) int {
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return 0
 	}
-	files, err := datasetFiles(path)
-	if err != nil {
-		return 0
-	}
-	for _, f := range files {
-		if _, ok := datasetKind(f); ok {
-			return 3
+	found := false
+	walkDataset(path, func(p string) error {
+		_, found = datasetKind(p)
+		if found {
+			return fs.SkipAll
 		}
+		return nil
+	})
+	if found {
+		return 3
 	}
 	return 0
 }
@@ -150,24 +144,9 @@ type datasetSource[S interface{ Info() stream.Info }, B any] struct {
 // checks each file's schema, and requires one container format and, for
 // documents, the same vocabulary in all of them.
 func openDataset[S interface{ Info() stream.Info }, B any](dir string, o stream.Options, open func(string, kind, stream.Options) (S, error)) (*datasetSource[S, B], error) {
-	files, err := datasetFiles(dir)
+	files, k, err := datasetParts(dir)
 	if err != nil {
 		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, stream.Errorf(dir, 0, -1, "", stream.ErrEmpty, "holds no dataset file (names starting with . or _ are left out)")
-	}
-	var k kind
-	for i, f := range files {
-		fk, ok := datasetKind(f)
-		if !ok {
-			return nil, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is not named as a Parquet or Arrow file: a dataset directory holds files of one format (--format text-dir reads the directory as raw text files)")
-		}
-		if i == 0 {
-			k = fk
-		} else if fk != k {
-			return nil, stream.Errorf(f, 0, -1, "", stream.ErrFormat, "is %s, but %s is %s: a dataset directory holds files of one format", fk, files[0], k)
-		}
 	}
 	s := &datasetSource[S, B]{}
 	var schema string

@@ -411,6 +411,15 @@ func (d *docDecoder) vectorChunk(out *[]*stream.Docs, row0 int64, va arrow.Array
 	return nil
 }
 
+// needColumn returns the column of rec with the given name, or an error
+// saying the record batch lacks it.
+func (d *docDecoder) needColumn(rec arrow.RecordBatch, name string) (arrow.Array, error) {
+	if a := column(rec, name); a != nil {
+		return a, nil
+	}
+	return nil, d.errorf(-1, "", stream.ErrSchema, "record batch lacks column %q", name)
+}
+
 // anyNull reports whether a has a null among its values lo..hi−1.
 func anyNull(a arrow.Array, lo, hi int) bool {
 	if a.NullN() == 0 {
@@ -473,16 +482,15 @@ func (d *docDecoder) decodeDocs(ds docSchema, l loaded) (docsPart, error) {
 				break
 			}
 			err = d.listsChunk(&part.batches, part.rows, ta, ca)
-		case LayoutPairs, LayoutVector:
-			la := column(rec, ds.cols[0])
-			if la == nil {
-				err = d.errorf(-1, "", stream.ErrSchema, "record batch lacks column %q", ds.cols[0])
-				break
-			}
-			if ds.layout == LayoutVector {
-				err = d.vectorChunk(&part.batches, part.rows, la)
-			} else {
+		case LayoutPairs:
+			var la arrow.Array
+			if la, err = d.needColumn(rec, ds.cols[0]); err == nil {
 				err = d.pairsChunk(&part.batches, part.rows, la, ds.term, ds.count)
+			}
+		case LayoutVector:
+			var va arrow.Array
+			if va, err = d.needColumn(rec, ds.cols[0]); err == nil {
+				err = d.vectorChunk(&part.batches, part.rows, va)
 			}
 		default:
 			err = fmt.Errorf("columnar: layout %s is not decoded by decodeDocs", ds.layout)

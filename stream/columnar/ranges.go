@@ -51,36 +51,36 @@ func rangeErr(path, format string, args ...any) error {
 // indexedKind returns the kind of the file at path if it lists its pieces
 // (Parquet, Arrow IPC file), else an ErrRange saying what to do instead.
 func indexedKind(path string, o stream.Options) (kind, error) {
-	k, name, err := detectKind(path, o.Format)
+	k, name, ok, err := detectKind(path, o.Format)
 	switch {
 	case err != nil:
 		return 0, err
-	case name == "":
-		return k, nil
+	case !ok:
+		return 0, rangeErr(path, "%s input has no row groups: ranges of row groups need a Parquet or Arrow IPC file; select documents by index instead", name)
 	case k == kindStream:
 		return 0, rangeErr(path, "an Arrow IPC stream has no index of its record batches, so a range would read and skip all those before it: "+
 			"convert it to an Arrow IPC file or Parquet, or select documents by index instead")
 	}
-	return 0, rangeErr(path, "%s input has no row groups: ranges of row groups need a Parquet or Arrow IPC file; select documents by index instead", name)
+	return k, nil
 }
 
-// detectKind returns the container format of the file at path (forced
-// names a format, as Options.Format), with name empty; for an Arrow IPC
-// stream name is also set, and for a file of another format only name is.
-func detectKind(path, forced string) (k kind, name string, err error) {
+// detectKind returns the format name of the file at path (forced names a
+// format, as Options.Format) and, when ok, its container kind (Parquet,
+// Arrow IPC file or stream).
+func detectKind(path, forced string) (k kind, name string, ok bool, err error) {
 	f, err := stream.Detect(path, forced)
 	if err != nil {
-		return 0, "", err
+		return 0, "", false, err
 	}
 	switch f.Name {
 	case FormatParquet:
-		return kindParquet, "", nil
+		return kindParquet, f.Name, true, nil
 	case FormatArrow:
-		return kindArrow, "", nil
+		return kindArrow, f.Name, true, nil
 	case FormatArrowStream:
-		return kindStream, f.Name, nil
+		return kindStream, f.Name, true, nil
 	}
-	return 0, f.Name, nil
+	return 0, f.Name, false, nil
 }
 
 // Pieces lists the row groups of the Parquet file or the record batches of

@@ -2,6 +2,7 @@ package docword
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -17,12 +18,20 @@ import (
 // and one line holding D W NNZ.
 type header struct {
 	D, W, NNZ int64
-	// lines is the number of lines before the first entry; dLine, wLine and
-	// nnzLine the lines that gave D, W and NNZ, for messages.
-	lines, dLine, wLine, nnzLine int64
+	// lines is the number of lines before the first entry.
+	lines int64
 	// market is true for a Matrix Market file, whose counts may be written
 	// as reals with a zero fraction ("2.0").
 	market bool
+}
+
+// fieldLine is the line of the header that gave D (0), W (1) or NNZ (2),
+// for messages: a Matrix Market file gives all three on its size line.
+func (h header) fieldLine(i int) int64 {
+	if h.market {
+		return h.lines
+	}
+	return int64(i + 1)
 }
 
 // marketBanner starts a Matrix Market file.
@@ -76,7 +85,7 @@ func readHeader(path string) (header, error) {
 		}
 		vals[i] = v
 	}
-	h = header{D: vals[0], W: vals[1], NNZ: vals[2], lines: 3, dLine: 1, wLine: 2, nnzLine: 3}
+	h = header{D: vals[0], W: vals[1], NNZ: vals[2], lines: 3}
 	if h.W > maxTerms {
 		return h, stream.Errorf(path, 2, -1, "", stream.ErrValue, "vocabulary size %d is larger than %d", h.W, int64(maxTerms))
 	}
@@ -119,24 +128,11 @@ func readMarketHeader(path string, br *bufio.Reader) (header, error) {
 			break
 		}
 	}
-	s := strings.Fields(string(b))
-	var vals [3]int64
-	for i := range vals {
-		if len(s) != 3 {
-			break
-		}
-		v, j, ok := parseUint([]byte(s[i]), 0)
-		if !ok || j != len(s[i]) {
-			s = nil
-			break
-		}
-		vals[i] = v
-	}
-	if len(s) != 3 {
+	d, w, nnz, ok := parseEntry(bytes.TrimSuffix(b, []byte("\n")), false) // three integers, as an entry's
+	if !ok {
 		return h, stream.Errorf(path, line, -1, "", stream.ErrValue, "Matrix Market size line %q: expected three non-negative integers, documents terms entries", trimLine(b))
 	}
-	h.D, h.W, h.NNZ = vals[0], vals[1], vals[2]
-	h.lines, h.dLine, h.wLine, h.nnzLine = line, line, line, line
+	h.D, h.W, h.NNZ, h.lines = d, w, nnz, line
 	if h.W > maxTerms {
 		return h, stream.Errorf(path, line, -1, "", stream.ErrValue, "vocabulary size %d is larger than %d", h.W, int64(maxTerms))
 	}

@@ -169,11 +169,11 @@ func (s *Source) parse(ctx context.Context, ch chunk, pl *passPools) (*part, err
 		}
 		i = next
 		if d == 0 || d > D {
-			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("document id %d is outside 1..%d given by the header (line %d)", d, D, s.h.dLine)}
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("document id %d is outside 1..%d given by the header (line %d)", d, D, s.h.fieldLine(0))}
 			break
 		}
 		if w == 0 || w > W {
-			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("word id %d is outside the vocabulary 1..%d given by the header (line %d)", w, W, s.h.wLine)}
+			p.err = &lineErr{line: line, kind: stream.ErrValue, msg: fmt.Sprintf("word id %d is outside the vocabulary 1..%d given by the header (line %d)", w, W, s.h.fieldLine(1))}
 			break
 		}
 		if c > math.MaxInt32 {

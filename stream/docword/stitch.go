@@ -102,7 +102,7 @@ func (st *stitcher) add(p *part) error {
 	}
 	st.lines += p.lines
 	if nnz := st.s.h.NNZ; st.lines > nnz {
-		return stream.Errorf(path, st.s.h.lines+nnz+1, -1, "", stream.ErrValue, "more entries than NNZ=%d given by the header (line %d)", nnz, st.s.h.nnzLine)
+		return stream.Errorf(path, st.s.h.lines+nnz+1, -1, "", stream.ErrValue, "more entries than NNZ=%d given by the header (line %d)", nnz, st.s.h.fieldLine(2))
 	}
 	if e := p.err; e != nil {
 		if e.order {

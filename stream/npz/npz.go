@@ -77,28 +77,12 @@ func Open(path string, o stream.Options) (*Source, error) {
 		return nil, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "not a .npz (zip) file: %v", err)
 	}
 	defer z.Close()
-	member := func(name string) (*zip.File, error) {
-		for _, f := range z.File {
-			if f.Name == name {
-				return f, nil
-			}
-		}
-		return nil, stream.Errorf(path, 0, -1, name, stream.ErrSchema, "no %s: not a sparse matrix saved by scipy.sparse.save_npz", name)
-	}
 	readAll := func(name string, limit int64) (npy.Header, []byte, error) {
-		f, err := member(name)
+		rc, h, err := openMember(&z.Reader, path, name)
 		if err != nil {
-			return npy.Header{}, nil, err
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return npy.Header{}, nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+			return h, nil, err
 		}
 		defer rc.Close()
-		h, err := npy.ReadHeader(rc)
-		if err != nil {
-			return h, nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
-		}
 		b, err := io.ReadAll(io.LimitReader(rc, limit))
 		if err != nil {
 			return h, nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
@@ -130,19 +114,12 @@ func Open(path string, o stream.Options) (*Source, error) {
 	}
 	var hs [3]npy.Header
 	for i, name := range arrays {
-		f, err := member(name)
+		rc, h, err := openMember(&z.Reader, path, name)
 		if err != nil {
 			return nil, err
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
-		}
-		hs[i], err = npy.ReadHeader(rc)
 		rc.Close()
-		if err != nil {
-			return nil, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
-		}
+		hs[i] = h
 		if err := checkArray(path, name, hs[i]); err != nil {
 			return nil, err
 		}
@@ -169,6 +146,41 @@ func Open(path string, o stream.Options) (*Source, error) {
 		s.info.Vocab = words
 	}
 	return s, nil
+}
+
+// openMember opens the array name of the .npz file z (at path) and reads
+// its header; the caller closes the reader, which stands at the array's
+// first element (buffered: the members are read a batch at a time, side by
+// side).
+func openMember(z *zip.Reader, path, name string) (io.ReadCloser, npy.Header, error) {
+	var h npy.Header
+	f := find(z, name)
+	if f == nil {
+		return nil, h, stream.Errorf(path, 0, -1, name, stream.ErrSchema, "no %s: not a sparse matrix saved by scipy.sparse.save_npz", name)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, h, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+	}
+	br := struct {
+		*bufio.Reader
+		io.Closer
+	}{bufio.NewReaderSize(rc, 256<<10), rc}
+	if h, err = npy.ReadHeader(br); err != nil {
+		rc.Close()
+		return nil, h, stream.Errorf(path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+	}
+	return br, h, nil
+}
+
+// find returns the member of z named name, or nil.
+func find(z *zip.Reader, name string) *zip.File {
+	for _, f := range z.File {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
 }
 
 // checkArray refuses an array a CSR pass cannot read: not one
@@ -208,26 +220,12 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 	defer z.Close()
 	var rs [3]*reader
 	for i, name := range arrays {
-		var f *zip.File
-		for _, zf := range z.File {
-			if zf.Name == name {
-				f = zf
-			}
-		}
-		if f == nil {
-			return stream.Errorf(s.path, 0, -1, name, stream.ErrCorrupt, "gone: the file changed since it was opened")
-		}
-		rc, err := f.Open()
+		rc, h, err := openMember(&z.Reader, s.path, name)
 		if err != nil {
-			return stream.Errorf(s.path, 0, -1, name, stream.ErrCorrupt, "%v", err)
+			return err
 		}
 		defer rc.Close()
-		br := bufio.NewReaderSize(rc, 256<<10)
-		h, err := npy.ReadHeader(br)
-		if err != nil {
-			return stream.Errorf(s.path, 0, -1, name, stream.ErrCorrupt, "%v", err)
-		}
-		rs[i] = &reader{path: s.path, name: name, r: br, h: h}
+		rs[i] = &reader{path: s.path, name: name, r: rc, h: h}
 	}
 	w := int64(s.info.Terms)
 	var seen dupTable
@@ -386,45 +384,55 @@ func ints(h npy.Header, b []byte) ([]int64, error) {
 	return v, decode(h, b, v)
 }
 
-// decode converts the elements in b, of h's type, to out.
+// decode converts the elements in b, of h's type, to out; the element
+// type is looked at once, not per element.
 func decode(h npy.Header, b []byte, out []int64) error {
-	o := h.Order
-	for i := range out {
-		e := b[i*h.Size:]
-		switch {
-		case h.Kind == 'i' && h.Size == 1:
-			out[i] = int64(int8(e[0]))
-		case h.Kind == 'u' && h.Size == 1:
-			out[i] = int64(e[0])
-		case h.Kind == 'i' && h.Size == 2:
-			out[i] = int64(int16(o.Uint16(e)))
-		case h.Kind == 'u' && h.Size == 2:
-			out[i] = int64(o.Uint16(e))
-		case h.Kind == 'i' && h.Size == 4:
-			out[i] = int64(int32(o.Uint32(e)))
-		case h.Kind == 'u' && h.Size == 4:
-			out[i] = int64(o.Uint32(e))
-		case h.Kind == 'i' && h.Size == 8:
-			out[i] = int64(o.Uint64(e))
-		case h.Kind == 'u' && h.Size == 8:
-			x := o.Uint64(e)
-			if x > math.MaxInt64 {
-				return fmt.Errorf("value %d out of range", x)
-			}
-			out[i] = int64(x)
-		case h.Kind == 'f':
+	o, size := h.Order, h.Size
+	if h.Kind == 'f' {
+		for i := range out {
 			var x float64
-			if h.Size == 4 {
-				x = float64(math.Float32frombits(o.Uint32(e)))
+			if size == 4 {
+				x = float64(math.Float32frombits(o.Uint32(b[4*i:])))
 			} else {
-				x = math.Float64frombits(o.Uint64(e))
+				x = math.Float64frombits(o.Uint64(b[8*i:]))
 			}
 			if x != math.Trunc(x) || math.IsInf(x, 0) || x > math.MaxInt32 || x < math.MinInt32 {
 				return fmt.Errorf("count %v is not a whole number", x)
 			}
 			out[i] = int64(x)
-		default:
-			return fmt.Errorf("element type %s", h.Descr)
+		}
+		return nil
+	}
+	var get func(e []byte) int64
+	signed := h.Kind == 'i'
+	switch {
+	case size == 1 && signed:
+		get = func(e []byte) int64 { return int64(int8(e[0])) }
+	case size == 1:
+		get = func(e []byte) int64 { return int64(e[0]) }
+	case size == 2 && signed:
+		get = func(e []byte) int64 { return int64(int16(o.Uint16(e))) }
+	case size == 2:
+		get = func(e []byte) int64 { return int64(o.Uint16(e)) }
+	case size == 4 && signed:
+		get = func(e []byte) int64 { return int64(int32(o.Uint32(e))) }
+	case size == 4:
+		get = func(e []byte) int64 { return int64(o.Uint32(e)) }
+	case size == 8 && signed:
+		get = func(e []byte) int64 { return int64(o.Uint64(e)) }
+	case size == 8:
+		get = func(e []byte) int64 { return int64(o.Uint64(e)) }
+	default:
+		return fmt.Errorf("element type %s", h.Descr)
+	}
+	for i := range out {
+		out[i] = get(b[i*size:])
+	}
+	if size == 8 && !signed {
+		for _, x := range out {
+			if x < 0 {
+				return fmt.Errorf("value %d out of range", uint64(x))
+			}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -76,38 +77,12 @@ func OpenDir(root string, o stream.Options) (stream.TextSource, error) {
 	return d, nil
 }
 
-// walkFiles calls fn for each regular file under dir in document order.
+// walkFiles calls fn for each regular file under dir in document order,
+// hidden names (starting with ".") left out.
 func walkFiles(ctx context.Context, dir string, fn func(path string, size int64) error) error {
-	ents, err := os.ReadDir(dir) // sorted by name
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() {
-			if err := walkFiles(ctx, path, fn); err != nil {
-				return err
-			}
-			continue
-		}
-		info, err := os.Stat(path) // follows links, unlike e.Info
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() {
-			continue
-		}
-		if err := fn(path, info.Size()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return stream.WalkFiles(ctx, dir, stream.Hidden, func(path string, info fs.FileInfo) error {
+		return fn(path, info.Size())
+	})
 }
 
 // DirPaths yields the path of each document of the directory root, as
