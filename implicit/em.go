@@ -147,14 +147,15 @@ type emPart struct {
 	n                   int   // the batch's documents
 }
 
-// emPieceEntries is the most entries (distinct words of documents) of the
-// pieces an EM pass cuts its batches into (splitBatches). A corpus of long
+// EMPieceEntries is the most entries (distinct words of documents) of the
+// pieces an EM pass cuts its batches into; a worker's expected counts of a
+// piece are a row of k for each of its distinct words. A corpus of long
 // documents comes in few batches (SpamAssassin's 5,442 e-mails, 1.1 million
 // entries, in two of 4,096 and 1,346 documents), and batch i goes to worker
 // i mod workers, so one worker would do three quarters of each pass; in
 // pieces of 2^18 entries it comes in six of 140,000–215,000. The EM
 // statistics are exact, so pieces change nothing but the schedule.
-const emPieceEntries = 1 << 18
+const EMPieceEntries = 1 << 18
 
 // Pass adds one pass over docs with the E-step for p, on workers
 // goroutines; each document's contribution is added exactly (see EMAcc),
@@ -188,7 +189,7 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 		a.Bound, a.boundLo = bound[0], boundLo[0]
 	}()
 	nTot, sTot, bTot := &ex.arrays[0], &ex.arrays[1], &ex.arrays[2]
-	return InOrder(ctx, skipBatches(splitBatches(docs, emPieceEntries), opt.Skip), workers,
+	return InOrder(ctx, skipBatches(splitBatches(docs, EMPieceEntries), opt.Skip), workers,
 		func() *emPart {
 			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k)}
 		},

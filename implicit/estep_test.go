@@ -731,8 +731,8 @@ func TestSplitBatches(t *testing.T) {
 		t.Fatalf("the pieces hold %d documents, want %d", next, n)
 	}
 
-	if whole.All.NNZ() <= emPieceEntries {
-		t.Fatalf("the corpus has %d entries: one batch of it would not be cut (pieces of %d)", whole.All.NNZ(), emPieceEntries)
+	if whole.All.NNZ() <= EMPieceEntries {
+		t.Fatalf("the corpus has %d entries: one batch of it would not be cut (pieces of %d)", whole.All.NNZ(), EMPieceEntries)
 	}
 	const k = 6
 	p := randomParams(r, k, d, false)

@@ -162,23 +162,34 @@ type emState struct {
 }
 
 // refine runs the EM passes of cfg.EM on m (the spectral fit) over src and
-// stores the refined topics and weights in m.
-func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, track *tracker) error {
+// stores the refined topics and weights in m. With release, m's spectral
+// topics are dropped once EM's start holds them (Fit's own model, which an
+// error discards): a d·k array less during the passes. RefineEM's m is the
+// caller's and keeps them until the passes store theirs.
+func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, track *tracker, release bool) error {
 	em := cfg.EM.withDefaults()
 	if err := em.checkOnline(); err != nil {
 		return err
 	}
 	if em.Online {
-		return refineOnline(ctx, src, m, cfg, em, track)
+		return refineOnline(ctx, src, m, cfg, em, track, release)
 	}
 	st := startState(m, em)
+	if release {
+		m.Topics = nil
+	}
 	ck := newEMCheckpoint(track.ckpt, em)
 	if err := resumeEM(ck, track, st, func() (bool, error) { return ck.load(st) }); err != nil {
 		return err
 	}
+	// One set of statistics serves every pass: a new d·k pair of arrays
+	// per pass would leave the last one for the collector, and the heap
+	// would grow by it before each collection.
+	fresh := implicit.NewEMAcc(m.D, m.K)
 	for len(st.bounds) < em.Passes && !st.done {
+		fresh.Reset()
 		pass := track.begin()
-		acc := implicit.NewEMAcc(m.D, m.K)
+		acc := fresh
 		var opt implicit.PassOptions
 		if ck != nil {
 			n := len(st.bounds) + 1

@@ -127,8 +127,11 @@ func newOnlineState(m *models.Model, em EM) *onlineState {
 }
 
 // refineOnline runs online EM passes (EM.Online) on m over src.
-func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, em EM, track *tracker) error {
+func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, em EM, track *tracker, release bool) error {
 	st := newOnlineState(m, em)
+	if release {
+		m.Topics = nil
+	}
 	ck := newEMCheckpoint(track.ckpt, em)
 	if err := resumeEM(ck, track, st.emState, func() (bool, error) { return ck.loadOnline(st, em) }); err != nil {
 		return err

@@ -118,8 +118,12 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	if err != nil {
 		return nil, err
 	}
+	// The third-moment pass's exact totals (and the whitening they
+	// reference) serve statistics files, not Fit: let the EM passes reuse
+	// their memory (d·k arrays that are most of the spectral fit's peak).
+	track.exact = nil
 	if cfg.EM.Passes > 0 {
-		if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
+		if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track, true) }); err != nil {
 			return nil, err
 		}
 	}
@@ -161,7 +165,7 @@ func RefineEM(ctx context.Context, src stream.DocSource, m *models.Model, cfg Co
 	start := time.Now()
 	track := newTracker(cfg)
 	track.passes = m.Fit.Passes
-	if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track) }); err != nil {
+	if err := stage(ctx, "em", func(ctx context.Context) error { return refine(ctx, src, m, cfg, track, false) }); err != nil {
 		return err
 	}
 	if m.Vocab == nil {

@@ -214,6 +214,11 @@ const (
 	// sketch sums and the whitening's copies): 5 fits 814 MB at d=100,000,
 	// k=100 (9 did before commit 700cbea).
 	dkArrays = 5
+	// emArrays is the number of d×k float64 arrays the EM passes hold
+	// besides their workers' counts: EM's topics, the expected counts and
+	// their exact totals' low words (Fit drops the spectral topics once
+	// EM's start holds them).
+	emArrays = 3
 	// rowCoderMax caps the row store's compression buffers, predicted as
 	// the rows' size up to this (implicit at k=300, d=5,000: 652 MB).
 	rowCoderMax = 64 << 20
@@ -414,6 +419,14 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		live = dk + (sketchLanesMem+w+1)*count*(b/2+1)*16
 		ns = passNS + n*count*(fft+k) + 2*d*count*fft + float64(applies)*workCols*count*4*fft
 		c.RelError = sketchError(p.K, p.SketchLen, p.SketchCount)
+	}
+	if cfg.EM.Passes > 0 {
+		// The EM passes after the spectral fit: EM's topics, the
+		// statistics and their exact totals' low words (emArrays), and
+		// each worker's expected counts of a piece, k for each of its
+		// distinct words.
+		emLive := d*k*8*emArrays + w*math.Min(d, implicit.EMPieceEntries)*k*8
+		live = math.Max(live, emLive)
 	}
 	inFlight := float64(inFlightMax)
 	if known {

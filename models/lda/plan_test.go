@@ -379,3 +379,32 @@ func TestSketchAdvice(t *testing.T) {
 		t.Errorf("k=1000: %q", a)
 	}
 }
+
+// TestPlanCountsEM: the EM passes' d·k arrays (EM's topics, the expected
+// counts, their exact totals' low words, and each worker's counts of a
+// piece) are in the predicted peak when they outweigh
+// the spectral fit's, and only when EM runs.
+func TestPlanCountsEM(t *testing.T) {
+	info := stream.Info{Terms: 100000, Rows: 200_000, NNZ: 20_000_000}
+	peak := func(passes, workers int) int64 {
+		p, err := PlanFit(info, Config{K: 100, Alpha0: 1, Third: Explicit, Workers: workers, EM: EM{Passes: passes}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Predicted.PeakBytes
+	}
+	dk := float64(info.Terms * 100 * 8)
+	for _, w := range []int{1, 2, 8} {
+		spectral, withEM := peak(0, w), peak(5, w)
+		em := gcSlack * (emArrays + float64(w)) * dk
+		if float64(withEM) < em {
+			t.Errorf("workers %d: predicted peak %s with EM, below EM's own arrays (%s)", w, bytesStr(withEM), bytesStr(int64(em)))
+		}
+		if withEM < spectral {
+			t.Errorf("workers %d: EM lowered the predicted peak: %s against %s", w, bytesStr(withEM), bytesStr(spectral))
+		}
+		if w == 8 && withEM == spectral {
+			t.Errorf("workers 8: EM's %s of arrays left the predicted peak at the spectral fit's %s", bytesStr(int64(em)), bytesStr(spectral))
+		}
+	}
+}
