@@ -103,7 +103,8 @@ func demoText(ctx context.Context, path, dir string, kept bool, k int, seed uint
 		return err
 	}
 	defer stream.Close(in)
-	cfg := lda.Config{K: k, Alpha0: 1, Seed: seed, EM: lda.EM{Passes: defaultEMPasses, FitAlpha: true}, Progress: ldaProgress(pf, "lda")}
+	var limit planLimit
+	cfg := lda.Config{K: k, Alpha0: 1, Seed: seed, EM: lda.EM{Passes: defaultEMPasses, FitAlpha: true}, Progress: ldaProgress(pf, "lda"), OnPlan: limit.onPlan}
 	m, err := lda.Fit(ctx, in, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

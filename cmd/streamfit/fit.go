@@ -267,7 +267,11 @@ func runFit(ctx context.Context, args []string) error {
 			Solver: f.solverFlag(fs), Refine: f.alsSweeps, Restarts: f.restarts, Iters: f.iters,
 			EM: f.em(),
 		}
-		cfg.OnPlan = func(p *lda.Plan) { fmt.Fprintln(os.Stderr, p) }
+		var limit planLimit
+		cfg.OnPlan = func(p *lda.Plan) {
+			fmt.Fprintln(os.Stderr, p)
+			limit.onPlan(p)
+		}
 		cfg.Progress = ldaProgress(p, model)
 		if cfg.Checkpoint, err = ck.config(f.input, *o); err != nil { // checkpoint.go
 			return err
