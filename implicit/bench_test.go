@@ -10,6 +10,7 @@ import (
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/tensor"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -217,6 +218,24 @@ func BenchmarkEMPass(b *testing.B) {
 			}
 			b.ReportMetric(float64(all.Len()*b.N)/(sysinfo.CPUTime()-cpu).Seconds(), "docs/cpu-s")
 			b.ReportMetric(float64(iters)/float64(all.Len()*b.N), "iters/doc")
+		})
+	}
+}
+
+// BenchmarkTransform re-whitens a k×k×k tensor by a square P, as the
+// explicit fit does before its solve.
+func BenchmarkTransform(b *testing.B) {
+	for _, k := range []int{100, 200} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			tt := tensor.NewSym3(k)
+			for i := range tt.Data {
+				tt.Data[i] = float64(i%7) - 3
+			}
+			p := randDense(k, k, 2)
+			b.ReportAllocs()
+			for b.Loop() {
+				Transform(tt, p)
+			}
 		})
 	}
 }

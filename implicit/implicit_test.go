@@ -348,6 +348,52 @@ func TestTransform(t *testing.T) {
 	}
 }
 
+// TestTransformBlocks checks T(P,P,P) against the definition where the
+// output's slices come in more than one block (transformBlock), for P wider
+// and narrower than square: every entry of the first, last and a boundary
+// slice, and random others.
+func TestTransformBlocks(t *testing.T) {
+	for _, m := range []int{transformBlock + 5, 2*transformBlock + 1} {
+		const k = 40
+		v := randDense(k, 7, 21)
+		tt := solver.FromFactors([]float64{1, -2, 0.5, 3, 1, 0.25, -1}, v)
+		p := randDense(k, m, 22)
+		got := Transform(tt, p)
+		want := func(a, b, c int) float64 {
+			s := 0.0
+			for i := range k {
+				si := 0.0
+				for j := range k {
+					sj := 0.0
+					for l := range k {
+						sj += tt.At(i, j, l) * p.At(l, c)
+					}
+					si += sj * p.At(j, b)
+				}
+				s += si * p.At(i, a)
+			}
+			return s
+		}
+		check := func(a, b, c int) {
+			w := want(a, b, c)
+			if g := got.At(a, b, c); !near(g, w, 1e-11, math.Max(1, math.Abs(w))) {
+				t.Fatalf("m=%d: T(P,P,P)[%d,%d,%d] = %g, want %g", m, a, b, c, g, w)
+			}
+		}
+		for _, a := range []int{0, transformBlock - 1, transformBlock, m - 1} {
+			for b := a; b < m; b++ {
+				for _, c := range []int{b, (b + m) / 2, m - 1} {
+					check(a, b, c)
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(5, uint64(m)))
+		for range 200 {
+			check(rng.IntN(m), rng.IntN(m), rng.IntN(m))
+		}
+	}
+}
+
 func TestMergeRefusesOtherBasis(t *testing.T) {
 	b, _ := tinyCorpus(50, 5, 1)
 	x, y := NewTripleAcc(5, 2), NewTripleAcc(5, 2)

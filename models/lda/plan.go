@@ -172,6 +172,11 @@ const (
 	// (6.3–6.8 at k=100) and the whitening's SVDs (≈10·d·cols² flops a
 	// pass).
 	gemm64 = 6.0
+	// transformFlops is implicit.Transform's cost in k⁴ at the rate gemm64:
+	// 2.7·k⁴ flops in GEMMs of inner dimension k, which ran at about three
+	// quarters of gemm64 (0.94–1.3 s at k=200; the three k⁴ GEMMs of 6·k⁴
+	// flops it replaced took 1.5–3.0 s).
+	transformFlops = 3.6
 	// gemm32 is the float32 GEMM rate of the moments' W-terms (formed in
 	// float32 pieces: 1.4 times gemm64 at k=100).
 	gemm32 = 8.4
@@ -396,12 +401,13 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	case Explicit:
 		// Pass: Y3 in float64 plus each worker's float32 partial; then
 		// Moments' W-term buffers (Y3, the total and one piece per
-		// worker), then Transform's four k³ arrays.
+		// worker), then Transform's: the packed tensor and its image, the
+		// tensor's k × k(k+1)/2 half unfolding and a block of its slices.
 		pass := pairs * k * (8 + 4*w)
 		moments := pairs * k * 8 * (2 + w)
-		transform := k*k*k*8*4.2 + pairs*k*8
+		transform := pairs * k * 8 * 1.8
 		live = dk + math.Max(pass, math.Max(moments, transform))
-		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm32 + 6*k*k*k*k/gemm64 + solveNS
+		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm32 + transformFlops*k*k*k*k/gemm64 + solveNS
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)

@@ -102,7 +102,7 @@ func TestPlanChoices(t *testing.T) {
 		// Both fit; RTPM's ≈15·k block contractions of the k³/6 tensor are
 		// predicted slower than 25 passes over the rows.
 		{small, 300, 2 << 30, Rows},
-		{small, 300, 1 << 30, Rows}, // the transform's 4·k³·8 bytes no longer fit
+		{small, 300, 1 << 30, Rows}, // the explicit fits too, and is still predicted slower
 		// Nothing fits: the d×k statistics alone take 1.2 GB at k=300
 		// (1.9 GB of RSS); the smallest is then the rows (2.4 GiB: their
 		// contractions take the W terms a block of words at a time, not
