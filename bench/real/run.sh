@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of streamfit and gensim on the real corpora of
-# corpora.sh: for each corpus and k, fits
+# Side-by-side benchmark of streamfit, gensim and scikit-learn on the real
+# corpora of corpora.sh: for each corpus and k, fits
 #   gensim-1, gensim-5   gensim LdaModel, 1 and 5 passes (gensim_lda.py)
+#   sklearn-batch, sklearn-online
+#                        scikit-learn LatentDirichletAllocation, batch (its
+#                        default, 10 iterations) and online (5 passes)
+#                        (sklearn_lda.py; not in the default METHODS)
 #   sf-spectral          streamfit fit lda --em-passes 0 (the spectral fit alone)
 #   sf-default           streamfit fit lda (spectral start + likelihood refinement)
 # and scores every model with the same streamfit code: held-out perplexity
@@ -15,11 +19,13 @@
 #   CACHE     corpora cache (as corpora.sh; default $STREAMFIT_REAL_CACHE, else
 #             ${XDG_CACHE_HOME:-$HOME/.cache}/streamfit/real)
 #   env KS="10 20 50 100", CORPORA="spam debian" (also "fortunes" and "gosrc", see corpora.sh),
-#       METHODS="gensim-1 gensim-5 sf-spectral sf-default",
+#       METHODS="gensim-1 gensim-5 sf-spectral sf-default" (add sklearn-batch,
+#       sklearn-online),
 #       OUT=$CACHE/runs, KEEP=1 keeps results already in $OUT (default: refit;
 #       with RESCORE=1 their models are scored again, fit times kept),
 #       STREAMFIT=binary (default: built from this checkout)
-# Installs python3-gensim with apt-get when /usr/bin/python3 cannot import it.
+# Installs python3-gensim (and python3-sklearn when asked for) with apt-get
+# when /usr/bin/python3 cannot import it.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +43,13 @@ mkdir -p "$out"
 if ! "$py" -c 'import gensim' 2>/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-gensim
 fi
+case " $METHODS " in
+*" sklearn-"*)
+	if ! "$py" -c 'import sklearn' 2>/dev/null; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-sklearn
+	fi
+	;;
+esac
 command -v /usr/bin/time >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q time
 
 sf=${STREAMFIT:-}
@@ -113,7 +126,7 @@ for c in $CORPORA; do
 			base=$out/$c-k$k-$m
 			if [ "${KEEP:-0}" = 1 ] && [ -f "$rec" ]; then
 				model=$base.model.json
-				[ "${m#gensim-}" != "$m" ] && model=$base.npy
+				case $m in gensim-* | sklearn-*) model=$base.npy ;; esac
 				if [ "${RESCORE:-0}" = 1 ] && grep -q '"status": "ok"' "$rec"; then
 					echo "$c k=$k $m: scoring $model again" >&2
 					# shellcheck disable=SC2046
@@ -125,6 +138,10 @@ for c in $CORPORA; do
 			gensim-*)
 				model=$base.npy
 				cmd=("$py" "$here/gensim_lda.py" "$train" "$k" "${m#gensim-}" "$model")
+				;;
+			sklearn-batch | sklearn-online)
+				model=$base.npy
+				cmd=("$py" "$here/sklearn_lda.py" "$train" "$k" "${m#sklearn-}" "$model")
 				;;
 			sf-spectral)
 				model=$base.model.json

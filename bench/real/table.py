@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-ORDER = {"gensim-1": 0, "gensim-5": 1, "sf-spectral": 2, "sf-default": 3}
+ORDER = {"gensim-1": 0, "gensim-5": 1, "sklearn-batch": 2, "sklearn-online": 3, "sf-spectral": 4, "sf-default": 5}
 CORPUS = {"spam": 0, "debian": 1}
 
 
@@ -32,6 +32,7 @@ def main():
             fmt(r, "perplexity", ".0f"), fmt(r, "umass", ".3f"), fmt(r, "npmi", ".3f"),
             fmt(r, "diversity", ".2f"), fmt(r, "wall", ".1f"), fmt(r, "cpu", ".1f"), fmt(r, "rss_mb", ".0f")))
     targets(recs)
+    peers(recs)
 
 
 def targets(recs):
@@ -61,6 +62,28 @@ def targets(recs):
             div = "%.2f vs %.2f" % (d["diversity"], g5["diversity"])
         print("| %s | %d | %s | %s | %s | %s |" % (c, k, ratio(d, g5, "perplexity", ".2f"), div,
                                                ratio(d, g5, "cpu", ".3f"), ratio(s, g1, "cpu", ".3f")))
+
+
+def peers(recs):
+    """Prints, per corpus and k where scikit-learn ran, the default fit's
+    held-out perplexity and CPU seconds against each of its methods."""
+    by = {(r["corpus"], int(r["k"]), r["method"]): r for r in recs if r.get("status") == "ok"}
+    methods = sorted({m for _, _, m in by if m.startswith("sklearn-")}, key=lambda m: ORDER.get(m, 9))
+    keys = sorted({(c, k) for c, k, m in by if m in methods}, key=lambda ck: (CORPUS.get(ck[0], 9), ck[0], ck[1]))
+    if not keys:
+        return
+    print()
+    print("| corpus | k | " + " | ".join("perplexity sf-default / %s | CPU sf-default / %s" % (m, m) for m in methods) + " |")
+    print("|---|---:|" + "---:|---:|" * len(methods))
+    for c, k in keys:
+        d = by.get((c, k, "sf-default"))
+        cells = []
+        for m in methods:
+            p = by.get((c, k, m))
+            for key in ("perplexity", "cpu"):
+                ok = d is not None and p is not None and d.get(key) is not None and p.get(key)
+                cells.append(format(d[key] / p[key], ".3f") if ok else "–")
+        print("| %s | %d | %s |" % (c, k, " | ".join(cells)))
 
 
 if __name__ == "__main__":
