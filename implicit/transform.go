@@ -46,6 +46,9 @@ func Transform(t *tensor.Sym3, p *mat.Dense) *tensor.Sym3 {
 	blk := min(m, transformBlock)
 	slices := mat.NewDense(blk, pairs, nil)
 	s := mat.NewDense(k, k, nil)
+	sd := s.RawMatrix().Data
+	// u = S_a·P[:,a:] and v = P[:,a:]ᵀ·u; Reset keeps their memory, which
+	// the first slice, the widest, sized.
 	var u, v mat.Dense
 	q := 0
 	for a0 := 0; a0 < m; a0 += blk {
@@ -58,8 +61,7 @@ func Transform(t *tensor.Sym3, p *mat.Dense) *tensor.Sym3 {
 			x := 0
 			for j := range k {
 				for l := j; l < k; l++ {
-					s.Set(j, l, row[x])
-					s.Set(l, j, row[x])
+					sd[j*k+l], sd[l*k+j] = row[x], row[x]
 					x++
 				}
 			}

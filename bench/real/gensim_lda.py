@@ -9,7 +9,6 @@ the default 50 E-step iterations, no perplexity logging during training
 usually do with corpora this size. Prints one JSON line with the load and
 training wall seconds.
 """
-import gzip
 import json
 import os
 import sys
@@ -18,17 +17,14 @@ import time
 import numpy as np
 from gensim.models import LdaModel
 
+import docword
+
 
 def read_docword(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        n = int(f.readline())
-        d = int(f.readline())
-        f.readline()  # nnz
-        docs = [[] for _ in range(n)]
-        for line in f:
-            doc, term, count = line.split()
-            docs[int(doc) - 1].append((int(term) - 1, int(count)))
+    n, d, entries = docword.read(path)
+    docs = [[] for _ in range(n)]
+    for doc, term, count in entries:
+        docs[doc].append((term, count))
     return docs, d
 
 

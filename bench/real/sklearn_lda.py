@@ -13,7 +13,6 @@ are read into a scipy CSR matrix first (what CountVectorizer gives). The
 topics are the rows of components_ normalised to sum 1. Prints one JSON
 line with the load and training wall seconds.
 """
-import gzip
 import json
 import os
 import sys
@@ -23,19 +22,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.decomposition import LatentDirichletAllocation
 
+import docword
+
 
 def read_docword(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        n = int(f.readline())
-        d = int(f.readline())
-        f.readline()  # nnz
-        rows, cols, vals = [], [], []
-        for line in f:
-            doc, term, count = line.split()
-            rows.append(int(doc) - 1)
-            cols.append(int(term) - 1)
-            vals.append(int(count))
+    n, d, entries = docword.read(path)
+    rows, cols, vals = [], [], []
+    for doc, term, count in entries:
+        rows.append(doc)
+        cols.append(term)
+        vals.append(count)
     x = sp.csr_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(n, d))
     # Documents without any word are left out, as streamfit and gensim skip them.
     return x[np.diff(x.indptr) > 0], d

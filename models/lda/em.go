@@ -171,12 +171,12 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	if err := em.checkOnline(); err != nil {
 		return err
 	}
-	if em.Online {
-		return refineOnline(ctx, src, m, cfg, em, track, release)
-	}
 	st := startState(m, em)
 	if release {
 		m.Topics = nil
+	}
+	if em.Online {
+		return refineOnline(ctx, src, m, st, cfg, em, track)
 	}
 	ck := newEMCheckpoint(track.ckpt, em)
 	if err := resumeEM(ck, track, st, func() (bool, error) { return ck.load(st) }); err != nil {

@@ -99,9 +99,10 @@ type onlineState struct {
 	counting bool
 }
 
-// newOnlineState is online EM's start from the spectral fit m.
-func newOnlineState(m *models.Model, em EM) *onlineState {
-	st := &onlineState{emState: startState(m, em), total: float64(m.Fit.Tokens), counting: m.Fit.Tokens <= 0}
+// newOnlineState is online EM's start from start, the spectral fit's
+// (startState), whose model counted tokens (0: unknown).
+func newOnlineState(start *emState, tokens int64) *onlineState {
+	st := &onlineState{emState: start, total: float64(tokens), counting: tokens <= 0}
 	p := &st.params
 	k := p.K
 	st.s = make([]float64, len(p.Beta))
@@ -126,12 +127,10 @@ func newOnlineState(m *models.Model, em EM) *onlineState {
 	return st
 }
 
-// refineOnline runs online EM passes (EM.Online) on m over src.
-func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config, em EM, track *tracker, release bool) error {
-	st := newOnlineState(m, em)
-	if release {
-		m.Topics = nil
-	}
+// refineOnline runs online EM passes (EM.Online) on m over src from start,
+// the spectral fit's.
+func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, start *emState, cfg Config, em EM, track *tracker) error {
+	st := newOnlineState(start, m.Fit.Tokens)
 	ck := newEMCheckpoint(track.ckpt, em)
 	if err := resumeEM(ck, track, st.emState, func() (bool, error) { return ck.loadOnline(st, em) }); err != nil {
 		return err

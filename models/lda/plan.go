@@ -431,7 +431,11 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		// statistics and their exact totals' low words (emArrays), and
 		// each worker's expected counts of a piece, k for each of its
 		// distinct words.
-		emLive := d*k*8*emArrays + w*math.Min(d, implicit.EMPieceEntries)*k*8
+		arrays := float64(emArrays)
+		if cfg.EM.Online {
+			arrays++ // the running expected counts
+		}
+		emLive := d*k*8*arrays + w*math.Min(d, implicit.EMPieceEntries)*k*8
 		live = math.Max(live, emLive)
 	}
 	inFlight := float64(inFlightMax)

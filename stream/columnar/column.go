@@ -164,6 +164,20 @@ func idString(a arrow.Array, i int) string {
 	return a.(*array.LargeString).Value(i)
 }
 
+// drain hands each record batch of r to each until each returns false or
+// r ends.
+func drain(ctx context.Context, r array.RecordReader, each func(arrow.RecordBatch) bool) error {
+	for r.Next() {
+		if !each(r.RecordBatch()) {
+			return nil
+		}
+	}
+	if err := r.Err(); err != nil && err != io.EOF {
+		return err
+	}
+	return ctx.Err()
+}
+
 // columnArrays yields the column col of the file at path (of container k), a record batch
 // (or a run of Parquet rows) at a time; the caller releases each array.
 func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq2[arrow.Array, error] {
@@ -204,14 +218,7 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 					return err
 				}
 				defer rr.Release()
-				for rr.Next() {
-					if !each(rr.RecordBatch()) {
-						return nil
-					}
-				}
-				if err := rr.Err(); err != nil && err != io.EOF {
-					return err
-				}
+				return drain(ctx, rr, each)
 			case kindArrow:
 				r, err := ipc.NewFileReader(f)
 				if err != nil {
@@ -233,14 +240,7 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 					return err
 				}
 				defer r.Release()
-				for r.Next() {
-					if !each(r.RecordBatch()) {
-						return nil
-					}
-				}
-				if err := r.Err(); err != nil && err != io.EOF {
-					return err
-				}
+				return drain(ctx, r, each)
 			}
 			return ctx.Err()
 		})

@@ -22,6 +22,11 @@ type docSource struct {
 	decoders sync.Pool
 }
 
+// maxInferredTerms bounds a vocabulary size inferred from the term ids'
+// column statistics alone (the file names none): every table sized by the
+// vocabulary would follow one damaged id.
+const maxInferredTerms = 1 << 24
+
 // openDocs opens path as documents. A table holding only raw text returns an
 // error wrapping stream.ErrIsText so that stream.Open tokenizes it instead.
 func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
@@ -54,12 +59,12 @@ func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
 	}
 	if s.info.Terms == 0 && t.meta != nil {
 		s.info.Terms = termsFromStats(t.meta, ds)
-		if s.info.Terms > maxStamp {
+		if s.info.Terms > maxInferredTerms {
 			// A vocabulary inferred from one stray id would size every
 			// table after it: a damaged id must not exhaust the memory.
 			return nil, stream.Errorf(path, 0, -1, "", stream.ErrValue,
 				"the largest term id is %d and the file names no vocabulary: a vocabulary of %d words is more than %d inferred from the ids alone; check the term ids, or give the vocabulary file (stream.Options.VocabPath)",
-				s.info.Terms-1, s.info.Terms, maxStamp)
+				s.info.Terms-1, s.info.Terms, maxInferredTerms)
 		}
 	}
 	terms, rows := s.info.Terms, o.BatchRows

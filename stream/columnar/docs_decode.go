@@ -11,10 +11,6 @@ import (
 	"github.com/streamfit/streamfit/internal/stream"
 )
 
-// maxStamp bounds the duplicate-detection table when the vocabulary size is
-// unknown (64 MB per worker); larger term ids then need Options.Terms.
-const maxStamp = 1 << 24
-
 // docDecoder turns list-shaped columns into CSR batches, checking every value.
 // It is used by one goroutine at a time; its scratch memory is reused.
 type docDecoder struct {
@@ -23,9 +19,10 @@ type docDecoder struct {
 	batchRows       int
 	termCol, cntCol string
 
-	// stamp[t] == gen when term t was seen in the current document.
-	stamp []uint32
-	gen   uint32
+	// seen finds a term given twice in a document; a term id at or past
+	// limit (as uint32: negative ids too) is out of range.
+	seen  stream.DupTerms
+	limit uint32
 
 	tscratch, cscratch []int32
 	o64a, o64b         []int64
@@ -96,57 +93,57 @@ func roomFor(recs []arrow.RecordBatch, col string, rows int) room {
 
 func newDocDecoder(path string, terms, batchRows int, termCol, cntCol string) *docDecoder {
 	return &docDecoder{path: path, terms: terms, batchRows: batchRows, termCol: termCol, cntCol: cntCol,
-		stamp: make([]uint32, terms)}
+		seen: *stream.NewDupTerms(terms), limit: termLimit(terms)}
+}
+
+// termLimit is the first term id out of range, as uint32: the vocabulary
+// size when known, else 2^31 (so that a negative id, as uint32, is past it).
+func termLimit(terms int) uint32 {
+	if terms > 0 {
+		return uint32(terms)
+	}
+	return 1 << 31
 }
 
 func (d *docDecoder) errorf(row int64, col string, kind error, format string, args ...any) error {
 	return stream.Errorf(d.path, 0, row, col, kind, format, args...)
 }
 
-// nextDoc starts a new document in the duplicate table.
-func (d *docDecoder) nextDoc() uint32 {
-	d.gen++
-	if d.gen == 0 {
-		clear(d.stamp)
-		d.gen = 1
-	}
-	return d.gen
-}
-
-// checkTerm handles a term id outside the stamp table: an error when it is
-// negative or beyond a known vocabulary, else the table grows.
-func (d *docDecoder) checkTerm(row int64, t int32) error {
-	switch {
-	case t < 0:
-		return d.errorf(row, d.termCol, stream.ErrValue, "negative term id %d", t)
-	case d.terms > 0:
-		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d outside the vocabulary [0,%d)", t, d.terms)
-	case int(t) >= maxStamp:
-		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d is too large to check without a vocabulary size (give the vocabulary or its size)", t)
-	}
-	n := max(int(t)+1, 2*len(d.stamp), 1024)
-	d.stamp = append(d.stamp, make([]uint32, min(n, maxStamp)-len(d.stamp))...)
-	return nil
-}
-
 // checkDoc checks one document's entries: term ids in range and distinct,
 // counts non-negative.
 func (d *docDecoder) checkDoc(row int64, t, c []int32) error {
-	g := d.nextDoc()
+	d.seen.Next()
+	st, g := d.seen.Table()
 	for j, x := range t {
-		if uint32(x) >= uint32(len(d.stamp)) {
-			if err := d.checkTerm(row, x); err != nil {
-				return err
+		if uint32(x) < uint32(len(st)) {
+			if st[x] == g {
+				return d.errorf(row, d.termCol, stream.ErrValue, "term %d appears twice in the document", x)
 			}
+			st[x] = g
+		} else if err := d.markBeyond(row, x); err != nil {
+			return err
+		} else {
+			st, g = d.seen.Table()
 		}
-		st := d.stamp
-		if st[x] == g {
-			return d.errorf(row, d.termCol, stream.ErrValue, "term %d appears twice in the document", x)
-		}
-		st[x] = g
 		if c[j] < 0 {
 			return d.errorf(row, d.cntCol, stream.ErrValue, "negative count %d for term %d", c[j], x)
 		}
+	}
+	return nil
+}
+
+// markBeyond checks a term id of the document at row that lies past the
+// duplicate table and records it there: refused when negative or outside a
+// known vocabulary, or when the document had it already (an id past the
+// table's bound); else the table grows to it.
+func (d *docDecoder) markBeyond(row int64, t int32) error {
+	switch {
+	case t < 0:
+		return d.errorf(row, d.termCol, stream.ErrValue, "negative term id %d", t)
+	case uint32(t) >= d.limit:
+		return d.errorf(row, d.termCol, stream.ErrValue, "term id %d outside the vocabulary [0,%d)", t, d.terms)
+	case d.seen.Add(int64(t)):
+		return d.errorf(row, d.termCol, stream.ErrValue, "term %d appears twice in the document", t)
 	}
 	return nil
 }

@@ -129,7 +129,6 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			b        = free.Get(0)
 			docIdx   = int64(-1) // index of the open document
 			cur      int64       // its id
-			g        uint32
 			tableRow int64
 		)
 		fail := func(err error) {
@@ -156,7 +155,7 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			}
 			docIdx++
 			cur = id
-			g = d.nextDoc()
+			d.seen.Next()
 			return true
 		}
 		decode := func(l loaded) (longPart, error) { return decodeLong(s.ds, l) }
@@ -173,17 +172,16 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 				if t == nullTerm {
 					continue
 				}
-				if uint32(t) >= uint32(len(d.stamp)) {
-					if err := d.checkTerm(docIdx, t); err != nil {
-						fail(err)
+				if st, g := d.seen.Table(); uint32(t) < uint32(len(st)) {
+					if st[t] == g {
+						fail(stream.Errorf(s.t.path, 0, docIdx, tc, stream.ErrValue, "table row %d: term %d appears twice in document %d", tableRow+int64(j), t, id))
 						return
 					}
-				}
-				if d.stamp[t] == g {
-					fail(stream.Errorf(s.t.path, 0, docIdx, tc, stream.ErrValue, "table row %d: term %d appears twice in document %d", tableRow+int64(j), t, id))
+					st[t] = g
+				} else if err := d.markBeyond(docIdx, t); err != nil {
+					fail(err)
 					return
 				}
-				d.stamp[t] = g
 				if c < 0 {
 					fail(stream.Errorf(s.t.path, 0, docIdx, cc, stream.ErrValue, "table row %d: negative count %d", tableRow+int64(j), c))
 					return

@@ -228,7 +228,7 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 		rs[i] = &reader{path: s.path, name: name, r: rc, h: h}
 	}
 	w := int64(s.info.Terms)
-	var seen dupTable
+	seen := stream.NewDupTerms(0) // grows with the ids met, not the declared shape
 	var ptr, idx, cnt []int64
 	prev, err := rs[0].next(1, &ptr)
 	if err != nil {
@@ -263,6 +263,7 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 		lo := last
 		for i, e := range p {
 			row := start + int64(i)
+			seen.Next()
 			if e < lo || e > hi {
 				b.Release()
 				return stream.Errorf(s.path, 0, row, "indptr.npy", stream.ErrValue, "row pointers decrease")
@@ -276,7 +277,7 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 				case c < 0 || c > math.MaxInt32:
 					b.Release()
 					return stream.Errorf(s.path, 0, row, "data.npy", stream.ErrValue, "count %d is not in 0..%d", c, math.MaxInt32)
-				case seen.twice(t, row):
+				case seen.Add(t):
 					b.Release()
 					return stream.Errorf(s.path, 0, row, "indices.npy", stream.ErrValue, "term %d appears twice in the document (sum duplicates first: X.sum_duplicates())", t)
 				}
@@ -298,38 +299,6 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 		return stream.Errorf(s.path, 0, s.d-1, "indptr.npy", stream.ErrValue, "the last row pointer is %d, not the %d entries", last, s.nnz)
 	}
 	return nil
-}
-
-// stampMax bounds the table of dupTable (128 MB); larger term ids, which
-// only a huge vocabulary has, are checked through a map.
-const stampMax = 1 << 24
-
-// dupTable finds a term given twice in a document. Its table grows with
-// the largest term id met, not with the number of columns the file
-// declares, so a damaged shape cannot make it allocate.
-type dupTable struct {
-	stamp []int64 // stamp[t] = 1 + the row where t was last seen
-	big   map[int64]int64
-}
-
-// twice records term t in row and reports whether row had it already.
-func (d *dupTable) twice(t, row int64) bool {
-	if t >= stampMax {
-		if d.big == nil {
-			d.big = map[int64]int64{}
-		}
-		prev, ok := d.big[t]
-		d.big[t] = row
-		return ok && prev == row
-	}
-	if t >= int64(len(d.stamp)) {
-		d.stamp = append(d.stamp, make([]int64, min(max(t+1, 2*int64(len(d.stamp)), 1024), stampMax)-int64(len(d.stamp)))...)
-	}
-	if d.stamp[t] == row+1 {
-		return true
-	}
-	d.stamp[t] = row + 1
-	return false
 }
 
 // readChunk bounds the elements one read allocates for: a damaged header
@@ -388,18 +357,26 @@ func ints(h npy.Header, b []byte) ([]int64, error) {
 // type is looked at once, not per element.
 func decode(h npy.Header, b []byte, out []int64) error {
 	o, size := h.Order, h.Size
-	if h.Kind == 'f' {
+	whole := func(x float64) (int64, error) {
+		if x != math.Trunc(x) || math.IsInf(x, 0) || x > math.MaxInt32 || x < math.MinInt32 {
+			return 0, fmt.Errorf("count %v is not a whole number", x)
+		}
+		return int64(x), nil
+	}
+	var err error
+	switch {
+	case h.Kind == 'f' && size == 4:
 		for i := range out {
-			var x float64
-			if size == 4 {
-				x = float64(math.Float32frombits(o.Uint32(b[4*i:])))
-			} else {
-				x = math.Float64frombits(o.Uint64(b[8*i:]))
+			if out[i], err = whole(float64(math.Float32frombits(o.Uint32(b[4*i:])))); err != nil {
+				return err
 			}
-			if x != math.Trunc(x) || math.IsInf(x, 0) || x > math.MaxInt32 || x < math.MinInt32 {
-				return fmt.Errorf("count %v is not a whole number", x)
+		}
+		return nil
+	case h.Kind == 'f':
+		for i := range out {
+			if out[i], err = whole(math.Float64frombits(o.Uint64(b[8*i:]))); err != nil {
+				return err
 			}
-			out[i] = int64(x)
 		}
 		return nil
 	}
