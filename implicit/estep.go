@@ -98,9 +98,14 @@ type EStep struct {
 	lgamA []float64 // log Γ(α_j) (LDA)
 	logW  []float64
 	prune float64
+	// first[l] holds, once met, the first iteration's e^{ψ(γ_j) − m} for a
+	// document of l tokens (γ_j = α_j + l/k depends on nothing else), for l
+	// below len(first): short documents then start without k digammas and
+	// exponentials each.
+	first [][]float64
 	// per document
-	full  []float64 // its words' rows of Beta, n×k
-	rows  []float64 // their active topics' columns, n×ka (fixedPoint)
+	terms []int32   // its distinct words (the caller's slice)
+	rows  []float64 // their rows of Beta over the active topics, n×ka (fixedPoint)
 	q     []float64 // per word: e·row, then c_w/(e·row)
 	act   []int     // the active topics
 	all   []int     // 0, …, k−1 (PhiSparse of Single)
@@ -112,7 +117,6 @@ type EStep struct {
 	elog  []float64 // E log θ_j (LDA) or r_j (single)
 	phi   []float64 // c_w φ_wj after Expect: n×ka over the active topics (LDA), n×k (Single)
 	ka    int       // the active topics after fixedPoint: e.act[:ka]
-	arows []float64 // their columns of the rows, n×ka
 	phiW  []float64 // one word's φ over all k topics (Phi)
 	// Iters is the number of fixed-point iterations of the last document.
 	Iters int
@@ -145,6 +149,10 @@ func NewEStep(p *TopicParams) *EStep {
 	}
 	// At least one topic keeps l/k ≥ prune·l of the tokens.
 	e.prune = min(e.prune, 0.5/float64(k))
+	if !p.Single {
+		// Up to 2^16 values a worker.
+		e.first = make([][]float64, min(firstLengths, 1<<16/k))
+	}
 	if p.Single {
 		e.logW = make([]float64, k)
 		for j, a := range p.Alpha {
@@ -163,18 +171,18 @@ func NewEStep(p *TopicParams) *EStep {
 	return e
 }
 
-// load gathers the document's rows of Beta (word-major, so each is one
-// contiguous copy) and its counts as floats; it returns the number of
-// tokens.
+// load records the document's words and its counts as floats; it returns
+// the number of tokens. The words' rows of Beta are read in place: the
+// first iteration of fixedPoint, where every topic is still active, reads
+// them through terms, and only the active topics' columns are copied.
 func (e *EStep) load(terms, counts []int32) float64 {
-	k, n := e.p.K, len(terms)
-	e.full = grow(e.full, n*k)
+	n := len(terms)
+	e.terms = terms
 	e.c = grow(e.c, n)
 	e.q = grow(e.q, n)
 	l := 0.0
-	for i, t := range terms {
-		copy(e.full[i*k:(i+1)*k], e.p.Beta[int(t)*k:int(t+1)*k])
-		e.c[i] = float64(counts[i])
+	for i, c := range counts[:n] {
+		e.c[i] = float64(c)
 		l += e.c[i]
 	}
 	return l
@@ -276,10 +284,10 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 		e.elog[j] = el
 		bound += (e.p.Alpha[j]-g)*el + lgamma(g) - e.lgamA[j]
 	}
-	bound += e.wordNorms(e.arows, ee, true)
+	bound += e.wordNorms(e.rows, ee, true)
 	e.phi = grow(e.phi, n*ka)
 	for i, r := range e.q[:n] {
-		row, out := e.arows[i*ka:(i+1)*ka], e.phi[i*ka:(i+1)*ka]
+		row, out := e.rows[i*ka:(i+1)*ka], e.phi[i*ka:(i+1)*ka]
 		for q, v := range ee {
 			out[q] = r * v * row[q]
 		}
@@ -323,8 +331,10 @@ func (e *EStep) Suff() []float64 { return e.elog }
 // the iteration cap. A topic whose expected count falls below prune·l
 // leaves the iteration (its γ_j is α_j from then on, its φ zero): a
 // document uses few of many topics, and the iterations then cost in the
-// topics it uses: the first drop copies the active columns of the rows
-// into e.rows (n×ka), each later one compacts them in place.
+// topics it uses. The first iteration reads the words' rows of Beta in
+// place (a dot product and an axpy per word); after it the active topics'
+// columns are copied into e.rows (n×ka), which each later drop compacts in
+// place, and the iterations are two matrix-vector products over them.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
 	for j, a := range e.p.Alpha {
@@ -335,28 +345,31 @@ func (e *EStep) fixedPoint(l float64) {
 	for j := range act {
 		act[j] = j
 	}
-	rows, ka, compacted := e.full, k, false
+	ka, direct := k, true
 	floor := e.prune * l
 	for e.Iters < e.iters {
 		e.Iters++
 		// ee = e^{ψ(γ_j) − m} for m = ψ(max γ_j) (ψ increases): one
 		// logarithm per iteration, one exponential per active topic.
 		ee, s := e.e[:ka], e.s[:ka]
-		gmax := 0.0
-		for _, j := range act {
-			gmax = max(gmax, e.gamma[j])
+		if li := int(l); e.Iters == 1 && li < len(e.first) && float64(li) == l {
+			if e.first[li] == nil {
+				e.first[li] = make([]float64, k)
+				e.expPsi(act, e.first[li])
+			}
+			ee = e.first[li]
+		} else {
+			e.expPsi(act, ee)
 		}
-		mx := digamma(gmax)
-		for q, j := range act {
-			y, r := digammaParts(e.gamma[j])
-			ee[q] = y * math.Exp(r-mx)
-		}
-		// s = Rᵀ(c / R·ee) for the rows R (n×ka): two matrix-vector
-		// products (which leave s as it was when n = 0).
+		// s = Rᵀ(c / R·ee) for the rows R (n×ka).
 		clear(s)
-		e.wordNorms(rows, ee, false)
-		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: rows[:n*ka]},
-			blas64.Vector{N: n, Inc: 1, Data: e.q[:n]}, 0, blas64.Vector{N: ka, Inc: 1, Data: s})
+		if direct {
+			e.directSums(ee, s)
+		} else {
+			e.wordNorms(e.rows, ee, false)
+			blas64.Gemv(blas.Trans, 1, blas64.General{Rows: n, Cols: ka, Stride: ka, Data: e.rows[:n*ka]},
+				blas64.Vector{N: n, Inc: 1, Data: e.q[:n]}, 0, blas64.Vector{N: ka, Inc: 1, Data: s})
+		}
 		change, drop := 0.0, false
 		stretch := e.relax != 1 && e.Iters > 1
 		for q, j := range act {
@@ -373,27 +386,84 @@ func (e *EStep) fixedPoint(l float64) {
 		if change < e.tol*l {
 			break
 		}
-		if drop {
-			keep := e.dropTopics(act, floor)
-			if !compacted {
-				e.rows = grow(e.rows, n*len(keep))
+		if drop || direct {
+			keep := e.all[:ka]
+			if drop {
+				keep = e.dropTopics(act, floor)
 			}
-			// From e.full into e.rows, then within e.rows: row i moves to
-			// i·len(keep) ≤ i·ka, left of every entry not yet read.
-			for i := range n {
-				src, dst := rows[i*ka:i*ka+ka], e.rows[i*len(keep):(i+1)*len(keep)]
-				for q, p := range keep {
-					dst[q] = src[p]
-				}
-			}
-			rows, compacted = e.rows, true
+			e.compact(act, ka, keep, direct)
+			direct = false
 			for q, p := range keep {
 				act[q] = act[p]
 			}
 			act, ka = act[:len(keep)], len(keep)
 		}
 	}
-	e.ka, e.arows = ka, rows
+	if direct {
+		// Converged in the first iteration: Expect reads the rows.
+		e.compact(act, ka, e.all[:ka], true)
+	}
+	e.ka = ka
+}
+
+// expPsi sets ee[q] = e^{ψ(γ_j) − m} for the topics j = act[q], with
+// m = ψ(max γ_j) (ψ increases): one logarithm, and one exponential per
+// topic.
+func (e *EStep) expPsi(act []int, ee []float64) {
+	gmax := 0.0
+	for _, j := range act {
+		gmax = max(gmax, e.gamma[j])
+	}
+	mx := digamma(gmax)
+	for q, j := range act {
+		y, r := digammaParts(e.gamma[j])
+		ee[q] = y * math.Exp(r-mx)
+	}
+}
+
+// firstLengths bounds the document lengths whose first iteration EStep
+// keeps (EStep.first).
+const firstLengths = 512
+
+// directSums sets s = Σ_i q_i·β_i and e.q[i] = q_i = c_i/(β_i·ee) for the
+// rows β_i of Beta of the document's words over all k topics, read in place.
+func (e *EStep) directSums(ee, s []float64) {
+	k := e.p.K
+	for i, t := range e.terms {
+		row := e.p.Beta[int(t)*k : int(t+1)*k]
+		q := e.c[i] / impl.Ddot(k, row, 1, ee, 1)
+		e.q[i] = q
+		impl.Daxpy(k, q, row, 1, s, 1)
+	}
+}
+
+// compact copies the columns keep (positions in act) of the document's
+// rows into e.rows: from Beta when direct (act holding all k topics), else
+// within e.rows (n×ka), where row i moves to i·len(keep) ≤ i·ka, left of
+// every entry not yet read.
+func (e *EStep) compact(act []int, ka int, keep []int, direct bool) {
+	n, nk := len(e.terms), len(keep)
+	if direct {
+		k := e.p.K
+		e.rows = grow(e.rows, n*nk)
+		for i, t := range e.terms {
+			src, dst := e.p.Beta[int(t)*k:int(t+1)*k], e.rows[i*nk:(i+1)*nk]
+			if nk == k {
+				copy(dst, src)
+				continue
+			}
+			for q, p := range keep {
+				dst[q] = src[act[p]]
+			}
+		}
+		return
+	}
+	for i := range n {
+		src, dst := e.rows[i*ka:i*ka+ka], e.rows[i*nk:(i+1)*nk]
+		for q, p := range keep {
+			dst[q] = src[p]
+		}
+	}
 }
 
 // dropTopics returns the positions in act of the topics whose expected
@@ -415,8 +485,8 @@ func (e *EStep) dropTopics(act []int, floor float64) []int {
 func (e *EStep) single() float64 {
 	k := e.p.K
 	copy(e.elog, e.logW)
-	for i := range e.c {
-		for j, b := range e.full[i*k : (i+1)*k] {
+	for i, t := range e.terms {
+		for j, b := range e.p.Beta[int(t)*k : int(t+1)*k] {
 			e.elog[j] += e.c[i] * math.Log(b)
 		}
 	}
@@ -442,14 +512,23 @@ func digamma(x float64) float64 {
 
 // digammaParts returns y ≥ 6 and r with ψ(x) = log y + r (digamma without
 // its logarithm), so that e^{ψ(x) − m} = y·e^{r − m} costs one exponential.
+// Below 6 the recurrence ψ(x) = ψ(x+m) − Σ_{i<m} 1/(x+i) sums its m terms
+// as P'/P for P = Π_{i<m} (x+i): one division instead of m, which
+// dominated the E-step's per-topic work for the small γ_j of unused topics.
 func digammaParts(x float64) (y, r float64) {
-	for x < 6 {
-		r -= 1 / x
-		x++
+	if x < 6 {
+		p, dp := 1.0, 0.0
+		for x < 6 {
+			dp = dp*x + p
+			p *= x
+			x++
+		}
+		r = -dp / p
 	}
-	f := 1 / (x * x)
+	inv := 1 / x
+	f := inv * inv
 	t := f * (-1.0/12 + f*(1.0/120+f*(-1.0/252+f*(1.0/240+f*(-1.0/132+f*(691.0/32760))))))
-	return x, r - 0.5/x + t
+	return x, r - 0.5*inv + t
 }
 
 // Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).

@@ -32,6 +32,19 @@ func TestDigamma(t *testing.T) {
 		}
 		half += 2 / float64(2*n-1)
 	}
+	// Below 6 the reciprocals of the recurrence are summed as one quotient:
+	// against the plain sum, term by term, over the small γ_j of unused
+	// topics and the whole range it covers.
+	for _, x := range []float64{1e-9, 1e-6, 2e-3, 0.02, 0.37, 1, 2.71, 5.5, 5.999999} {
+		ref, z := 0.0, x
+		for ; z < 6; z++ {
+			ref -= 1 / z
+		}
+		ref += digamma(z)
+		if got := digamma(x); math.Abs(got-ref) > 1e-14*max(1, math.Abs(ref)) {
+			t.Errorf("ψ(%g) = %.17g, by the plain recurrence %.17g", x, got, ref)
+		}
+	}
 	for _, x := range []float64{1e-4, 0.01, 0.3, 7.3, 1e4, 1e7} {
 		if got, want := digamma(x), mathext.Digamma(x); math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
 			t.Errorf("ψ(%g) = %.15g, gonum %.15g", x, got, want)
