@@ -431,3 +431,57 @@ func (a *EMAcc) Reset() {
 	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches = 0, 0, 0, 0, 0
 	a.Bound, a.boundLo = 0, 0
 }
+
+// EMBound returns the sum of the documents' bounds (EStep.Expect) over docs
+// with the E-step for p, and their tokens, on workers goroutines, without
+// the expected counts: the score of held-out documents. The sum is exact (as
+// EMAcc's Bound), so it does not depend on workers or batches.
+func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams) (bound float64, tokens int64, err error) {
+	if err := p.Check(); err != nil {
+		return 0, 0, err
+	}
+	type part struct {
+		es      *EStep
+		bound   [1]float64
+		lo      [1]uint64
+		bad     float64
+		ok      bool
+		tokens  int64
+		start   int64
+		started bool
+	}
+	total, totalLo := []float64{0}, []uint64{0}
+	err = InOrder(ctx, splitBatches(docs, EMPieceEntries), workers,
+		func() *part { return &part{es: NewEStep(p)} },
+		func(q *part, b *stream.Docs) {
+			q.bound, q.lo, q.bad, q.ok, q.tokens, q.start = [1]float64{}, [1]uint64{}, 0, true, 0, b.Start
+			for i := range b.Len() {
+				terms, counts := b.Doc(i)
+				l := b.Length(i)
+				if l == 0 {
+					continue
+				}
+				q.tokens += l
+				bd := q.es.Expect(terms, counts)
+				if math.IsNaN(bd) || math.IsInf(bd, 0) {
+					q.bad = bd
+					return
+				}
+				q.ok = foldFixed(emScaleSum, q.bound[:], []float64{bd}, q.lo[:]) && q.ok
+			}
+		},
+		func(q *part) error {
+			if q.bad != 0 {
+				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bad, q.start)
+			}
+			if !addFixedRows(emScaleSum, total, totalLo, q.bound[:], q.lo[:]) || !q.ok {
+				return fmt.Errorf("%w: the bound, in the batch from document %d", ErrOverflow, q.start)
+			}
+			tokens += q.tokens
+			return nil
+		})
+	if err != nil {
+		return 0, 0, err
+	}
+	return emScaleSum.round(total[0], totalLo[0]), tokens, nil
+}

@@ -196,7 +196,11 @@ func NewPairExact(a *PairAcc, omega mat.Matrix, prev *Exact) (*Exact, error) {
 // NewPairExact.
 func NewTripleExact(a *TripleAcc, w *mat.Dense, prev *Exact) (*Exact, error) {
 	m := maxAbs(w)
-	e := &Exact{arrays: tripleArrays(a, scaleFor(1), scaleFor(m), scaleFor(m*m*m)), run: tripleRun(a, w)}
+	m3 := m * m * m
+	if !a.Cubes.All() {
+		m3 /= a.Cubes.Rate // a sampled document's cube weighs 1/rate
+	}
+	e := &Exact{arrays: tripleArrays(a, scaleFor(1), scaleFor(m), scaleFor(m3)), run: tripleRun(a, w)}
 	return e, e.adopt(prev)
 }
 

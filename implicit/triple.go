@@ -57,6 +57,13 @@ type TripleAcc struct {
 	// representations that keep the rows' cubes elsewhere (see OnRows).
 	// Moments then returns no E3. Set it through NewTripleAccNoCubes.
 	NoCubes bool `json:"no_cubes,omitempty"`
+	// Cubes, when not every document (DocSample.All), is the sample of
+	// the documents whose cubes Y3 sums, each weighted by 1/Cubes.Rate:
+	// an unbiased estimate of the sum over all of them at that share of
+	// the pass's O(n·K³/6) work. Every other sum runs over all the
+	// documents. Set it before the first Add; statistics of different
+	// samples do not merge.
+	Cubes DocSample `json:"cubes,omitzero"`
 	// OnRows, when set, is called once per batch, in batch order whatever
 	// the number of workers, with the whitened rows y = Wᵀc of the batch's
 	// usable documents (n×K row-major, in document order) and their 1/n3
@@ -113,7 +120,9 @@ type triplePart[F real] struct {
 	ys  []F       // usable documents × 2K: [y/n3 | y/n2]
 	y3  []F       // the batch's Y3
 	kr  []F       // Khatri–Rao scratch
-	tmp [][]F     // scratch rows of the commit, one per goroutine
+	ysC []F       // the cube sample's rows of y/(n3·rate) and of y
+	yC  []F
+	tmp [][]F // scratch rows of the commit, one per goroutine
 }
 
 // Add accumulates the documents of b whitened by w (D×K), the same for
@@ -213,7 +222,23 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	}
 	p.y3 = grow(p.y3, k*pairs(k))
 	clear(p.y3)
-	p.kr = addCubes(p.y3, p.ys, 2*k, p.y, nil, n, k, p.kr)
+	if a.Cubes.All() {
+		p.kr = addCubes(p.y3, p.ys, 2*k, p.y, nil, n, k, p.kr)
+		return
+	}
+	keeps, inv := a.Cubes.Keeps(), 1/a.Cubes.Rate
+	p.ysC, p.yC = grow(p.ysC, n*k), grow(p.yC, n*k)
+	m := 0
+	for i, r := range p.docRow[:b.Len()] {
+		if r < 0 || !keeps(b.Start+int64(i)) {
+			continue
+		}
+		y := p.y[int(r)*k : int(r+1)*k]
+		copy(p.yC[m*k:(m+1)*k], y)
+		scaleTo(p.ysC[m*k:(m+1)*k], F(p.inv3[r]*inv), y)
+		m++
+	}
+	p.kr = addCubes(p.y3, p.ysC, k, p.yC, nil, m, k, p.kr)
 }
 
 // commit adds p into the totals; the [Z | Z2] rows of the batch's terms are
@@ -306,6 +331,9 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 	}
 	if a.NoCubes != o.NoCubes {
 		return fmt.Errorf("implicit: cannot merge triple statistics with and without the cube sums Y3")
+	}
+	if a.Cubes.All() != o.Cubes.All() || !a.Cubes.All() && a.Cubes != o.Cubes {
+		return fmt.Errorf("%w: triple statistics whose cubes sum other samples of the documents (%+v, %+v)", ErrIncompatible, a.Cubes, o.Cubes)
 	}
 	if err := mergeBasis(&a.Basis, o.Basis); err != nil {
 		return err

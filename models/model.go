@@ -91,6 +91,26 @@ type EMStats struct {
 	// Online says the passes were online EM's (an M-step per mini-batch)
 	// rather than batch EM's.
 	Online bool `json:"online,omitempty"`
+	// Sample records the first passes' sample of the documents, when the
+	// corpus was larger than the sample (nil: every pass read every
+	// document).
+	Sample *EMSample `json:"sample,omitempty"`
+}
+
+// EMSample describes the seeded sample of documents the first EM passes of
+// a large corpus ran on.
+type EMSample struct {
+	// Rate is the share of the documents in the sample.
+	Rate float64 `json:"rate"`
+	// Passes counts the passes on the sample, the first Passes of
+	// EMStats.Passes; the others read every document.
+	Passes int `json:"passes"`
+	// HeldOut holds, per pass on the sample, the bound per token of a
+	// disjoint held-out sample under the parameters the pass started from;
+	// Undone says the last pass on the sample lowered it and its M-step
+	// was undone.
+	HeldOut []float64 `json:"held_out,omitempty"`
+	Undone  bool      `json:"undone,omitempty"`
 }
 
 // SolverStats are the tensor decomposition's diagnostics.

@@ -73,6 +73,9 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.alsSweeps, "als-sweeps", 0, "CP-ALS sweeps on the whitened tensor after the solver (not the likelihood refinement: see --em-passes)")
 	fs.IntVar(&f.emPasses, "em-passes", defaultEMPasses, "cap on the variational EM passes over --input that refine the spectral fit by likelihood (0: the pure spectral fit)")
 	fs.Float64Var(&f.emTol, "em-tol", lda.DefaultEMTol, "stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
+	fs.Int64Var(&f.emSample, "em-sample", lda.DefaultSample, "batch EM on a corpus of more tokens: the first passes run on a seeded sample of the documents of about this many tokens, held in memory, until they converge on it; then --em-full-passes read every document (0: every pass reads every document)")
+	fs.Int64Var(&f.cubeSample, "cube-sample", 0, cubeSampleHelp)
+	fs.IntVar(&f.emFullPasses, "em-full-passes", lda.DefaultFullPasses, "batch EM on a sampled corpus (--em-sample): the passes over every document after the sample's (0: none; the sample's passes give the model)")
 	fs.StringVar(&f.emMode, "em", "batch", "the EM passes: batch (one M-step per pass, over-relaxed; the statistics route and Beam run these) or online (an M-step after every --em-minibatch documents, step size (--em-tau0 + t)^-(--em-kappa))")
 	fs.IntVar(&f.emMiniBatch, "em-minibatch", lda.DefaultMiniBatch, "--em online: documents per M-step")
 	fs.Float64Var(&f.emKappa, "em-kappa", lda.DefaultKappa, "--em online: the step size's decay exponent, in (0.5, 1]")
@@ -262,7 +265,7 @@ func runFit(ctx context.Context, args []string) error {
 		defer stream.Close(src)
 		cfg := lda.Config{
 			K: f.k, Alpha0: f.alpha0, Single: model == "topic", Seed: f.seed, Workers: o.Workers,
-			Oversample: f.oversample, PowerIters: f.powerIters, ExactDim: f.exactDim,
+			Oversample: f.oversample, PowerIters: f.powerIters, ExactDim: f.exactDim, CubeSample: f.cubeSample,
 			Third: third, Memory: memory, SketchLen: f.sketchLen, SketchCount: f.sketchCount, RowDir: f.rowDir,
 			Solver: f.solverFlag(fs), Refine: f.alsSweeps, Restarts: f.restarts, Iters: f.iters,
 			EM: f.em(),
@@ -307,7 +310,13 @@ func inputNamed(input string, err error) error {
 
 // em is the EM configuration of the flags.
 func (f *fitFlags) em() lda.EM {
-	e := lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha}
+	e := lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha, Sample: f.emSample, FullPasses: f.emFullPasses}
+	if f.emSample == 0 {
+		e.Sample = -1
+	}
+	if f.emFullPasses == 0 {
+		e.FullPasses = -1
+	}
 	if f.emMode == "online" {
 		e.Online, e.MiniBatch, e.Kappa, e.Tau0 = true, f.emMiniBatch, f.emKappa, f.emTau0
 	}
@@ -317,6 +326,15 @@ func (f *fitFlags) em() lda.EM {
 // checkEM refuses, as usage errors, an unknown --em and online settings
 // outside their ranges, and online-only flags with batch EM.
 func (f *fitFlags) checkEM(fs *flag.FlagSet) error {
+	if f.cubeSample < 0 {
+		return usagef("--cube-sample %d: want a number of tokens ≥ 0 (0: every document)", f.cubeSample)
+	}
+	if f.emSample < 0 {
+		return usagef("--em-sample %d: want a number of tokens ≥ 0 (0: no sample)", f.emSample)
+	}
+	if f.emFullPasses < 0 {
+		return usagef("--em-full-passes %d: want a number of passes ≥ 0", f.emFullPasses)
+	}
 	switch f.emMode {
 	case "batch":
 		for _, name := range []string{"em-minibatch", "em-kappa", "em-tau0"} {
@@ -347,7 +365,7 @@ func ldaProgress(p *stream.Progress, model string) func(lda.Progress) {
 	}
 	return func(pr lda.Progress) {
 		p.SetStage(ldaStage(pr))
-		if pr.Stage == "em" && pr.Done {
+		if (pr.Stage == "em" || pr.Stage == "em-sample") && pr.Done {
 			clear := ""
 			if stderrIsTerminal() {
 				clear = "\r\033[K"
@@ -366,6 +384,9 @@ func topicSummary(m *models.Model) string {
 	return s
 }
 
+// cubeSampleHelp is the help of --cube-sample (fit and stats).
+const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cubes (K³/6 products a document) are summed over a seeded sample of the documents of about this many tokens, each weighted by the inverse of the sample's share; every other sum reads every document (0: every document)"
+
 // defaultEMPasses caps the EM passes of `fit lda|topic`: the stopping rule
 // (--em-tol) usually ends them earlier.
 const defaultEMPasses = 10
@@ -373,8 +394,8 @@ const defaultEMPasses = 10
 // ldaStage names an LDA fit's stage for the progress line.
 func ldaStage(pr lda.Progress) string {
 	switch {
-	case pr.Stage == "em" && pr.Done:
-		return fmt.Sprintf("pass %d (em): bound %.5f per token", pr.Pass, pr.Bound)
+	case (pr.Stage == "em" || pr.Stage == "em-sample") && pr.Done:
+		return fmt.Sprintf("pass %d (%s): bound %.5f per token", pr.Pass, pr.Stage, pr.Bound)
 	case pr.Stage != "solve":
 		return fmt.Sprintf("pass %d (%s)", pr.Pass, pr.Stage)
 	case pr.Rows > 0:
@@ -399,6 +420,9 @@ type fitFlags struct {
 	alsSweeps     int
 	emPasses      int
 	emTol         float64
+	emSample      int64
+	cubeSample    int64
+	emFullPasses  int
 	emAlpha       bool
 	emMode        string // --em: batch or online
 	emMiniBatch   int

@@ -144,6 +144,7 @@ selects rows, --row-groups row groups (record batches), as for documents.`)
 	k := fs.Int("k", 10, "number of topics")
 	alpha0 := fs.Float64("alpha0", 1, "lda: Dirichlet concentration α₀ (> 0)")
 	seed := fs.Uint64("seed", 1, "random seed: determines Ω; every shard must use the same")
+	cubes := fs.Int64("cube-sample", 0, "--phase 2: "+cubeSampleHelp+"; every shard must use the same")
 	oversample := fs.Int("oversample", 0, "extra sketch columns beyond k (0: the default of fit, 10; every shard must use the same)")
 	exactDim := fs.Int("exact-dim", 0, "whiten exactly (dense d×d) up to this vocabulary size (0: default, -1: never)")
 	docRangeFlag := fs.String("docs", "", "FIRST:END: only documents FIRST..END-1 of the (single) input, counted from 0, either end optional; "+
@@ -209,7 +210,7 @@ selects rows, --row-groups row groups (record batches), as for documents.`)
 		return usagef("--alpha0=%g: the Dirichlet concentration must be a finite number > 0", *alpha0)
 	}
 	cfg := lda.Config{K: *k, Alpha0: *alpha0, Single: *model == "topic", Seed: *seed, Workers: o.Workers,
-		Oversample: *oversample, ExactDim: *exactDim, PowerIters: *powerIters}
+		Oversample: *oversample, ExactDim: *exactDim, PowerIters: *powerIters, CubeSample: *cubes}
 	if *appendTo != "" {
 		if !set(fs, "out") {
 			*out = *appendTo

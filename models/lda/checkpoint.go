@@ -66,6 +66,9 @@ func newCheckpointer(cfg Config) *checkpointer {
 	}
 	run := fmt.Sprintf("%s|k=%d alpha0=%g single=%t seed=%d oversample=%d power=%d exact-dim=%d third=%s f64=%t implicit=%t",
 		c.Key, cfg.K, cfg.Alpha0, cfg.Single, cfg.Seed, cfg.Oversample, cfg.PowerIters, cfg.ExactDim, cfg.Third, cfg.float64Sums, cfg.Implicit)
+	if cfg.CubeSample != 0 {
+		run += fmt.Sprintf(" cube-sample=%d", cfg.CubeSample)
+	}
 	return &checkpointer{Checkpoint: c, run: run}
 }
 

@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
 	"sort"
 
@@ -76,6 +77,18 @@ type EM struct {
 	// Kappa, in (0.5, 1], and Tau0 ≥ 0 set online EM's step sizes
 	// (0: DefaultKappa, DefaultTau0).
 	Kappa, Tau0 float64
+	// Sample is the tokens of the seeded sample of documents the first
+	// batch passes of a larger corpus run on, until they converge on it or
+	// leave FullPasses passes of the cap (0: DefaultSample; negative:
+	// every pass reads every document). The documents of the sample, or of
+	// a corpus of at most Sample tokens, are held in memory by Fit and
+	// RefineEM after the first pass over them (8 bytes an entry), and the
+	// later passes on them read that copy. See em_sample.go.
+	Sample int64
+	// FullPasses is the passes over every document that follow the
+	// sample's (0: DefaultFullPasses; negative: none, the sample's passes
+	// end the refinement).
+	FullPasses int
 }
 
 // Defaults of EM. The tolerance ends the passes where the held-out
@@ -114,6 +127,11 @@ const (
 	// less, and 2.0 made the iteration oscillate (2.5–3× the CPU)
 	// (bench/real/RESULTS.md).
 	DefaultEStepOverrelax = 1.5
+	// DefaultSample is EM.Sample: 2^22 tokens, at most 40 MiB of entries
+	// in memory with the held-out sample's.
+	DefaultSample = 1 << 22
+	// DefaultFullPasses is EM.FullPasses.
+	DefaultFullPasses = 1
 	// startMix is the weight of the uniform distribution mixed into the
 	// spectral topics before the first E-step: the projection onto the
 	// simplex leaves exact zeros, and a word with probability zero in a
@@ -140,6 +158,12 @@ func (e EM) withDefaults() EM {
 	if e.EStepOverrelax <= 0 {
 		e.EStepOverrelax = DefaultEStepOverrelax
 	}
+	if e.Sample == 0 {
+		e.Sample = DefaultSample
+	}
+	if e.FullPasses == 0 {
+		e.FullPasses = DefaultFullPasses
+	}
 	if e.Online {
 		if e.MiniBatch == 0 {
 			e.MiniBatch = DefaultMiniBatch
@@ -159,6 +183,43 @@ type emState struct {
 	params implicit.TopicParams
 	bounds []float64 // per token, one per pass done
 	done   bool      // the stopping rule ended the passes
+	// tokens is the corpus's, rate its sample's share of the documents
+	// (1: not sampled); samplePasses counts the passes on the sample, the
+	// first of bounds, and sampleDone says they converged.
+	tokens       int64
+	rate         float64
+	seed         uint64 // the sample's: the spectral fit's seed
+	samplePasses int
+	sampleDone   bool
+	// heldOut is the held-out sample's bound per token before each pass
+	// on the sample; prev holds α and the topics before the last M-step
+	// on the sample, which undo restores (undone).
+	heldOut   []float64
+	prevAlpha []float64
+	prevBeta  []float64
+	undone    bool
+}
+
+// keepPrev copies the parameters into prev before an M-step on the sample.
+func (st *emState) keepPrev() {
+	st.prevAlpha = append(st.prevAlpha[:0], st.params.Alpha...)
+	st.prevBeta = append(st.prevBeta[:0], st.params.Beta...)
+}
+
+// undo restores the parameters before the last M-step on the sample and
+// ends the sample's passes.
+func (st *emState) undo() {
+	copy(st.params.Alpha, st.prevAlpha)
+	copy(st.params.Beta, st.prevBeta)
+	st.prevAlpha, st.prevBeta = nil, nil
+	st.undone, st.sampleDone = true, true
+}
+
+// sampling reports whether the next pass runs on the sample: the corpus is
+// sampled, the sample's passes have not converged, and the cap leaves
+// room for em.FullPasses passes after it.
+func (st *emState) sampling(em EM) bool {
+	return st.rate < 1 && !st.sampleDone && len(st.bounds) < em.Passes-max(em.FullPasses, 0)
 }
 
 // refine runs the EM passes of cfg.EM on m (the spectral fit) over src and
@@ -182,12 +243,14 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	if err := resumeEM(ck, track, st, func() (bool, error) { return ck.load(st) }); err != nil {
 		return err
 	}
+	docs := newEMDocs(src, em, st)
 	// One set of statistics serves every pass: a new d·k pair of arrays
 	// per pass would leave the last one for the collector, and the heap
 	// would grow by it before each collection.
 	fresh := implicit.NewEMAcc(m.D, m.K)
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
+		sampled := st.sampling(em)
 		pass := track.begin()
 		acc := fresh
 		var opt implicit.PassOptions
@@ -204,14 +267,36 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 				Snapshot: func(int64) error { return ck.savePartial(n, acc) }}
 		}
 		label := "em"
+		if sampled {
+			label = "em-sample"
+		}
 		if err := stage(ctx, passLabel(pass, label), func(ctx context.Context) error {
-			return acc.PassFrom(ctx, src.Docs, cfg.Workers, &st.params, func(n int) { track.report(pass, label, n, false) }, opt)
+			return acc.PassFrom(ctx, docs.pass(sampled), cfg.Workers, &st.params, func(n int) { track.report(pass, label, n, false) }, opt)
 		}); err != nil {
 			return err
 		}
-		bound, err := st.step(acc, em)
+		var worse bool
+		if sampled {
+			var err error
+			if worse, err = st.checkHeldOut(ctx, docs.heldOut(), cfg.Workers); err != nil {
+				return err
+			}
+			if !worse {
+				st.keepPrev()
+			}
+		}
+		bound, err := st.step(acc, em, sampled)
 		if err != nil {
 			return err
+		}
+		switch {
+		case worse:
+			// Also when the pass converged on the sample: the M-step
+			// it ends with is the one that lowered the held-out bound.
+			st.undo()
+			st.done = em.FullPasses < 0
+		case !st.sampling(em):
+			st.prevAlpha, st.prevBeta = nil, nil
 		}
 		if track.hook != nil {
 			track.send(func() Progress {
@@ -226,6 +311,31 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	}
 	st.store(m, em, true)
 	return nil
+}
+
+// checkHeldOut measures the held-out sample's bound per token under the
+// current parameters (held nil: no held-out sample, nothing measured) and
+// reports whether it fell since the pass before, when the parameters
+// before the M-step in between are at hand to undo it.
+func (st *emState) checkHeldOut(ctx context.Context, held func(context.Context) iter.Seq2[*stream.Docs, error], workers int) (bool, error) {
+	if held == nil {
+		return false, nil
+	}
+	var bound float64
+	var tokens int64
+	if err := stage(ctx, "em-held-out", func(ctx context.Context) (err error) {
+		bound, tokens, err = implicit.EMBound(ctx, held, workers, &st.params)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	if tokens == 0 {
+		return false, nil
+	}
+	v := bound / float64(tokens)
+	n := len(st.heldOut)
+	st.heldOut = append(st.heldOut, v)
+	return n > 0 && v < st.heldOut[n-1] && st.prevBeta != nil, nil
 }
 
 // resumeEM loads the EM state st from the checkpoint ck (none when nil) by
@@ -244,27 +354,60 @@ func resumeEM(ck *emCheckpoint, track *tracker, st *emState, load func() (bool, 
 	return nil
 }
 
-// step ends an EM pass whose statistics over all the documents are acc:
-// it records the bound of the parameters the pass started from, applies
-// the stopping rule (the bound improved by less than em.Tol relatively)
-// and the M-step, and returns the bound.
-func (st *emState) step(acc *implicit.EMAcc, em EM) (float64, error) {
+// step ends an EM pass whose statistics over all the documents (over the
+// sample's, when sampled) are acc: it records the bound of the parameters
+// the pass started from, applies the stopping rule (the bound improved by
+// less than em.Tol relatively) and the M-step, and returns the bound.
+//
+// On the sample the rule ends the sample's passes, not EM; the passes
+// over every document that follow end after em.FullPasses of them (or
+// by the rule between two of them; by the rule alone when the sample's
+// first M-step was undone), and the first of them takes a plain
+// M-step: its bound is not comparable with the sample's, so nothing says
+// an over-relaxed step would not overshoot. A sample's statistics stand
+// for the corpus's: the prior pseudo-count η weighs as much as in an
+// M-step from the whole corpus (η times the sample's share of the tokens).
+func (st *emState) step(acc *implicit.EMAcc, em EM, sampled bool) (float64, error) {
 	if acc.Tokens == 0 {
+		if sampled {
+			return 0, fmt.Errorf("lda: EM: the sample of the documents (rate %.3g) has no tokens", st.rate)
+		}
 		return 0, fmt.Errorf("lda: EM: the source has no tokens")
 	}
-	bound := (acc.Bound + em.Eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
+	eta := em.Eta
+	if sampled && st.tokens > 0 {
+		eta *= float64(acc.Tokens) / float64(st.tokens)
+	}
+	bound := (acc.Bound + eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
+	conv := false
 	if n := len(st.bounds); n > 0 {
 		// A fall after an over-relaxed step is the step's overshoot,
 		// which the plain step that follows corrects.
 		rel := (bound - st.bounds[n-1]) / math.Abs(st.bounds[n-1])
-		st.done = rel < em.Tol && (rel >= 0 || !st.relaxed(em))
+		conv = rel < em.Tol && (rel >= 0 || !st.relaxed(em))
+	}
+	firstFull := false
+	switch {
+	case sampled:
+		st.samplePasses++
+		st.sampleDone = conv
+		st.done = conv && em.FullPasses < 0
+	case st.rate < 1:
+		// After a sample whose first M-step was already undone (it
+		// could not improve on the start), the ordinary stopping rule.
+		full := len(st.bounds) + 1 - st.samplePasses
+		firstFull = full == 1
+		gained := !st.undone || st.samplePasses > 2
+		st.done = (gained && full >= em.FullPasses) || (!firstFull && conv)
+	default:
+		st.done = conv
 	}
 	st.bounds = append(st.bounds, bound)
 	relax := 1.0
-	if st.relaxed(em) {
+	if st.relaxed(em) && !firstFull {
 		relax = em.Relax
 	}
-	mStep(&st.params, acc, em, relax)
+	mStep(&st.params, acc, eta, em.FitAlpha, relax)
 	return bound, nil
 }
 
@@ -276,7 +419,10 @@ func (st *emState) relaxed(em EM) bool {
 	return em.Relax != 1 && !st.params.Single && n >= 2 && st.bounds[n-1] > st.bounds[n-2]
 }
 
-// startState smooths the spectral topics into EM's starting point.
+// startState smooths the spectral topics into EM's starting point; the
+// sample's rate follows from the corpus's tokens (m.Fit.Tokens) and its
+// seed is the spectral fit's (m.Fit.Seed), so every process that
+// continues m draws the same sample.
 func startState(m *models.Model, em EM) *emState {
 	k, d := m.K, m.D
 	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
@@ -310,22 +456,22 @@ func startState(m *models.Model, em EM) *emState {
 			p.Alpha[j] /= s
 		}
 	}
-	return &emState{params: p}
+	return &emState{params: p, tokens: m.Fit.Tokens, rate: emSampleRate(em, m.Fit.Tokens), seed: m.Fit.Seed}
 }
 
 // mStep sets the topics to the MAP estimate from the expected counts,
 // β_wj = (N_wj + η)/(N_j + dη), over-relaxed by relax ≠ 1 (β_old^{1−relax}·
 // β_wj^{relax}, each topic normalised), and the weights: the single-topic
 // model's to the mean posterior, LDA's α by Minka's fixed point when
-// em.FitAlpha.
-func mStep(p *implicit.TopicParams, acc *implicit.EMAcc, em EM, relax float64) {
-	topicsMAP(p, acc.N, em.Eta, relax)
+// fitAlpha.
+func mStep(p *implicit.TopicParams, acc *implicit.EMAcc, eta float64, fitAlpha bool, relax float64) {
+	topicsMAP(p, acc.N, eta, relax)
 	if acc.Docs > 0 {
 		s := make([]float64, p.K)
 		for j := range s {
 			s[j] = acc.Suff[j] / float64(acc.Docs)
 		}
-		setWeights(p, s, em.FitAlpha)
+		setWeights(p, s, fitAlpha)
 	}
 }
 
@@ -500,4 +646,5 @@ func (st *emState) store(m *models.Model, em EM, sorted bool) {
 		}
 	}
 	m.Fit.EM = &models.EMStats{Passes: len(st.bounds), Bounds: st.bounds, Converged: st.done, Tol: em.Tol, FitAlpha: em.FitAlpha || p.Single, Eta: em.Eta}
+	emRecordSample(m.Fit.EM, st)
 }

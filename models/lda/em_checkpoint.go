@@ -46,6 +46,15 @@ type emHeader struct {
 	// Online EM's step count and the tokens its statistics stand for.
 	Steps int64   `json:"steps,omitempty"`
 	Total float64 `json:"total,omitempty"`
+	// The passes on the sample of the documents, whether they ended, the
+	// held-out sample's bounds, whether the last was undone, and whether
+	// the parameters before the last M-step on the sample follow the
+	// topics (they may undo the next one).
+	SamplePasses int       `json:"sample_passes,omitempty"`
+	SampleDone   bool      `json:"sample_done,omitempty"`
+	HeldOut      []float64 `json:"held_out,omitempty"`
+	Undone       bool      `json:"undone,omitempty"`
+	Prev         bool      `json:"prev,omitempty"`
 }
 
 func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
@@ -57,6 +66,9 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 		run += fmt.Sprintf(" online mini-batch=%d kappa=%g tau0=%g", em.MiniBatch, em.Kappa, em.Tau0)
 	} else {
 		run += fmt.Sprintf(" relax=%g", em.Relax)
+		if em.Sample != DefaultSample || em.FullPasses != DefaultFullPasses {
+			run += fmt.Sprintf(" sample=%d full-passes=%d", em.Sample, em.FullPasses)
+		}
 	}
 	return &emCheckpoint{
 		path: filepath.Join(c.Dir, "em.ckpt"), partial: filepath.Join(c.Dir, "em.partial"), every: max(0, c.Every), run: run,
@@ -66,8 +78,14 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 // save writes the state after a pass.
 func (c *emCheckpoint) save(st *emState) error {
 	p := &st.params
-	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done}
-	if err := writeCheckpoint(c.path, h, func(w io.Writer) error { return implicit.WriteFloats(w, p.Alpha, p.Beta) }); err != nil {
+	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done, SamplePasses: st.samplePasses, SampleDone: st.sampleDone,
+		HeldOut: st.heldOut, Undone: st.undone, Prev: st.prevBeta != nil}
+	if err := writeCheckpoint(c.path, h, func(w io.Writer) error {
+		if h.Prev {
+			return implicit.WriteFloats(w, p.Alpha, p.Beta, st.prevAlpha, st.prevBeta)
+		}
+		return implicit.WriteFloats(w, p.Alpha, p.Beta)
+	}); err != nil {
 		return err
 	}
 	os.Remove(c.partial) // the statistics of the pass just saved
@@ -82,8 +100,14 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		if h.Run != c.run || h.K != st.params.K || h.D != st.params.D {
 			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
 		}
-		st.bounds, st.done = h.Bounds, h.Done
-		if err := implicit.ReadFloats(r, st.params.Alpha, st.params.Beta); err != nil {
+		st.bounds, st.done, st.samplePasses, st.sampleDone = h.Bounds, h.Done, h.SamplePasses, h.SampleDone
+		st.heldOut, st.undone = h.HeldOut, h.Undone
+		vs := [][]float64{st.params.Alpha, st.params.Beta}
+		if h.Prev {
+			st.prevAlpha, st.prevBeta = make([]float64, len(st.params.Alpha)), make([]float64, len(st.params.Beta))
+			vs = append(vs, st.prevAlpha, st.prevBeta)
+		}
+		if err := implicit.ReadFloats(r, vs...); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
 		return nil

@@ -131,7 +131,7 @@ func EMStep(m *models.Model, st *implicit.EMStats, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if _, err := state.step(st.Acc, em); err != nil {
+	if _, err := state.step(st.Acc, em, false); err != nil {
 		return err
 	}
 	m.Fit.Passes++
@@ -152,7 +152,10 @@ func emStateOf(m *models.Model, em EM) (*emState, error) {
 		}
 	}
 	if m.Fit.EM == nil || m.Fit.EM.Passes == 0 {
-		return startState(m, em), nil
+		// The statistics route reads every document in every pass.
+		st := startState(m, em)
+		st.rate = 1
+		return st, nil
 	}
 	k, d := m.K, m.D
 	p := implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), m.Alpha...), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
@@ -164,7 +167,7 @@ func emStateOf(m *models.Model, em EM) (*emState, error) {
 	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("lda: the model between EM passes: %w", err)
 	}
-	return &emState{params: p, bounds: append([]float64(nil), m.Fit.EM.Bounds...), done: m.Fit.EM.Converged}, nil
+	return &emState{params: p, bounds: append([]float64(nil), m.Fit.EM.Bounds...), done: m.Fit.EM.Converged, rate: 1}, nil
 }
 
 // EMFingerprint identifies the parameters an EM pass over m uses (the

@@ -361,7 +361,7 @@ func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Conf
 		}
 		th.rows, th.acc = rows, rows.TripleAcc
 	default:
-		acc, err := triplePass(ctx, src, w, cfg, track)
+		acc, err := triplePass(ctx, src, w, cfg.cubeSample(track.tokens), cfg, track)
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,9 @@ type tracker struct {
 	// statistics files keep.
 	exact *implicit.Exact
 	ckpt  *checkpointer // saves and resumes passes (checkpoint.go)
+	// tokens is the corpus's, from the first pass's counts: it sets the
+	// sample of the documents the third-moment pass sums cubes over.
+	tokens int64
 }
 
 func newTracker(cfg Config) *tracker {
@@ -102,17 +105,20 @@ func pairPass(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg C
 	if err != nil {
 		return nil, err
 	}
+	track.tokens = acc.Tokens
 	track.report(pass, "second-moment", 0, true)
 	return acc, nil
 }
 
-// triplePass runs one pass accumulating the whitened statistics for w.
-func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Config, track *tracker) (*implicit.TripleAcc, error) {
+// triplePass runs one pass accumulating the whitened statistics for w, the
+// cubes over the sample cubes of the documents.
+func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cubes implicit.DocSample, cfg Config, track *tracker) (*implicit.TripleAcc, error) {
 	d, k := w.Dims()
 	pass := track.begin()
 	acc := implicit.NewTripleAcc(d, k)
 	acc.KeepRows = cfg.Implicit
 	acc.Float32 = cfg.tripleFloat32()
+	acc.Cubes = cubes
 	err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
 		return track.exactTriple(ctx, src, acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
 	})

@@ -436,6 +436,20 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			arrays++ // the running expected counts
 		}
 		emLive := d*k*8*arrays + w*math.Min(d, implicit.EMPieceEntries)*k*8
+		if em := cfg.EM.withDefaults(); !em.Online && em.Sample > 0 {
+			// The documents the passes keep in memory (8 bytes an entry):
+			// the corpus, up to the sample's tokens (entries are at most
+			// tokens) and the held-out sample's; with a sample, the
+			// parameters an M-step on it may have to restore.
+			kept := float64(em.Sample) * (1 + heldOutShare)
+			if known {
+				kept = math.Min(kept, nnz)
+			}
+			emLive += kept * 8
+			if !known || nnz > float64(em.Sample) {
+				emLive += d * k * 8
+			}
+		}
 		live = math.Max(live, emLive)
 	}
 	inFlight := float64(inFlightMax)

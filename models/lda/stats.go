@@ -226,7 +226,16 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	// arrays) can be collected during the pass.
 	vocab := basis.Vocab
 	track := newTracker(cfg)
-	acc, err := triplePass(ctx, src, w, cfg, track)
+	// The cubes' sample follows from the corpus's tokens in the first
+	// phase; a running phase-2 basis keeps its own, so its merges hold.
+	var cubes implicit.DocSample
+	switch {
+	case h.Phase == 2 && basis.Triple != nil:
+		cubes = basis.Triple.Cubes
+	case basis.Pair != nil:
+		cubes = cfg.cubeSample(basis.Pair.Tokens)
+	}
+	acc, err := triplePass(ctx, src, w, cubes, cfg, track)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,168 @@
+package implicit
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestDocSample checks the sample's share of the documents, its
+// determinism, that the seed changes it, and that the zero value and a
+// rate of 1 hold every document.
+func TestDocSample(t *testing.T) {
+	const n = 200000
+	for _, rate := range []float64{0.01, 0.25, 0.9} {
+		s := DocSample{Rate: rate, Seed: 7}
+		keeps, again, other := s.Keeps(), s.Keeps(), DocSample{Rate: rate, Seed: 8}.Keeps()
+		kept, differ := 0, 0
+		for i := range int64(n) {
+			k := keeps(i)
+			if k != again(i) {
+				t.Fatalf("rate %g: document %d is kept by one test and not by the other", rate, i)
+			}
+			if k {
+				kept++
+			}
+			if k != other(i) {
+				differ++
+			}
+		}
+		// A binomial count: within 5 standard deviations.
+		sd := math.Sqrt(n * rate * (1 - rate))
+		if math.Abs(float64(kept)-n*rate) > 5*sd {
+			t.Errorf("rate %g: %d of %d documents kept, want %.0f ± %.0f", rate, kept, n, n*rate, 5*sd)
+		}
+		if differ == 0 {
+			t.Errorf("rate %g: seeds 7 and 8 give the same sample", rate)
+		}
+	}
+	for _, s := range []DocSample{{}, {Rate: 1, Seed: 3}, {Rate: 2}} {
+		keeps := s.Keeps()
+		if !s.All() || !keeps(0) || !keeps(12345) {
+			t.Errorf("%+v does not hold every document", s)
+		}
+	}
+}
+
+// TestTripleCubeSample checks the cubes summed over a sample of the
+// documents against brute force (Σ over the kept documents of
+// y⊗y⊗y/(n3·rate)), that every other sum is the full pass's bit for bit,
+// that the statistics do not depend on workers or batches, and that
+// statistics of other samples do not merge.
+func TestTripleCubeSample(t *testing.T) {
+	const d, k = 40, 5
+	docs, toks := tinyCorpus(3000, d, 41)
+	w := randDense(d, k, 42)
+	s := DocSample{Rate: 0.3, Seed: 9}
+	keeps := s.Keeps()
+	want := make([]float64, k*pairs(k))
+	for i, tk := range toks {
+		l := len(tk)
+		if l < MinTokens || !keeps(int64(i)) {
+			continue
+		}
+		y := make([]float64, k)
+		for _, term := range tk {
+			for a := range k {
+				y[a] += w.At(term, a)
+			}
+		}
+		inv := 1 / (float64(l*(l-1)*(l-2)) * s.Rate)
+		for a := range k {
+			for b := a; b < k; b++ {
+				for c := b; c < k; c++ {
+					want[a*pairs(k)+pairOffset(b, k)+c-b] += y[a] * y[b] * y[c] * inv
+				}
+			}
+		}
+	}
+	full := NewTripleAcc(d, k)
+	if err := full.Pass(context.Background(), batches(docs, 64, -1), 1, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ref *TripleAcc
+	for _, run := range []struct{ rows, workers int }{{64, 1}, {64, 3}, {500, 2}} {
+		a := NewTripleAcc(d, k)
+		a.Cubes = s
+		if err := a.Pass(context.Background(), batches(docs, run.rows, -1), run.workers, w, nil); err != nil {
+			t.Fatal(err)
+		}
+		for a0 := range k {
+			for b := a0; b < k; b++ {
+				for c := b; c < k; c++ {
+					i := a0*pairs(k) + pairOffset(b, k) + c - b
+					if !near(a.Y3[i], want[i], 1e-9, math.Abs(want[i])+1e-6) {
+						t.Fatalf("batches of %d, %d workers: Y3[%d,%d,%d] = %g, brute force %g", run.rows, run.workers, a0, b, c, a.Y3[i], want[i])
+					}
+				}
+			}
+		}
+		// The full pass's batches were of 64 documents; the plain totals
+		// of other batches differ in their last bits.
+		for _, p := range [][2][]float64{{a.Z, full.Z}, {a.Z2, full.Z2}, {a.G3, full.G3}, {a.G2, full.G2}, {a.M1, full.M1}} {
+			if run.rows == 64 && !slices.Equal(p[0], p[1]) {
+				t.Fatalf("batches of %d, %d workers: a sum other than the cubes differs from the full pass's", run.rows, run.workers)
+			}
+		}
+		if ref == nil {
+			ref = a
+		} else if run.rows == 64 && !slices.Equal(a.Y3, ref.Y3) {
+			t.Errorf("%d workers: the sampled cubes differ from 1 worker's", run.workers)
+		}
+	}
+	other := NewTripleAcc(d, k)
+	other.Cubes = DocSample{Rate: 0.3, Seed: 10}
+	if err := ref.Merge(other); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("merge of cubes over another sample: %v", err)
+	}
+	if err := full.Merge(other); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("merge of cubes over a sample into those over every document: %v", err)
+	}
+}
+
+// TestEMBound checks the held-out score against the bound of an EM pass
+// over the same documents, for several numbers of workers.
+func TestEMBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	const k, d = 4, 30
+	p := randomParams(r, k, d, false)
+	src := emCorpus(r, 300, d)
+	acc := NewEMAcc(d, k)
+	if err := acc.Pass(context.Background(), src.Docs, 2, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 3} {
+		bound, tokens, err := EMBound(context.Background(), src.Docs, workers, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bound != acc.Bound || tokens != acc.Tokens {
+			t.Errorf("%d workers: bound %.17g over %d tokens, the EM pass's %.17g over %d", workers, bound, tokens, acc.Bound, acc.Tokens)
+		}
+	}
+}
+
+// TestEStepFirstIteration checks that a document's E-step does not depend
+// on the documents before it: the first iteration's values kept for its
+// length (EStep.first) give the result of a fresh E-step, bit for bit.
+func TestEStepFirstIteration(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	const k, d = 6, 50
+	p := randomParams(r, k, d, false)
+	docA, cA := []int32{1, 4, 9}, []int32{2, 1, 3} // 6 tokens
+	docB, cB := []int32{0, 7, 8, 20}, []int32{1, 1, 1, 3}
+	fresh := NewEStep(p)
+	want := fresh.Expect(docB, cB)
+	wantGamma := slices.Clone(fresh.Infer(docB, cB))
+	used := NewEStep(p)
+	used.Expect(docA, cA)
+	if got := used.Expect(docB, cB); got != want {
+		t.Errorf("bound %.17g after another document of the same length, %.17g fresh", got, want)
+	}
+	if got := used.Infer(docB, cB); !slices.Equal(got, wantGamma) {
+		t.Errorf("γ %v after another document of the same length, %v fresh", got, wantGamma)
+	}
+}

@@ -1,0 +1,187 @@
+package lda
+
+import (
+	"context"
+	"iter"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// The EM passes of a large corpus in one process (Fit, RefineEM): the first
+// ones run on a seeded sample of its documents, the last ones on all of
+// them. From the spectral start the first passes make the large moves
+// towards the likelihood's maximum, and a sample of EM.Sample tokens
+// measures those moves nearly as well as the whole corpus would, at a
+// fraction of the E-steps; the passes over every document that follow
+// (EM.FullPasses) give the final topics every document's evidence.
+//
+// A sample can also mislead: where the spectral start is already close to
+// the maximum (data drawn from the model itself), the sample's own noise
+// is larger than the move, and an M-step on it lowers the likelihood of the
+// other documents. So a second, disjoint sample of a quarter of the size
+// is held out: before each M-step on the sample its bound under the
+// current parameters is measured, and a sample pass that lowered it is
+// undone (the parameters before it are restored) and ends the sample's
+// passes. They also end when they converge on the sample (the stopping
+// rule) or leave EM.FullPasses passes of the cap. When the first M-step on
+// the sample is undone, the sample has taught nothing, and the passes over
+// every document follow the ordinary stopping rule instead of stopping
+// after EM.FullPasses.
+//
+// Both samples are fixed sets of documents (implicit.DocSample): document
+// i, its index in the source, belongs by a hash of i and the spectral
+// fit's seed, whatever the batches or workers. The sample's statistics
+// stand for the corpus's: the M-step weighs the prior pseudo-count η by the
+// sample's share of the tokens, as if the expected counts were scaled up
+// to the corpus. The first pass over them keeps both samples in memory
+// (8 bytes an entry), so the later passes on them decode nothing.
+//
+// The statistics route (EMPassStats, EMStep; the pipelines) runs every pass
+// over every document: undoing a pass needs the parameters before it, one
+// process's state.
+
+// heldOutShare is the size of the held-out sample against the sample's.
+const heldOutShare = 0.25
+
+// emSampleRate is the rate of the EM sample of a corpus of tokens tokens
+// under em (with defaults): 1 when the corpus has at most em.Sample tokens
+// or sampling is off (em.Sample < 0).
+func emSampleRate(em EM, tokens int64) float64 {
+	if em.Sample < 0 || tokens <= em.Sample {
+		return 1
+	}
+	return float64(em.Sample) / float64(tokens)
+}
+
+// emDocs serves the batch EM passes of Fit and RefineEM their documents:
+// the sample's and the held-out sample's, or the whole corpus's (rate 1),
+// from memory once a pass has read them all, else from the source (which
+// the passes over every document of a sampled corpus always read). The
+// memory copies keep the source's batches (filtered), so a pass from
+// memory cuts the same pieces as one from the source, and a checkpoint's
+// batch count means the same in both.
+type emDocs struct {
+	src        stream.DocSource
+	rate       float64
+	train, val implicit.DocSample
+	limit      int64 // entries the memory copies may hold
+	batch      []*stream.Docs
+	held       []*stream.Docs
+	full       bool // batch and held hold every document of the samples
+}
+
+func newEMDocs(src stream.DocSource, em EM, st *emState) *emDocs {
+	e := &emDocs{src: src, rate: st.rate, limit: max(em.Sample, 0)}
+	if e.sampled() {
+		e.train = implicit.DocSample{Rate: st.rate, Seed: st.seed}
+		e.val = implicit.DocSample{Rate: min(1, st.rate*heldOutShare), Seed: ^st.seed}
+		e.limit += int64(float64(e.limit) * heldOutShare)
+	}
+	return e
+}
+
+// sampled reports whether the corpus is sampled (rate < 1).
+func (e *emDocs) sampled() bool { return e.rate < 1 }
+
+// pass returns the documents of the next pass: the sample's when sample
+// (the whole corpus's when the rate is 1), else the source's.
+func (e *emDocs) pass(sample bool) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	if !sample && e.sampled() {
+		return e.src.Docs
+	}
+	if e.full {
+		return memoryPass(e.batch)
+	}
+	// This pass reads the source and keeps what it reads, unless that
+	// outgrows the limit; a pass cut short leaves the copies incomplete.
+	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+		return func(yield func(*stream.Docs, error) bool) {
+			e.batch, e.held = e.batch[:0], e.held[:0]
+			var nnz int64
+			over, complete := false, true
+			keep := func(dst *[]*stream.Docs, b *stream.Docs) {
+				if over {
+					return
+				}
+				if nnz += int64(b.NNZ()); nnz > e.limit {
+					over, e.batch, e.held = true, nil, nil
+					return
+				}
+				*dst = append(*dst, b)
+			}
+			train, val := e.train.Keeps(), e.val.Keeps()
+			for b, err := range e.src.Docs(ctx) {
+				if err != nil {
+					complete = false
+					yield(nil, err)
+					break
+				}
+				var nb *stream.Docs
+				if !e.sampled() {
+					nb = &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets...),
+						Terms: append([]int32(nil), b.Terms...), Counts: append([]int32(nil), b.Counts...)}
+				} else {
+					nb = &stream.Docs{Start: b.Start, Offsets: []int{0}}
+					hb := &stream.Docs{Start: b.Start, Offsets: []int{0}}
+					for i := range b.Len() {
+						switch doc := b.Start + int64(i); {
+						case train(doc):
+							nb.AppendDoc(b.Doc(i))
+						case val(doc):
+							hb.AppendDoc(b.Doc(i))
+						}
+					}
+					keep(&e.held, hb)
+				}
+				b.Release()
+				keep(&e.batch, nb)
+				if !yield(nb, nil) {
+					complete = false
+					break
+				}
+			}
+			e.full = complete && !over
+			if !e.full {
+				e.batch, e.held = nil, nil
+			}
+		}
+	}
+}
+
+// heldOut returns the documents of the held-out sample, which the pass on
+// the sample before it has kept in memory (nil: it could not keep them,
+// and the sample's passes run without the check).
+func (e *emDocs) heldOut() func(context.Context) iter.Seq2[*stream.Docs, error] {
+	if !e.full || !e.sampled() {
+		return nil
+	}
+	return memoryPass(e.held)
+}
+
+// memoryPass is a pass over batches kept in memory, each yielded as a view
+// (its release does nothing).
+func memoryPass(batches []*stream.Docs) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+		return func(yield func(*stream.Docs, error) bool) {
+			for _, b := range batches {
+				if err := ctx.Err(); err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(&stream.Docs{Start: b.Start, Offsets: b.Offsets, Terms: b.Terms, Counts: b.Counts}, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// emRecordSample records the sample's passes in m's EM record.
+func emRecordSample(rec *models.EMStats, st *emState) {
+	if st.rate >= 1 {
+		return
+	}
+	rec.Sample = &models.EMSample{Rate: st.rate, Passes: st.samplePasses, HeldOut: st.heldOut, Undone: st.undone}
+}

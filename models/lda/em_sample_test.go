@@ -1,0 +1,203 @@
+package lda
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+// sampledCorpus is a corpus of about 360,000 tokens drawn from 8 topics,
+// and the settings of a default fit of 4 topics whose EM passes sample it
+// (60,000 tokens: a sixth). The model departs from the data, as on real
+// text, so EM moves the spectral start far and the sample's passes make
+// most of that move.
+func sampledCorpus() (synth.LDAConfig, Config) {
+	return synth.LDAConfig{Docs: 6000, Vocab: 300, K: 8, Alpha0: 1, DocLen: 60, Seed: 8, BatchRows: 200},
+		Config{K: 4, Alpha0: 1, Seed: 3, Workers: 2, Third: Explicit, EM: EM{Passes: 10, FitAlpha: true, Sample: 60000}}
+}
+
+// trainingBound is the bound per token of m's parameters over src.
+func trainingBound(t *testing.T, src stream.DocSource, m *models.Model) float64 {
+	t.Helper()
+	st, err := emStateOf(m, EM{}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, tokens, err := implicit.EMBound(context.Background(), src.Docs, 2, &st.params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b / float64(tokens)
+}
+
+// TestEMSample checks the EM passes of a sampled corpus: passes on the
+// sample, then one over every document; the model the same bits whatever
+// the workers; a refinement as good as EM over every document (the
+// corpus's bound); and a sample that holds the whole corpus (in memory)
+// giving the model of passes that read the source, bit for bit.
+func TestEMSample(t *testing.T) {
+	cc, cfg := sampledCorpus()
+	var ref *models.Model
+	for _, workers := range []int{1, 3} {
+		src, _ := corpus(t, cc)
+		c := cfg
+		c.Workers = workers
+		m, err := Fit(context.Background(), src, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Fit.Seconds = 0
+		s := m.Fit.EM.Sample
+		if s == nil || s.Passes < 2 || s.Undone || m.Fit.EM.Passes != s.Passes+1 || s.Rate < 0.1 || s.Rate > 0.25 {
+			t.Fatalf("%d workers: EM record %+v, sample %+v: want passes on a sixth of the documents, then one over all", workers, m.Fit.EM, s)
+		}
+		if len(s.HeldOut) != s.Passes {
+			t.Errorf("%d workers: %d held-out bounds for %d passes on the sample", workers, len(s.HeldOut), s.Passes)
+		}
+		if ref != nil {
+			if !reflect.DeepEqual(m.Topics, ref.Topics) || !reflect.DeepEqual(m.Alpha, ref.Alpha) || !reflect.DeepEqual(m.Fit, ref.Fit) {
+				t.Errorf("the sampled refinement differs between 1 and %d workers", workers)
+			}
+			continue
+		}
+		ref = m
+		full := cfg
+		full.EM.Sample = -1
+		mf, err := Fit(context.Background(), src, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := trainingBound(t, src, m0(t, src, cfg))
+		got, want := trainingBound(t, src, m), trainingBound(t, src, mf)
+		t.Logf("bound per token: spectral start %.5f; %d passes on the sample (held-out %.5v) and one over all %.5f; %d passes over all %.5f",
+			start, s.Passes, s.HeldOut, got, mf.Fit.EM.Passes, want)
+		if got < want-0.2*(want-start) {
+			t.Errorf("sampled EM reached %.5f, EM over every document %.5f, from %.5f", got, want, start)
+		}
+	}
+
+	// Sample ≥ the corpus: the passes read the copy in memory, and give
+	// the model of passes over the source.
+	src, _ := corpus(t, cc)
+	mem, disk := cfg, cfg
+	mem.EM.Sample, disk.EM.Sample = 1<<30, -1
+	a, err := Fit(context.Background(), src, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Fit(context.Background(), src, disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Fit.Seconds, b.Fit.Seconds = 0, 0
+	if a.Fit.EM.Sample != nil || !reflect.DeepEqual(a, b) {
+		t.Error("EM passes from the documents kept in memory differ from passes over the source")
+	}
+}
+
+// m0 is the spectral fit of src under cfg, as EM's start (no EM passes).
+func m0(t *testing.T, src stream.DocSource, cfg Config) *models.Model {
+	t.Helper()
+	cfg.EM = EM{}
+	m, err := Fit(context.Background(), src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := startState(m, cfg.EM.withDefaults())
+	st.store(m, cfg.EM.withDefaults(), false)
+	m.Fit.EM.Passes = 1 // read back as parameters between passes
+	return m
+}
+
+// TestEMSampleUndo draws a sample too small for the topics (a few dozen
+// documents) from a corpus whose spectral start is already accurate: an
+// M-step on it lowers the held-out sample's bound, and the fit must undo
+// it and end as well as EM over every document.
+func TestEMSampleUndo(t *testing.T) {
+	cc := synth.LDAConfig{Docs: 20000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 60, Seed: 9, BatchRows: 500}
+	cfg := Config{K: 5, Alpha0: 1, Seed: 4, Workers: 2, Third: Explicit, EM: EM{Passes: 10, FitAlpha: true, Sample: 3000}}
+	m, ev := fitAndEval(t, cc, cfg)
+	s := m.Fit.EM.Sample
+	if s == nil || !s.Undone {
+		t.Fatalf("sample %+v: the M-steps on a sample of %d tokens were not undone", s, cfg.EM.Sample)
+	}
+	if n := len(s.HeldOut); n < 2 || s.HeldOut[n-1] >= s.HeldOut[n-2] {
+		t.Errorf("undone after held-out bounds %v, which did not fall", s.HeldOut)
+	}
+	full := cfg
+	full.EM.Sample = -1
+	mf, evf := fitAndEval(t, cc, full)
+	t.Logf("undone after %d passes on the sample: mean ℓ1 %.4f; EM over every document %.4f", s.Passes, ev.MeanL1, evf.MeanL1)
+	// Undone at the first M-step on the sample: the passes over every
+	// document start from EM's start, as the passes of a fit without a
+	// sample do, bit for bit, and go on by the stopping rule.
+	if s.Passes == 2 {
+		got, want := m.Fit.EM.Bounds[2:], mf.Fit.EM.Bounds
+		if len(got) < 2 || got[0] != want[0] {
+			t.Errorf("after the undone first M-step: bounds %v, a fit without a sample %v", got, want)
+		}
+	}
+	if ev.MeanL1 > evf.MeanL1*1.25+0.005 {
+		t.Errorf("after the undone sample: mean ℓ1 %.4f; EM over every document %.4f", ev.MeanL1, evf.MeanL1)
+	}
+}
+
+// TestEMSampleCheckpointResume stops a sampled refinement in its second
+// pass on the sample and resumes it from the checkpoints: the model is the
+// uninterrupted one, bit for bit.
+func TestEMSampleCheckpointResume(t *testing.T) {
+	cc, cfg := sampledCorpus()
+	cfg.EM.Tol = 1e-12 // passes on the sample until the cap leaves one
+	cfg.EM.Passes = 4
+	src, _ := corpus(t, cc)
+	resumeAfterCancel(t, src, cfg, func(p Progress) bool {
+		return p.Stage == "em-sample" && p.Pass == 4 && p.Docs >= 400
+	}, nil)
+}
+
+// TestCubeSample checks the third moment with its cubes over a sample of
+// the documents: Fit equals the statistics route (phases 1 and 2, then
+// FitStats) bit for bit before EM, does not depend on workers, and
+// recovers the topics nearly as well as the cubes of every document.
+func TestCubeSample(t *testing.T) {
+	cc := synth.LDAConfig{Docs: 20000, Vocab: 500, K: 5, Alpha0: 1, DocLen: 60, Seed: 31, BatchRows: 1000}
+	cfg := Config{K: 5, Alpha0: 1, Seed: 2, Workers: 2, Third: Explicit, CubeSample: 400000}
+	all, _, _, truth := shards(t, cc, 0.5)
+	fit, err := Fit(context.Background(), all, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := twoPhase(t, cfg, all)
+	if s := st.Triple.Cubes; s.All() || s.Rate < 0.2 || s.Rate > 0.5 {
+		t.Fatalf("phase-2 statistics with cubes over %+v, want a third of the documents", s)
+	}
+	if d := relDiff(t, fitStats(t, st, cfg), fit); d != 0 {
+		t.Errorf("the statistics route differs from Fit by %.3g with sampled cubes", d)
+	}
+	one := cfg
+	one.Workers = 1
+	m1, err := Fit(context.Background(), all, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := relDiff(t, m1, fit); d != 0 {
+		t.Errorf("sampled cubes: 1 and 2 workers differ by %.3g", d)
+	}
+	every := cfg
+	every.CubeSample = -1
+	mAll, err := Fit(context.Background(), all, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := models.Evaluate(fit, truth)
+	evAll, _ := models.Evaluate(mAll, truth)
+	t.Logf("mean ℓ1: cubes of a sample %.4f, of every document %.4f", ev.MeanL1, evAll.MeanL1)
+	if ev.Found != cc.K || ev.MeanL1 > 2*evAll.MeanL1+0.02 {
+		t.Errorf("cubes of a sample: mean ℓ1 %.4f, found %d; of every document %.4f", ev.MeanL1, ev.Found, evAll.MeanL1)
+	}
+}
