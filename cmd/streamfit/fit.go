@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/solver"
@@ -271,9 +272,11 @@ func runFit(ctx context.Context, args []string) error {
 			EM: f.em(),
 		}
 		var limit planLimit
+		var plan *lda.Plan
 		cfg.OnPlan = func(p *lda.Plan) {
 			fmt.Fprintln(os.Stderr, p)
 			limit.onPlan(p)
+			plan = p
 		}
 		cfg.Progress = ldaProgress(p, model)
 		if cfg.Checkpoint, err = ck.config(f.input, *o); err != nil { // checkpoint.go
@@ -285,6 +288,9 @@ func runFit(ctx context.Context, args []string) error {
 		}
 		write = func() error { return writeTopicModel(m, f) }
 		summary = topicSummary(m)
+		if plan != nil {
+			fmt.Fprintln(os.Stderr, planVersusMeasured(model, plan, m))
+		}
 	default:
 		var err error
 		if write, summary, err = fitDense(ctx, model, f, o); err != nil {
@@ -386,6 +392,19 @@ func topicSummary(m *models.Model) string {
 
 // cubeSampleHelp is the help of --cube-sample (fit and stats).
 const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cubes (K³/6 products a document) are summed over a seeded sample of the documents of about this many tokens, each weighted by the inverse of the sample's share; every other sum reads every document (0: every document)"
+
+// planVersusMeasured is the line fit prints after an LDA fit: the CPU the
+// process used beside the plan's forecast, and the plan's cost model for
+// the passes the fit took (the forecast assumes a typical number of EM
+// passes; the stopping rule decides).
+func planVersusMeasured(model string, plan *lda.Plan, m *models.Model) string {
+	used := sysinfo.CPUTime().Seconds()
+	forecast, taken := plan.Predicted.CPUSeconds, plan.Taken(m)
+	if forecast < 0 {
+		return fmt.Sprintf("fit %s: CPU %.1fs (the plan could not forecast it: the number of documents was unknown)", model, used)
+	}
+	return fmt.Sprintf("fit %s: CPU %.1fs; the plan forecast %.1fs, and %.1fs for the passes taken (%.2f× the CPU used)", model, used, forecast, taken, taken/used)
+}
 
 // defaultEMPasses caps the EM passes of `fit lda|topic`: the stopping rule
 // (--em-tol) usually ends them earlier.

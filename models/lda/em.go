@@ -200,6 +200,21 @@ type emState struct {
 	undone    bool
 }
 
+// startHolds reports, after the first M-step on the sample was undone,
+// whether EM's start holds: that M-step lowered the held-out bound by less
+// than em.Tol relatively, so it measured no gain the stopping rule would
+// pass for (on data drawn from LDA the spectral start is where EM ends,
+// within a small fraction of that), rather than a sample too small for the
+// model, whose M-step would lower it by more.
+func (st *emState) startHolds(em EM) bool {
+	n := len(st.heldOut)
+	if st.samplePasses != 2 || n < 2 {
+		return false
+	}
+	before, after := st.heldOut[n-2], st.heldOut[n-1]
+	return (before-after)/math.Abs(before) < em.Tol
+}
+
 // keepPrev copies the parameters into prev before an M-step on the sample.
 func (st *emState) keepPrev() {
 	st.prevAlpha = append(st.prevAlpha[:0], st.params.Alpha...)
@@ -294,7 +309,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			// Also when the pass converged on the sample: the M-step
 			// it ends with is the one that lowered the held-out bound.
 			st.undo()
-			st.done = em.FullPasses < 0
+			st.done = em.FullPasses < 0 || st.startHolds(em)
 		case !st.sampling(em):
 			st.prevAlpha, st.prevBeta = nil, nil
 		}

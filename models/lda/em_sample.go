@@ -26,9 +26,13 @@ import (
 // undone (the parameters before it are restored) and ends the sample's
 // passes. They also end when they converge on the sample (the stopping
 // rule) or leave EM.FullPasses passes of the cap. When the first M-step on
-// the sample is undone, the sample has taught nothing, and the passes over
-// every document follow the ordinary stopping rule instead of stopping
-// after EM.FullPasses.
+// the sample is undone, the sample has taught nothing: if that step
+// lowered the held-out bound by less than the stopping rule's tolerance,
+// EM's start is already as good as the rule asks (data drawn from LDA
+// itself, where the spectral fit is consistent) and the refinement ends
+// there; if by more, the sample is too small for the model, and the passes
+// over every document follow the ordinary stopping rule instead of
+// stopping after EM.FullPasses.
 //
 // Both samples are fixed sets of documents (implicit.DocSample): document
 // i, its index in the source, belongs by a hash of i and the spectral

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/internal/sysinfo"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -95,6 +96,10 @@ type Cost struct {
 	// machine it is CPUSeconds divided by the cores the fit gets
 	// (bench/lda/SCALE.md).
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// EM is the predicted cost of the EM passes, which CPUSeconds (and
+	// CPUSecondsPower) include: their number is the stopping rule's, so
+	// the prediction assumes a typical one (EMCost).
+	EM *EMCost `json:"em,omitempty"`
 	// PeakBytes is the predicted peak resident memory (VmHWM); DiskBytes
 	// the temporary disk space.
 	PeakBytes int64 `json:"peak_bytes"`
@@ -246,6 +251,16 @@ const (
 	sketchErrC = 0.35
 	// sketchLanesMem is implicit's number of partial sketches of a pass.
 	sketchLanesMem = 4
+	// emNSPerNNZK, emNSPerNNZ and emNSPerDocK are an EM pass's cost per
+	// entry and topic (the E-step's first iteration over all topics and
+	// its later ones over the active few), per entry (the statistics'
+	// commit) and per document and topic (digammas, the bound, the
+	// weights' statistics); nsDecode a pass's decoding per entry, which
+	// passes from memory skip.
+	emNSPerNNZK = 5.1
+	emNSPerNNZ  = 10.0
+	emNSPerDocK = 110.0
+	nsDecode    = 20.0
 	// maxSketchErr is the predicted sketch error the default sketch size
 	// aims at: at k=10 (20,000 documents of 200 words over 2,000) 1024×3
 	// (predicted 0.2) leaves the simultaneous method and RTPM unconverged,
@@ -253,6 +268,71 @@ const (
 	// 0.055 against 0.048 explicit (bench/lda/SCALE.md).
 	maxSketchErr = 0.1
 )
+
+// EMCost is the predicted CPU of the EM passes: PassSeconds for a pass over
+// every document and SampleSeconds for one on the sample of a larger
+// corpus (with the held-out sample's score), and the passes of each kind
+// the prediction assumes. On the real corpora of bench/real the stopping
+// rule took 4 to 6 passes; on data drawn from LDA itself 2.
+type EMCost struct {
+	PassSeconds   float64 `json:"pass_seconds"`
+	Passes        int     `json:"passes"`
+	SampleSeconds float64 `json:"sample_seconds,omitempty"`
+	SamplePasses  int     `json:"sample_passes,omitempty"`
+}
+
+// Seconds is the CPU of full passes over every document and sample passes
+// on the sample.
+func (e *EMCost) Seconds(full, sample int) float64 {
+	if e == nil {
+		return 0
+	}
+	return float64(full)*e.PassSeconds + float64(sample)*e.SampleSeconds
+}
+
+// typicalEMPasses is the number of EM passes a plan assumes: the middle of
+// the 4–6 the stopping rule took on the real corpora.
+const typicalEMPasses = 5
+
+// emCost predicts the EM passes of cfg over nnz entries in docs documents
+// (their tokens unknown to the plan: entries stand for them, which
+// overstates the sample's share of a corpus whose words repeat).
+func emCost(cfg Config, k, docs, nnz float64) *EMCost {
+	em := cfg.EM.withDefaults()
+	if em.Passes <= 0 || nnz < 0 {
+		return nil
+	}
+	// A pass: the E-step per entry and topic and per document and topic,
+	// the statistics' commit per entry; a pass over the source decodes
+	// too, one from the documents in memory does not.
+	pass := func(n, z float64, decode bool) float64 {
+		ns := z*(emNSPerNNZK*k+emNSPerNNZ) + n*emNSPerDocK*k
+		if decode {
+			ns += z * nsDecode
+		}
+		return ns / 1e9
+	}
+	c := &EMCost{Passes: min(em.Passes, typicalEMPasses)}
+	rate := 1.0
+	if !em.Online && em.Sample > 0 && nnz > float64(em.Sample) {
+		rate = float64(em.Sample) / nnz
+	}
+	if rate >= 1 || em.Online {
+		// The first pass reads the source, the others the copy in memory
+		// (online EM reads the source every pass).
+		c.PassSeconds = pass(docs, nnz, em.Online)
+		c.SampleSeconds, c.SamplePasses = 0, 0
+		return c
+	}
+	// The sample's passes (and the held-out sample's score) from memory,
+	// then em.FullPasses over the source.
+	held := rate * heldOutShare
+	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held), false)
+	c.SamplePasses = min(em.Passes-max(em.FullPasses, 0), typicalEMPasses)
+	c.PassSeconds = pass(docs, nnz, true)
+	c.Passes = max(em.FullPasses, 0)
+	return c
+}
 
 // PlanFit predicts the cost of fitting cfg to a source described by info in
 // each representation of the third moment and picks one: cfg.Third when it
@@ -457,9 +537,11 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		inFlight = math.Min(inFlight, nnz*8/3)
 	}
 	c.PeakBytes = int64(baseBytes + inFlight + gcSlack*live)
-	c.CPUSeconds = ns / 1e9
+	c.EM = emCost(cfg, k, n, nnz)
+	emSeconds := c.EM.Seconds(c.EM.passes())
+	c.CPUSeconds = ns/1e9 + emSeconds
 	if c.PowerPass {
-		c.CPUSecondsPower = (ns + powerPassSlow*pairNS) / 1e9
+		c.CPUSecondsPower = (ns+powerPassSlow*pairNS)/1e9 + emSeconds
 	}
 	if !known {
 		c.CPUSeconds, c.CPUSecondsPower = -1, -1
@@ -584,6 +666,13 @@ func (c Cost) line() string {
 		}
 	}
 	s := fmt.Sprintf("%s + %d contractions, %s, peak %s", passes, c.Contractions, cpu, bytesStr(c.PeakBytes))
+	if e := c.EM; e != nil && c.CPUSeconds >= 0 {
+		if e.SamplePasses > 0 {
+			s += fmt.Sprintf("; EM (included) %d passes on a sample ≈%s each and %d over all ≈%s each", e.SamplePasses, seconds(e.SampleSeconds), e.Passes, seconds(e.PassSeconds))
+		} else {
+			s += fmt.Sprintf("; EM (included) %d passes ≈%s each", e.Passes, seconds(e.PassSeconds))
+		}
+	}
 	if c.DiskBytes > 0 {
 		s += ", disk " + bytesStr(c.DiskBytes)
 	}
@@ -631,4 +720,43 @@ func bytesStr(b int64) string {
 		f /= 1024
 	}
 	return fmt.Sprintf("%.1fTiB", f)
+}
+
+// passes is the passes over all and on the sample the prediction assumes.
+func (e *EMCost) passes() (full, sample int) {
+	if e == nil {
+		return 0, 0
+	}
+	return e.Passes, e.SamplePasses
+}
+
+// Taken is the plan's prediction for the passes fit m took (a model p
+// planned): the spectral passes as taken (with the power pass when m took
+// it) and m's EM passes as the stopping rule ended them, on the sample and
+// over every document. Against the CPU the fit measured it checks the
+// cost model itself, whatever the number of EM passes; CPUSeconds is the
+// forecast made before the first pass, with a typical number of them.
+func (p *Plan) Taken(m *models.Model) float64 {
+	c := p.Predicted
+	if c.CPUSeconds < 0 {
+		return -1
+	}
+	full, sample := c.EM.passes()
+	spectral := c.CPUSeconds - c.EM.Seconds(full, sample)
+	em := m.Fit.EM
+	emPasses := 0
+	if em != nil {
+		emPasses = em.Passes
+		sample = 0
+		if em.Sample != nil {
+			sample = em.Sample.Passes
+		}
+		full = em.Passes - sample
+	} else {
+		full, sample = 0, 0
+	}
+	if c.PowerPass && m.Fit.Passes-emPasses > c.Passes {
+		spectral = c.CPUSecondsPower - c.EM.Seconds(c.EM.passes())
+	}
+	return spectral + c.EM.Seconds(full, sample)
 }
