@@ -30,6 +30,12 @@ type Plan struct {
 	D    int   `json:"d"`
 	Docs int64 `json:"docs"`
 	NNZ  int64 `json:"nnz"`
+	// Tokens is the documents' tokens, estimated from the first documents
+	// (NNZ when unknown): they size the EM passes' sample.
+	Tokens int64 `json:"tokens,omitempty"`
+	// Format is the source's (stream.Info.Format): text formats cost more
+	// to decode.
+	Format string `json:"format,omitempty"`
 	// NNZEstimated is set when NNZ was estimated from the first documents
 	// (PlanSource) rather than read from the source's metadata.
 	NNZEstimated bool `json:"nnz_estimated,omitempty"`
@@ -100,6 +106,11 @@ type Cost struct {
 	// CPUSecondsPower) include: their number is the stopping rule's, so
 	// the prediction assumes a typical one (EMCost).
 	EM *EMCost `json:"em,omitempty"`
+	// pass, power and fixed are the parts of CPUSeconds (before EM) that
+	// Taken adds up again for the passes a fit took: the first whitening
+	// pass and the third-moment pass, a power pass, and the rest (the
+	// solve, the moments, the process).
+	pass, power, fixed float64
 	// PeakBytes is the predicted peak resident memory (VmHWM); DiskBytes
 	// the temporary disk space.
 	PeakBytes int64 `json:"peak_bytes"`
@@ -141,11 +152,15 @@ func ParseBytes(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// Cost-model constants: CPU time (user + system, all cores) and peak RSS
-// fitted to fits of 20,000–100,000 documents, k=10/50/100 and vocabularies of
-// 2,000–100,000 words at commit 700cbea (per-stage CPU from fit
-// --cpuprofile; bench/lda/SCALE.md, "The plan's prediction", which also
-// checks them on other corpora); times in nanoseconds, rates in flops per
+// Cost-model constants: CPU time (user + system, all cores) and peak RSS.
+// The passes' costs per entry and per document, the decoding, the EM
+// passes' and the process's own are fitted to the stages of default fits of
+// the four bench/real corpora (k = 10–100) and of 250,000 generated and
+// 1.5 million repeated-Debian documents (bench/scale/calibrate.sh and
+// fitcosts.py; TestPlanCalibration holds the prediction for the passes
+// taken within 1.5× of every one of them); the solver's and the moments'
+// rates come from fits of 20,000–100,000 documents at k=10/50/100
+// (bench/lda/SCALE.md). Times in nanoseconds, rates in flops per
 // nanosecond of CPU.
 const (
 	// nsPerNNZ is a pass's cost per stored entry apart from the k-wide
@@ -257,10 +272,15 @@ const (
 	// commit) and per document and topic (digammas, the bound, the
 	// weights' statistics); nsDecode a pass's decoding per entry, which
 	// passes from memory skip.
-	emNSPerNNZK = 5.1
-	emNSPerNNZ  = 10.0
-	emNSPerDocK = 110.0
-	nsDecode    = 20.0
+	emNSPerNNZK = 3.5
+	emNSPerNNZ  = 120.0
+	emNSPerDocK = 60.0
+	// nsPerDocPass is a pass's cost per document apart from its entries
+	// (normalisers, the regrouping's bookkeeping), which corpora of short
+	// documents feel; nsProcess the process's own (start, the plan's look
+	// at the first documents, the model file).
+	nsPerDocPass = 600.0
+	nsProcess    = 0.5e9
 	// maxSketchErr is the predicted sketch error the default sketch size
 	// aims at: at k=10 (20,000 documents of 200 words over 2,000) 1024×3
 	// (predicted 0.2) leaves the simultaneous method and RTPM unconverged,
@@ -279,25 +299,31 @@ type EMCost struct {
 	Passes        int     `json:"passes"`
 	SampleSeconds float64 `json:"sample_seconds,omitempty"`
 	SamplePasses  int     `json:"sample_passes,omitempty"`
+	// ReadSeconds is the decoding of the source by the first pass of
+	// those that run from the documents kept in memory.
+	ReadSeconds float64 `json:"read_seconds,omitempty"`
 }
 
 // Seconds is the CPU of full passes over every document and sample passes
 // on the sample.
 func (e *EMCost) Seconds(full, sample int) float64 {
-	if e == nil {
+	if e == nil || full+sample == 0 {
 		return 0
 	}
-	return float64(full)*e.PassSeconds + float64(sample)*e.SampleSeconds
+	s := float64(full)*e.PassSeconds + float64(sample)*e.SampleSeconds
+	if e.SamplePasses > 0 && sample == 0 {
+		return s // no pass read the source to keep the sample
+	}
+	return s + e.ReadSeconds
 }
 
 // typicalEMPasses is the number of EM passes a plan assumes: the middle of
 // the 4–6 the stopping rule took on the real corpora.
 const typicalEMPasses = 5
 
-// emCost predicts the EM passes of cfg over nnz entries in docs documents
-// (their tokens unknown to the plan: entries stand for them, which
-// overstates the sample's share of a corpus whose words repeat).
-func emCost(cfg Config, k, docs, nnz float64) *EMCost {
+// emCost predicts the EM passes of cfg over nnz entries and tokens tokens in
+// docs documents.
+func emCost(cfg Config, k, docs, nnz, tokens, again float64) *EMCost {
 	em := cfg.EM.withDefaults()
 	if em.Passes <= 0 || nnz < 0 {
 		return nil
@@ -305,31 +331,31 @@ func emCost(cfg Config, k, docs, nnz float64) *EMCost {
 	// A pass: the E-step per entry and topic and per document and topic,
 	// the statistics' commit per entry; a pass over the source decodes
 	// too, one from the documents in memory does not.
-	pass := func(n, z float64, decode bool) float64 {
-		ns := z*(emNSPerNNZK*k+emNSPerNNZ) + n*emNSPerDocK*k
-		if decode {
-			ns += z * nsDecode
-		}
-		return ns / 1e9
+	pass := func(n, z float64) float64 {
+		return (z*(emNSPerNNZK*k+emNSPerNNZ) + n*emNSPerDocK*k) / 1e9
 	}
-	c := &EMCost{Passes: min(em.Passes, typicalEMPasses)}
+	c := &EMCost{Passes: min(em.Passes, typicalEMPasses), ReadSeconds: again * nnz / 1e9}
 	rate := 1.0
-	if !em.Online && em.Sample > 0 && nnz > float64(em.Sample) {
-		rate = float64(em.Sample) / nnz
+	if !em.Online && em.Sample > 0 && tokens > float64(em.Sample) {
+		rate = float64(em.Sample) / tokens
 	}
-	if rate >= 1 || em.Online {
-		// The first pass reads the source, the others the copy in memory
-		// (online EM reads the source every pass).
-		c.PassSeconds = pass(docs, nnz, em.Online)
-		c.SampleSeconds, c.SamplePasses = 0, 0
+	if em.Online || em.Sample <= 0 {
+		// Every pass reads the source.
+		c.PassSeconds, c.ReadSeconds = pass(docs, nnz)+c.ReadSeconds, 0
 		return c
 	}
-	// The sample's passes (and the held-out sample's score) from memory,
-	// then em.FullPasses over the source.
+	if rate >= 1 {
+		// The first pass reads the source, the others the copy in memory.
+		c.PassSeconds = pass(docs, nnz)
+		return c
+	}
+	// The sample's passes (and the held-out sample's score) from memory
+	// after the first, which reads the whole source; then em.FullPasses
+	// over the source.
 	held := rate * heldOutShare
-	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held), false)
+	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held))
 	c.SamplePasses = min(em.Passes-max(em.FullPasses, 0), typicalEMPasses)
-	c.PassSeconds = pass(docs, nnz, true)
+	c.PassSeconds = pass(docs, nnz) + c.ReadSeconds
 	c.Passes = max(em.FullPasses, 0)
 	return c
 }
@@ -340,14 +366,21 @@ func emCost(cfg Config, k, docs, nnz float64) *EMCost {
 // cfg.Memory and whose rows fit the free disk, the sketch only when neither
 // exact representation fits (its accuracy is limited by its size), and the
 // smallest when none fits.
-func PlanFit(info stream.Info, cfg Config) (*Plan, error) {
+func PlanFit(info stream.Info, cfg Config) (*Plan, error) { return planFit(info, -1, cfg) }
+
+// planFit is PlanFit for a source of tokens tokens (−1: unknown, taken as
+// its entries).
+func planFit(info stream.Info, tokens int64, cfg Config) (*Plan, error) {
 	cfg, err := cfg.withDefaults(info.Terms)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{K: cfg.K, D: info.Terms, Docs: info.Rows, NNZ: info.NNZ, Memory: cfg.Memory, DiskFree: sysinfo.DiskFree(cfg.RowDir)}
+	p := &Plan{K: cfg.K, D: info.Terms, Docs: info.Rows, NNZ: info.NNZ, Tokens: tokens, Format: info.Format, Memory: cfg.Memory, DiskFree: sysinfo.DiskFree(cfg.RowDir)}
 	if p.Docs < 0 || p.NNZ < 0 {
 		p.Docs, p.NNZ = -1, -1
+	}
+	if p.Tokens < 0 {
+		p.Tokens = p.NNZ
 	}
 	p.SketchLen, p.SketchCount = cfg.sketchSize()
 	for _, t := range []Third{Explicit, Rows, Sketch} {
@@ -444,12 +477,17 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	if d*cols*8 > bigSketchBytes {
 		slow = bigSketchSlow
 	}
-	// A whitening pass: the entries, their gathers of sketch rows, and the
-	// SVDs of the d×cols sketch that end it.
-	pairNS := slow*(nsPerNNZ+nsPerNNZCol*cols)*nnz + 10*d*cols*cols/gemm64
+	// A whitening pass: the entries, their gathers of sketch rows, the
+	// documents, and the SVDs of the d×cols sketch that end it; the first
+	// pass decodes the source as it is, the later ones as they read it
+	// again (a spill file for slow formats).
+	first, again := decodeNS(p.Format)
+	pairNS := slow*(nsPerNNZ+nsPerNNZCol*cols)*nnz + nsPerDocPass*n + 10*d*cols*cols/gemm64
+	powerNS := powerPassSlow*pairNS + again*nnz
 	// The whitening passes (power passes cost more: a dense basis) and
 	// the third-moment pass's k-wide gathers and scatters.
-	passNS := pairNS + float64(c.Passes-2)*powerPassSlow*pairNS + slow*(nsPerNNZ+nsPerNNZK*k)*nnz
+	thirdNS := slow*(nsPerNNZ+nsPerNNZK*k)*nnz + nsPerDocPass*n + again*nnz
+	passNS := pairNS + first*nnz + float64(c.Passes-2)*powerNS + thirdNS
 	var live, ns float64
 	solverName := cfg.solverFor(t)
 	blockCols := 2 * math.Min(k, k+math.Ceil(k/10)+2)
@@ -488,6 +526,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		transform := pairs * k * 8 * 1.8
 		live = dk + math.Max(pass, math.Max(moments, transform))
 		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm32 + transformFlops*k*k*k*k/gemm64 + solveNS
+		c.pass = (pairNS + first*nnz + thirdNS + n*k*pairs*2/3/cube32) / 1e9
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)
@@ -526,7 +565,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 				kept = math.Min(kept, nnz)
 			}
 			emLive += kept * 8
-			if !known || nnz > float64(em.Sample) {
+			if !known || float64(p.Tokens) > float64(em.Sample) {
 				emLive += d * k * 8
 			}
 		}
@@ -537,11 +576,17 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		inFlight = math.Min(inFlight, nnz*8/3)
 	}
 	c.PeakBytes = int64(baseBytes + inFlight + gcSlack*live)
-	c.EM = emCost(cfg, k, n, nnz)
+	ns += nsProcess
+	if c.pass == 0 {
+		c.pass = (pairNS + first*nnz + thirdNS) / 1e9
+	}
+	c.power = powerNS / 1e9
+	c.fixed = ns/1e9 - c.pass - float64(c.Passes-2)*c.power
+	c.EM = emCost(cfg, k, n, nnz, float64(p.Tokens), again)
 	emSeconds := c.EM.Seconds(c.EM.passes())
 	c.CPUSeconds = ns/1e9 + emSeconds
 	if c.PowerPass {
-		c.CPUSecondsPower = (ns+powerPassSlow*pairNS)/1e9 + emSeconds
+		c.CPUSecondsPower = (ns+powerNS)/1e9 + emSeconds
 	}
 	if !known {
 		c.CPUSeconds, c.CPUSecondsPower = -1, -1
@@ -731,32 +776,48 @@ func (e *EMCost) passes() (full, sample int) {
 }
 
 // Taken is the plan's prediction for the passes fit m took (a model p
-// planned): the spectral passes as taken (with the power pass when m took
-// it) and m's EM passes as the stopping rule ended them, on the sample and
-// over every document. Against the CPU the fit measured it checks the
-// cost model itself, whatever the number of EM passes; CPUSeconds is the
-// forecast made before the first pass, with a typical number of them.
+// planned): its spectral passes as taken (each one more than the plan's
+// two a power pass) and its EM passes as the stopping rule ended them, on
+// the sample and over every document. Against the CPU the fit measured it
+// checks the cost model itself, whatever the number of EM passes;
+// CPUSeconds is the forecast made before the first pass, with a typical
+// number of them.
 func (p *Plan) Taken(m *models.Model) float64 {
 	c := p.Predicted
 	if c.CPUSeconds < 0 {
 		return -1
 	}
-	full, sample := c.EM.passes()
-	spectral := c.CPUSeconds - c.EM.Seconds(full, sample)
-	em := m.Fit.EM
-	emPasses := 0
-	if em != nil {
-		emPasses = em.Passes
-		sample = 0
+	full, sample := 0, 0
+	if em := m.Fit.EM; em != nil {
+		full = em.Passes
 		if em.Sample != nil {
 			sample = em.Sample.Passes
+			full -= sample
 		}
-		full = em.Passes - sample
-	} else {
-		full, sample = 0, 0
 	}
-	if c.PowerPass && m.Fit.Passes-emPasses > c.Passes {
-		spectral = c.CPUSecondsPower - c.EM.Seconds(c.EM.passes())
-	}
-	return spectral + c.EM.Seconds(full, sample)
+	spectral := m.Fit.Passes - full - sample
+	return c.pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample)
 }
+
+// decodeNS is the cost per entry of decoding a source of format, by its
+// first pass and by each later one: text formats parse slowly once, and the
+// later passes read the compact spill file (stream.SpillAuto); columnar
+// files decode at every pass; documents in memory cost nothing.
+func decodeNS(format string) (first, again float64) {
+	switch format {
+	case "docword", "text-lines", "text-dir", "npz":
+		return nsDecodeText, nsDecodeSpill
+	case "memory":
+		return 0, 0
+	}
+	return nsDecodeColumnar, nsDecodeColumnar
+}
+
+// The decoding costs per entry of decodeNS: a UCI docword file (gzip and
+// text) or raw text, its spill file, and Parquet or Arrow (streamfit
+// inspect: 250 ns an entry on Debian's docword.gz, 23 on a Parquet file).
+const (
+	nsDecodeText     = 400.0
+	nsDecodeSpill    = 15.0
+	nsDecodeColumnar = 22.0
+)

@@ -19,14 +19,23 @@ const sampleDocs = 20000
 func PlanSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, error) {
 	info := src.Info()
 	estimated := false
-	if info.Rows > 0 && info.NNZ < 0 {
-		nnz, exact, err := estimateNNZ(ctx, src, info.Rows)
+	tokens := int64(-1)
+	if info.Rows > 0 {
+		// The first documents give the entries (when the source's
+		// metadata does not) and the tokens per entry, which size the EM
+		// passes' sample.
+		nnz, toks, exact, err := estimateNNZ(ctx, src, info.Rows)
 		if err != nil {
 			return nil, err
 		}
-		info.NNZ, estimated = nnz, nnz >= 0 && !exact
+		if info.NNZ < 0 {
+			info.NNZ, estimated = nnz, nnz >= 0 && !exact
+		}
+		if toks >= 0 && nnz > 0 {
+			tokens = int64(float64(toks) / float64(nnz) * float64(info.NNZ))
+		}
 	}
-	p, err := PlanFit(info, cfg)
+	p, err := planFit(info, tokens, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -34,30 +43,32 @@ func PlanSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, e
 	return p, nil
 }
 
-// estimateNNZ scales the entries per document of the first batches of src
-// (at least sampleDocs documents, or all of them) to rows documents; −1
-// when the sample holds no document; exact when the sample was the whole
-// source.
-func estimateNNZ(ctx context.Context, src stream.DocSource, rows int64) (nnz int64, exact bool, err error) {
+// estimateNNZ scales the entries and tokens per document of the first
+// batches of src (at least sampleDocs documents, or all of them) to rows
+// documents; −1 when the sample holds no document; exact when the sample
+// was the whole source.
+func estimateNNZ(ctx context.Context, src stream.DocSource, rows int64) (nnz, tokens int64, exact bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var docs int64
 	for b, err := range src.Docs(ctx) {
 		if err != nil {
-			return 0, false, fmt.Errorf("lda: sampling the first documents for the plan: %w", err)
+			return 0, 0, false, fmt.Errorf("lda: sampling the first documents for the plan: %w", err)
 		}
 		docs += int64(b.Len())
 		nnz += int64(b.NNZ())
+		tokens += b.Tokens()
 		b.Release()
 		if docs >= sampleDocs {
 			break
 		}
 	}
 	if docs == 0 {
-		return -1, false, nil
+		return -1, -1, false, nil
 	}
 	if docs >= rows {
-		return nnz, true, nil
+		return nnz, tokens, true, nil
 	}
-	return int64(float64(nnz) / float64(docs) * float64(rows)), false, nil
+	f := float64(rows) / float64(docs)
+	return int64(float64(nnz) * f), int64(float64(tokens) * f), false, nil
 }
