@@ -74,7 +74,7 @@ func (f *fitFlags) addTopicFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.alsSweeps, "als-sweeps", 0, "CP-ALS sweeps on the whitened tensor after the solver (not the likelihood refinement: see --em-passes)")
 	fs.IntVar(&f.emPasses, "em-passes", defaultEMPasses, "cap on the variational EM passes over --input that refine the spectral fit by likelihood (0: the pure spectral fit)")
 	fs.Float64Var(&f.emTol, "em-tol", lda.DefaultEMTol, "stop the EM passes when the training bound improved by less than this (> 0), relatively, in a pass")
-	fs.Int64Var(&f.emSample, "em-sample", lda.DefaultSample, "batch EM on a corpus of more tokens: the first passes run on a seeded sample of the documents of about this many tokens, held in memory, until they converge on it; then --em-full-passes read every document (0: every pass reads every document)")
+	fs.Int64Var(&f.emSample, "em-sample", 0, "batch EM on a corpus of more tokens: the first passes run on a seeded sample of the documents of about this many tokens, held in memory, until they converge on it; then --em-full-passes read every document (0: the larger of 2^22 and 4 per topic-word parameter, 4·d·k; -1: every pass reads every document)")
 	fs.Int64Var(&f.cubeSample, "cube-sample", 0, cubeSampleHelp)
 	fs.IntVar(&f.emFullPasses, "em-full-passes", lda.DefaultFullPasses, "batch EM on a sampled corpus (--em-sample): the passes over every document after the sample's (0: none; the sample's passes give the model)")
 	fs.StringVar(&f.emMode, "em", "batch", "the EM passes: batch (one M-step per pass, over-relaxed; the statistics route and Beam run these) or online (an M-step after every --em-minibatch documents, step size (--em-tau0 + t)^-(--em-kappa))")
@@ -317,9 +317,6 @@ func inputNamed(input string, err error) error {
 // em is the EM configuration of the flags.
 func (f *fitFlags) em() lda.EM {
 	e := lda.EM{Passes: f.emPasses, Tol: f.emTol, FitAlpha: f.emAlpha, Sample: f.emSample, FullPasses: f.emFullPasses}
-	if f.emSample == 0 {
-		e.Sample = -1
-	}
 	if f.emFullPasses == 0 {
 		e.FullPasses = -1
 	}
@@ -335,8 +332,8 @@ func (f *fitFlags) checkEM(fs *flag.FlagSet) error {
 	if f.cubeSample < 0 {
 		return usagef("--cube-sample %d: want a number of tokens ≥ 0 (0: every document)", f.cubeSample)
 	}
-	if f.emSample < 0 {
-		return usagef("--em-sample %d: want a number of tokens ≥ 0 (0: no sample)", f.emSample)
+	if f.emSample < -1 {
+		return usagef("--em-sample %d: want a number of tokens, 0 for the default or -1 for none", f.emSample)
 	}
 	if f.emFullPasses < 0 {
 		return usagef("--em-full-passes %d: want a number of passes ≥ 0", f.emFullPasses)

@@ -79,8 +79,10 @@ type EM struct {
 	Kappa, Tau0 float64
 	// Sample is the tokens of the seeded sample of documents the first
 	// batch passes of a larger corpus run on, until they converge on it or
-	// leave FullPasses passes of the cap (0: DefaultSample; negative:
-	// every pass reads every document). The documents of the sample, or of
+	// leave FullPasses passes of the cap (0: the larger of DefaultSample
+	// and SampleTokensPerParam tokens per topic-word parameter, d·k, so
+	// the sample's M-steps do not fit its noise; negative: every pass
+	// reads every document). The documents of the sample, or of
 	// a corpus of at most Sample tokens, are held in memory by Fit and
 	// RefineEM after the first pass over them (8 bytes an entry), and the
 	// later passes on them read that copy. See em_sample.go.
@@ -127,9 +129,14 @@ const (
 	// less, and 2.0 made the iteration oscillate (2.5–3× the CPU)
 	// (bench/real/RESULTS.md).
 	DefaultEStepOverrelax = 1.5
-	// DefaultSample is EM.Sample: 2^22 tokens, at most 40 MiB of entries
-	// in memory with the held-out sample's.
+	// DefaultSample is the least EM.Sample by default: 2^22 tokens, at
+	// most 40 MiB of entries in memory with the held-out sample's.
 	DefaultSample = 1 << 22
+	// SampleTokensPerParam is EM.Sample by default where it is more than
+	// DefaultSample: tokens per topic-word parameter. At 2 (9.2 million
+	// tokens of the Go source tree, 55,000 words, k=100, sampled at
+	// 46%) the held-out perplexity was 2.8% above EM over every document's.
+	SampleTokensPerParam = 4
 	// DefaultFullPasses is EM.FullPasses.
 	DefaultFullPasses = 1
 	// startMix is the weight of the uniform distribution mixed into the
@@ -157,9 +164,6 @@ func (e EM) withDefaults() EM {
 	}
 	if e.EStepOverrelax <= 0 {
 		e.EStepOverrelax = DefaultEStepOverrelax
-	}
-	if e.Sample == 0 {
-		e.Sample = DefaultSample
 	}
 	if e.FullPasses == 0 {
 		e.FullPasses = DefaultFullPasses
@@ -471,7 +475,7 @@ func startState(m *models.Model, em EM) *emState {
 			p.Alpha[j] /= s
 		}
 	}
-	return &emState{params: p, tokens: m.Fit.Tokens, rate: emSampleRate(em, m.Fit.Tokens), seed: m.Fit.Seed}
+	return &emState{params: p, tokens: m.Fit.Tokens, rate: emSampleRate(em, d, k, m.Fit.Tokens), seed: m.Fit.Seed}
 }
 
 // mStep sets the topics to the MAP estimate from the expected counts,

@@ -66,7 +66,7 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 		run += fmt.Sprintf(" online mini-batch=%d kappa=%g tau0=%g", em.MiniBatch, em.Kappa, em.Tau0)
 	} else {
 		run += fmt.Sprintf(" relax=%g", em.Relax)
-		if em.Sample != DefaultSample || em.FullPasses != DefaultFullPasses {
+		if em.Sample != 0 || em.FullPasses != DefaultFullPasses {
 			run += fmt.Sprintf(" sample=%d full-passes=%d", em.Sample, em.FullPasses)
 		}
 	}

@@ -49,14 +49,24 @@ import (
 // heldOutShare is the size of the held-out sample against the sample's.
 const heldOutShare = 0.25
 
-// emSampleRate is the rate of the EM sample of a corpus of tokens tokens
-// under em (with defaults): 1 when the corpus has at most em.Sample tokens
-// or sampling is off (em.Sample < 0).
-func emSampleRate(em EM, tokens int64) float64 {
-	if em.Sample < 0 || tokens <= em.Sample {
+// sampleTokens is the size of the EM sample for d words and k topics: −1
+// when sampling is off.
+func (e EM) sampleTokens(d, k int) int64 {
+	if e.Sample != 0 {
+		return max(e.Sample, -1)
+	}
+	return max(DefaultSample, SampleTokensPerParam*int64(d)*int64(k))
+}
+
+// emSampleRate is the rate of the EM sample of a corpus of tokens tokens,
+// d words and k topics under em: 1 when the corpus has at most the
+// sample's tokens or sampling is off.
+func emSampleRate(em EM, d, k int, tokens int64) float64 {
+	n := em.sampleTokens(d, k)
+	if n < 0 || tokens <= n {
 		return 1
 	}
-	return float64(em.Sample) / float64(tokens)
+	return float64(n) / float64(tokens)
 }
 
 // emDocs serves the batch EM passes of Fit and RefineEM their documents:
@@ -77,7 +87,7 @@ type emDocs struct {
 }
 
 func newEMDocs(src stream.DocSource, em EM, st *emState) *emDocs {
-	e := &emDocs{src: src, rate: st.rate, limit: max(em.Sample, 0)}
+	e := &emDocs{src: src, rate: st.rate, limit: max(em.sampleTokens(st.params.D, st.params.K), 0)}
 	if e.sampled() {
 		e.train = implicit.DocSample{Rate: st.rate, Seed: st.seed}
 		e.val = implicit.DocSample{Rate: min(1, st.rate*heldOutShare), Seed: ^st.seed}

@@ -214,3 +214,26 @@ func TestCubeSample(t *testing.T) {
 		t.Errorf("cubes of a sample: mean ℓ1 %.4f, found %d; of every document %.4f", ev.MeanL1, ev.Found, evAll.MeanL1)
 	}
 }
+
+// TestEMSampleSize checks the default sample: 2^22 tokens, or 4 tokens per
+// topic-word parameter where that is more; a given size; none.
+func TestEMSampleSize(t *testing.T) {
+	for _, c := range []struct {
+		sample int64
+		d, k   int
+		want   int64
+	}{
+		{0, 10000, 50, DefaultSample},
+		{0, 54888, 100, 4 * 54888 * 100},
+		{1000, 54888, 100, 1000},
+		{-1, 10000, 50, -1},
+		{-7, 10000, 50, -1},
+	} {
+		if got := (EM{Sample: c.sample}).sampleTokens(c.d, c.k); got != c.want {
+			t.Errorf("Sample %d, d=%d, k=%d: %d tokens, want %d", c.sample, c.d, c.k, got, c.want)
+		}
+	}
+	if r := emSampleRate(EM{}, 54888, 100, 9168689); r != 1 {
+		t.Errorf("the Go source tree at k=100 sampled at %g: its 9.2 million tokens are fewer than 4 per parameter", r)
+	}
+}

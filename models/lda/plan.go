@@ -323,7 +323,7 @@ const typicalEMPasses = 5
 
 // emCost predicts the EM passes of cfg over nnz entries and tokens tokens in
 // docs documents.
-func emCost(cfg Config, k, docs, nnz, tokens, again float64) *EMCost {
+func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 	em := cfg.EM.withDefaults()
 	if em.Passes <= 0 || nnz < 0 {
 		return nil
@@ -336,10 +336,11 @@ func emCost(cfg Config, k, docs, nnz, tokens, again float64) *EMCost {
 	}
 	c := &EMCost{Passes: min(em.Passes, typicalEMPasses), ReadSeconds: again * nnz / 1e9}
 	rate := 1.0
-	if !em.Online && em.Sample > 0 && tokens > float64(em.Sample) {
-		rate = float64(em.Sample) / tokens
+	sample := float64(em.sampleTokens(int(d), int(k)))
+	if !em.Online && sample > 0 && tokens > sample {
+		rate = sample / tokens
 	}
-	if em.Online || em.Sample <= 0 {
+	if em.Online || sample <= 0 {
 		// Every pass reads the source.
 		c.PassSeconds, c.ReadSeconds = pass(docs, nnz)+c.ReadSeconds, 0
 		return c
@@ -555,17 +556,18 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			arrays++ // the running expected counts
 		}
 		emLive := d*k*8*arrays + w*math.Min(d, implicit.EMPieceEntries)*k*8
-		if em := cfg.EM.withDefaults(); !em.Online && em.Sample > 0 {
+		if em := cfg.EM.withDefaults(); !em.Online && em.sampleTokens(p.D, p.K) > 0 {
 			// The documents the passes keep in memory (8 bytes an entry):
 			// the corpus, up to the sample's tokens (entries are at most
 			// tokens) and the held-out sample's; with a sample, the
 			// parameters an M-step on it may have to restore.
-			kept := float64(em.Sample) * (1 + heldOutShare)
+			sample := float64(em.sampleTokens(p.D, p.K))
+			kept := sample * (1 + heldOutShare)
 			if known {
 				kept = math.Min(kept, nnz)
 			}
 			emLive += kept * 8
-			if !known || float64(p.Tokens) > float64(em.Sample) {
+			if !known || float64(p.Tokens) > sample {
 				emLive += d * k * 8
 			}
 		}
@@ -582,7 +584,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	}
 	c.power = powerNS / 1e9
 	c.fixed = ns/1e9 - c.pass - float64(c.Passes-2)*c.power
-	c.EM = emCost(cfg, k, n, nnz, float64(p.Tokens), again)
+	c.EM = emCost(cfg, d, k, n, nnz, float64(p.Tokens), again)
 	emSeconds := c.EM.Seconds(c.EM.passes())
 	c.CPUSeconds = ns/1e9 + emSeconds
 	if c.PowerPass {
