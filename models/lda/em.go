@@ -10,6 +10,7 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/floats"
 )
 
 // EM configures the likelihood refinement that follows the spectral fit
@@ -219,6 +220,33 @@ func (st *emState) startHolds(em EM) bool {
 	return (before-after)/math.Abs(before) < em.Tol
 }
 
+// holdStart makes EM's start, which held, the refined topics: the
+// spectral topics (the start without its uniform mix, startMix) smoothed
+// as an M-step would smooth them, the pseudo-count η of every word against
+// the topic's expected tokens (the corpus's times α_j/α₀), rather than by
+// the start's 1%, which is there to let EM move mass to any word.
+func (st *emState) holdStart(em EM) {
+	p := &st.params
+	k, d := p.K, p.D
+	a0 := floats.Sum(p.Alpha)
+	for j := range k {
+		sum := 0.0
+		for w := range d {
+			v := max(0, (p.Beta[w*k+j]-startMix/float64(d))/(1-startMix))
+			p.Beta[w*k+j] = v
+			sum += v
+		}
+		tj := float64(st.tokens) * p.Alpha[j] / a0
+		eps := float64(d) * em.Eta / (tj + float64(d)*em.Eta)
+		if !(sum > 0) {
+			eps, sum = 1, 1
+		}
+		for w := range d {
+			p.Beta[w*k+j] = (1-eps)*p.Beta[w*k+j]/sum + eps/float64(d)
+		}
+	}
+}
+
 // keepPrev copies the parameters into prev before an M-step on the sample.
 func (st *emState) keepPrev() {
 	st.prevAlpha = append(st.prevAlpha[:0], st.params.Alpha...)
@@ -313,7 +341,11 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			// Also when the pass converged on the sample: the M-step
 			// it ends with is the one that lowered the held-out bound.
 			st.undo()
-			st.done = em.FullPasses < 0 || st.startHolds(em)
+			if st.startHolds(em) {
+				st.holdStart(em)
+				st.done = true
+			}
+			st.done = st.done || em.FullPasses < 0
 		case !st.sampling(em):
 			st.prevAlpha, st.prevBeta = nil, nil
 		}
