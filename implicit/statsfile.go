@@ -190,7 +190,7 @@ const fingerprintSpan = 64 << 10
 // removed, grown or rewritten anywhere below changes its fingerprint; its
 // size is their total and its time the latest.
 func DescribeInput(path string) (Input, error) {
-	f, err := os.Open(path)
+	f, err := stream.OpenFile(path)
 	if err != nil {
 		return Input{}, err
 	}

@@ -4,11 +4,11 @@ package mmap
 
 import (
 	"errors"
-	"os"
+	"io"
 )
 
 // Map reports that this platform maps no files: callers read them instead.
-func Map(f *os.File, size int) ([]byte, error) { return nil, errors.ErrUnsupported }
+func Map(f io.ReaderAt, size int) ([]byte, error) { return nil, errors.ErrUnsupported }
 
 // Unmap does nothing: Map never succeeds here.
 func Unmap(data []byte) error { return nil }

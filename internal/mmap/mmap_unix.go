@@ -3,15 +3,23 @@
 package mmap
 
 import (
+	"errors"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
 // Map maps the first size bytes of f read-only and shared, and tells the
-// kernel they will be read in order.
-func Map(f *os.File, size int) ([]byte, error) {
-	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+// kernel they will be read in order. Only an *os.File is mapped: another
+// reader (a file of an object store) gives errors.ErrUnsupported, and the
+// caller reads it instead.
+func Map(f io.ReaderAt, size int) ([]byte, error) {
+	osf, ok := f.(*os.File)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	data, err := unix.Mmap(int(osf.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -74,7 +73,7 @@ func Detect(path, forced string) (Format, error) {
 		}
 		return f, nil
 	}
-	st, err := os.Stat(path)
+	st, err := StatFile(path)
 	if err != nil {
 		return Format{}, err
 	}
@@ -83,7 +82,7 @@ func Detect(path, forced string) (Format, error) {
 		if st.Size() == 0 {
 			return Format{}, Errorf(path, 0, -1, "", ErrEmpty, "file is empty")
 		}
-		fh, err := os.Open(path)
+		fh, err := OpenFile(path)
 		if err != nil {
 			return Format{}, err
 		}

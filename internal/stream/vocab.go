@@ -3,7 +3,6 @@ package stream
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -14,7 +13,7 @@ import (
 // file in the text format of gensim's Dictionary.save_as_text (a document
 // count, then "id<TAB>word<TAB>docfreq" lines) gives each word its id.
 func ReadVocab(path string) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,18 @@ import (
 // directories are not. It stops at ctx's end and at fn's first error,
 // which it returns. The directories of text files, the dataset
 // directories of Parquet parts and the provenance of both walk with it,
-// so that all three see the same files in the same order.
+// so that all three see the same files in the same order. A root with a
+// registered scheme (RegisterFileSystem) is walked through its FileSystem.
 func WalkFiles(ctx context.Context, root string, skip func(name string) bool, fn func(path string, info fs.FileInfo) error) error {
+	if f, err := fileSystem(root); err != nil {
+		return err
+	} else if f != nil {
+		// As filepath.WalkDir, fn's fs.SkipAll ends the walk without error.
+		if err := walkRemote(ctx, f, root, skip, fn); err != fs.SkipAll {
+			return err
+		}
+		return nil
+	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

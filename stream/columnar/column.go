@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"iter"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -47,7 +46,7 @@ const idRows = 1 << 16
 // counts once, as the documents of a long (doc, term, count) table: its
 // doc column names them.
 func OpenIDColumn(path, col string, runs bool) (*IDColumn, error) {
-	st, err := os.Stat(path)
+	st, err := stream.StatFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +181,7 @@ func drain(ctx context.Context, r array.RecordReader, each func(arrow.RecordBatc
 // (or a run of Parquet rows) at a time; the caller releases each array.
 func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq2[arrow.Array, error] {
 	return func(yield func(arrow.Array, error) bool) {
-		f, err := os.Open(path)
+		f, err := stream.OpenFile(path)
 		if err != nil {
 			yield(nil, err)
 			return

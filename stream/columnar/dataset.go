@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,7 +115,7 @@ func matchDataset(path string, head []byte) int {
 	if head != nil {
 		return 0
 	}
-	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+	if st, err := stream.StatFile(path); err != nil || !st.IsDir() {
 		return 0
 	}
 	found := false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"os"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -150,7 +149,7 @@ func listWidth(t *table, col string) int {
 		}
 		return w
 	case kindArrow:
-		f, err := os.Open(t.path)
+		f, err := stream.OpenFile(t.path)
 		if err != nil {
 			return 0
 		}

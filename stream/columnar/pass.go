@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -80,7 +79,7 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 	decode func(l loaded) (R, error), size func(R) int64, release func(R)) iter.Seq2[R, error] {
 	return func(yield func(R, error) bool) {
 		var zero R
-		f, err := os.Open(t.path)
+		f, err := stream.OpenFile(t.path)
 		if err != nil {
 			yield(zero, err)
 			return

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +58,7 @@ type parquetReader struct {
 // when the table has a plan and through pqarrow's record reader otherwise.
 // Column streams are read page by page, so memory does not grow with the
 // row group.
-func parquetPieces(f *os.File, t *table, o stream.Options, cols []string, rows int, free *stream.FreeList) (func(context.Context, func(piece, int64) bool) error, loader, error) {
+func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, rows int, free *stream.FreeList) (func(context.Context, func(piece, int64) bool) error, loader, error) {
 	pool := make(chan *parquetReader, o.Workers)
 	// The level readers close their page readers, handing the buffers back
 	// to the pool; pqarrow's readers keep Go's allocator.
@@ -310,7 +309,7 @@ func sliceRuns(rec arrow.RecordBatch, bytes int64, rows int, each func(loaded) e
 
 // arrowPieces reads the record batches of an IPC file; RecordBatchAt is safe
 // for concurrent use.
-func arrowPieces(f *os.File, t *table) (split func(context.Context, func(piece, int64) bool) error, load loader, unmap func(), err error) {
+func arrowPieces(f stream.File, t *table) (split func(context.Context, func(piece, int64) bool) error, load loader, unmap func(), err error) {
 	// Map the file so record batches point into the page cache instead of
 	// being copied into fresh buffers (profiled: read syscalls, zeroing and
 	// copying were ~40% of a pass). The mapping ends with the pass; batches
@@ -433,7 +432,7 @@ type recWithBytes struct {
 // streamPieces reads an IPC stream sequentially in the splitter, each record
 // batch counted against the pass's budget until it is decoded, and hands the
 // batches to the workers for conversion.
-func streamPieces(f *os.File, t *table) (func(context.Context, func(piece, int64) bool) error, loader, error) {
+func streamPieces(f stream.File, t *table) (func(context.Context, func(piece, int64) bool) error, loader, error) {
 	cr := &stream.CountingReader{R: f}
 	// Record batch bodies go back to a pool when a batch is released, so a
 	// pass reuses a few bodies instead of allocating one per batch (a steady

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -120,7 +119,7 @@ func (t *table) pieces(n int) ([]Piece, error) {
 	if err != nil {
 		return nil, corrupt(t.path, err)
 	}
-	f, err := os.Open(t.path)
+	f, err := stream.OpenFile(t.path)
 	if err != nil {
 		return nil, err
 	}

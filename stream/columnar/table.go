@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,7 +44,7 @@ type table struct {
 
 // openTable reads the schema (and the Parquet footer) of path.
 func openTable(path string, k kind) (*table, error) {
-	f, err := os.Open(path)
+	f, err := stream.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +106,7 @@ func openTable(path string, k kind) (*table, error) {
 // checkMagic tells a file of another format (a forced --format, or a
 // misleading name) and a truncated one from a damaged one, before the
 // decoders give a less helpful message.
-func checkMagic(f *os.File, t *table) error {
+func checkMagic(f stream.File, t *table) error {
 	head := make([]byte, 8)
 	n, _ := f.ReadAt(head, 0)
 	head = head[:n]

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/streamfit/streamfit/internal/stream"
@@ -43,7 +42,7 @@ const maxTerms = math.MaxInt32 + 1
 // readHeader opens path, decompressing as needed, and parses its header.
 func readHeader(path string) (header, error) {
 	var h header
-	f, err := os.Open(path)
+	f, err := stream.OpenFile(path)
 	if err != nil {
 		return h, err
 	}

@@ -3,7 +3,6 @@ package docword
 import (
 	"bytes"
 	"context"
-	"os"
 	"unsafe"
 
 	"github.com/streamfit/streamfit/internal/mmap"
@@ -24,7 +23,7 @@ type mapping struct {
 // the pass reads it as a stream (compressed input, or no mmap on this
 // platform).
 func (s *Source) mapPlain() (*mapping, error) {
-	f, err := os.Open(s.path)
+	f, err := stream.OpenFile(s.path)
 	if err != nil {
 		return nil, err
 	}

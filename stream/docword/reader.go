@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"os"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -35,7 +34,7 @@ func Open(path string, o stream.Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(path)
+	st, err := stream.StatFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func Open(path string, o stream.Options) (*Source, error) {
 }
 
 func fileExists(path string) bool {
-	st, err := os.Stat(path)
+	st, err := stream.StatFile(path)
 	return err == nil && st.Mode().IsRegular()
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -56,7 +55,7 @@ func (pl *passPools) getBuf(n int) *[]byte {
 // skips the header and emits chunks of whole lines. Each chunk's buffer is
 // owned by the pipeline until the stitcher releases the parsed part.
 func (s *Source) split(ctx context.Context, emit func(chunk) bool, pl *passPools) error {
-	f, err := os.Open(s.path)
+	f, err := stream.OpenFile(s.path)
 	if err != nil {
 		return err
 	}

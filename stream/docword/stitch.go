@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/streamfit/streamfit/internal/stream"
@@ -188,7 +187,7 @@ func (st *stitcher) orderErr(line, d, prev int64) error {
 // firstLineOf returns the first line before line `before` whose document id is
 // d, or 0 if there is none.
 func (s *Source) firstLineOf(ctx context.Context, d, before int64) (int64, error) {
-	f, err := os.Open(s.path)
+	f, err := stream.OpenFile(s.path)
 	if err != nil {
 		return 0, err
 	}

@@ -50,7 +50,7 @@ func VocabPath(path string) string {
 	base, _ := stream.TrimCompression(path)
 	dir, name := filepath.Split(base)
 	if rest, ok := strings.CutPrefix(name, "docword."); ok && rest != "" {
-		return filepath.Join(dir, "vocab."+rest)
+		return dir + "vocab." + rest // not Join, whose cleaning breaks gs://
 	}
 	return base + ".vocab"
 }

@@ -20,7 +20,6 @@ import (
 	"io"
 	"iter"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,13 +71,13 @@ var arrays = [3]string{"indptr.npy", "indices.npy", "data.npy"}
 // be the number of columns.
 func Open(path string, o stream.Options) (*Source, error) {
 	o = o.WithDefaults()
-	z, err := zip.OpenReader(path)
+	z, err := openZip(path)
 	if err != nil {
 		return nil, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "not a .npz (zip) file: %v", err)
 	}
 	defer z.Close()
 	readAll := func(name string, limit int64) (npy.Header, []byte, error) {
-		rc, h, err := openMember(&z.Reader, path, name)
+		rc, h, err := openMember(z.Reader, path, name)
 		if err != nil {
 			return h, nil, err
 		}
@@ -114,7 +113,7 @@ func Open(path string, o stream.Options) (*Source, error) {
 	}
 	var hs [3]npy.Header
 	for i, name := range arrays {
-		rc, h, err := openMember(&z.Reader, path, name)
+		rc, h, err := openMember(z.Reader, path, name)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +131,7 @@ func Open(path string, o stream.Options) (*Source, error) {
 	}
 	s.nnz = hs[1].Len()
 	s.info = stream.Info{Path: path, Format: Format, Layout: "csr", Terms: int(shape[1]), Rows: s.d, NNZ: s.nnz}
-	if st, err := os.Stat(path); err == nil {
+	if st, err := stream.StatFile(path); err == nil {
 		s.info.Bytes = st.Size()
 	}
 	if o.VocabPath != "" {
@@ -213,14 +212,14 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 // pass reads the three arrays side by side and yields the batches; it
 // returns the error that ends it, or nil when the consumer stopped.
 func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool) error {
-	z, err := zip.OpenReader(s.path)
+	z, err := openZip(s.path)
 	if err != nil {
 		return stream.Errorf(s.path, 0, -1, "", stream.ErrCorrupt, "%v", err)
 	}
 	defer z.Close()
 	var rs [3]*reader
 	for i, name := range arrays {
-		rc, h, err := openMember(&z.Reader, s.path, name)
+		rc, h, err := openMember(z.Reader, s.path, name)
 		if err != nil {
 			return err
 		}
@@ -413,4 +412,31 @@ func decode(h npy.Header, b []byte, out []int64) error {
 		}
 	}
 	return nil
+}
+
+// zipFile is a .npz archive opened by openZip.
+type zipFile struct {
+	*zip.Reader
+	f stream.File
+}
+
+// Close closes the archive's file.
+func (z *zipFile) Close() error { return z.f.Close() }
+
+// openZip opens the archive at path, a local file or one of a registered
+// file system (stream.OpenFile).
+func openZip(path string) (*zipFile, error) {
+	f, err := stream.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var r *zip.Reader
+		if r, err = zip.NewReader(f, st.Size()); err == nil {
+			return &zipFile{Reader: r, f: f}, nil
+		}
+	}
+	f.Close()
+	return nil, err
 }

@@ -2,7 +2,6 @@ package text
 
 import (
 	"bufio"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -24,14 +23,14 @@ const batchBytes = 16 << 20
 // from the magic bytes, not the name, so a mislabelled file still reads.
 type reader struct {
 	*bufio.Reader
-	f          *os.File
+	f          stream.File
 	n          stream.CountingReader // bytes read from the file, compressed or not
 	closer     func()
 	compressed bool
 }
 
 func openReader(path string) (*reader, error) {
-	f, err := os.Open(path)
+	f, err := stream.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"iter"
-	"os"
 	"path/filepath"
 	"strings"
 	"unsafe"
@@ -28,7 +27,7 @@ func init() {
 // match. UCI "docword.*.txt" files belong to the docword format.
 func matchLines(path string, head []byte) int {
 	if head == nil {
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if st, err := stream.StatFile(path); err == nil && st.IsDir() {
 			return 0
 		}
 	}
@@ -58,7 +57,7 @@ type Lines struct {
 // most o.BatchRows documents (fewer when they are long). An empty file is an
 // error wrapping stream.ErrEmpty.
 func OpenLines(path string, o stream.Options) (stream.TextSource, error) {
-	st, err := os.Stat(path)
+	st, err := stream.StatFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/streamfit/streamfit/internal/stream"
@@ -51,7 +50,7 @@ func stopSet(spec string, keepCase bool) (map[string]struct{}, error) {
 	case "none":
 		return nil, nil
 	}
-	f, err := os.Open(spec)
+	f, err := stream.OpenFile(spec)
 	if err != nil {
 		return nil, err
 	}
