@@ -184,9 +184,9 @@ flags:
 			return err
 		}
 		// Workers run elsewhere, in another directory: they get absolute
-		// paths.
-		for _, p := range append([]*string{&out.Model, &out.Stats}, ptrs(files)...) {
-			if *p != "" {
+		// paths (objects on gs:// and s3:// as they are).
+		for _, p := range append([]*string{&out.Model, &out.Stats, &o.VocabPath}, ptrs(files)...) {
+			if *p = beamfit.LocalPath(*p); *p != "" && !beamfit.Remote(*p) {
 				if *p, err = filepath.Abs(*p); err != nil {
 					return err
 				}

@@ -82,6 +82,7 @@ func (s Settings) workflow() shard.Dense {
 // the pass after the merged statistics basis, or none (no bytes) when basis
 // holds all the fit needs. They record u as their input.
 func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implicit.DenseStats, s Settings) ([]byte, error) {
+	u.pin()
 	w := s.workflow()
 	part := shard.Part{Path: u.Input.Path}
 	if u.Piece >= 0 {

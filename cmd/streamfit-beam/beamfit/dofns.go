@@ -135,8 +135,11 @@ func (f *writeFn) ProcessElement(ctx context.Context, merged []byte) error {
 		return err
 	case st.empty():
 		return fmt.Errorf("no statistics to write (no documents?)")
-	case st.dense != nil:
-		return f.Out.writeDense(ctx, st.dense)
 	}
-	return f.Out.write(ctx, st.st)
+	return withOutputs(ctx, f.Out, func(out Output) error {
+		if st.dense != nil {
+			return out.writeDense(ctx, st.dense)
+		}
+		return out.write(ctx, st.st)
+	})
 }

@@ -156,17 +156,19 @@ func (f *writeModelFn) ProcessElement(ctx context.Context, model, p2 []byte) err
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	return f.Out.outputs(func() error {
-		st, err := decode(p2)
-		if err != nil {
-			return err
-		}
-		st.Header.Inputs = coalesce(st.Header.Inputs)
-		return implicit.WriteStats(ctx, f.Out.Stats, st)
-	}, func() error {
-		if f.Out.NoTiming {
-			m.Fit.Seconds = 0
-		}
-		return m.Write(f.Out.Model)
+	return withOutputs(ctx, f.Out, func(out Output) error {
+		return out.outputs(func() error {
+			st, err := decode(p2)
+			if err != nil {
+				return err
+			}
+			st.Header.Inputs = coalesce(st.Header.Inputs)
+			return implicit.WriteStats(ctx, out.Stats, st)
+		}, func() error {
+			if out.NoTiming {
+				m.Fit.Seconds = 0
+			}
+			return m.Write(out.Model)
+		})
 	})
 }

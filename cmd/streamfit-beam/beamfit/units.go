@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/streamfit/streamfit/cmd/streamfit-beam/objstore"
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
@@ -26,6 +27,10 @@ type Unit struct {
 	// Piece is the index of the row group (record batch); −1 for a whole
 	// file.
 	Piece int `json:"piece"`
+	// Version is the generation (GCS) or ETag (S3) of an object input
+	// when the pipeline was planned, "" for a local file: the only
+	// version of it the unit reads.
+	Version string `json:"version,omitempty"`
 }
 
 // String names the unit in errors.
@@ -38,6 +43,7 @@ func (u Unit) String() string {
 
 // open opens the documents of the unit, read with o.
 func (u Unit) open(o stream.Options) (stream.DocSource, error) {
+	u.pin()
 	if u.Piece < 0 {
 		return stream.Open(u.Input.Path, o)
 	}
@@ -68,10 +74,20 @@ var ErrNoInput = errors.New("no input files")
 // pattern (filepath.Match syntax) or a dataset directory of Parquet or
 // Arrow files (columnar.DatasetFiles: its files in the order a dataset
 // input reads them), in the order given, a glob's matches sorted. A
-// pattern that matches nothing is an error, as is a missing file.
+// pattern that matches nothing is an error, as is a missing file. Paths
+// may be file:// URLs, or gs:// and s3:// objects, globs and directories
+// (prefixes) on object stores.
 func Expand(args []string) ([]string, error) {
 	var files []string
 	for _, a := range args {
+		a = LocalPath(a)
+		if m, ok, err := expandRemote(a); ok {
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, m...)
+			continue
+		}
 		if st, err := os.Stat(a); err == nil && st.IsDir() {
 			m, err := columnar.DatasetFiles(a)
 			if err != nil {
@@ -155,18 +171,22 @@ func plan(ctx context.Context, files []string, o stream.Options, open func(path 
 			return nil, fmt.Errorf("%s: %w: it is %s again (fingerprint %s)", path, implicit.ErrOverlap, first, desc.Fingerprint)
 		}
 		seen[desc.Fingerprint] = path
+		version, err := objstore.Version(path)
+		if err != nil {
+			return nil, err
+		}
 		pieces, err := filePieces(path, o, open)
 		if err != nil {
 			return nil, err
 		}
 		if pieces == nil {
-			units = append(units, Unit{Input: desc, Piece: -1})
+			units = append(units, Unit{Input: desc, Piece: -1, Version: version})
 			continue
 		}
 		for _, p := range pieces {
 			in := desc
 			in.Docs = &[2]int64{p.FirstRow, p.FirstRow + p.Rows}
-			units = append(units, Unit{Input: in, Piece: p.Index})
+			units = append(units, Unit{Input: in, Piece: p.Index, Version: version})
 		}
 	}
 	return units, nil
