@@ -115,3 +115,8 @@ require (
 )
 
 replace github.com/streamfit/streamfit => ../..
+
+tool (
+	github.com/apache/beam/sdks/v2/go/cmd/prism
+	github.com/apache/beam/sdks/v2/go/container
+)
