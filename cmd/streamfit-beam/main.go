@@ -74,7 +74,9 @@ statistics of that phase only: the file of streamfit stats --append.
 The runner is --runner (default prism, in this process); Beam's own flags
 (--endpoint, --environment_type, --environment_config, Dataflow's --project,
 --region, --staging_location, ...) are listed below with the others.
-Paths are read and written by the workers: give paths every worker sees.
+Paths are read and written by the workers: give paths every worker sees, or
+objects on gs:// and s3:// (files, globs, dataset prefixes; --out and
+--stats-out too), read with ranged requests.
 
 flags:
 `)

@@ -240,11 +240,17 @@ func startJobServer(t *testing.T) *jobServer {
 	}
 }
 
+// submitTimeout bounds a job of the tests (the scale measurement's too).
+const submitTimeout = 30 * time.Minute
+
 // submit runs the launcher: the pipeline of args on the job server, its
-// workers from the pool. It returns the launcher's process.
+// workers from the pool, ended after submitTimeout. It returns the
+// launcher's process.
 func submit(t *testing.T, j *jobServer, pool *workerPool, args ...string) *os.ProcessState {
 	t.Helper()
-	cmd := exec.Command(bins.beam, append([]string{"--runner", "universal", "--endpoint", j.endpoint,
+	ctx, cancel := context.WithTimeout(context.Background(), submitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.beam, append([]string{"--runner", "universal", "--endpoint", j.endpoint,
 		"--environment_type", "EXTERNAL", "--environment_config", pool.addr, "--worker_binary", bins.beam}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 
 // Output says what the last step of the pipeline writes, each file
 // atomically (a temporary name renamed at the end), on the worker that runs
-// it: a path every worker can write to.
+// it: a path every worker can write to, or an object on gs:// or s3://
+// (written locally, then uploaded whole: withOutputs).
 type Output struct {
 	// Model is the model file (JSON) fitted from the merged phase-2
 	// statistics; "" writes none (statistics only).
