@@ -31,39 +31,22 @@ import (
 // starts Beam's container boot program for each worker; boot fetches the
 // staged binary from the job server and runs it with --worker.
 
-var (
-	binOnce sync.Once
-	bins    struct{ dir, prism, boot, beam string }
-	binErr  error
-)
+// bins are the binaries of the job-server tests (binaries).
+var bins struct{ prism, boot, beam string }
 
 // binaries builds prism's job server, Beam's boot program (both tools of
-// this module's go.mod) and the streamfit-beam command, once.
+// this module's go.mod) and the streamfit-beam command into a directory
+// removed when the test ends.
 func binaries(t *testing.T) {
 	t.Helper()
-	binOnce.Do(func() {
-		if bins.dir, binErr = os.MkdirTemp("", "streamfit-beam-bin"); binErr != nil {
-			return
-		}
-		for _, b := range []struct {
-			out *string
-			pkg string
-		}{
-			{&bins.prism, "github.com/apache/beam/sdks/v2/go/cmd/prism"},
-			{&bins.boot, "github.com/apache/beam/sdks/v2/go/container"},
-			{&bins.beam, "github.com/streamfit/streamfit/cmd/streamfit-beam"},
-		} {
-			*b.out = filepath.Join(bins.dir, filepath.Base(b.pkg))
-			out, err := exec.Command("go", "build", "-o", *b.out, b.pkg).CombinedOutput()
-			if err != nil {
-				binErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	dir := t.TempDir()
+	// One go build links the three at once.
+	pkgs := []string{"github.com/apache/beam/sdks/v2/go/cmd/prism", "github.com/apache/beam/sdks/v2/go/container", "github.com/streamfit/streamfit/cmd/streamfit-beam"}
+	out, err := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, out)
 	}
+	bins.prism, bins.boot, bins.beam = filepath.Join(dir, "prism"), filepath.Join(dir, "container"), filepath.Join(dir, "streamfit-beam")
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
