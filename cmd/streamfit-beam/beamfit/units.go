@@ -163,6 +163,12 @@ func plan(ctx context.Context, files []string, o stream.Options, open func(path 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// The version first: the description and the pieces are then of it
+		// or of a later one, which the units' reads refuse.
+		version, err := objstore.Version(path)
+		if err != nil {
+			return nil, err
+		}
 		desc, err := implicit.DescribeInput(path)
 		if err != nil {
 			return nil, err
@@ -171,10 +177,6 @@ func plan(ctx context.Context, files []string, o stream.Options, open func(path 
 			return nil, fmt.Errorf("%s: %w: it is %s again (fingerprint %s)", path, implicit.ErrOverlap, first, desc.Fingerprint)
 		}
 		seen[desc.Fingerprint] = path
-		version, err := objstore.Version(path)
-		if err != nil {
-			return nil, err
-		}
 		pieces, err := filePieces(path, o, open)
 		if err != nil {
 			return nil, err
