@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package beamfit
 
@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,8 +73,16 @@ type workerPool struct {
 
 	mu      sync.Mutex
 	running map[string]*exec.Cmd
-	ended   []*os.ProcessState
+	atStop  map[int]time.Duration // CPU of a worker's process group when it was stopped, by boot's pid
+	ended   []worker
 	wg      sync.WaitGroup
+}
+
+// worker is an ended worker: boot's process and the CPU time of boot and
+// the worker binary it ran.
+type worker struct {
+	*os.ProcessState
+	cpu time.Duration
 }
 
 // startPool serves a worker pool on 127.0.0.1 until the test ends.
@@ -83,7 +92,7 @@ func startPool(t *testing.T, boot string) *workerPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &workerPool{boot: boot, dir: t.TempDir(), addr: l.Addr().String(), srv: grpc.NewServer(), start: time.Now(), running: map[string]*exec.Cmd{}}
+	p := &workerPool{boot: boot, dir: t.TempDir(), addr: l.Addr().String(), srv: grpc.NewServer(), start: time.Now(), running: map[string]*exec.Cmd{}, atStop: map[int]time.Duration{}}
 	fnpb.RegisterBeamFnExternalWorkerPoolServer(p.srv, p)
 	go p.srv.Serve(l)
 	t.Cleanup(func() {
@@ -122,11 +131,12 @@ func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest
 	p.running[id] = cmd
 	p.mu.Unlock()
 	p.wg.Go(func() {
-		cmd.Wait() // boot waits for the worker: its CPU time counts the worker's
+		cmd.Wait() // when boot reaps the worker, its CPU time counts the worker's
 		log.Close()
 		p.mu.Lock()
 		delete(p.running, id)
-		p.ended = append(p.ended, cmd.ProcessState)
+		ps := cmd.ProcessState
+		p.ended = append(p.ended, worker{ps, max(ps.UserTime()+ps.SystemTime(), p.atStop[ps.Pid()])})
 		p.mu.Unlock()
 	})
 	return &fnpb.StartWorkerResponse{}, nil
@@ -140,6 +150,12 @@ func (p *workerPool) StopWorker(_ context.Context, req *fnpb.StopWorkerRequest) 
 	cmd := p.running[req.GetWorkerId()]
 	p.mu.Unlock()
 	if cmd != nil {
+		// The worker binary is boot's child: its CPU time counts in boot's
+		// only if boot reaps it, which a kill prevents, so it is read now.
+		c := groupCPU(cmd.Process.Pid)
+		p.mu.Lock()
+		p.atStop[cmd.Process.Pid] = c
+		p.mu.Unlock()
 		time.AfterFunc(20*time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	}
 	return &fnpb.StopWorkerResponse{}, nil
@@ -147,11 +163,11 @@ func (p *workerPool) StopWorker(_ context.Context, req *fnpb.StopWorkerRequest) 
 
 // wait waits until n workers have ended (at most a minute), and returns
 // their processes.
-func (p *workerPool) wait(t *testing.T, n int) []*os.ProcessState {
+func (p *workerPool) wait(t *testing.T, n int) []worker {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		p.mu.Lock()
-		ended := append([]*os.ProcessState(nil), p.ended...)
+		ended := append([]worker(nil), p.ended...)
 		p.mu.Unlock()
 		if len(ended) >= n {
 			return ended
@@ -292,6 +308,28 @@ func TestJobServer(t *testing.T) {
 		if w.Pid() == os.Getpid() {
 			t.Errorf("a worker ran in the test's process")
 		}
-		t.Logf("worker process %d: %v CPU", w.Pid(), w.UserTime()+w.SystemTime())
+		t.Logf("worker process %d: %v CPU", w.Pid(), w.cpu)
 	}
+}
+
+// groupCPU is the user+sys time so far of the processes of the process
+// group pgid (from /proc).
+func groupCPU(pgid int) time.Duration {
+	var ticks int64
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 || i+2 > len(b) {
+			continue
+		}
+		fs := strings.Fields(string(b[i+2:])) // fields 3… of stat(5)
+		if len(fs) < 13 || fs[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		u, _ := strconv.ParseInt(fs[11], 10, 64)
+		s, _ := strconv.ParseInt(fs[12], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }

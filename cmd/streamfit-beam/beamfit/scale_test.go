@@ -78,7 +78,7 @@ func TestJobServerScale(t *testing.T) {
 		server := procCPU(t, j.cmd.Process.Pid) - before
 		var worker time.Duration
 		for _, w := range workers {
-			worker += cpu(w)
+			worker += w.cpu
 		}
 		row(fmt.Sprintf("job server + %d worker process", len(workers)), wall, cpu(launcher)+server+worker)
 		t.Logf("CPU of the launcher %.1f s, the job server %.1f s, the worker (with boot) %.1f s", cpu(launcher).Seconds(), server.Seconds(), worker.Seconds())
@@ -110,7 +110,7 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
 	utime, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat(5), in clock ticks
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 // same fails the test unless the model files a and b hold the same bytes.
