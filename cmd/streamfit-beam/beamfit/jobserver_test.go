@@ -122,6 +122,7 @@ func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest
 		"--logging_endpoint="+req.GetLoggingEndpoint().GetUrl(),
 		"--semi_persist_dir="+p.dir)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Dir = p.dir // boot writes the pipeline's options to its working directory
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		log.Close()
