@@ -21,7 +21,7 @@ import (
 // TestJobServerScale measures the default LDA fit of the corpora named by
 // STREAMFIT_BEAM_SCALE (comma-separated Parquet files, e.g. from
 // `streamfit gen lda --docs 1000000`; the test is skipped without it):
-// `streamfit fit --em-sample 0` in one process (every EM pass over every
+// `streamfit fit --em-sample -1` in one process (every EM pass over every
 // document, as the pipeline's), and the pipeline on prism's job server
 // with its worker in a process of its own (TestJobServer's setup), and on
 // prism in the launcher (loopback). CPU time is user+sys of every process
@@ -52,7 +52,7 @@ func TestJobServerScale(t *testing.T) {
 		start := time.Now()
 		// Every EM pass over every document, as the pipeline's (fit's
 		// default runs the first ones on a sample of a large corpus).
-		cmd := exec.Command(cli(t), append([]string{"fit", "lda", "--input", corpus, "--em-sample", "0", "--progress", "off", "--out", fitOut}, flags...)...)
+		cmd := exec.Command(cli(t), append([]string{"fit", "lda", "--input", corpus, "--em-sample", "-1", "--progress", "off", "--out", fitOut}, flags...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("streamfit fit: %v\n%s", err, out)
 		}
@@ -64,7 +64,7 @@ func TestJobServerScale(t *testing.T) {
 		passes := 2 + m.Fit.EM.Passes // the spectral passes (no power pass at these settings) and EM's
 		t.Logf("%s: %d documents, %d work units, %d passes reading the documents (2 spectral + %d EM)", corpus, m.Fit.Docs, len(units), passes, m.Fit.EM.Passes)
 		t.Logf("| run | wall | CPU (user+sys) | CPU / fit's | extra CPU per pass | per unit and pass |")
-		t.Logf("| `streamfit fit lda --em-sample 0` (one process) | %.1f s | %.1f s | 1 | | |", fitWall.Seconds(), fitCPU.Seconds())
+		t.Logf("| `streamfit fit lda --em-sample -1` (one process) | %.1f s | %.1f s | 1 | | |", fitWall.Seconds(), fitCPU.Seconds())
 		row := func(name string, wall, c time.Duration) {
 			extra := (c - fitCPU).Seconds()
 			t.Logf("| %s | %.1f s | %.1f s | %.2f | %.2f s | %.0f ms |", name, wall.Seconds(), c.Seconds(), c.Seconds()/fitCPU.Seconds(), extra/float64(passes), 1000*extra/float64(passes*len(units)))
