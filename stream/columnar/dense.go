@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -156,7 +155,7 @@ func listWidth(t *table, col string) int {
 		defer f.Close()
 		w := 0
 		guard(func() error {
-			r, err := ipc.NewFileReader(f)
+			r, err := openIPCFile(f, t.size)
 			if err != nil || r.NumRecords() == 0 {
 				return err
 			}

@@ -90,19 +90,24 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 			load  loader
 			unit  = "row group"
 		)
-		switch t.kind {
-		case kindParquet:
-			split, load, err = parquetPieces(f, t, o, cols, rows, free)
-		case kindArrow:
-			var unmap func()
-			split, load, unmap, err = arrowPieces(f, t)
-			if unmap != nil {
-				defer unmap() // runs after the pass has stopped every worker
+		var unmap func()
+		// The readers parse the footer (of a mapped file, for Arrow) here,
+		// on the consumer's goroutine.
+		err = guard(func() (err error) {
+			switch t.kind {
+			case kindParquet:
+				split, load, err = parquetPieces(f, t, o, cols, rows, free)
+			case kindArrow:
+				split, load, unmap, err = arrowPieces(f, t)
+				unit = "record batch"
+			case kindStream:
+				split, load, err = streamPieces(f, t)
+				unit = "record batch"
 			}
-			unit = "record batch"
-		case kindStream:
-			split, load, err = streamPieces(f, t)
-			unit = "record batch"
+			return err
+		})
+		if unmap != nil {
+			defer unmap() // runs after the pass has stopped every worker
 		}
 		if err != nil {
 			yield(zero, corrupt(t.path, err))

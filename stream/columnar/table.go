@@ -8,9 +8,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -63,7 +61,7 @@ func openTable(path string, k kind) (*table, error) {
 	err = guard(func() error {
 		switch k {
 		case kindParquet:
-			pr, err := file.NewParquetReader(f)
+			pr, err := openParquet(f)
 			if err != nil {
 				return err
 			}
@@ -78,7 +76,7 @@ func openTable(path string, k kind) (*table, error) {
 			t.chunks = pr.NumRowGroups()
 			t.rows = pr.NumRows()
 		case kindArrow:
-			r, err := ipc.NewFileReader(f)
+			r, err := openIPCFile(f, t.size)
 			if err != nil {
 				return err
 			}
@@ -87,7 +85,7 @@ func openTable(path string, k kind) (*table, error) {
 			r.Close()
 			t.blocks, t.blocksErr = ipcBlocks(f, t.size)
 		case kindStream:
-			r, err := ipc.NewReader(f)
+			r, err := newStreamReader(f, t.size)
 			if err != nil {
 				return err
 			}
@@ -97,7 +95,8 @@ func openTable(path string, k kind) (*table, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, corrupt(path, err)
+		where := map[kind]string{kindParquet: "the footer", kindArrow: "the footer", kindStream: "the schema"}[k]
+		return nil, corrupt(path, fmt.Errorf("%s: %w", where, err))
 	}
 	t.hi = t.chunks
 	return t, nil
@@ -151,44 +150,81 @@ func checkMagic(f stream.File, t *table) error {
 }
 
 // guard runs fn, turning a panic inside the Arrow or Parquet decoders (which
-// some damaged inputs provoke) into an error.
-func guard(fn func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("decoder panic: %v", p)
-		}
-	}()
-	return fn()
+// some damaged inputs provoke) into an error (stream.Safe): the goroutine
+// that runs a decoder must run it through guard, or a panic ends the process.
+func guard(fn func() error) error { return stream.Safe(fn) }
+
+// columnError is an error met in one column of a row group or record batch;
+// the pass names the column in the error it reports.
+type columnError struct {
+	col string
+	err error
 }
 
-// corrupt wraps a decoding error as ErrCorrupt naming the file, unless it
-// already is a positioned error or a cancellation.
+func (e *columnError) Error() string { return e.err.Error() }
+func (e *columnError) Unwrap() error { return e.err }
+
+// inColumn marks err as an error of column col (nil stays nil; an error
+// that already names its position is left as it is).
+func inColumn(col string, err error) error {
+	var se *stream.Error
+	var ce *columnError
+	if err == nil || errors.As(err, &se) || errors.As(err, &ce) {
+		return err
+	}
+	return &columnError{col, err}
+}
+
+// corrupt wraps a decoding error as ErrCorrupt naming the file (and the
+// column, when the error is of one), unless it already is a positioned
+// error or a cancellation. An error that says the file changed while it was
+// read keeps that kind (stream.ErrChanged).
 func corrupt(path string, err error) error {
 	var se *stream.Error
 	if errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "%s: %v", "cannot decode", err)
+	col := ""
+	if ce := (*columnError)(nil); errors.As(err, &ce) {
+		col = ce.col
+	}
+	switch {
+	case errors.Is(err, stream.ErrChanged):
+	case errors.Is(err, stream.ErrCorrupt):
+		err = fmt.Errorf("cannot decode: %w", err)
+	default:
+		err = fmt.Errorf("cannot decode: %v (%w)", err, stream.ErrCorrupt)
+	}
+	return &stream.Error{Path: path, Row: -1, Column: col, Err: err}
 }
 
-// leaves lists the Parquet leaf column indices under the top-level fields
-// named in cols (pqarrow selects columns by leaf).
-func leaves(fr *pqarrow.FileReader, cols []string) []int {
-	var out []int
-	var walk func(f *pqarrow.SchemaField)
-	walk = func(f *pqarrow.SchemaField) {
+// fieldLeaves are the Parquet leaf columns of one top-level field.
+type fieldLeaves struct {
+	name   string
+	leaves []int
+}
+
+// leaves lists the Parquet leaf column indices under each of the top-level
+// fields named in cols, in the file's order (pqarrow selects columns by
+// leaf).
+func leaves(fr *pqarrow.FileReader, cols []string) []fieldLeaves {
+	var out []fieldLeaves
+	var walk func(f *pqarrow.SchemaField, into *fieldLeaves)
+	walk = func(f *pqarrow.SchemaField, into *fieldLeaves) {
 		if f.IsLeaf() {
-			out = append(out, f.ColIndex)
+			into.leaves = append(into.leaves, f.ColIndex)
 		}
 		for i := range f.Children {
-			walk(&f.Children[i])
+			walk(&f.Children[i], into)
 		}
 	}
 	for i := range fr.Manifest.Fields {
-		if slices.Contains(cols, fr.Manifest.Fields[i].Field.Name) {
-			walk(&fr.Manifest.Fields[i])
+		if f := &fr.Manifest.Fields[i]; slices.Contains(cols, f.Field.Name) {
+			fl := fieldLeaves{name: f.Field.Name}
+			walk(f, &fl)
+			slices.Sort(fl.leaves)
+			out = append(out, fl)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
