@@ -27,10 +27,10 @@ import (
 // testdata/other-writers mimic other writers' page layouts; the files below
 // are written by arrow-go's own writers (pqarrow, ipc) with the settings
 // other tools choose and streamfit's writer does not: dictionary pages,
-// data pages v2, snappy/gzip/zstd/brotli/lz4, nullable lists holding nulls,
-// many small pages and row groups, the long, pairs, vector and text layouts,
-// dense tables, compressed IPC bodies, dictionary-encoded IPC columns and
-// streams. Every one is then damaged: the reader must end with an error
+// data pages v2, page CRCs, snappy/gzip/zstd/brotli/lz4, nullable lists
+// holding nulls, many small pages and row groups, the long, pairs, vector
+// and text layouts, dense tables, compressed IPC bodies, dictionary-encoded
+// IPC columns and streams. Every one is then damaged: the reader must end with an error
 // naming the file, never a panic or a crash.
 
 // otherRecord builds a record of n rows of the layout named.
@@ -249,6 +249,9 @@ func allOtherFiles(tb testing.TB) map[string][]byte {
 	for _, o := range otherParquets {
 		files[o.name+".parquet"] = o.bytes(tb)
 	}
+	// As parquet-mr writes: page CRCs (see withPageCRCs).
+	files["lists-crc-snappy.parquet"] = withPageCRCs(tb, files["lists-v1-dict-snappy.parquet"])
+	files["long-crc-zstd.parquet"] = withPageCRCs(tb, files["long-v2-zstd.parquet"])
 	for _, o := range otherIPCs {
 		ext := ".arrow"
 		if o.stream {

@@ -94,6 +94,17 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 	}
 	pool <- first
 	fields := leaves(first.fr, cols)
+	// The leaves a pass reads, whose page CRCs it checks.
+	var read []leafName
+	if t.plan != nil {
+		read = []leafName{{t.plan[0].col, t.plan[0].name}, {t.plan[1].col, t.plan[1].name}}
+	} else {
+		for _, f := range fields {
+			for _, l := range f.leaves {
+				read = append(read, leafName{l, f.name})
+			}
+		}
+	}
 	load := func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
 		var r *parquetReader
 		select {
@@ -113,6 +124,17 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		if crcs != nil {
 			if err := checkRowGroup(f, t.meta, p.idx, crcs[p.idx]); err != nil {
 				return err
+			}
+		} else {
+			rg := t.meta.RowGroup(p.idx)
+			for _, l := range read {
+				cc, err := rg.ColumnChunk(l.col)
+				if err == nil {
+					err = checkPageCRCs(f, cc)
+				}
+				if err != nil {
+					return inColumn(l.name, err)
+				}
 			}
 		}
 		bytes := rowGroupBytes(t.meta, p.idx)
@@ -215,6 +237,12 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 		return errRows(min(tc.rows, cc.rows), n)
 	}
 	return nil
+}
+
+// leafName is a Parquet leaf column and the name its errors give.
+type leafName struct {
+	col  int
+	name string
 }
 
 // readFields reads the fields of row group rg through pqarrow's record
