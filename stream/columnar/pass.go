@@ -79,6 +79,10 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 	decode func(l loaded) (R, error), size func(R) int64, release func(R)) iter.Seq2[R, error] {
 	return func(yield func(R, error) bool) {
 		var zero R
+		if err := t.stamp.Check(); err != nil {
+			yield(zero, err)
+			return
+		}
 		f, err := stream.OpenFile(t.path)
 		if err != nil {
 			yield(zero, err)
@@ -143,6 +147,10 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 			if !yield(r, err) || err != nil {
 				return
 			}
+		}
+		// A file changed while the pass read it fails the pass.
+		if err := t.stamp.Check(); err != nil {
+			yield(zero, err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package columnar
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,6 +39,10 @@ type table struct {
 	// dropping; blocksErr says why they could not be read.
 	blocks    []ipcBlock
 	blocksErr error
+
+	// stamp is the file as it was opened, footer included: every pass
+	// checks it is still so, since passes trust the footer read here.
+	stamp stream.Stamp
 }
 
 // openTable reads the schema (and the Parquet footer) of path.
@@ -54,6 +59,9 @@ func openTable(path string, k kind) (*table, error) {
 	t := &table{path: path, kind: k, size: st.Size(), chunks: -1, rows: -1}
 	if t.size == 0 {
 		return nil, stream.Errorf(path, 0, -1, "", stream.ErrEmpty, "file is empty")
+	}
+	if t.stamp, err = stream.StampFile(path, footerLen(k)); err != nil {
+		return nil, err
 	}
 	if err := checkMagic(f, t); err != nil {
 		return nil, err
@@ -227,4 +235,28 @@ func leaves(fr *pqarrow.FileReader, cols []string) []fieldLeaves {
 		}
 	}
 	return out
+}
+
+// footerLen returns how to find the length of the footer of a file of
+// kind k, with its length field and magic (nil: a stream has none).
+func footerLen(k kind) func(f stream.File, size int64) (int64, error) {
+	var tail int64 // the length field and the magic after the footer
+	switch k {
+	case kindParquet:
+		tail = 8
+	case kindArrow:
+		tail = ipcFooterTail
+	default:
+		return nil
+	}
+	return func(f stream.File, size int64) (int64, error) {
+		if size < tail {
+			return 0, nil
+		}
+		var b [4]byte
+		if _, err := f.ReadAt(b[:], size-tail); err != nil {
+			return 0, err
+		}
+		return int64(binary.LittleEndian.Uint32(b[:])) + tail, nil
+	}
 }

@@ -48,9 +48,10 @@ func matchLines(path string, head []byte) int {
 // "\r\n"; a blank line is an empty document, so document i is always line i+1.
 // Invalid UTF-8 is replaced by U+FFFD. Lines may be up to MaxDocBytes long.
 type Lines struct {
-	path string
-	size int64
-	o    stream.Options
+	path  string
+	size  int64
+	o     stream.Options
+	stamp stream.Stamp // the file as opened: every pass checks it is still so
 }
 
 // OpenLines opens path as a text-lines source; each pass yields batches of at
@@ -67,7 +68,11 @@ func OpenLines(path string, o stream.Options) (stream.TextSource, error) {
 	if st.Size() == 0 {
 		return nil, stream.Errorf(path, 0, -1, "", stream.ErrEmpty, "file is empty")
 	}
-	return &Lines{path: path, size: st.Size(), o: o.WithDefaults()}, nil
+	stamp, err := stream.StampFile(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Lines{path: path, size: st.Size(), o: o.WithDefaults(), stamp: stamp}, nil
 }
 
 // Info describes the file; the number of documents is unknown before a pass.
@@ -88,6 +93,9 @@ func (l *Lines) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] {
 }
 
 func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error {
+	if err := l.stamp.Check(); err != nil {
+		return err
+	}
 	r, err := openReader(l.path)
 	if err != nil {
 		return err
@@ -159,6 +167,11 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 	}
 	if line == 0 {
 		return stream.Errorf(l.path, 0, -1, "", stream.ErrEmpty, "no lines after decompression")
+	}
+	// The last batch waits for the check that the file did not change
+	// while the pass read it.
+	if err := l.stamp.Check(); err != nil {
+		return err
 	}
 	flush()
 	return nil
