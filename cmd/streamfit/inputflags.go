@@ -21,7 +21,9 @@ func addInputFlags(fs *flag.FlagSet) *stream.Options {
 // addReadFlags registers the flags of every command that reads data: the
 // format and how the reading is split.
 func addReadFlags(fs *flag.FlagSet) *stream.Options {
-	o := &stream.Options{}
+	// What a source passes over (binary files in a text directory) is a
+	// warning on stderr.
+	o := &stream.Options{Warn: func(msg string) { warn(fs.Name(), msg) }}
 	fs.Func("format", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "), func(s string) error {
 		o.Format = s
 		return oneOf(s, stream.Formats()...)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"fmt"
 	"runtime"
 )
 
@@ -57,6 +58,16 @@ type Options struct {
 	Workers int
 	// Progress, when non-nil, is advanced as rows and bytes are read.
 	Progress *Progress
+	// Warn, when non-nil, is told of what a source passed over without
+	// failing (binary files in a directory of text files); nil drops it.
+	Warn func(msg string)
+}
+
+// Warnf calls o.Warn, if set, with the formatted message.
+func (o Options) Warnf(format string, args ...any) {
+	if o.Warn != nil {
+		o.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // Default column names.
