@@ -178,12 +178,15 @@ func Open(path string, o Options) (DocSource, error) {
 	if tokenizer == nil {
 		return nil, Errorf(path, 0, -1, "", ErrFormat, "raw text input needs a tokenizer and none is installed")
 	}
-	if o.VocabPath == "" {
-		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "name a vocabulary file, built from the same text")
-	}
+	// The texts first: an input with no text at all (a directory of
+	// hidden files) says so, instead of asking for a vocabulary.
 	ts, err := f.OpenTexts(path, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.VocabPath == "" {
+		Close(ts)
+		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "name a vocabulary file, built from the same text")
 	}
 	return tokenizer(ts, o)
 }
