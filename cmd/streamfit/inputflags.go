@@ -85,9 +85,15 @@ func addSpillFlags(fs *flag.FlagSet) *spillFlags {
 // openDocs opens path as a document source for several passes: when the
 // spill is on (or auto and the format is slow to decode), the passes after
 // the first complete one read a spill file. Closing the source removes it.
-// A spill that cannot be written is a warning, not an error.
+// A spill that cannot be written is a warning, not an error. A source that
+// does not know its vocabulary's size is refused here, naming the file.
 func (sp *spillFlags) openDocs(cmd, path string, o stream.Options) (stream.DocSource, error) {
 	src, err := stream.Open(path, o)
+	if err == nil && src.Info().Terms == 0 {
+		// A topic fit sizes everything by the vocabulary.
+		stream.Close(src)
+		return nil, fmt.Errorf("%s: the file does not say how many words its vocabulary has (no vocabulary in its metadata or beside it, no term-id statistics): give the vocabulary file with --vocab", path)
+	}
 	if err != nil || sp == nil || sp.mode == "off" || (sp.mode == "auto" && !stream.DecodeHeavy(src.Info())) {
 		return src, err
 	}
