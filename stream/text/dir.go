@@ -296,5 +296,5 @@ func readDoc(path string, row, size int64) (text string, n int64, err error) {
 	if strings.IndexByte(sb.String(), 0) >= 0 {
 		return "", r.n.N, errBinary
 	}
-	return valid(sb.String()), r.n.N, nil
+	return valid(strings.TrimPrefix(sb.String(), bom)), r.n.N, nil
 }

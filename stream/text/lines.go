@@ -45,8 +45,11 @@ func matchLines(path string, head []byte) int {
 
 // Lines is a TextSource over a file holding one document per line, plain, gzip
 // or zstd compressed (told apart by their magic bytes). Lines end with "\n" or
-// "\r\n"; a blank line is an empty document, so document i is always line i+1.
-// Invalid UTF-8 is replaced by U+FFFD. Lines may be up to MaxDocBytes long.
+// "\r\n", or with "\r" alone in a file that has no "\n" (classic Mac OS); a
+// blank line is an empty document, so document i is always line i+1. A
+// byte order mark at the start of the file is dropped. Invalid UTF-8 is
+// replaced by U+FFFD, which no token holds. Lines may be up to MaxDocBytes
+// long.
 type Lines struct {
 	path  string
 	size  int64
@@ -101,6 +104,7 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 		return err
 	}
 	defer r.Close()
+	br := lineEnds(r.Reader)
 	var (
 		line     int64 // lines read so far
 		reported int64 // bytes already passed to Progress
@@ -139,7 +143,10 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 		}
 		var err error
 		start := len(arena)
-		arena, err = readLine(r.Reader, arena)
+		arena, err = readLine(br, arena)
+		if line == 0 && err == nil && bytes.HasPrefix(arena[start:], []byte(bom)) {
+			arena = append(arena[:start], arena[start+len(bom):]...)
+		}
 		if err == nil && bytes.IndexByte(arena[start:], 0) >= 0 {
 			// Text has no NUL bytes; binary data split at its newline bytes
 			// would pass for lines of gibberish words.
