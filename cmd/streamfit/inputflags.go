@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/text"
 )
 
 // addInputFlags registers every flag that says how to read an input file, for
@@ -49,7 +50,14 @@ func addDocFlags(fs *flag.FlagSet, o *stream.Options) {
 // addTextFlags registers the flags that say how to read and tokenize raw text.
 func addTextFlags(fs *flag.FlagSet, o *stream.Options) {
 	fs.StringVar(&o.TextColumn, "text-column", stream.DefaultTextColumn, "raw text column")
-	fs.StringVar(&o.TokenPattern, "token-pattern", "", "raw text: regular expression for one token (default: 2+ letters or digits)")
+	fs.Func("token-pattern", "raw text: regular expression for one token (default: 2+ letters or digits)", func(s string) error {
+		// A pattern that does not compile is a usage error, found here.
+		if _, err := text.NewTokenizer(stream.Options{TokenPattern: s, StopWords: "none"}); err != nil {
+			return err
+		}
+		o.TokenPattern = s
+		return nil
+	})
 	fs.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
 	fs.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
 }

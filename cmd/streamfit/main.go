@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -212,6 +213,9 @@ var intMin = map[string]int64{
 // given (0 is not a way to ask for the default).
 var positiveFloat = map[string]bool{"alpha0": true, "beta": true, "doc-len": true, "em-tol": true, "alpha": true}
 
+// fraction names the float flags that are a fraction: in (0, 1] when given.
+var fraction = map[string]bool{"max-df": true}
+
 // checkValues refuses, as usage errors, numeric flags given on the command
 // line outside what they mean: a negative count, a zero batch, a NaN.
 func checkValues(fs *flag.FlagSet) error {
@@ -230,6 +234,14 @@ func checkValues(fs *flag.FlagSet) error {
 		case float64:
 			if positiveFloat[f.Name] && (!(x > 0) || math.IsInf(x, 1)) {
 				err = usagef("--%s=%s: want a finite number > 0", f.Name, f.Value)
+			}
+			if fraction[f.Name] && !(x > 0 && x <= 1) {
+				err = usagef("--%s=%s: want a fraction in (0, 1]", f.Name, f.Value)
+			}
+			return
+		case time.Duration:
+			if x < 0 {
+				err = usagef("--%s=%s: a duration cannot be negative", f.Name, f.Value)
 			}
 			return
 		default:
