@@ -66,6 +66,11 @@ func lookup(name string) (Format, bool) {
 // Detect picks the format of an existing file or directory: the forced name if
 // given, else the registered format most sure it matches (content beats name).
 func Detect(path, forced string) (Format, error) {
+	// Inputs are read more than once and at any position: a pipe or a
+	// device can be neither (a FIFO read as "file is empty").
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "is not a regular file but a %s: inputs are read more than once, from any position; save the data to a file", fileKind(st.Mode()))
+	}
 	if forced != "" {
 		f, ok := lookup(forced)
 		if !ok {
@@ -266,4 +271,18 @@ func Compression(head []byte) string {
 		return "zstd"
 	}
 	return ""
+}
+
+// fileKind names the kind of a file that is neither a regular file nor a
+// directory.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
