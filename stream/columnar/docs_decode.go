@@ -170,6 +170,15 @@ func (d *docDecoder) checkLevels(l loaded) error {
 			limit, first = row, err
 		}
 	}
+	// A rejected entry first: a null element holds no value, so its row
+	// also has one term id more than counts (or the reverse), which says
+	// less.
+	if e := l.tbad; e != nil {
+		at(int64(e.row), d.errorf(int64(e.row), d.termCol, stream.ErrValue, "%s", e.msg))
+	}
+	if e := l.cbad; e != nil {
+		at(int64(e.row), d.errorf(int64(e.row), d.cntCol, stream.ErrValue, "%s", e.msg))
+	}
 	if len(l.coff) != len(b.Offsets) {
 		n := int64(min(len(l.coff), len(b.Offsets)) - 1)
 		at(n, d.errorf(n, d.cntCol, stream.ErrCorrupt, "columns %q and %q hold different numbers of rows", d.termCol, d.cntCol))
@@ -180,12 +189,6 @@ func (d *docDecoder) checkLevels(l loaded) error {
 			at(row, d.errorf(row, d.cntCol, stream.ErrValue, "%d term ids but %d counts", b.Offsets[i]-b.Offsets[i-1], l.coff[i]-l.coff[i-1]))
 			break
 		}
-	}
-	if e := l.tbad; e != nil {
-		at(int64(e.row), d.errorf(int64(e.row), d.termCol, stream.ErrValue, "%s", e.msg))
-	}
-	if e := l.cbad; e != nil {
-		at(int64(e.row), d.errorf(int64(e.row), d.cntCol, stream.ErrValue, "%s", e.msg))
 	}
 	for i := range int(limit) {
 		t, c := b.Doc(i)
