@@ -1,11 +1,13 @@
 package columnar
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -131,9 +133,13 @@ func checkMagic(f stream.File, t *table) error {
 		want = magicArrow
 	case kindStream:
 		// A stream starts with a continuation marker, or (before Arrow 0.15)
-		// directly with the schema message's length.
+		// directly with the schema message's length, which must fit in the
+		// file: else its first bytes are damaged, or it is no stream.
 		if len(head) >= 4 && !bytes.HasPrefix(head, magicStream) && !bytes.HasPrefix(head, magicParquet) && !bytes.HasPrefix(head, magicArrow) {
-			return nil
+			if n := int64(int32(binary.LittleEndian.Uint32(head))); n >= 8 && n <= t.size-4 {
+				return nil
+			}
+			return stream.Errorf(t.path, 0, -1, "", stream.ErrFormat, "not an Arrow IPC stream: it starts with % x, neither the continuation marker ff ff ff ff nor a message length that fits the file (damaged, or another format)", head[:4])
 		}
 		want = magicStream
 	}
@@ -259,4 +265,45 @@ func footerLen(k kind) func(f stream.File, size int64) (int64, error) {
 		}
 		return int64(binary.LittleEndian.Uint32(b[:])) + tail, nil
 	}
+}
+
+// checksum says what checks the stored bytes of t as a pass reads them.
+func (t *table) checksum() string {
+	switch t.kind {
+	case kindParquet:
+		if v := t.meta.KeyValueMetadata().FindValue(MetaRowGroupCRC); v != nil {
+			return "CRC-32C of each row group (streamfit's)"
+		}
+		if t.pageCRCs() {
+			return "CRC-32 of each page (the writer's)"
+		}
+		return "none: the writer stored no page CRCs, so a damaged page that still decodes goes unnoticed (compressed pages are mostly caught by their codec)"
+	case kindArrow, kindStream:
+		return "none: Arrow IPC has no checksum, so a damaged value goes unnoticed"
+	}
+	return ""
+}
+
+// pageCRCs reports whether the first page of the Parquet file's first
+// column chunk holds a CRC (a writer that stores them stores them all).
+func (t *table) pageCRCs() bool {
+	if t.meta.NumRowGroups() == 0 || t.meta.Schema.NumColumns() == 0 {
+		return false
+	}
+	f, err := stream.OpenFile(t.path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	cc, err := t.meta.RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		return false
+	}
+	start, size := chunkRange(cc)
+	if start < 0 || size <= 0 {
+		return false
+	}
+	tr := &thriftReader{r: bufio.NewReaderSize(io.NewSectionReader(f, start, size), 4<<10)}
+	h, err := tr.readPageHeader()
+	return err == nil && h.hasCRC
 }
