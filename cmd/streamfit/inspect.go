@@ -408,6 +408,9 @@ func printHead(in *inspection) {
 	if in.Bytes > 0 {
 		fmt.Printf("size:      %.1f MB\n", float64(in.Bytes)/1e6)
 	}
+	if in.Checksum != "" {
+		fmt.Printf("checksum:  %s\n", in.Checksum)
+	}
 	fmt.Printf("rows:      %d\n", in.Rows)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -68,7 +69,7 @@ func lookup(name string) (Format, bool) {
 func Detect(path, forced string) (Format, error) {
 	// Inputs are read more than once and at any position: a pipe or a
 	// device can be neither (a FIFO read as "file is empty").
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+	if st, err := StatFile(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
 		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "is not a regular file but a %s: inputs are read more than once, from any position; save the data to a file", fileKind(st.Mode()))
 	}
 	if forced != "" {
@@ -273,15 +274,31 @@ func Compression(head []byte) string {
 	return ""
 }
 
+// TextChecksum says what checks a text file's bytes (a docword or text
+// file, plain or compressed), from its first bytes, for Info.Checksum.
+func TextChecksum(head []byte) string {
+	switch Compression(head) {
+	case "gzip":
+		return "CRC-32 of the data (gzip), checked at the end of each pass"
+	case "zstd":
+		// The frame header descriptor's Content_Checksum_flag.
+		if len(head) > 4 && head[4]&4 != 0 {
+			return "checksum of each zstd frame, checked at its end"
+		}
+		return "none: the zstd frames carry no checksum"
+	}
+	return "none: a plain text file carries no checksum"
+}
+
 // fileKind names the kind of a file that is neither a regular file nor a
 // directory.
-func fileKind(m os.FileMode) string {
+func fileKind(m fs.FileMode) string {
 	switch {
-	case m&os.ModeNamedPipe != 0:
+	case m&fs.ModeNamedPipe != 0:
 		return "named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
+	case m&fs.ModeSocket != 0:
 		return "socket"
-	case m&os.ModeDevice != 0:
+	case m&fs.ModeDevice != 0:
 		return "device"
 	}
 	return "special file"

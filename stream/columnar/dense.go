@@ -193,7 +193,7 @@ func openDense(path string, k kind, o stream.Options) (stream.DenseSource, error
 	}
 	return &denseSource{t: t, ds: ds, o: o, rows: batchRows(o, width), info: stream.Info{
 		Path: path, Format: k.String(), Layout: ds.layout, Rows: t.rows, NNZ: -1,
-		Bytes: t.size, Cols: ds.ncols, Schema: schemaString(t.schema),
+		Bytes: t.size, Cols: ds.ncols, Schema: schemaString(t.schema), Checksum: t.checksum(),
 	}}, nil
 }
 

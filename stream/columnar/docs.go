@@ -49,7 +49,7 @@ func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
 	}
 	s := &docSource{t: t, ds: ds, o: o, info: stream.Info{
 		Path: path, Format: k.String(), Layout: ds.layout, Rows: -1, NNZ: -1,
-		Bytes: t.size, Schema: schemaString(t.schema),
+		Bytes: t.size, Schema: schemaString(t.schema), Checksum: t.checksum(),
 	}}
 	if err := vocabInfo(path, t.schema, o, &s.info); err != nil {
 		return nil, err

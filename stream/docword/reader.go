@@ -45,7 +45,7 @@ func Open(path string, o stream.Options) (*Source, error) {
 		return nil, err
 	}
 	s := &Source{path: path, opts: o, h: h, chunk: defaultChunk, stamp: stamp}
-	s.info = stream.Info{Path: path, Format: "docword", Terms: int(h.W), Rows: h.D, NNZ: h.NNZ, Bytes: st.Size()}
+	s.info = stream.Info{Path: path, Format: "docword", Terms: int(h.W), Rows: h.D, NNZ: h.NNZ, Bytes: st.Size(), Checksum: checksumOf(path)}
 	if h.market {
 		s.info.Layout = "matrix-market"
 	}
@@ -151,3 +151,15 @@ func (s *Source) release(p *part, pl *passPools) {
 
 // errStopped says the consumer broke out of the loop.
 var errStopped = errors.New("stopped by the consumer")
+
+// checksumOf says what checks the bytes of the file at path (Info.Checksum).
+func checksumOf(path string) string {
+	f, err := stream.OpenFile(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := f.ReadAt(head, 0)
+	return stream.TextChecksum(head[:n])
+}

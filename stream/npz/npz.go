@@ -139,7 +139,8 @@ func Open(path string, o stream.Options) (*Source, error) {
 	if s.stamp, err = stream.StampFile(path, nil); err != nil {
 		return nil, err
 	}
-	s.info = stream.Info{Path: path, Format: Format, Layout: "csr", Terms: int(shape[1]), Rows: s.d, NNZ: s.nnz}
+	s.info = stream.Info{Path: path, Format: Format, Layout: "csr", Terms: int(shape[1]), Rows: s.d, NNZ: s.nnz,
+		Checksum: "CRC-32 of each member (zip), checked at the end of a pass"}
 	if st, err := stream.StatFile(path); err == nil {
 		s.info.Bytes = st.Size()
 	}
