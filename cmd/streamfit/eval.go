@@ -97,9 +97,7 @@ get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`)
 		text = metricsText(res)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printEvalJSON(res, *modelPath)
 	}
 	fmt.Print(text)
 	return nil

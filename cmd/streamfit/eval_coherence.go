@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -96,9 +94,7 @@ func runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coh
 	}
 	rep, names := newCoherenceReport(modelPath, cf.train, m, src.Info().Vocab, res)
 	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printEvalJSON(rep, modelPath)
 	}
 	fmt.Printf("model:     %s (k=%d, d=%d)\ncorpus:    %s (%d documents)\n", modelPath, m.K, m.D, cf.train, res.Docs)
 	fmt.Printf("UMass:     %.4f (mean over topics and top-%d word pairs; higher is better)\n", res.UMass, res.Top)

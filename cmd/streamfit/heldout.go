@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
@@ -31,9 +29,7 @@ func evalHeldOut(ctx context.Context, mf *modelFlags, modelPath, path string, as
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(h)
+		return printEvalJSON(h, modelPath)
 	}
 	fmt.Printf("held-out perplexity: %.2f (document completion: %d documents, %d observed and %d predicted tokens, %d skipped; topics smoothed by %g)\n",
 		h.Perplexity, h.Docs, h.Observed, h.Predicted, h.Skipped, h.Smooth)

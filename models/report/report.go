@@ -170,7 +170,7 @@ func Build(ctx context.Context, path string, o Options) (*Data, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := topicPage(ctx, d, m, o); err != nil {
+		if err := topicPage(ctx, d, path, m, o); err != nil {
 			return nil, err
 		}
 		k, dim = m.K, m.D
@@ -195,7 +195,7 @@ func Build(ctx context.Context, path string, o Options) (*Data, error) {
 			d.Notes = append(d.Notes, fmt.Sprintf("%s: held-out documents are scored for lda and topic models only, not %s.", o.HeldOut, kind))
 		}
 		for _, p := range o.EvalPaths {
-			if err := evalFigures(d, p, k, false); err != nil {
+			if err := evalFigures(d, p, path, k, false); err != nil {
 				return nil, err
 			}
 		}
@@ -217,7 +217,7 @@ func dense[M any](d *Data, path string, read func(string) (M, error), page func(
 }
 
 // topicPage fills d for a topic model.
-func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
+func topicPage(ctx context.Context, d *Data, path string, m *models.Model, o Options) error {
 	vocab := m.Vocab
 	if o.Vocab != nil {
 		if len(o.Vocab) != m.D {
@@ -253,7 +253,7 @@ func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
 		d.Notes = append(d.Notes, "The model file records no fit (a truth file, or written by another tool): no provenance to show.")
 	}
 	for _, p := range o.EvalPaths {
-		if err := evalFigures(d, p, m.K, true); err != nil {
+		if err := evalFigures(d, p, path, m.K, true); err != nil {
 			return err
 		}
 	}
