@@ -176,9 +176,33 @@ func newFlags(name, args, about string) *flag.FlagSet {
 	return fs
 }
 
+// forceOutputs is set by --force, which every command takes: outputs that
+// exist read-only are replaced all the same (checkOutputs).
+var forceOutputs bool
+
+// takeForce removes --force (before any "--") from args and reports
+// whether it was there.
+func takeForce(args []string) ([]string, bool) {
+	var out []string
+	force := false
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...), force
+		}
+		if a == "--force" || a == "-force" {
+			force = true
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, force
+}
+
 // parse parses flags that may come before or after the positional arguments
 // (`streamfit inspect FILE --json` works), returning the positional ones.
+// --force, which every command takes, is read here.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	args, forceOutputs = takeForce(args)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -266,8 +290,9 @@ func oneOf(s string, allowed ...string) error {
 
 // checkOutputs refuses, before any work, an output that is one of the inputs
 // or that another output also names (usage errors), and reports an output that
-// cannot be created (a missing directory, a directory, no permission). Empty
-// names (flags not given) are skipped.
+// cannot be created (a missing directory, a directory, no permission) or that
+// exists read-only for this user (unless --force). Empty names (flags not
+// given) are skipped.
 func checkOutputs(inputs []string, outputs ...string) error {
 	var outs []string
 	for _, o := range outputs {
@@ -281,6 +306,13 @@ func checkOutputs(inputs []string, outputs ...string) error {
 	for _, o := range outs {
 		if err := stream.CheckWritable(o); err != nil {
 			return err
+		}
+		if !forceOutputs {
+			// Replaced by a rename, which the directory allows: refuse a
+			// read-only file as cp does.
+			if err := stream.CheckReplaceable(o); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
