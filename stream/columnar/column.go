@@ -222,7 +222,11 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 					return err
 				}
 				defer r.Close()
+				blocks, _ := ipcBlocks(f, size(f))
 				for i := range r.NumRecords() {
+					if err := checkBlock(f, blocks, i); err != nil {
+						return err
+					}
 					rec, err := r.RecordBatch(i)
 					if err != nil {
 						return err

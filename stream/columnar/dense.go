@@ -160,6 +160,9 @@ func listWidth(t *table, col string) int {
 				return err
 			}
 			defer r.Close()
+			if err := checkBlock(f, t.blocks, 0); err != nil {
+				return err
+			}
 			rec, err := r.RecordBatchAt(0)
 			if err != nil {
 				return err
