@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"os"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -204,7 +203,7 @@ func vectorSize(path string, k kind, col string) (int, error) {
 		}
 		return 0, nil
 	}
-	f, err := os.Open(path)
+	f, err := stream.OpenFile(path)
 	if err != nil {
 		return 0, err
 	}
