@@ -24,7 +24,7 @@ func addInputFlags(fs *flag.FlagSet) *stream.Options {
 func addReadFlags(fs *flag.FlagSet) *stream.Options {
 	// What a source passes over (binary files in a text directory) is a
 	// warning on stderr.
-	o := &stream.Options{Warn: func(msg string) { warn(fs.Name(), msg) }}
+	o := &stream.Options{Warn: stream.NewWarner(func(msg string) { warn(fs.Name(), msg) })}
 	fs.Func("format", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "), func(s string) error {
 		o.Format = s
 		return oneOf(s, stream.Formats()...)

@@ -159,7 +159,7 @@ func TestDirBinaryFiles(t *testing.T) {
 	writeFile(t, filepath.Join(root, "c.txt.gz"), compress(t, "gzip", []byte("x\x00y")))
 	writeFile(t, filepath.Join(root, "d.txt"), []byte("delta"))
 	var warnings []string
-	src, err := OpenDir(root, stream.Options{BatchRows: 2, Workers: 2, Warn: func(m string) { warnings = append(warnings, m) }})
+	src, err := OpenDir(root, stream.Options{BatchRows: 2, Workers: 2, Warn: stream.NewWarner(func(m string) { warnings = append(warnings, m) })})
 	if err != nil {
 		t.Fatal(err)
 	}
