@@ -251,7 +251,7 @@ func runFit(ctx context.Context, args []string) error {
 		// the live data, so the peak follows the budget, not GC timing.
 		debug.SetMemoryLimit(memory)
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), sysinfo.CPUTime()
 	p, done := startProgress(*prog, "fit "+model, 0)
 	defer done()
 	o.Progress = p
@@ -289,7 +289,7 @@ func runFit(ctx context.Context, args []string) error {
 		write = func() error { return writeTopicModel(m, f) }
 		summary = topicSummary(m)
 		if plan != nil {
-			fmt.Fprintln(os.Stderr, planVersusMeasured(model, plan, m))
+			fmt.Fprintln(os.Stderr, planVersusMeasured(model, plan, m, cpu0))
 		}
 	default:
 		var err error
@@ -391,11 +391,11 @@ func topicSummary(m *models.Model) string {
 const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cubes (K³/6 products a document) are summed over a seeded sample of the documents of about this many tokens, each weighted by the inverse of the sample's share; every other sum reads every document (0: every document)"
 
 // planVersusMeasured is the line fit prints after an LDA fit: the CPU the
-// process used beside the plan's forecast, and the plan's cost model for
+// process used since cpu0 (the command's start) beside the plan's forecast, and the plan's cost model for
 // the passes the fit took (the forecast assumes a typical number of EM
 // passes; the stopping rule decides).
-func planVersusMeasured(model string, plan *lda.Plan, m *models.Model) string {
-	used := sysinfo.CPUTime().Seconds()
+func planVersusMeasured(model string, plan *lda.Plan, m *models.Model, cpu0 time.Duration) string {
+	used := (sysinfo.CPUTime() - cpu0).Seconds()
 	forecast, taken := plan.Predicted.CPUSeconds, plan.Taken(m)
 	if forecast < 0 {
 		return fmt.Sprintf("fit %s: CPU %.1fs (the plan could not forecast it: the number of documents was unknown)", model, used)
