@@ -276,7 +276,7 @@ type StatsPayload struct {
 	Values []float64 `json:"values,omitempty"`
 	Passes int       `json:"passes,omitempty"`
 	// Tail is the last singular value of the phase-1 sketch over its k-th
-	// (see models.FitStats.SketchTail); 0 for exact whitening.
+	// (see models.FitRecord.SketchTail); 0 for exact whitening.
 	Tail float64 `json:"tail,omitempty"`
 	// Negative counts the negative directions of the second moment that the
 	// whitening passed over for positive ones (see lda's basis.negative).

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/lda"
+
 	"flag"
 	"math"
 	"os"
@@ -118,10 +121,8 @@ func TestTopicOnlyFlags(t *testing.T) {
 	in := filepath.Join(dir, "x.parquet")
 	writeDense(t, in, 3, oneHot(60, 3), nil)
 	out := filepath.Join(dir, "m.json")
-	lda, _ := fitModelOf("lda")
-	ldaFlags, _ := newFitFlags(lda)
-	gmm, _ := fitModelOf("gmm")
-	gmmFlags, _ := newFitFlags(gmm)
+	ldaFlags := newFitFlags(lda.Kind).fs
+	gmmFlags := newFitFlags(gmm.Kind).fs
 	var topicOnly []string
 	ldaFlags.VisitAll(func(f *flag.Flag) {
 		if gmmFlags.Lookup(f.Name) == nil && f.Name != "alpha0" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"os"
 	"strconv"
 	"time"
 
@@ -20,12 +19,8 @@ import (
 	"github.com/streamfit/streamfit/stream/text"
 )
 
-func init() {
-	register("infer", "document topics: each document's topic shares under a fitted lda/topic model, as Parquet", runInfer)
-}
-
-func runInfer(ctx context.Context, args []string) error {
-	fs := newFlags("infer", "", `Infers the topic shares of every document of --input with the model's topics
+// inferAbout is the help of `streamfit infer`.
+const inferAbout = `Infers the topic shares of every document of --input with the model's topics
 fixed (lda: the posterior mean of θ, γ/Σγ of the variational E-step; topic: the
 posterior probability of each topic) and writes them as Parquet (zstd), one row
 per document in input order:
@@ -39,7 +34,10 @@ per document in input order:
   theta  list<double>   its k topic shares (sum 1), in the model's topic order
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
-by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
+by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`
+
+func runInfer(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("infer", "", inferAbout)
 	o := addReadFlags(fs)
 	addDocFlags(fs, o)
 	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
@@ -47,7 +45,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	out := fs.String("out", "theta.parquet", "output Parquet file")
 	idColumn := fs.String("id-column", "", "copy this integer or string column of a Parquet or Arrow --input (one value per document; of a long table, its --doc-column) into the output as id; path: the file names of a directory of text files")
 	prog := addProgressFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -71,7 +69,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 		return fmt.Errorf("%s: %w", *modelPath, err)
 	}
 	start := time.Now()
-	pr, done := startProgress(*prog, "infer", fileSize(*input))
+	pr, done := e.startProgress(*prog, "infer", fileSize(*input))
 	defer done()
 	o.Progress = pr
 	src, err := stream.Open(*input, *o)
@@ -90,7 +88,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 		return err
 	}
 	done()
-	fmt.Fprintf(os.Stderr, "infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, m.K, time.Since(start).Seconds(), *out)
+	e.printf("infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, m.K, time.Since(start).Seconds(), *out)
 	return nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
@@ -81,24 +80,24 @@ func addSpillFlags(fs *flag.FlagSet) *spillFlags {
 }
 
 // openDocs opens path as a document source for several passes: when the
-// spill is on (or auto and the format is slow to decode), the passes after
+// spill sp is on (or auto and the format is slow to decode), the passes after
 // the first complete one read a spill file. Closing the source removes it.
 // A spill that cannot be written is a warning, not an error.
-func (sp *spillFlags) openDocs(cmd, path string, o stream.Options) (stream.DocSource, error) {
+func (e *env) openDocs(sp *spillFlags, cmd, path string, o stream.Options) (stream.DocSource, error) {
 	src, err := stream.Open(path, o)
 	if err != nil || sp == nil || sp.mode == "off" || (sp.mode == "auto" && !stream.DecodeHeavy(src.Info())) {
 		return src, err
 	}
 	spilled := stream.Spill(src, stream.SpillOptions{
 		Dir: sp.dir, Workers: o.Workers, Progress: o.Progress,
-		Warn: func(err error) { warn(cmd, err.Error()) },
+		Warn: func(err error) { e.warn(cmd, err.Error()) },
 	})
 	if o.Progress != nil {
 		dir := sp.dir
 		if dir == "" {
 			dir = os.TempDir()
 		}
-		fmt.Fprintf(os.Stderr, "streamfit %s: the passes after the first read a copy of the documents spilled to %s\n", cmd, dir)
+		e.printf("streamfit %s: the passes after the first read a copy of the documents spilled to %s\n", cmd, dir)
 	}
 	return spilled, nil
 }
