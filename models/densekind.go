@@ -191,3 +191,44 @@ func (g GenFlags) Bind(fs *flag.FlagSet) {
 		fs.Float64Var(g.Sigma2, "sigma2", *g.Sigma2, "noise variance (0: the model's default)")
 	}
 }
+
+// Record is a dense model's fit record (a pointer to its FitRecord, nil in
+// a truth file): what the Fitted methods every such model shares read.
+type Record[T any] interface {
+	*T
+	// Shared returns the parts every fit record has: whether the
+	// decompositions converged (with their warnings), and the wall time.
+	Shared() (*Convergence, *float64)
+}
+
+// RecordWarnings implements Fitted.Warnings for a model whose fit record
+// is r.
+func RecordWarnings[T any, R Record[T]](r R) []string {
+	if r == nil {
+		return nil
+	}
+	c, _ := r.Shared()
+	return c.Warnings
+}
+
+// ClearRecordTiming implements Fitted.ClearTiming for a model whose fit
+// record is r.
+func ClearRecordTiming[T any, R Record[T]](r R) {
+	if r != nil {
+		_, s := r.Shared()
+		*s = 0
+	}
+}
+
+// Drawn returns the function that turns the rows g a dense model's
+// generator drew (or its error) into its Generator's data: the rows with the
+// model they are drawn from and how (truth).
+func Drawn[G stream.DenseSource](truth func(G) (model any, params map[string]any)) func(g G, err error) (TruthWriter, error) {
+	return func(g G, err error) (TruthWriter, error) {
+		if err != nil {
+			return nil, err
+		}
+		m, params := truth(g)
+		return DenseData{DenseSource: g, Truth: m, Params: params}, nil
+	}
+}

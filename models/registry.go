@@ -69,8 +69,18 @@ type Check struct {
 	FromStats bool
 }
 
-// given reports whether the flag name was given.
-func (c Check) given(name string) bool { return c.Given != nil && c.Given(name) }
+// Has reports whether the flag name was given.
+func (c Check) Has(name string) bool { return c.Given != nil && c.Given(name) }
+
+// Given returns the function that reports whether a flag of fs was given on
+// the command line (Check.Given), once fs is parsed.
+func Given(fs *flag.FlagSet) func(name string) bool {
+	return func(name string) bool {
+		found := false
+		fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+		return found
+	}
+}
 
 // Common are the settings every fit reads, whatever the model: the number
 // of components, the seed, the tensor decomposition and the goroutines.

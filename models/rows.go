@@ -29,7 +29,10 @@ func RowMatrix(b *stream.Dense) blas64.General {
 
 // The defaults of the settings the dense models share: the dimension up
 // to which the whitening is exact, the randomized sketch's extra columns
-// and power passes, the tensor decomposition and the goroutines per pass.
+// and power passes, and the tensor decomposition. Every model hands the
+// solver a whitened (orthogonally decomposable) k×k×k tensor, so the
+// robust tensor power method is the default; ojd is the more accurate
+// alternative at full rank and rtpm-stop the cheaper one.
 const (
 	DefaultExactDim   = 512
 	DefaultOversample = 10

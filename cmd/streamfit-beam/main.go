@@ -20,6 +20,7 @@ import (
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/beamfit"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/columnar"
 	_ "github.com/streamfit/streamfit/stream/docword"
@@ -78,7 +79,7 @@ flags:
 `
 
 // modelArg returns the value of --model in args (the command line), or
-// lda: the model's flags are registered before the command line is parsed.
+// LDA's name: the model's flags are registered before the command line is parsed.
 func modelArg(args []string) string {
 	for i, a := range args {
 		a = "-" + strings.TrimLeft(a, "-")
@@ -88,10 +89,10 @@ func modelArg(args []string) string {
 		case strings.HasPrefix(a, "-model="):
 			return strings.TrimPrefix(a, "-model=")
 		case a == "--":
-			return "lda"
+			return lda.Kind.Name()
 		}
 	}
-	return "lda"
+	return lda.Kind.Name()
 }
 
 // parse reads the command line (flag.CommandLine, which also holds Beam's
@@ -101,7 +102,7 @@ func parse() (func(context.Context) error, error) {
 		fmt.Fprintf(flag.CommandLine.Output(), usageText, strings.Join(models.Names(nil), ", "))
 		flag.PrintDefaults()
 	}
-	model := flag.String("model", "lda", "the model: "+strings.Join(models.Names(nil), ", "))
+	model := flag.String("model", lda.Kind.Name(), "the model: "+strings.Join(models.Names(nil), ", "))
 	k, err := models.Lookup(modelArg(os.Args[1:]))
 	if err != nil {
 		return nil, usageError{err.Error()}
@@ -145,26 +146,10 @@ func readFlags(k models.Kind) *stream.Options {
 	flag.StringVar(&o.Format, "format", "", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "))
 	flag.IntVar(&o.BatchRows, "batch-rows", stream.DefaultBatchRows, "rows per batch (the same as streamfit stats's for the same statistics)")
 	if models.IsDense(k) {
-		flag.StringVar(&o.ValuesColumn, "values-column", "", "dense samples' fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
-		flag.Func("columns", "dense samples' comma-separated numeric columns", func(v string) error {
-			o.Columns = strings.Split(v, ",")
-			return nil
-		})
-		if models.GroupOf(k) != "" {
-			flag.StringVar(&o.GroupColumn, "group-column", "", "integer sequence/set id column of the dense samples")
-		}
-		return o
+		stream.DenseFlags(flag.CommandLine, o, models.GroupOf(k) != "")
+	} else {
+		stream.DocFlags(flag.CommandLine, o)
 	}
-	flag.StringVar(&o.VocabPath, "vocab", "", "vocabulary file, one word per line (required to tokenize raw text)")
-	flag.StringVar(&o.TermsColumn, "terms-column", stream.DefaultTermsColumn, "column of term-id lists (or list<struct<term,count>>)")
-	flag.StringVar(&o.CountsColumn, "counts-column", stream.DefaultCountsColumn, "column of count lists")
-	flag.StringVar(&o.DocColumn, "doc-column", stream.DefaultDocColumn, "document id column of a long (doc, term, count) table")
-	flag.StringVar(&o.TermColumn, "term-column", stream.DefaultTermColumn, "term id column of a long table")
-	flag.StringVar(&o.CountColumn, "count-column", stream.DefaultCountColumn, "count column of a long table")
-	flag.StringVar(&o.TextColumn, "text-column", stream.DefaultTextColumn, "raw text column")
-	flag.StringVar(&o.TokenPattern, "token-pattern", "", "raw text: regular expression for one token (default: 2+ letters or digits)")
-	flag.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
-	flag.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
 	return o
 }
 
@@ -227,11 +212,7 @@ func ptrs(s []string) []*string {
 }
 
 // set reports whether the flag name was given on the command line.
-func set(name string) bool {
-	found := false
-	flag.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-	return found
-}
+func set(name string) bool { return models.Given(flag.CommandLine)(name) }
 
 // Keep the runners of beamx registered: prism (the default), Dataflow,
 // Flink, Spark and the universal (portable) runner.

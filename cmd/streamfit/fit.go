@@ -253,11 +253,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 // set reports whether the flag name was given on the command line.
-func set(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
-	return found
-}
+func set(fs *flag.FlagSet, name string) bool { return models.Given(fs)(name) }
 
 // startOutputs checks that the outputs overwrite none of the inputs and
 // starts the CPU profile when --cpuprofile asks; the caller defers stop.

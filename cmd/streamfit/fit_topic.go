@@ -101,8 +101,29 @@ func (e *env) fitTopic(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 	return e.fitTopicInput(ctx, f, s)
 }
 
-// fitTopicInput fits a topic model from the documents of --input.
+// fitTopicInput fits a topic model from the documents of --input, and
+// prints the CPU it took beside its plan's forecast.
 func (e *env) fitTopicInput(ctx context.Context, f *fitFlags, s *lda.Settings) error {
+	cfg := f.config(s)
+	var limit planLimit
+	var plan *lda.Plan
+	cfg.OnPlan = func(p *lda.Plan) {
+		e.printf("%v\n", p)
+		limit.onPlan(p)
+		plan = p
+	}
+	return e.fitDocs(ctx, f, cfg, func(src stream.DocSource, cfg lda.Config) (*models.Model, error) {
+		m, err := lda.Fit(ctx, src, cfg)
+		if err == nil && plan != nil {
+			e.printf("%s\n", planVersusMeasured(f.kind.Name(), plan, m))
+		}
+		return m, err
+	})
+}
+
+// fitDocs runs fit over the documents of --input, with progress and
+// checkpoints, writes the model and prints what was fitted.
+func (e *env) fitDocs(ctx context.Context, f *fitFlags, cfg lda.Config, fit func(stream.DocSource, lda.Config) (*models.Model, error)) error {
 	start := time.Now()
 	p, done := e.startProgress(*f.prog, "fit "+f.kind.Name(), 0)
 	defer done()
@@ -112,24 +133,13 @@ func (e *env) fitTopicInput(ctx context.Context, f *fitFlags, s *lda.Settings) e
 		return err
 	}
 	defer stream.Close(src)
-	cfg := f.config(s)
-	var limit planLimit
-	var plan *lda.Plan
-	cfg.OnPlan = func(p *lda.Plan) {
-		e.printf("%v\n", p)
-		limit.onPlan(p)
-		plan = p
-	}
 	cfg.Progress = e.ldaProgress(p, f.kind.Name())
 	if cfg.Checkpoint, err = e.checkpoint(f.topic.ck, f.input, *f.o); err != nil { // checkpoint.go
 		return err
 	}
-	m, err := lda.Fit(ctx, src, cfg)
+	m, err := fit(src, cfg)
 	if err != nil {
 		return inputNamed(f.input, err)
-	}
-	if plan != nil {
-		e.printf("%s\n", planVersusMeasured(f.kind.Name(), plan, m))
 	}
 	if err := e.writeTopicModel(m, f); err != nil {
 		return err
@@ -150,7 +160,6 @@ func (e *env) fitTopicFromStats(ctx context.Context, f *fitFlags, s *lda.Setting
 		return err
 	}
 	defer stop()
-	start := time.Now()
 	cfg := f.statsConfig(s)
 	if f.input == "" {
 		// No EM passes follow, so the start is solved as a pure spectral
@@ -169,31 +178,15 @@ func (e *env) fitTopicFromStats(ctx context.Context, f *fitFlags, s *lda.Setting
 		}
 		return e.writeTopicModel(m, f)
 	}
-	p, done := e.startProgress(*f.prog, "fit "+f.kind.Name(), 0)
-	defer done()
-	f.o.Progress = p
-	src, err := e.openDocs(f.topic.spill, "fit", f.input, *f.o)
-	if err != nil {
-		return err
-	}
-	defer stream.Close(src)
-	m, err := fitFromStats(ctx, f.fromStats, cfg)
-	if err != nil {
-		return err
-	}
-	cfg.Progress = e.ldaProgress(p, f.kind.Name())
-	if cfg.Checkpoint, err = e.checkpoint(f.topic.ck, f.input, *f.o); err != nil { // checkpoint.go
-		return err
-	}
-	if err := lda.RefineEM(ctx, src, m, cfg); err != nil {
-		return inputNamed(f.input, err)
-	}
-	if err := e.writeTopicModel(m, f); err != nil {
-		return err
-	}
-	done()
-	e.printf("fit %s: %s in %.1fs → %s\n", f.kind.Name(), m.Summary(), time.Since(start).Seconds(), f.out)
-	return nil
+	return e.fitDocs(ctx, f, cfg, func(src stream.DocSource, cfg lda.Config) (*models.Model, error) {
+		spectral := cfg
+		spectral.Progress, spectral.Checkpoint = nil, lda.Checkpoint{}
+		m, err := fitFromStats(ctx, f.fromStats, spectral)
+		if err != nil {
+			return nil, err
+		}
+		return m, lda.RefineEM(ctx, src, m, cfg)
+	})
 }
 
 // statsConfig is the lda.Config of a fit from statistics: k, α₀ and the

@@ -32,36 +32,15 @@ func addReadFlags(fs *flag.FlagSet) *stream.Options {
 
 // addDocFlags registers the flags that say how to read documents: the
 // columns of a bag-of-words table, and raw text.
-func addDocFlags(fs *flag.FlagSet, o *stream.Options) {
-	fs.StringVar(&o.VocabPath, "vocab", "", "vocabulary file, one word per line (required to tokenize raw text)")
-	fs.StringVar(&o.TermsColumn, "terms-column", stream.DefaultTermsColumn, "column of term-id lists (or list<struct<term,count>>)")
-	fs.StringVar(&o.CountsColumn, "counts-column", stream.DefaultCountsColumn, "column of count lists")
-	fs.StringVar(&o.DocColumn, "doc-column", stream.DefaultDocColumn, "document id column of a long (doc, term, count) table")
-	fs.StringVar(&o.TermColumn, "term-column", stream.DefaultTermColumn, "term id column of a long table")
-	fs.StringVar(&o.CountColumn, "count-column", stream.DefaultCountColumn, "count column of a long table")
-	fs.StringVar(&o.VectorColumn, "vector-column", stream.DefaultVectorColumn, "column of Spark ML vectors (struct<type,size,indices,values>, as CountVectorizer writes), used when there is no --terms-column")
-	addTextFlags(fs, o)
-}
+func addDocFlags(fs *flag.FlagSet, o *stream.Options) { stream.DocFlags(fs, o) }
 
 // addTextFlags registers the flags that say how to read and tokenize raw text.
-func addTextFlags(fs *flag.FlagSet, o *stream.Options) {
-	fs.StringVar(&o.TextColumn, "text-column", stream.DefaultTextColumn, "raw text column")
-	fs.StringVar(&o.TokenPattern, "token-pattern", "", "raw text: regular expression for one token (default: 2+ letters or digits)")
-	fs.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
-	fs.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
-}
+func addTextFlags(fs *flag.FlagSet, o *stream.Options) { stream.TextFlags(fs, o) }
 
 // addDenseFlags registers the flags that say how to read dense samples; grouped
 // adds the set/sequence id column.
 func addDenseFlags(fs *flag.FlagSet, o *stream.Options, grouped bool) {
-	fs.StringVar(&o.ValuesColumn, "values-column", "", "dense samples: fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
-	fs.Func("columns", "dense samples: comma-separated numeric columns", func(s string) error {
-		o.Columns = strings.Split(s, ",")
-		return nil
-	})
-	if grouped {
-		fs.StringVar(&o.GroupColumn, "group-column", "", "dense samples: integer set/sequence id column")
-	}
+	stream.DenseFlags(fs, o, grouped)
 }
 
 // spillFlags say whether a command that reads --input several times keeps

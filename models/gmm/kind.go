@@ -46,11 +46,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 		},
 		Draw: func(c synth.GMMConfig) (models.TruthWriter, error) {
 			c.Workers = runtime.GOMAXPROCS(0)
-			g, err := synth.NewGMM(c)
-			if err != nil {
-				return nil, err
-			}
-			return models.DenseData{DenseSource: g, Truth: TruthOf(g), Params: g.Params}, nil
+			return models.Drawn(func(g *synth.GMM) (any, map[string]any) { return TruthOf(g), g.Params })(synth.NewGMM(c))
 		},
 	},
 }
@@ -71,19 +67,13 @@ func (m *Model) Summary() string {
 }
 
 // Warnings implements models.Fitted.
-func (m *Model) Warnings() []string {
-	if m.Fit == nil {
-		return nil
-	}
-	return m.Fit.Warnings
-}
+func (m *Model) Warnings() []string { return models.RecordWarnings(m.Fit) }
 
 // ClearTiming implements models.Fitted.
-func (m *Model) ClearTiming() {
-	if m.Fit != nil {
-		m.Fit.Seconds = 0
-	}
-}
+func (m *Model) ClearTiming() { models.ClearRecordTiming(m.Fit) }
+
+// Shared implements models.Record.
+func (f *FitRecord) Shared() (*models.Convergence, *float64) { return &f.Convergence, &f.Seconds }
 
 // Eval implements models.Evaluator (Eval).
 func (m *Model) Eval(truth models.Fitted) (any, error) { return models.EvalAs(m, truth, Eval) }

@@ -42,11 +42,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 			fs.BoolVar(&c.Discrete, "discrete", false, "one-hot observation symbols instead of Gaussian vectors")
 		},
 		Draw: func(c synth.HMMSeqConfig) (models.TruthWriter, error) {
-			g, err := synth.NewHMMSeq(c)
-			if err != nil {
-				return nil, err
-			}
-			return models.DenseData{DenseSource: g, Truth: TruthOf(g), Params: g.Params}, nil
+			return models.Drawn(func(g *synth.HMMSeq) (any, map[string]any) { return TruthOf(g), g.Params })(synth.NewHMMSeq(c))
 		},
 	},
 }
@@ -62,19 +58,13 @@ func TruthOf(g *synth.HMMSeq) *Model {
 func (m *Model) Summary() string { return fmt.Sprintf("k=%d", m.K) }
 
 // Warnings implements models.Fitted.
-func (m *Model) Warnings() []string {
-	if m.Fit == nil {
-		return nil
-	}
-	return m.Fit.Warnings
-}
+func (m *Model) Warnings() []string { return models.RecordWarnings(m.Fit) }
 
 // ClearTiming implements models.Fitted.
-func (m *Model) ClearTiming() {
-	if m.Fit != nil {
-		m.Fit.Seconds = 0
-	}
-}
+func (m *Model) ClearTiming() { models.ClearRecordTiming(m.Fit) }
+
+// Shared implements models.Record.
+func (f *FitRecord) Shared() (*models.Convergence, *float64) { return &f.Convergence, &f.Seconds }
 
 // Eval implements models.Evaluator (Eval).
 func (m *Model) Eval(truth models.Fitted) (any, error) { return models.EvalAs(m, truth, Eval) }

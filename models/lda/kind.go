@@ -122,13 +122,11 @@ func (s *Settings) Check(ck models.Check) error {
 	if err := s.third(ck); err != nil {
 		return err
 	}
-	if ck.FromStats && ((given(ck, "plan") && c.Third != Explicit && c.Third != Auto) || s.rows) {
+	if ck.FromStats && ((ck.Has("plan") && c.Third != Explicit && c.Third != Auto) || s.rows) {
 		return fmt.Errorf("--from-stats fits the explicit tensor the statistics hold; --plan %s and --implicit do not apply", s.plan)
 	}
 	return nil
 }
-
-func given(ck models.Check, name string) bool { return ck.Given != nil && ck.Given(name) }
 
 // cubeSampleHelp is the help of --cube-sample (fit and stats).
 const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cubes (K³/6 products a document) are summed over a seeded sample of the documents of about this many tokens, each weighted by the inverse of the sample's share; every other sum reads every document (0: every document)"
@@ -152,7 +150,7 @@ func (s *Settings) checkEM(ck models.Check) error {
 	switch s.em {
 	case "batch":
 		for _, name := range []string{"em-minibatch", "em-kappa", "em-tau0"} {
-			if given(ck, name) {
+			if ck.Has(name) {
 				return fmt.Errorf("--%s is a setting of --em online", name)
 			}
 		}
@@ -183,7 +181,7 @@ func (s *Settings) third(ck models.Check) error {
 		return fmt.Errorf("--plan=%s: want auto, explicit, implicit or sketch", s.plan)
 	}
 	if s.rows {
-		if given(ck, "plan") && c.Third != Rows {
+		if ck.Has("plan") && c.Third != Rows {
 			return fmt.Errorf("--implicit is --plan implicit; it contradicts --plan %s", c.Third)
 		}
 		c.Third = Rows

@@ -246,7 +246,7 @@ func heldOut(ctx context.Context, d *Data, m *models.Model, o Options) error {
 		return err
 	}
 	defer stream.Close(src)
-	h, err := lda.Perplexity(ctx, src, m.Topics, m.Alpha, lda.ScoreOptions{Single: m.Model == "topic", Workers: o.Workers})
+	h, err := lda.Perplexity(ctx, src, m.Topics, m.Alpha, lda.ScoreOptions{Single: m.Model == lda.TopicKind.Name(), Workers: o.Workers})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.HeldOut, err)
 	}

@@ -93,7 +93,7 @@ func Bind(fs *flag.FlagSet, name string) (*Settings, func() error, error) {
 		s.Model = k.Name()
 		ds.Flags(fs)
 		return s, func() error {
-			if err := ds.Check(models.Check{Given: given(fs)}); err != nil {
+			if err := ds.Check(models.Check{Given: models.Given(fs)}); err != nil {
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
 			var err error
@@ -133,15 +133,6 @@ func (s *Settings) checkTopic() error {
 		return fmt.Errorf("%w: --em-passes=%d, --em-tol=%g: want a pass cap ≥ 0 and a finite tolerance > 0", ErrUsage, s.EMPasses, s.EMTol)
 	}
 	return nil
-}
-
-// given reports whether a flag of fs was given on the command line.
-func given(fs *flag.FlagSet) func(string) bool {
-	return func(name string) bool {
-		found := false
-		fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-		return found
-	}
 }
 
 // dense reports whether the fit is of a model of dense rows, whose passes
