@@ -154,6 +154,18 @@ type Passes struct {
 	About string
 }
 
+// Inferring is a Kind whose models give every document shares of their
+// components (streamfit infer).
+type Inferring interface {
+	// Infer calls emit with the shares under the model m of the documents
+	// of src, a batch at a time in document order: docs documents from the
+	// source's document first, shares holding k per document (emit must
+	// not keep it); workers bounds the goroutines (0: one per CPU).
+	Infer(ctx context.Context, m Fitted, src stream.DocSource, workers int, emit func(first int64, docs int, shares []float64) error) error
+	// Shape returns m's number of components k and vocabulary size d.
+	Shape(m Fitted) (k, d int)
+}
+
 // Generating is a Kind that draws data with known truth (streamfit gen).
 type Generating interface {
 	// Generator returns the model's generator.

@@ -188,12 +188,8 @@ func (d *textDemo) score(ctx context.Context, m *models.Model, modelPath string,
 	fmt.Fprintf(d.e.stdout, "held-out perplexity %.1f (document completion on %d documents); over the fitted documents, top %d words: UMass %.3f, NPMI %.3f, diversity %.2f\n",
 		h.Perplexity, h.Docs, c.Top, c.UMass, c.NPMI, c.Diversity)
 	// Document topics of the held-out documents, and the page to look at.
-	params, err := lda.ModelParams(m, 0)
-	if err != nil {
-		return err
-	}
 	thetaPath := d.out("theta.parquet")
-	if _, err := inferTo(ctx, ts, m, params, d.o.Workers, thetaPath, nil); err != nil {
+	if _, err := inferTo(ctx, ts, lda.Kind, m, d.o.Workers, thetaPath, nil); err != nil {
 		return fmt.Errorf("%s: %w", paths[1], err)
 	}
 	// The two evaluations as eval --json writes them, which the page lists.

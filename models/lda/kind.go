@@ -1,11 +1,13 @@
 package lda
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
 
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -41,6 +43,26 @@ func (k *kind) Read(path string) (models.Fitted, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Infer implements models.Inferring: the topic shares of each document
+// (Infer, with the topics of m fixed and smoothed as ModelParams does).
+func (k *kind) Infer(ctx context.Context, m models.Fitted, src stream.DocSource, workers int, emit func(first int64, docs int, shares []float64) error) error {
+	tm, ok := m.(*models.Model)
+	if !ok {
+		return fmt.Errorf("lda: a %T is not a topic model", m)
+	}
+	p, err := ModelParams(tm, 0)
+	if err != nil {
+		return err
+	}
+	return Infer(ctx, src, p, workers, emit)
+}
+
+// Shape implements models.Inferring.
+func (k *kind) Shape(m models.Fitted) (int, int) {
+	tm := m.(*models.Model)
+	return tm.K, tm.D
 }
 
 // Generator implements models.Generating.
