@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -65,7 +65,7 @@ func (e *env) checkpoint(c checkpointFlags, input string, o stream.Options) (lda
 	if st.IsDir() {
 		// A directory's own size and time miss a file changed, or added
 		// to a subdirectory: the key holds its tree's fingerprint.
-		in, err := implicit.DescribeInput(input)
+		in, err := shard.Describe(input)
 		if err != nil {
 			return lda.Checkpoint{}, err
 		}
