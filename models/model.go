@@ -127,13 +127,21 @@ type SolverRecord struct {
 }
 
 // Validate checks the model's shape: K topics of length D summing to 1 within
-// 1e-6, K weights, and a vocabulary of D words when present.
+// 1e-6, K weights (positive for LDA's Dirichlet, at least 0 for a
+// single-topic model's), and a vocabulary of D words when present.
 func (m *Model) Validate() error {
 	if m.K < 1 || m.D < 1 {
 		return fmt.Errorf("k=%d and d=%d must be positive", m.K, m.D)
 	}
 	if len(m.Topics) != m.K || len(m.Alpha) != m.K {
 		return fmt.Errorf("k=%d but %d topics and %d alphas", m.K, len(m.Topics), len(m.Alpha))
+	}
+	for i, a := range m.Alpha {
+		// Dirichlet parameters are positive; a single-topic model's weights
+		// are at least 0.
+		if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 || a == 0 && m.Model != "topic" {
+			return fmt.Errorf("alpha of topic %d is %g: want a finite number > 0", i, a)
+		}
 	}
 	for i, row := range m.Topics {
 		if len(row) != m.D {

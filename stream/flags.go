@@ -3,6 +3,8 @@ package stream
 import (
 	"flag"
 	"strings"
+
+	"github.com/streamfit/streamfit/stream/text"
 )
 
 // DocFlags registers on fs the flags that say how to read documents into
@@ -23,7 +25,14 @@ func DocFlags(fs *flag.FlagSet, o *Options) {
 // raw text into o.
 func TextFlags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.TextColumn, "text-column", DefaultTextColumn, "raw text column")
-	fs.StringVar(&o.TokenPattern, "token-pattern", "", "raw text: regular expression for one token (default: 2+ letters or digits)")
+	fs.Func("token-pattern", "raw text: regular expression for one token (default: 2+ letters or digits)", func(s string) error {
+		// A pattern that does not compile is a usage error, found here.
+		if _, err := text.NewTokenizer(Options{TokenPattern: s, StopWords: "none"}); err != nil {
+			return err
+		}
+		o.TokenPattern = s
+		return nil
+	})
 	fs.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
 	fs.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
 }

@@ -16,3 +16,10 @@ func NewProgress(total int64) *Progress { return core.NewProgress(total) }
 // DefaultInflightBytes is the byte budget of a pass when Options.InflightBytes
 // is unset.
 const DefaultInflightBytes = core.DefaultInflightBytes
+
+// Warner receives the warnings of a source (Options.Warn): what it passed over
+// without failing, such as binary files in a directory of text files.
+type Warner = core.Warner
+
+// NewWarner returns a Warner that hands each warning to f.
+func NewWarner(f func(msg string)) *Warner { return core.NewWarner(f) }

@@ -23,7 +23,7 @@ Dense sample tables convert between Parquet and Arrow with --dense.`
 
 func runConvert(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("convert", "IN OUT", convertAbout)
-	o := addInputFlags(fs)
+	o := e.addInputFlags(fs)
 	dense := fs.Bool("dense", false, "convert dense samples instead of documents")
 	layout := fs.String("layout", "lists", "document layout of columnar output: lists, pairs or long")
 	compression := fs.String("compression", "", "compression of columnar output: Parquet zstd (default), snappy, gzip, lz4, brotli or none; Arrow none (default), zstd or lz4. Docword output is compressed by its name (.gz, .zst)")

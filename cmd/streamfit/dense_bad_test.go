@@ -5,6 +5,7 @@ import (
 	"github.com/streamfit/streamfit/models/lda"
 
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,8 +122,9 @@ func TestTopicOnlyFlags(t *testing.T) {
 	in := filepath.Join(dir, "x.parquet")
 	writeDense(t, in, 3, oneHot(60, 3), nil)
 	out := filepath.Join(dir, "m.json")
-	ldaFlags := newFitFlags(lda.Kind).fs
-	gmmFlags := newFitFlags(gmm.Kind).fs
+	e := &env{stdout: io.Discard, stderr: io.Discard}
+	ldaFlags := newFitFlags(e, lda.Kind).fs
+	gmmFlags := newFitFlags(e, gmm.Kind).fs
 	var topicOnly []string
 	ldaFlags.VisitAll(func(f *flag.Flag) {
 		if gmmFlags.Lookup(f.Name) == nil && f.Name != "alpha0" {

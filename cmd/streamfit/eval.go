@@ -48,7 +48,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return e.printJSON(res)
+		return e.printEvalJSON(res, *modelPath)
 	}
 	if t, ok := res.(interface{ Text() string }); ok {
 		fmt.Fprint(e.stdout, t.Text())
@@ -87,13 +87,6 @@ func evalTruth(modelPath, truthPath string) (any, error) {
 		return nil, fmt.Errorf("%s: a %q model: no evaluation against a truth file", modelPath, kind)
 	}
 	return ev.Eval(truth)
-}
-
-// printJSON prints v as indented JSON on stdout.
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // modelKind reads the "model" field of a model or truth file.

@@ -94,7 +94,7 @@ func (e *env) runCoherence(ctx context.Context, modelPath string, mf *modelFlags
 	}
 	rep, names := newCoherenceReport(modelPath, cf.train, m, src.Info().Vocab, res)
 	if asJSON {
-		return e.printJSON(rep)
+		return e.printEvalJSON(rep, modelPath)
 	}
 	fmt.Fprintf(e.stdout, "model:     %s (k=%d, d=%d)\ncorpus:    %s (%d documents)\n", modelPath, m.K, m.D, cf.train, res.Docs)
 	fmt.Fprintf(e.stdout, "UMass:     %.4f (mean over topics and top-%d word pairs; higher is better)\n", res.UMass, res.Top)

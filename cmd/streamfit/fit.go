@@ -44,11 +44,11 @@ type fitFlags struct {
 
 // newFitFlags makes the flag set of `fit MODEL`: the flags every model
 // reads, the input flags of its data, then the model's own.
-func newFitFlags(k models.Kind) *fitFlags {
+func newFitFlags(e *env, k models.Kind) *fitFlags {
 	f := &fitFlags{kind: k, settings: k.Settings(models.FitFlags)}
 	fs := newFlags("fit "+k.Name(), "", fmt.Sprintf(fitAbout, k.Name(), k.Summary()))
 	f.fs = fs
-	f.o = addReadFlags(fs)
+	f.o = e.addReadFlags(fs)
 	fs.StringVar(&f.input, "input", "", "input file (any format streamfit inspect reads), or a directory of text files")
 	fs.StringVar(&f.out, "out", "model.json", "output model file (JSON)")
 	fs.IntVar(&f.common.K, "k", 10, "number of topics / components / states")
@@ -88,14 +88,14 @@ func fitKind(args []string) (models.Kind, error) {
 
 // notDefined rewrites the flag package's "flag provided but not defined"
 // for `fit MODEL` into a message that says which models read the flag.
-func notDefined(model string, err error) error {
+func (e *env) notDefined(model string, err error) error {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !ok {
 		return err
 	}
 	var readers []string
 	for _, k := range models.Kinds() {
-		if newFitFlags(k).fs.Lookup(name) != nil {
+		if newFitFlags(e, k).fs.Lookup(name) != nil {
 			readers = append(readers, k.Name())
 		}
 	}
@@ -108,10 +108,10 @@ func notDefined(model string, err error) error {
 // parseFit parses the flags of `fit MODEL` (args after the model's name)
 // and checks the model's settings.
 func (e *env) parseFit(k models.Kind, args []string) (*fitFlags, error) {
-	f := newFitFlags(k)
+	f := newFitFlags(e, k)
 	pos, err := e.parse(f.fs, args)
 	if err != nil {
-		return nil, notDefined(k.Name(), err)
+		return nil, e.notDefined(k.Name(), err)
 	}
 	if f.input == "" && len(pos) == 1 {
 		f.input = pos[0]

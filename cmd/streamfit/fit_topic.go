@@ -104,6 +104,7 @@ func (e *env) fitTopic(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 // fitTopicInput fits a topic model from the documents of --input, and
 // prints the CPU it took beside its plan's forecast.
 func (e *env) fitTopicInput(ctx context.Context, f *fitFlags, s *lda.Settings) error {
+	cpu0 := sysinfo.CPUTime()
 	cfg := f.config(s)
 	var limit planLimit
 	var plan *lda.Plan
@@ -115,7 +116,7 @@ func (e *env) fitTopicInput(ctx context.Context, f *fitFlags, s *lda.Settings) e
 	return e.fitDocs(ctx, f, cfg, func(src stream.DocSource, cfg lda.Config) (*models.Model, error) {
 		m, err := lda.Fit(ctx, src, cfg)
 		if err == nil && plan != nil {
-			e.printf("%s\n", planVersusMeasured(f.kind.Name(), plan, m))
+			e.printf("%s\n", planVersusMeasured(f.kind.Name(), plan, m, cpu0))
 		}
 		return m, err
 	})
@@ -257,11 +258,11 @@ func (e *env) ldaProgress(p *stream.Progress, model string) func(lda.Progress) {
 }
 
 // planVersusMeasured is the line fit prints after an LDA fit: the CPU the
-// process used beside the plan's forecast, and the plan's cost model for
-// the passes the fit took (the forecast assumes a typical number of EM
-// passes; the stopping rule decides).
-func planVersusMeasured(model string, plan *lda.Plan, m *models.Model) string {
-	used := sysinfo.CPUTime().Seconds()
+// process used since cpu0 (the command's start) beside the plan's forecast,
+// and the plan's cost model for the passes the fit took (the forecast
+// assumes a typical number of EM passes; the stopping rule decides).
+func planVersusMeasured(model string, plan *lda.Plan, m *models.Model, cpu0 time.Duration) string {
+	used := (sysinfo.CPUTime() - cpu0).Seconds()
 	forecast, taken := plan.Predicted.CPUSeconds, plan.Taken(m)
 	if forecast < 0 {
 		return fmt.Sprintf("fit %s: CPU %.1fs (the plan could not forecast it: the number of documents was unknown)", model, used)

@@ -30,7 +30,7 @@ func (e *env) evalHeldOut(ctx context.Context, mf *modelFlags, modelPath, path s
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if asJSON {
-		return e.printJSON(h)
+		return e.printEvalJSON(h, modelPath)
 	}
 	fmt.Fprintf(e.stdout, "held-out perplexity: %.2f (document completion: %d documents, %d observed and %d predicted tokens, %d skipped; topics smoothed by %g)\n",
 		h.Perplexity, h.Docs, h.Observed, h.Predicted, h.Skipped, h.Smooth)

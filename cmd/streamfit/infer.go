@@ -36,7 +36,7 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`
 
 func runInfer(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("infer", "", inferAbout)
-	o := addReadFlags(fs)
+	o := e.addReadFlags(fs)
 	addDocFlags(fs, o)
 	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
 	input := fs.String("input", "", "documents (any format of `streamfit inspect`), or a directory of text files")

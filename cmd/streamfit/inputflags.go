@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 
@@ -10,8 +11,8 @@ import (
 
 // addInputFlags registers every flag that says how to read an input file, for
 // the commands that read documents and dense samples alike (convert, inspect).
-func addInputFlags(fs *flag.FlagSet) *stream.Options {
-	o := addReadFlags(fs)
+func (e *env) addInputFlags(fs *flag.FlagSet) *stream.Options {
+	o := e.addReadFlags(fs)
 	addDocFlags(fs, o)
 	addDenseFlags(fs, o, true)
 	return o
@@ -19,8 +20,10 @@ func addInputFlags(fs *flag.FlagSet) *stream.Options {
 
 // addReadFlags registers the flags of every command that reads data: the
 // format and how the reading is split.
-func addReadFlags(fs *flag.FlagSet) *stream.Options {
-	o := &stream.Options{}
+func (e *env) addReadFlags(fs *flag.FlagSet) *stream.Options {
+	// What a source passes over (binary files in a text directory) is a
+	// warning on stderr.
+	o := &stream.Options{Warn: stream.NewWarner(func(msg string) { e.warn(fs.Name(), msg) })}
 	fs.Func("format", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "), func(s string) error {
 		o.Format = s
 		return oneOf(s, stream.Formats()...)
@@ -61,9 +64,15 @@ func addSpillFlags(fs *flag.FlagSet) *spillFlags {
 // openDocs opens path as a document source for several passes: when the
 // spill sp is on (or auto and the format is slow to decode), the passes after
 // the first complete one read a spill file. Closing the source removes it.
-// A spill that cannot be written is a warning, not an error.
+// A spill that cannot be written is a warning, not an error. A source that
+// does not know its vocabulary's size is refused here, naming the file.
 func (e *env) openDocs(sp *spillFlags, cmd, path string, o stream.Options) (stream.DocSource, error) {
 	src, err := stream.Open(path, o)
+	if err == nil && src.Info().Terms == 0 {
+		// A topic fit sizes everything by the vocabulary.
+		stream.Close(src)
+		return nil, fmt.Errorf("%s: the file does not say how many words its vocabulary has (no vocabulary in its metadata or beside it, no term-id statistics): give the vocabulary file with --vocab", path)
+	}
 	if err != nil || sp == nil || sp.mode == "off" || (sp.mode == "auto" && !stream.DecodeHeavy(src.Info())) {
 		return src, err
 	}

@@ -144,7 +144,7 @@ With --row-groups it lists only those, from the metadata, without reading the da
 
 func runInspect(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("inspect", "FILE", inspectAbout)
-	o := addInputFlags(fs)
+	o := e.addInputFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	dense := fs.Bool("dense", false, "read as dense samples")
 	piecesOnly := fs.Bool("row-groups", false, "only list the row groups (record batches) and their rows, from the metadata, without reading the data")
@@ -405,6 +405,9 @@ func (e *env) printHead(in *inspection) {
 	}
 	if in.Bytes > 0 {
 		fmt.Fprintf(e.stdout, "size:      %.1f MB\n", float64(in.Bytes)/1e6)
+	}
+	if in.Checksum != "" {
+		fmt.Fprintf(e.stdout, "checksum:  %s\n", in.Checksum)
 	}
 	fmt.Fprintf(e.stdout, "rows:      %d\n", in.Rows)
 }

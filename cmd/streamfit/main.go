@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
@@ -207,11 +208,35 @@ func newFlags(name, args, about string) *flag.FlagSet {
 	return fs
 }
 
+// forceOutputs is set by --force, which every command takes: outputs that
+// exist read-only are replaced all the same (checkOutputs).
+var forceOutputs bool
+
+// takeForce removes --force (before any "--") from args and reports
+// whether it was there.
+func takeForce(args []string) ([]string, bool) {
+	var out []string
+	force := false
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...), force
+		}
+		if a == "--force" || a == "-force" {
+			force = true
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, force
+}
+
 // parse parses flags that may come before or after the positional arguments
 // (`streamfit inspect FILE --json` works), returning the positional ones.
-// The flag set's help and errors go to stderr.
+// The flag set's help and errors go to stderr. --force, which every command
+// takes, is read here.
 func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(e.stderr)
+	args, forceOutputs = takeForce(args)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -246,6 +271,9 @@ var intMin = map[string]int64{
 // given (0 is not a way to ask for the default).
 var positiveFloat = map[string]bool{"alpha0": true, "beta": true, "doc-len": true, "em-tol": true, "alpha": true}
 
+// fraction names the float flags that are a fraction: in (0, 1] when given.
+var fraction = map[string]bool{"max-df": true}
+
 // checkValues refuses, as usage errors, numeric flags given on the command
 // line outside what they mean: a negative count, a zero batch, a NaN.
 func checkValues(fs *flag.FlagSet) error {
@@ -264,6 +292,14 @@ func checkValues(fs *flag.FlagSet) error {
 		case float64:
 			if positiveFloat[f.Name] && (!(x > 0) || math.IsInf(x, 1)) {
 				err = usagef("--%s=%s: want a finite number > 0", f.Name, f.Value)
+			}
+			if fraction[f.Name] && !(x > 0 && x <= 1) {
+				err = usagef("--%s=%s: want a fraction in (0, 1]", f.Name, f.Value)
+			}
+			return
+		case time.Duration:
+			if x < 0 {
+				err = usagef("--%s=%s: a duration cannot be negative", f.Name, f.Value)
 			}
 			return
 		default:
@@ -288,8 +324,9 @@ func oneOf(s string, allowed ...string) error {
 
 // checkOutputs refuses, before any work, an output that is one of the inputs
 // or that another output also names (usage errors), and reports an output that
-// cannot be created (a missing directory, a directory, no permission). Empty
-// names (flags not given) are skipped.
+// cannot be created (a missing directory, a directory, no permission) or that
+// exists read-only for this user (unless --force). Empty names (flags not
+// given) are skipped.
 func checkOutputs(inputs []string, outputs ...string) error {
 	var outs []string
 	for _, o := range outputs {
@@ -303,6 +340,13 @@ func checkOutputs(inputs []string, outputs ...string) error {
 	for _, o := range outs {
 		if err := stream.CheckWritable(o); err != nil {
 			return err
+		}
+		if !forceOutputs {
+			// Replaced by a rename, which the directory allows: refuse a
+			// read-only file as cp does.
+			if err := stream.CheckReplaceable(o); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

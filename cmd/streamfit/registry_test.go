@@ -150,9 +150,12 @@ func TestRegisteredModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := mustRun(t, "eval", "--model", p("fit.json"), "--truth", p("truth.json"), "--json")
-	var ev map[string]float64
-	if err := json.Unmarshal([]byte(out), &ev); err != nil || math.Abs(ev["mean_l1"]-0.5) > 1e-12 {
-		t.Errorf("eval: %s (%v), want mean_l1 0.5", out, err)
+	var ev struct {
+		MeanL1 float64 `json:"mean_l1"`
+		Model  string  `json:"model_sha256"`
+	}
+	if err := json.Unmarshal([]byte(out), &ev); err != nil || math.Abs(ev.MeanL1-0.5) > 1e-12 || ev.Model == "" {
+		t.Errorf("eval: %s (%v), want mean_l1 0.5 and the model's SHA-256", out, err)
 	}
 	mustRun(t, "report", "--model", p("fit.json"), "--out", p("report.html"))
 	if page, err := os.ReadFile(p("report.html")); err != nil || !strings.Contains(string(page), "Column means") {

@@ -76,7 +76,7 @@ func statsKind(args []string) (k models.Kind, rest []string, named bool) {
 }
 
 // newStatsFlags makes the flag set of `stats MODEL`.
-func newStatsFlags(k models.Kind) *statsFlags {
+func newStatsFlags(e *env, k models.Kind) *statsFlags {
 	f := &statsFlags{kind: k, settings: k.Settings(models.StatsFlags)}
 	ds, dense := f.settings.(models.DenseSettings)
 	about := statsAbout + topicStatsAbout
@@ -85,7 +85,7 @@ func newStatsFlags(k models.Kind) *statsFlags {
 	}
 	fs := newFlags("stats "+k.Name(), "INPUT...", about)
 	f.fs = fs
-	f.o = addReadFlags(fs)
+	f.o = e.addReadFlags(fs)
 	fs.StringVar(&f.out, "out", "shard.stats", "output statistics file (with --append: LAST itself)")
 	fs.IntVar(&f.common.K, "k", 10, "number of topics, components or states")
 	fs.Uint64Var(&f.common.Seed, "seed", 1, "random seed: determines the sketch Ω; every shard must use the same")
@@ -111,7 +111,7 @@ func newStatsFlags(k models.Kind) *statsFlags {
 // parseStats parses the flags of `stats MODEL` and checks those every
 // model shares.
 func (e *env) parseStats(k models.Kind, args []string) (*statsFlags, error) {
-	f := newStatsFlags(k)
+	f := newStatsFlags(e, k)
 	inputs, err := e.parse(f.fs, args)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ func runVocab(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	fs := newFlags("vocab build", "INPUT", vocabBuildAbout)
-	o := addReadFlags(fs)
+	o := e.addReadFlags(fs)
 	addTextFlags(fs, o)
 	bo := addBuildFlags(fs)
 	out := fs.String("out", "", "output vocabulary file")

@@ -284,3 +284,21 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	return f.Commit()
 }
+
+// ErrReadOnly: an output file exists and is read-only for this user.
+var ErrReadOnly = errors.New("the output exists and is read-only")
+
+// CheckReplaceable refuses an existing regular file at path that is
+// read-only: one the process may not write (another user's, say), or one
+// nobody may (mode 0444, which rm asks about even for root). Writing an
+// output replaces the file by renaming a new one over it, which the
+// directory allows whatever the file's own mode, so such a file would be
+// replaced silently where cp refuses and mv -i asks. A missing file, or
+// one the process may write, is fine.
+func CheckReplaceable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o222 != 0 && writableByUs(path) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w (mode %v): it is not replaced; remove it, make it writable, or give --force", path, ErrReadOnly, st.Mode().Perm())
+}

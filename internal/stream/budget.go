@@ -49,7 +49,8 @@ func ResultSlots(workers int) int { return 2*max(workers, 1) + 1 }
 // Breaking out of the loop or cancelling ctx stops every goroutine before the
 // iterator returns; results never yielded are passed to release (if non-nil).
 // The first error, in stream order, is yielded once after the results that
-// precede it and ends the pass.
+// precede it and ends the pass. A panic in split or decode is such an error
+// (a *PanicError, see Safe).
 func OrderedBudget[W, R any](ctx context.Context, workers int, budget int64,
 	split func(ctx context.Context, emit func(w W, size int64) bool) error,
 	decode func(ctx context.Context, w W, emit func(r R, size int64) bool) error,
@@ -70,18 +71,20 @@ func OrderedBudget[W, R any](ctx context.Context, workers int, budget int64,
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			defer close(jobs)
-			err := split(ctx, func(w W, size int64) bool {
-				j := q.admit(w, size)
-				if j == nil {
-					return false
-				}
-				select {
-				case jobs <- j:
-					return true
-				case <-ctx.Done():
-					q.finish(j, ctx.Err())
-					return false
-				}
+			err := Safe(func() error {
+				return split(ctx, func(w W, size int64) bool {
+					j := q.admit(w, size)
+					if j == nil {
+						return false
+					}
+					select {
+					case jobs <- j:
+						return true
+					case <-ctx.Done():
+						q.finish(j, ctx.Err())
+						return false
+					}
+				})
 			})
 			q.splitDone(err)
 		})
@@ -216,15 +219,17 @@ func (q *budgetQueue[W, R]) decode(ctx context.Context, j *budgetJob[W, R],
 	decode func(ctx context.Context, w W, emit func(r R, size int64) bool) error, release func(R)) {
 	err := ctx.Err()
 	if err == nil && q.slot(j) {
-		err = decode(ctx, j.w, func(r R, size int64) bool {
-			if q.put(j, r, size) {
-				// The next result's slot, before decode makes it.
-				return q.slot(j)
-			}
-			if release != nil {
-				release(r)
-			}
-			return false
+		err = Safe(func() error {
+			return decode(ctx, j.w, func(r R, size int64) bool {
+				if q.put(j, r, size) {
+					// The next result's slot, before decode makes it.
+					return q.slot(j)
+				}
+				if release != nil {
+					release(r)
+				}
+				return false
+			})
 		})
 	}
 	q.finish(j, err)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -80,4 +81,16 @@ func DecompressError(path string, off int64, err error) error {
 	e := Errorf(path, 0, -1, "", ErrCorrupt, "damaged compressed data (%v), found by this byte; the damage may be anywhere before it", err).(*Error)
 	e.Offset = max(off, 1)
 	return e
+}
+
+// Locate names path in err unless err already is an *Error (which names its
+// file and position) or a cancellation: the errors a pass's pipeline
+// returns without knowing the file, such as a *PanicError, reach the user
+// with the file they are about.
+func Locate(path string, err error) error {
+	var se *Error
+	if err == nil || errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &Error{Path: path, Row: -1, Err: err}
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"fmt"
 	"runtime"
 )
 
@@ -57,6 +58,24 @@ type Options struct {
 	Workers int
 	// Progress, when non-nil, is advanced as rows and bytes are read.
 	Progress *Progress
+	// Warn, when non-nil, is told of what a source passed over without
+	// failing (binary files in a directory of text files); nil drops it.
+	Warn *Warner
+}
+
+// Warner receives the warnings of a source. It is a pointer to a struct with
+// no exported fields, as Progress is, so Options stays a plain value that
+// pipelines can serialise (a func field could not be).
+type Warner struct{ f func(msg string) }
+
+// NewWarner returns a Warner that hands each warning to f.
+func NewWarner(f func(msg string)) *Warner { return &Warner{f: f} }
+
+// Warnf calls o.Warn, if set, with the formatted message.
+func (o Options) Warnf(format string, args ...any) {
+	if o.Warn != nil && o.Warn.f != nil {
+		o.Warn.f(fmt.Sprintf(format, args...))
+	}
 }
 
 // Default column names.

@@ -13,7 +13,8 @@ import (
 // on up to workers goroutines. At most 2×workers items are in flight, which bounds
 // memory. Breaking out of the loop or cancelling ctx stops every goroutine before
 // the iterator returns; results never yielded are passed to release (if non-nil).
-// The first error, in stream order, is yielded once and ends the pass.
+// The first error, in stream order, is yielded once and ends the pass. A
+// panic in split or decode is such an error (a *PanicError, see Safe).
 func Ordered[W, R any](ctx context.Context, workers int,
 	split func(ctx context.Context, emit func(W) bool) error,
 	decode func(ctx context.Context, w W) (R, error),
@@ -38,20 +39,22 @@ func Ordered[W, R any](ctx context.Context, workers int,
 		g.Go(func() error {
 			defer close(jobs)
 			defer close(order)
-			err := split(ctx, func(w W) bool {
-				out := make(chan result, 1)
-				select {
-				case order <- out:
-				case <-ctx.Done():
-					return false
-				}
-				select {
-				case jobs <- job{w, out}:
-					return true
-				case <-ctx.Done():
-					out <- result{err: ctx.Err()}
-					return false
-				}
+			err := Safe(func() error {
+				return split(ctx, func(w W) bool {
+					out := make(chan result, 1)
+					select {
+					case order <- out:
+					case <-ctx.Done():
+						return false
+					}
+					select {
+					case jobs <- job{w, out}:
+						return true
+					case <-ctx.Done():
+						out <- result{err: ctx.Err()}
+						return false
+					}
+				})
 			})
 			if err != nil {
 				out := make(chan result, 1)
@@ -70,7 +73,8 @@ func Ordered[W, R any](ctx context.Context, workers int,
 						j.out <- result{err: ctx.Err()}
 						continue
 					}
-					r, err := decode(ctx, j.w)
+					var r R
+					err := Safe(func() (err error) { r, err = decode(ctx, j.w); return err })
 					j.out <- result{r, err}
 				}
 				return nil

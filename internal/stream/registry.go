@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -66,6 +67,11 @@ func lookup(name string) (Format, bool) {
 // Detect picks the format of an existing file or directory: the forced name if
 // given, else the registered format most sure it matches (content beats name).
 func Detect(path, forced string) (Format, error) {
+	// Inputs are read more than once and at any position: a pipe or a
+	// device can be neither (a FIFO read as "file is empty").
+	if st, err := StatFile(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "is not a regular file but a %s: inputs are read more than once, from any position; save the data to a file", fileKind(st.Mode()))
+	}
 	if forced != "" {
 		f, ok := lookup(forced)
 		if !ok {
@@ -178,12 +184,15 @@ func Open(path string, o Options) (DocSource, error) {
 	if tokenizer == nil {
 		return nil, Errorf(path, 0, -1, "", ErrFormat, "raw text input needs a tokenizer and none is installed")
 	}
-	if o.VocabPath == "" {
-		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "name a vocabulary file, built from the same text")
-	}
+	// The texts first: an input with no text at all (a directory of
+	// hidden files) says so, instead of asking for a vocabulary.
 	ts, err := f.OpenTexts(path, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.VocabPath == "" {
+		Close(ts)
+		return nil, Errorf(path, 0, -1, "", ErrNeedVocab, "name a vocabulary file, built from the same text")
 	}
 	return tokenizer(ts, o)
 }
@@ -263,4 +272,34 @@ func Compression(head []byte) string {
 		return "zstd"
 	}
 	return ""
+}
+
+// TextChecksum says what checks a text file's bytes (a docword or text
+// file, plain or compressed), from its first bytes, for Info.Checksum.
+func TextChecksum(head []byte) string {
+	switch Compression(head) {
+	case "gzip":
+		return "CRC-32 of the data (gzip), checked at the end of each pass"
+	case "zstd":
+		// The frame header descriptor's Content_Checksum_flag.
+		if len(head) > 4 && head[4]&4 != 0 {
+			return "checksum of each zstd frame, checked at its end"
+		}
+		return "none: the zstd frames carry no checksum"
+	}
+	return "none: a plain text file carries no checksum"
+}
+
+// fileKind names the kind of a file that is neither a regular file nor a
+// directory.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }

@@ -30,6 +30,10 @@ type Info struct {
 	Cols int `json:"cols,omitempty"`
 	// Schema is a human-readable description of the file's schema, when it has one.
 	Schema string `json:"schema,omitempty"`
+	// Checksum says what checks the stored bytes as they are read ("none"
+	// when nothing does: damage that still decodes goes unnoticed), empty
+	// when the format does not say.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // DocSource is a re-readable stream of sparse documents. Each call to Docs is one

@@ -11,13 +11,17 @@ import (
 // term id i-1, as in the UCI bag-of-words vocab.*.txt files. Empty lines and
 // duplicate words are errors, because they would make term ids ambiguous. A
 // file in the text format of gensim's Dictionary.save_as_text (a document
-// count, then "id<TAB>word<TAB>docfreq" lines) gives each word its id.
+// count, then "id<TAB>word<TAB>docfreq" lines, with or without the count)
+// gives each word its id.
 func ReadVocab(path string) ([]string, error) {
 	f, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, Errorf(path, 0, -1, "", ErrFormat, "is a directory, not a vocabulary file (one word per line)")
+	}
 	var words []string
 	seen := map[string]int64{}
 	sc := bufio.NewScanner(f)
@@ -53,18 +57,23 @@ func ReadVocab(path string) ([]string, error) {
 // when the lines are not in that format (a plain vocabulary); ids must
 // then be 0..n−1, each once.
 func gensimVocab(path string, lines []string) (words []string, ok bool, err error) {
-	if len(lines) < 2 || strings.ContainsRune(lines[0], '\t') {
+	// The first line, the number of documents, is sometimes cut off (a
+	// file cut by head or tail, or a hand-made one): the entries are
+	// recognised without it.
+	first := 1
+	if len(lines) > 0 && strings.ContainsRune(lines[0], '\t') {
+		first = 0
+	} else if len(lines) < 2 {
 		return nil, false, nil
-	}
-	if _, err := strconv.ParseUint(lines[0], 10, 64); err != nil {
+	} else if _, err := strconv.ParseUint(lines[0], 10, 64); err != nil {
 		return nil, false, nil
 	}
 	type entry struct {
 		id   int
 		word string
 	}
-	entries := make([]entry, 0, len(lines)-1)
-	for _, l := range lines[1:] {
+	entries := make([]entry, 0, len(lines)-first)
+	for _, l := range lines[first:] {
 		f := strings.Split(l, "\t")
 		if len(f) != 3 {
 			return nil, false, nil
@@ -79,7 +88,7 @@ func gensimVocab(path string, lines []string) (words []string, ok bool, err erro
 	words = make([]string, len(entries))
 	seen := map[string]bool{}
 	for i, e := range entries {
-		line := int64(i + 2)
+		line := int64(i + 1 + first)
 		switch {
 		case e.id < 0 || e.id >= len(words):
 			return nil, true, Errorf(path, line, -1, "", ErrValue, "gensim dictionary: id %d outside 0..%d", e.id, len(words)-1)

@@ -2,9 +2,11 @@ package lda
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,21 +169,33 @@ func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
 	return acc, err
 }
 
-// writeCheckpoint writes header as a JSON line and then body to path,
-// atomically.
+// A checkpoint file ends with a trailer: ckptMagic and the CRC-32C of every
+// byte before it. A damaged checkpoint (one flipped bit in α or the topics
+// gave another model, exit 0) is named and refused before any of it is
+// used.
+const ckptMagic = "SFck"
+
+var ckptCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// writeCheckpoint writes header as a JSON line, then body, then the
+// trailer, to path, atomically.
 func writeCheckpoint(path string, header any, body func(io.Writer) error) error {
 	f, err := stream.CreateAtomic(path)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	h, err := json.Marshal(header)
-	w := bufio.NewWriterSize(f, 1<<16)
+	sum := crc32.New(ckptCRC)
+	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<16)
 	if err == nil {
 		w.Write(append(h, '\n'))
 		err = body(w)
 	}
 	if err == nil {
 		err = w.Flush()
+	}
+	if err == nil {
+		_, err = f.Write(binary.LittleEndian.AppendUint32([]byte(ckptMagic), sum.Sum32()))
 	}
 	if err != nil {
 		f.Abort()
@@ -190,9 +204,9 @@ func writeCheckpoint(path string, header any, body func(io.Writer) error) error 
 	return f.Commit()
 }
 
-// readCheckpoint reads the JSON line of a file written by writeCheckpoint
-// into header and hands the rest to body; it reports whether the file
-// exists.
+// readCheckpoint checks the trailer of a file written by writeCheckpoint,
+// reads its JSON line into header and hands the rest to body; it reports
+// whether the file exists.
 func readCheckpoint(path string, header any, body func(io.Reader) error) (bool, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -202,7 +216,11 @@ func readCheckpoint(path string, header any, body func(io.Reader) error) (bool, 
 		return false, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
+	n, err := checkTrailer(f)
+	if err != nil {
+		return false, fmt.Errorf("checkpoint %s: %w; it is not used (remove it to start over)", path, err)
+	}
+	r := bufio.NewReaderSize(io.LimitReader(f, n), 1<<16)
 	line, err := r.ReadBytes('\n')
 	if err == nil {
 		err = json.Unmarshal(line, header)
@@ -214,4 +232,36 @@ func readCheckpoint(path string, header any, body func(io.Reader) error) (bool, 
 		return false, err
 	}
 	return true, nil
+}
+
+// errCkptDamaged: a checkpoint whose checksum does not match its bytes.
+var errCkptDamaged = errors.New("damaged: its bytes do not match its checksum")
+
+// checkTrailer checks the checksum of the checkpoint f and returns the
+// length of its content (the bytes before the trailer), leaving f at its
+// start.
+func checkTrailer(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	n := st.Size() - int64(len(ckptMagic)) - 4
+	if n < 0 {
+		return 0, errCkptDamaged
+	}
+	sum := crc32.New(ckptCRC)
+	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, n)); err != nil {
+		return 0, err
+	}
+	tail := make([]byte, len(ckptMagic)+4)
+	if _, err := f.ReadAt(tail, n); err != nil {
+		return 0, err
+	}
+	if string(tail[:len(ckptMagic)]) != ckptMagic {
+		return 0, errors.New("no checksum at its end: damaged, or written by an older streamfit")
+	}
+	if binary.LittleEndian.Uint32(tail[len(ckptMagic):]) != sum.Sum32() {
+		return 0, errCkptDamaged
+	}
+	return n, nil
 }

@@ -25,6 +25,13 @@ func TestBadInput(t *testing.T) {
 		short.AppendDoc([]int32{1, 2}, []int32{1, 1})
 	}
 	shortSrc := &stream.MemoryDocs{All: short, Terms: 50}
+	tenDocs := func() *stream.Docs {
+		docs := &stream.Docs{Offsets: []int{0}}
+		for i := range int32(10) {
+			docs.AppendDoc([]int32{i, i + 10, i + 20, i + 30}, []int32{2, 1, 1, 1})
+		}
+		return docs
+	}
 	for _, tc := range []struct {
 		name string
 		src  stream.DocSource
@@ -39,7 +46,7 @@ func TestBadInput(t *testing.T) {
 		{"alpha0=+Inf", small, Config{K: 3, Alpha0: math.Inf(1)}, "alpha0=+Inf", nil},
 		{"alpha0=NaN", small, Config{K: 3, Alpha0: math.NaN()}, "alpha0=NaN", nil},
 		{"no docs", shortSrc, Config{K: 3, Alpha0: 1}, "no usable documents", implicit.ErrNoDocs},
-		{"too many topics", small, Config{K: 30, Alpha0: 1}, "lower k", ErrTooManyTopics},
+		{"k>documents", &stream.MemoryDocs{All: tenDocs(), Terms: 50}, Config{K: 20, Alpha0: 1}, "lower k to 10", ErrTooManyTopics},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Fit(ctx, tc.src, tc.cfg)

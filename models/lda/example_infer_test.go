@@ -17,7 +17,7 @@ func ExampleInfer() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := lda.Fit(ctx, corpus, lda.Config{K: 3, Alpha0: 1, Seed: 1})
+	m, err := lda.Fit(ctx, corpus, lda.DefaultConfig(3))
 	if err != nil {
 		panic(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"time"
@@ -97,23 +98,12 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	}
 	cfg = plan.apply(cfg)
 	track := newTracker(cfg)
-	var m *models.Model
-	for negative, pos := false, -1; ; negative = true {
-		m, err = fitPasses(ctx, src, cfg, plan, track, negative)
-		var few *fewPositiveError
-		if !errors.As(err, &few) || !few.sketch || cfg.PowerIters != 0 {
-			break
-		}
-		if few.cols >= d || few.pos <= pos {
-			// A larger sketch that found no more positive directions will
-			// not: the data hold no more.
-			few.sketch = false
-			break
-		}
-		pos = few.pos
-		// The range of the sketch held fewer than k positive directions of
-		// M̂2 among its negative ones: sketch again with more columns.
-		cfg.Oversample = min(d, few.moreCols()) - cfg.K
+	m, err := spectralFit(ctx, src, cfg, plan, track)
+	if err != nil {
+		// The data support fewer spectral directions than k: the spectral
+		// fit of what they support, brought to k topics by splitting the
+		// heaviest, is the start the EM passes refine.
+		m, err = fewerTopics(ctx, src, cfg, plan, track, err)
 	}
 	if err != nil {
 		return nil, err
@@ -132,6 +122,138 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	m.Fit.Plan = plan.Record()
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
+}
+
+// spectralFit runs the spectral passes and the solve of Fit, sketching
+// again with more columns while a sketch's range holds fewer than k
+// positive directions of M̂2 that more columns may find.
+func spectralFit(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan, track *tracker) (*models.Model, error) {
+	d := src.Info().Terms
+	for negative, pos := false, -1; ; negative = true {
+		m, err := fitPasses(ctx, src, cfg, plan, track, negative)
+		var few *fewPositiveError
+		if !errors.As(err, &few) || !few.sketch || cfg.PowerIters != 0 {
+			return m, err
+		}
+		if few.cols >= d || few.pos <= pos {
+			// A larger sketch that found no more positive directions will
+			// not: the data hold no more.
+			few.sketch = false
+			return m, err
+		}
+		pos = few.pos
+		// The range of the sketch held fewer than k positive directions of
+		// M̂2 among its negative ones: sketch again with more columns.
+		cfg.Oversample = min(d, few.moreCols()) - cfg.K
+	}
+}
+
+// fewerTopics answers a spectral fit that the data refused for k topics
+// (err, ErrTooManyTopics; any other error is returned as it is, and so is
+// k above the usable documents, which no model answers): it fits
+// the fewer topics the data support (as many as the refusal counted, or a
+// fifth fewer at a time when it did not count them, down to 1) and brings
+// that model to k topics by splitting the heaviest (splitTopics), with a
+// warning in m.Fit.Warnings. The passes of every attempt count. Real text
+// does this at a k that gensim and scikit-learn fit without a complaint:
+// its second moment is not LDA's, and its tail of small directions holds
+// negative ones.
+func fewerTopics(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan, track *tracker, err error) (*models.Model, error) {
+	k := cfg.K
+	if !errors.Is(err, ErrTooManyTopics) {
+		return nil, err
+	}
+	if int64(k) > track.usable {
+		return nil, fmt.Errorf("%w: k=%d topics from %d usable documents (of at least %d tokens); lower k to %d", ErrTooManyTopics, k, track.usable, implicit.MinTokens, max(track.usable, 1))
+	}
+	low := cfg
+	// The checkpoints of the fit of k topics do not serve a fit of fewer.
+	low.Checkpoint = Checkpoint{}
+	for range 6 {
+		if !errors.Is(err, ErrTooManyTopics) || ctx.Err() != nil {
+			return nil, err
+		}
+		next := supportedTopics(err, low.K)
+		if next < 1 || next >= low.K {
+			return nil, err
+		}
+		low.K = next
+		low.Oversample = cfg.Oversample
+		var m *models.Model
+		if m, err = spectralFit(ctx, src, low, plan, track); err == nil {
+			splitTopics(m, k, cfg.Seed)
+			m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf(
+				"the data support %d spectral topics, not k=%d (the second moment's small directions hold negative ones, as real text's do): the spectral fit has %d, and %d more were split from the heaviest for the EM passes to separate",
+				next, k, next, k-next))
+			return m, nil
+		}
+	}
+	return nil, err
+}
+
+// supportedTopics is the number of topics a refusal for k says the data
+// support: the positive directions it counted, else a fifth fewer than k.
+func supportedTopics(err error, k int) int {
+	var few *fewPositiveError
+	var neg *negativeError
+	switch {
+	case errors.As(err, &few):
+		return min(few.pos, k-1)
+	case errors.As(err, &neg):
+		return k - max(neg.bad, 1)
+	}
+	return k - max(1, k/5)
+}
+
+// splitTopics brings m to k topics: while it has fewer, its heaviest topic
+// (largest α) is split in two, each its words' probabilities times
+// 1 ± δz (z standard normal, seeded; δ a quarter), renormalised, and its
+// weight halved between them. The EM passes that follow move the halves
+// apart; the per-topic diagnostics of the spectral fit are copied to
+// the new topic.
+func splitTopics(m *models.Model, k int, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0x5b1175))
+	for m.K < k {
+		j := 0
+		for i, a := range m.Alpha {
+			if a > m.Alpha[j] {
+				j = i
+			}
+		}
+		a, b := slices.Clone(m.Topics[j]), make([]float64, len(m.Topics[j]))
+		for w, v := range m.Topics[j] {
+			z := 0.25 * r.NormFloat64()
+			a[w], b[w] = max(v*(1+z), 0), max(v*(1-z), 0)
+		}
+		normalise(a)
+		normalise(b)
+		m.Topics[j] = a
+		m.Topics = append(m.Topics, b)
+		m.Alpha[j] /= 2
+		m.Alpha = append(m.Alpha, m.Alpha[j])
+		if s := &m.Fit.Solver; j < len(s.Eigenvalues) {
+			s.Eigenvalues = append(s.Eigenvalues, s.Eigenvalues[j])
+		}
+		if f := m.Fit; j < len(f.ProjectionL1) {
+			f.ProjectionL1 = append(f.ProjectionL1, f.ProjectionL1[j])
+		}
+		m.K++
+	}
+}
+
+// normalise scales v to sum to 1 (uniform when it sums to 0).
+func normalise(v []float64) {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	for i := range v {
+		if s > 0 {
+			v[i] /= s
+		} else {
+			v[i] = 1 / float64(len(v))
+		}
+	}
 }
 
 // RefineEM runs the EM passes of cfg.EM over src on m, the spectral fit of

@@ -68,10 +68,6 @@ func (k *kind) Shape(m models.Fitted) (int, int) {
 // Generator implements models.Generating.
 func (k *kind) Generator() models.Generator { return &generator{single: k.single} }
 
-// DefaultEMPasses caps the EM passes of a fit set by flags (Settings): the
-// stopping rule (EM.Tol) usually ends them earlier.
-const DefaultEMPasses = 10
-
 // Settings are the settings of an LDA or single-topic fit as flags give
 // them: Config, once Check has read the flags that are not its fields
 // (the representation of the third moment, the memory budget, the kind of

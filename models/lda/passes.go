@@ -28,9 +28,11 @@ type tracker struct {
 	// statistics files keep.
 	exact *implicit.Exact
 	ckpt  *checkpointer // saves and resumes passes (checkpoint.go)
-	// tokens is the corpus's, from the first pass's counts: it sets the
-	// sample of the documents the third-moment pass sums cubes over.
-	tokens int64
+	// tokens and usable are the corpus's tokens and usable documents,
+	// from the first pass's counts: the tokens set the sample of the
+	// documents the third-moment pass sums cubes over; k above the usable
+	// documents is refused, not split (fewerTopics).
+	tokens, usable int64
 }
 
 func newTracker(cfg Config) *tracker {
@@ -105,7 +107,7 @@ func pairPass(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg C
 	if err != nil {
 		return nil, err
 	}
-	track.tokens = acc.Tokens
+	track.tokens, track.usable = acc.Tokens, acc.Docs
 	track.report(pass, "second-moment", 0, true)
 	return acc, nil
 }

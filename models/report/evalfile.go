@@ -1,8 +1,11 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -26,8 +29,12 @@ import (
 //   - anything else (strings, arrays of another length) is left out, and a
 //     note says which arrays did not have k values.
 //
-// topics says whether d shows a topic model.
-func evalFigures(d *Data, path string, k int, topics bool) error {
+// topics says whether d shows a topic model, modelPath is its file. The
+// evaluation of another model is refused: one whose EvalModelKey is not
+// the SHA-256 of the model file, whose "k" is not the model's, or whose
+// "model" names another existing file. So is a figure an evaluation
+// prints that is not a number ({"perplexity": "abc"}).
+func evalFigures(d *Data, path, modelPath string, k int, topics bool) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -35,6 +42,15 @@ func evalFigures(d *Data, path string, k int, topics bool) error {
 	var root map[string]any
 	if err := json.Unmarshal(b, &root); err != nil {
 		return fmt.Errorf("%s: not an evaluation file (a JSON object, as an evaluation writes it): %w", path, err)
+	}
+	if err := sameModel(root, path, modelPath, k); err != nil {
+		return err
+	}
+	delete(root, EvalModelKey)
+	for key, v := range root {
+		if _, num := v.(float64); !num && evalNumbers[key] {
+			return fmt.Errorf("%s: %q is %v, not a number: not an evaluation streamfit wrote", path, key, v)
+		}
 	}
 	var figs []Figure
 	var skipped []string
@@ -137,4 +153,52 @@ func objectColumns(v []any) (map[string][]float64, bool) {
 		}
 	}
 	return cols, len(cols) > 0
+}
+
+// EvalModelKey is the field of an evaluation file (eval --json) holding the
+// SHA-256 of the model file it evaluated, in hexadecimal.
+const EvalModelKey = "model_sha256"
+
+// FileSHA256 returns the SHA-256 of the file at path, in hexadecimal.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sameModel refuses an evaluation (root, read from path) of another model
+// than the one at modelPath, with k components.
+func sameModel(root map[string]any, path, modelPath string, k int) error {
+	if sum, ok := root[EvalModelKey].(string); ok {
+		if mine, err := FileSHA256(modelPath); err == nil && mine != sum {
+			return fmt.Errorf("%s is the evaluation of another model: its model file's SHA-256 is %.12s…, %s's is %.12s… (evaluate this model with streamfit eval --json)", path, sum, modelPath, mine)
+		}
+	}
+	if n, ok := root["k"].(float64); ok && int(n) != k {
+		return fmt.Errorf("%s is the evaluation of a model of k=%v, but %s has k=%d", path, n, modelPath, k)
+	}
+	if other, ok := root["model"].(string); ok {
+		a, errA := os.Stat(other)
+		b, errB := os.Stat(modelPath)
+		if errA == nil && errB == nil && !os.SameFile(a, b) {
+			return fmt.Errorf("%s is the evaluation of %s, not of %s", path, other, modelPath)
+		}
+	}
+	return nil
+}
+
+// evalNumbers are the top-level figures streamfit's evaluations print
+// (eval --json: against the truth, --heldout, --coherence), which must be
+// numbers.
+var evalNumbers = map[string]bool{
+	"k": true, "truth_k": true, "mean_l1": true, "max_l1": true, "found": true, "alpha_rel_err": true,
+	"docs": true, "skipped": true, "observed_tokens": true, "predicted_tokens": true,
+	"log_likelihood": true, "perplexity": true, "smooth": true, "umass": true, "npmi": true,
 }

@@ -167,7 +167,7 @@ func (d *Data) page(ctx context.Context, path, name string, o Options) (k, dim i
 		return 0, 0, err
 	}
 	if m, ok := f.(*models.Model); ok {
-		return m.K, m.D, topicPage(ctx, d, m, o)
+		return m.K, m.D, topicPage(ctx, d, path, m, o)
 	}
 	switch s, ok := f.(models.Reported); {
 	case !ok:
@@ -183,7 +183,7 @@ func (d *Data) page(ctx context.Context, path, name string, o Options) (k, dim i
 			d.Notes = append(d.Notes, fmt.Sprintf("%s: held-out documents are scored for topic models only, not %s.", o.HeldOut, name))
 		}
 		for _, p := range o.EvalPaths {
-			if err := evalFigures(d, p, sec.K, false); err != nil {
+			if err := evalFigures(d, p, path, sec.K, false); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -192,7 +192,7 @@ func (d *Data) page(ctx context.Context, path, name string, o Options) (k, dim i
 }
 
 // topicPage fills d for a topic model.
-func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
+func topicPage(ctx context.Context, d *Data, path string, m *models.Model, o Options) error {
 	vocab := m.Vocab
 	if o.Vocab != nil {
 		if len(o.Vocab) != m.D {
@@ -228,7 +228,7 @@ func topicPage(ctx context.Context, d *Data, m *models.Model, o Options) error {
 		d.Notes = append(d.Notes, "The model file records no fit (a truth file, or written by another tool): no provenance to show.")
 	}
 	for _, p := range o.EvalPaths {
-		if err := evalFigures(d, p, m.K, true); err != nil {
+		if err := evalFigures(d, p, path, m.K, true); err != nil {
 			return err
 		}
 	}

@@ -157,7 +157,7 @@ func TestEvalFile(t *testing.T) {
 		"topics": [{"umass": 1, "label": "a"}, {"umass": 2}, {"umass": 3, "npmi": 0.5}],
 		"diversity": 0.8, "per_doc": [1, 2, 3, 4, 5], "name": "x"}`), 0o644)
 	d := &Data{Topics: &TopicView{}}
-	if err := evalFigures(d, path, 3, true); err != nil {
+	if err := evalFigures(d, path, "", 3, true); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -183,7 +183,7 @@ func TestEvalFile(t *testing.T) {
 		t.Errorf("notes %q", d.Notes)
 	}
 	os.WriteFile(path, []byte(`[1, 2]`), 0o644)
-	if err := evalFigures(d, path, 3, true); err == nil || !strings.Contains(err.Error(), "not an evaluation file") {
+	if err := evalFigures(d, path, "", 3, true); err == nil || !strings.Contains(err.Error(), "not an evaluation file") {
 		t.Errorf("an array: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -106,5 +107,15 @@ func openTheta(path, idCol string, workers int) (stream.DenseSource, error) {
 		}
 	}
 	o.GroupColumn = ""
-	return stream.OpenDense(path, o)
+	src, err := stream.OpenDense(path, o)
+	if errors.Is(err, stream.ErrSchema) {
+		// A corpus given for the shares: say what it is, not which dense
+		// columns it lacks.
+		if docs, derr := stream.Open(path, stream.Options{}); derr == nil {
+			layout := docs.Info().Layout
+			stream.Close(docs)
+			return nil, fmt.Errorf("%s holds documents (the %s layout), not topic shares: give the table `streamfit infer` writes (one row of k shares per document)", path, layout)
+		}
+	}
+	return src, err
 }

@@ -134,6 +134,9 @@ func TestLongNullTermRowIgnoresCount(t *testing.T) {
 	checkErr(t, err, stream.ErrValue, path, 2, "count", "non-integer count 1.5")
 
 	writeRecord(t, path, record(t, f, `[0,1,2,2]`, `[3,null,1,4]`, `[2,"NaN",5,1]`))
+	if src, err = stream.Open(path, stream.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	got, err := stream.Collect(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)

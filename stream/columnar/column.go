@@ -7,9 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/streamfit/streamfit/internal/stream"
@@ -200,7 +198,7 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 		err = guard(func() error {
 			switch k {
 			case kindParquet:
-				pr, err := file.NewParquetReader(f)
+				pr, err := openParquet(f)
 				if err != nil {
 					return err
 				}
@@ -219,12 +217,16 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 				defer rr.Release()
 				return drain(ctx, rr, each)
 			case kindArrow:
-				r, err := ipc.NewFileReader(f)
+				r, err := openIPCFile(f, size(f))
 				if err != nil {
 					return err
 				}
 				defer r.Close()
+				blocks, _ := ipcBlocks(f, size(f))
 				for i := range r.NumRecords() {
+					if err := checkBlock(f, blocks, i); err != nil {
+						return err
+					}
 					rec, err := r.RecordBatch(i)
 					if err != nil {
 						return err
@@ -234,7 +236,7 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 					}
 				}
 			case kindStream:
-				r, err := ipc.NewReader(f)
+				r, err := newStreamReader(f, size(f))
 				if err != nil {
 					return err
 				}

@@ -110,7 +110,11 @@ func walkDataset(dir string, fn func(path string) error) error {
 
 // matchDataset claims a directory holding a file named as Parquet or Arrow
 // (3: above a directory of text files, which any directory could be). The
-// walk stops at the first such file.
+// walk stops at the first such file. A directory whose only such files are
+// left out (names starting with "." or "_", such as the hidden parts of a
+// write that did not finish) and that holds nothing else but hidden files
+// is claimed too, so that opening it says it holds no dataset file instead
+// of reading its "_SUCCESS" marker as text.
 func matchDataset(path string, head []byte) int {
 	if head != nil {
 		return 0
@@ -118,18 +122,41 @@ func matchDataset(path string, head []byte) int {
 	if st, err := stream.StatFile(path); err != nil || !st.IsDir() {
 		return 0
 	}
+	var hidden, other bool
 	found := false
-	walkDataset(path, func(p string) error {
-		_, found = datasetKind(p)
-		if found {
+	stream.WalkFiles(context.Background(), path, func(string) bool { return false }, func(p string, _ fs.FileInfo) error {
+		_, data := datasetKind(p)
+		left := leftOut(p, path)
+		switch {
+		case data && !left:
+			found = true
 			return fs.SkipAll
+		case data:
+			hidden = true
+		case !left:
+			other = true
 		}
 		return nil
 	})
-	if found {
+	if found || hidden && !other {
 		return 3
 	}
 	return 0
+}
+
+// leftOut reports whether a dataset read leaves p, a file under dir, out:
+// it or a directory above it is named with a leading "." or "_".
+func leftOut(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	for _, name := range strings.Split(filepath.ToSlash(rel), "/") {
+		if stream.Hidden(name) || strings.HasPrefix(name, "_") {
+			return true
+		}
+	}
+	return false
 }
 
 // datasetSource is the files of a dataset directory read one after the

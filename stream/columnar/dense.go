@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -156,11 +155,14 @@ func listWidth(t *table, col string) int {
 		defer f.Close()
 		w := 0
 		guard(func() error {
-			r, err := ipc.NewFileReader(f)
+			r, err := openIPCFile(f, t.size)
 			if err != nil || r.NumRecords() == 0 {
 				return err
 			}
 			defer r.Close()
+			if err := checkBlock(f, t.blocks, 0); err != nil {
+				return err
+			}
 			rec, err := r.RecordBatchAt(0)
 			if err != nil {
 				return err
@@ -194,7 +196,7 @@ func openDense(path string, k kind, o stream.Options) (stream.DenseSource, error
 	}
 	return &denseSource{t: t, ds: ds, o: o, rows: batchRows(o, width), info: stream.Info{
 		Path: path, Format: k.String(), Layout: ds.layout, Rows: t.rows, NNZ: -1,
-		Bytes: t.size, Cols: ds.ncols, Schema: schemaString(t.schema),
+		Bytes: t.size, Cols: ds.ncols, Schema: schemaString(t.schema), Checksum: t.checksum(),
 	}}, nil
 }
 

@@ -6,7 +6,11 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -44,7 +48,7 @@ func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
 	}
 	s := &docSource{t: t, ds: ds, o: o, info: stream.Info{
 		Path: path, Format: k.String(), Layout: ds.layout, Rows: -1, NNZ: -1,
-		Bytes: t.size, Schema: schemaString(t.schema),
+		Bytes: t.size, Schema: schemaString(t.schema), Checksum: t.checksum(),
 	}}
 	if err := vocabInfo(path, t.schema, o, &s.info); err != nil {
 		return nil, err
@@ -56,6 +60,14 @@ func openDocs(path string, k kind, o stream.Options) (stream.DocSource, error) {
 		if tp, cp, ok := planLeaves(t.meta, ds); ok {
 			t.plan = &[2]leafPlan{tp, cp}
 		}
+	}
+	if s.info.Terms == 0 && ds.layout == LayoutVector {
+		// Spark ML vectors carry their vocabulary's size.
+		n, err := vectorSize(path, k, ds.cols[0])
+		if err != nil {
+			return nil, corrupt(path, err)
+		}
+		s.info.Terms = n
 	}
 	if s.info.Terms == 0 && t.meta != nil {
 		s.info.Terms = termsFromStats(t.meta, ds)
@@ -171,4 +183,98 @@ func shift(err error, base int64) error {
 		se.Row += base
 	}
 	return err
+}
+
+// vectorSize is the size of the Spark ML vectors in column col of the file
+// (the vocabulary's): a sparse vector's size, a dense one's length, from
+// the first vector of the file; 0 when the file holds none. Every vector
+// of a pass is then checked to have that size.
+func vectorSize(path string, k kind, col string) (int, error) {
+	if k != kindParquet {
+		for a, err := range columnArrays(context.Background(), path, k, col) {
+			if err != nil {
+				return 0, err
+			}
+			n, found := firstVectorSize(a)
+			a.Release()
+			if found {
+				return n, nil
+			}
+		}
+		return 0, nil
+	}
+	f, err := stream.OpenFile(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	err = guard(func() error {
+		pr, err := openParquet(f)
+		if err != nil {
+			return err
+		}
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 256}, memory.DefaultAllocator)
+		if err != nil {
+			return err
+		}
+		fields := leaves(fr, []string{col})
+		if len(fields) == 0 {
+			return nil
+		}
+		rr, err := fr.GetRecordReader(context.Background(), fields[0].leaves, nil)
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		return drain(context.Background(), rr, func(rec arrow.RecordBatch) bool {
+			a := column(rec, col)
+			if a == nil {
+				return false
+			}
+			var found bool
+			n, found = firstVectorSize(a)
+			return !found
+		})
+	})
+	return n, err
+}
+
+// firstVectorSize is the size of the first vector of a, a column of Spark
+// ML vectors; found is false when a holds none with a size.
+func firstVectorSize(a arrow.Array) (n int, found bool) {
+	st, ok := a.(*array.Struct)
+	if !ok {
+		return 0, false
+	}
+	stt := st.DataType().(*arrow.StructType)
+	ti, ok1 := stt.FieldIdx("type")
+	si, ok2 := stt.FieldIdx("size")
+	vi, ok3 := stt.FieldIdx("values")
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	typ, _, bad := ints(st.Field(ti), nil)
+	size, _, bad2 := ints(st.Field(si), nil)
+	v32, v64, _ := offsets(st.Field(vi))
+	if bad != nil || bad2 != nil || v32 == nil && v64 == nil {
+		return 0, false
+	}
+	for i := range st.Len() {
+		if st.IsNull(i) || st.Field(ti).IsNull(i) {
+			continue
+		}
+		switch typ[i] {
+		case 0:
+			if !st.Field(si).IsNull(i) && size[i] > 0 {
+				return int(size[i]), true
+			}
+		case 1:
+			if v32 != nil {
+				return int(v32[i+1] - v32[i]), true
+			}
+			return int(v64[i+1] - v64[i]), true
+		}
+	}
+	return 0, false
 }

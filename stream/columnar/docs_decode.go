@@ -170,6 +170,15 @@ func (d *docDecoder) checkLevels(l loaded) error {
 			limit, first = row, err
 		}
 	}
+	// A rejected entry first: a null element holds no value, so its row
+	// also has one term id more than counts (or the reverse), which says
+	// less.
+	if e := l.tbad; e != nil {
+		at(int64(e.row), d.errorf(int64(e.row), d.termCol, stream.ErrValue, "%s", e.msg))
+	}
+	if e := l.cbad; e != nil {
+		at(int64(e.row), d.errorf(int64(e.row), d.cntCol, stream.ErrValue, "%s", e.msg))
+	}
 	if len(l.coff) != len(b.Offsets) {
 		n := int64(min(len(l.coff), len(b.Offsets)) - 1)
 		at(n, d.errorf(n, d.cntCol, stream.ErrCorrupt, "columns %q and %q hold different numbers of rows", d.termCol, d.cntCol))
@@ -180,12 +189,6 @@ func (d *docDecoder) checkLevels(l loaded) error {
 			at(row, d.errorf(row, d.cntCol, stream.ErrValue, "%d term ids but %d counts", b.Offsets[i]-b.Offsets[i-1], l.coff[i]-l.coff[i-1]))
 			break
 		}
-	}
-	if e := l.tbad; e != nil {
-		at(int64(e.row), d.errorf(int64(e.row), d.termCol, stream.ErrValue, "%s", e.msg))
-	}
-	if e := l.cbad; e != nil {
-		at(int64(e.row), d.errorf(int64(e.row), d.cntCol, stream.ErrValue, "%s", e.msg))
 	}
 	for i := range int(limit) {
 		t, c := b.Doc(i)
@@ -334,11 +337,16 @@ func (d *docDecoder) vectorChunk(out *[]*stream.Docs, row0 int64, va arrow.Array
 	}
 	stt := st.DataType().(*arrow.StructType)
 	ti, _ := stt.FieldIdx("type")
+	si, _ := stt.FieldIdx("size")
 	ii, _ := stt.FieldIdx("indices")
 	vi, _ := stt.FieldIdx("values")
 	typ, _, bad := ints(st.Field(ti), nil)
 	if bad != nil {
 		return d.errorf(row0+int64(bad.at), d.termCol, stream.ErrValue, "type: %s", bad.msg)
+	}
+	size, _, bad := ints(st.Field(si), nil)
+	if bad != nil {
+		return d.errorf(row0+int64(bad.at), d.termCol, stream.ErrValue, "size: %s", bad.msg)
 	}
 	i32, i64, iv := offsets(st.Field(ii))
 	v32, v64, vv := offsets(st.Field(vi))
@@ -390,7 +398,22 @@ func (d *docDecoder) vectorChunk(out *[]*stream.Docs, row0 int64, va arrow.Array
 				return d.errorf(row, d.termCol, stream.ErrValue, "sparse vector with %d indices and %d values", ihi-ilo, vhi-vlo)
 			}
 			t, c = idx[ilo:ihi], vals[vlo:vhi]
+			// Its size is the vocabulary's, and bounds its indices.
+			if st.Field(si).IsNull(i) {
+				return d.errorf(row, d.termCol, stream.ErrValue, "sparse vector without a size")
+			}
+			if err := d.vectorSize(row, int(size[i])); err != nil {
+				return err
+			}
+			for _, x := range t {
+				if x >= size[i] {
+					return d.errorf(row, d.termCol, stream.ErrValue, "sparse vector of size %d with index %d", size[i], x)
+				}
+			}
 		case 1: // dense
+			if err := d.vectorSize(row, vhi-vlo); err != nil {
+				return err
+			}
 			dt, dc = dt[:0], dc[:0]
 			for j, x := range vals[vlo:vhi] {
 				if x != 0 {
@@ -404,6 +427,15 @@ func (d *docDecoder) vectorChunk(out *[]*stream.Docs, row0 int64, va arrow.Array
 		if err := d.appendDoc(b, row, t, c); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// vectorSize checks that a vector of row has the size of the vocabulary
+// (when known): a vector of another size was made over another one.
+func (d *docDecoder) vectorSize(row int64, n int) error {
+	if d.terms > 0 && n != d.terms {
+		return d.errorf(row, d.termCol, stream.ErrValue, "vector of size %d, but the vocabulary has %d words", n, d.terms)
 	}
 	return nil
 }

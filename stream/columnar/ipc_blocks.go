@@ -1,7 +1,6 @@
 package columnar
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -44,7 +43,9 @@ func (r *flatReader) ref(pos int) int { return pos + r.u32(pos) }
 // field is absent (holds its default).
 func (r *flatReader) field(t, i int) int {
 	vt := t - r.i32(t)
-	if r.bad || 4+2*i+2 > r.u16(vt) {
+	// As flatbuffers reads it: a field whose slot starts inside the vtable
+	// is present (a damaged, odd vtable size makes its last slot half in).
+	if r.bad || 4+2*i >= r.u16(vt) {
 		return 0
 	}
 	if off := r.u16(vt + 4 + 2*i); off != 0 {
@@ -76,19 +77,8 @@ const (
 // ipcBlocks reads the record batch blocks listed in the footer of the
 // Arrow IPC file f of size bytes.
 func ipcBlocks(f io.ReaderAt, size int64) ([]ipcBlock, error) {
-	if size < int64(len(magicArrow))+ipcFooterTail {
-		return nil, fmt.Errorf("file too small for an Arrow IPC footer")
-	}
-	tail := make([]byte, ipcFooterTail)
-	if _, err := f.ReadAt(tail, size-ipcFooterTail); err != nil {
-		return nil, err
-	}
-	flen := int64(binary.LittleEndian.Uint32(tail))
-	if !bytes.Equal(tail[4:], magicArrow) || flen <= 0 || flen > size-ipcFooterTail-int64(len(magicArrow)) {
-		return nil, fmt.Errorf("bad Arrow IPC footer length %d", flen)
-	}
-	buf := make([]byte, flen)
-	if _, err := f.ReadAt(buf, size-ipcFooterTail-flen); err != nil {
+	buf, err := ipcFooter(f, size)
+	if err != nil {
 		return nil, err
 	}
 	r := &flatReader{b: buf}

@@ -1,6 +1,7 @@
 package columnar
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -25,6 +26,7 @@ import (
 // read as negative).
 type leafPlan struct {
 	col      int
+	name     string // the leaf's path, for messages
 	entryDef int16
 	maxDef   int16
 	unsigned bool
@@ -51,7 +53,7 @@ func planLeaves(md *metadata.FileMetaData, ds docSchema) (terms, counts leafPlan
 			default:
 				return found, false
 			}
-			found = leafPlan{col: i, maxDef: c.MaxDefinitionLevel(), entryDef: repeatedDef(c), unsigned: isUnsigned(c)}
+			found = leafPlan{col: i, name: c.ColumnPath().String(), maxDef: c.MaxDefinitionLevel(), entryDef: repeatedDef(c), unsigned: isUnsigned(c)}
 		}
 		return found, n == 1
 	}
@@ -138,11 +140,19 @@ type badEntry struct {
 }
 
 func newLeafCursor(rg *file.RowGroupReader, lp leafPlan, sc *leafScratch) (*leafCursor, error) {
-	if sc.def == nil {
-		sc.def, sc.rep, sc.vals = make([]int16, levelBatch), make([]int16, levelBatch), make([]int32, levelBatch)
+	// Room for levelBatch levels, or for the chunk's levels when it holds
+	// fewer: a small file is not read with megabytes of scratch. (A
+	// damaged count only changes how many calls read the chunk.)
+	n := levelBatch
+	cc, err := rg.MetaData().ColumnChunk(lp.col)
+	if err == nil && cc.NumValues() >= 0 {
+		n = int(min(max(cc.NumValues(), 1<<10), levelBatch))
+	}
+	if len(sc.def) < n {
+		sc.def, sc.rep, sc.vals = make([]int16, n), make([]int16, n), make([]int32, n)
 	}
 	c := &leafCursor{lp: lp, sc: sc, badAt: -1}
-	if cc, err := rg.MetaData().ColumnChunk(lp.col); err == nil && pageLeafOK(cc, lp) {
+	if err == nil && pageLeafOK(cc, lp) {
 		pr, err := rg.GetColumnPageReader(lp.col)
 		if err != nil {
 			return nil, err
@@ -180,8 +190,8 @@ func (c *leafCursor) fill() error {
 		err   error
 	)
 	if c.pl != nil {
-		if total, nv, err = c.pl.ReadBatch(levelBatch, sc.vals, sc.def, sc.rep); err != nil {
-			return fmt.Errorf("column %d: %w", c.lp.col, err)
+		if total, nv, err = c.pl.ReadBatch(len(sc.def), sc.vals, sc.def, sc.rep); err != nil {
+			return err
 		}
 		c.n, c.nv = int(total), nv
 		return nil
@@ -196,7 +206,7 @@ func (c *leafCursor) fill() error {
 	}
 	switch r := c.cr.(type) {
 	case *file.Int32ColumnChunkReader:
-		total, nv, err = r.ReadBatch(levelBatch, sc.vals, sc.def, sc.rep)
+		total, nv, err = r.ReadBatch(int64(len(sc.def)), sc.vals, sc.def, sc.rep)
 		if c.lp.unsigned {
 			for j, x := range sc.vals[:nv] {
 				if x < 0 {
@@ -206,8 +216,8 @@ func (c *leafCursor) fill() error {
 			}
 		}
 	case *file.Int64ColumnChunkReader:
-		sc.i64 = grow(sc.i64, levelBatch)
-		total, nv, err = r.ReadBatch(levelBatch, sc.i64, sc.def, sc.rep)
+		sc.i64 = grow(sc.i64, len(sc.def))
+		total, nv, err = r.ReadBatch(int64(len(sc.def)), sc.i64, sc.def, sc.rep)
 		for j, x := range sc.i64[:nv] {
 			if x > math.MaxInt32 || x < math.MinInt32 || (c.lp.unsigned && x < 0) {
 				if c.lp.unsigned {
@@ -219,19 +229,19 @@ func (c *leafCursor) fill() error {
 			sc.vals[j] = int32(x)
 		}
 	case *file.Float64ColumnChunkReader:
-		sc.f64 = grow(sc.f64, levelBatch)
-		total, nv, err = r.ReadBatch(levelBatch, sc.f64, sc.def, sc.rep)
+		sc.f64 = grow(sc.f64, len(sc.def))
+		total, nv, err = r.ReadBatch(int64(len(sc.def)), sc.f64, sc.def, sc.rep)
 		if _, _, b := floats(sc.f64[:nv], sc.vals); b != nil {
 			bad(b.at, b.msg)
 		}
 	case *file.Float32ColumnChunkReader:
-		sc.f32 = grow(sc.f32, levelBatch)
-		total, nv, err = r.ReadBatch(levelBatch, sc.f32, sc.def, sc.rep)
+		sc.f32 = grow(sc.f32, len(sc.def))
+		total, nv, err = r.ReadBatch(int64(len(sc.def)), sc.f32, sc.def, sc.rep)
 		if _, _, b := floats(sc.f32[:nv], sc.vals); b != nil {
 			bad(b.at, b.msg)
 		}
 	default:
-		return fmt.Errorf("column %d: unsupported physical type", c.lp.col)
+		return errors.New("unsupported physical type")
 	}
 	if err != nil {
 		return err
@@ -252,7 +262,7 @@ func (c *leafCursor) next(want int, off *[]int, out *[]int32) (int, *badEntry, e
 	for got < want {
 		if c.pos == c.n {
 			if c.vpos != c.nv {
-				return got, bad, fmt.Errorf("column %d: levels describe %d values, page holds %d", c.lp.col, c.vpos, c.nv)
+				return got, bad, fmt.Errorf("levels describe %d values, page holds %d", c.vpos, c.nv)
 			}
 			if err := c.fill(); err != nil {
 				return got, bad, err
@@ -294,7 +304,7 @@ func (c *leafCursor) next(want int, off *[]int, out *[]int32) (int, *badEntry, e
 		}
 		c.open = open
 		if k > c.nv-c.vpos {
-			return got, bad, fmt.Errorf("column %d: levels describe more values than the page holds", c.lp.col)
+			return got, bad, errors.New("levels describe more values than the page holds")
 		}
 		if c.badAt >= c.vpos && c.badAt < c.vpos+k && bad == nil {
 			// The rejected value lands at out[base+badAt-vpos]; find its row.

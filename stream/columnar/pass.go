@@ -79,6 +79,10 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 	decode func(l loaded) (R, error), size func(R) int64, release func(R)) iter.Seq2[R, error] {
 	return func(yield func(R, error) bool) {
 		var zero R
+		if err := t.stamp.Check(); err != nil {
+			yield(zero, err)
+			return
+		}
 		f, err := stream.OpenFile(t.path)
 		if err != nil {
 			yield(zero, err)
@@ -90,19 +94,24 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 			load  loader
 			unit  = "row group"
 		)
-		switch t.kind {
-		case kindParquet:
-			split, load, err = parquetPieces(f, t, o, cols, rows, free)
-		case kindArrow:
-			var unmap func()
-			split, load, unmap, err = arrowPieces(f, t)
-			if unmap != nil {
-				defer unmap() // runs after the pass has stopped every worker
+		var unmap func()
+		// The readers parse the footer (of a mapped file, for Arrow) here,
+		// on the consumer's goroutine.
+		err = guard(func() (err error) {
+			switch t.kind {
+			case kindParquet:
+				split, load, err = parquetPieces(f, t, o, cols, rows, free)
+			case kindArrow:
+				split, load, unmap, err = arrowPieces(f, t)
+				unit = "record batch"
+			case kindStream:
+				split, load, err = streamPieces(f, t)
+				unit = "record batch"
 			}
-			unit = "record batch"
-		case kindStream:
-			split, load, err = streamPieces(f, t)
-			unit = "record batch"
+			return err
+		})
+		if unmap != nil {
+			defer unmap() // runs after the pass has stopped every worker
 		}
 		if err != nil {
 			yield(zero, corrupt(t.path, err))
@@ -138,6 +147,10 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 			if !yield(r, err) || err != nil {
 				return
 			}
+		}
+		// A file changed while the pass read it fails the pass.
+		if err := t.stamp.Check(); err != nil {
+			yield(zero, err)
 		}
 	}
 }

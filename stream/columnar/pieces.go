@@ -1,11 +1,14 @@
 package columnar
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,12 +16,14 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/streamfit/streamfit/internal/mmap"
 	"github.com/streamfit/streamfit/internal/stream"
@@ -74,8 +79,9 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		if err != nil {
 			return nil, err
 		}
-		// Parallel: the columns of a run (doc, term, count) decode at once.
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: int64(rows), Parallel: true}, memory.DefaultAllocator)
+		// Not Parallel: pqarrow's own goroutines would end the process on
+		// a panic; readFields reads the fields in parallel instead.
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
 		return &parquetReader{fr: fr}, err
 	}
 	crcs, err := rowGroupCRCs(t.meta)
@@ -87,7 +93,18 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		return nil, nil, err
 	}
 	pool <- first
-	colIdx := leaves(first.fr, cols)
+	fields := leaves(first.fr, cols)
+	// The leaves a pass reads, whose page CRCs it checks.
+	var read []leafName
+	if t.plan != nil {
+		read = []leafName{{t.plan[0].col, t.plan[0].name}, {t.plan[1].col, t.plan[1].name}}
+	} else {
+		for _, f := range fields {
+			for _, l := range f.leaves {
+				read = append(read, leafName{l, f.name})
+			}
+		}
+	}
 	load := func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
 		var r *parquetReader
 		select {
@@ -108,6 +125,17 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 			if err := checkRowGroup(f, t.meta, p.idx, crcs[p.idx]); err != nil {
 				return err
 			}
+		} else {
+			rg := t.meta.RowGroup(p.idx)
+			for _, l := range read {
+				cc, err := rg.ColumnChunk(l.col)
+				if err == nil {
+					err = checkPageCRCs(f, cc)
+				}
+				if err != nil {
+					return inColumn(l.name, err)
+				}
+			}
 		}
 		bytes := rowGroupBytes(t.meta, p.idx)
 		n := t.meta.RowGroup(p.idx).NumRows()
@@ -121,19 +149,7 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		if t.plan != nil {
 			return levelRuns(ctx, r, t.plan, r.fr.ParquetReader().RowGroup(p.idx), n, rows, free, run)
 		}
-		rr, err := r.fr.GetRecordReader(ctx, colIdx, []int{p.idx})
-		if err != nil {
-			return err
-		}
-		defer rr.Release()
-		for rr.Next() {
-			rec := rr.RecordBatch()
-			rec.Retain()
-			if err := run(loaded{recs: []arrow.RecordBatch{rec}}); err != nil {
-				return err
-			}
-		}
-		if err := rr.Err(); err != nil && err != io.EOF {
+		if err := readFields(ctx, r.fr, fields, p.idx, run); err != nil {
 			return err
 		}
 		if done != n {
@@ -146,13 +162,14 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 
 // levelRuns reads the two leaves of a plan in step, rows rows at a time.
 func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *file.RowGroupReader, n int64, rows int, free *stream.FreeList, run func(loaded) error) error {
-	tc, err := newLeafCursor(rg, plan[0], &r.sc[0])
+	var tc, cc *leafCursor
+	err := inColumn(plan[0].name, guard(func() (err error) { tc, err = newLeafCursor(rg, plan[0], &r.sc[0]); return err }))
 	if err != nil {
 		return err
 	}
 	// Closing hands the page readers' buffers back to the pass's bufPool.
 	defer tc.close()
-	cc, err := newLeafCursor(rg, plan[1], &r.sc[1])
+	err = inColumn(plan[1].name, guard(func() (err error) { cc, err = newLeafCursor(rg, plan[1], &r.sc[1]); return err }))
 	if err != nil {
 		return err
 	}
@@ -189,8 +206,17 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 			terr, cerr error
 			wg         sync.WaitGroup
 		)
-		wg.Go(func() { got, tbad, terr = tc.next(rows, &b.Offsets, &b.Terms) })
-		_, cbad, cerr = cc.next(rows, &coff, &b.Counts)
+		// Each on a goroutine of its own: a panic must be recovered there.
+		wg.Go(func() {
+			terr = inColumn(plan[0].name, guard(func() (err error) {
+				got, tbad, err = tc.next(rows, &b.Offsets, &b.Terms)
+				return err
+			}))
+		})
+		cerr = inColumn(plan[1].name, guard(func() (err error) {
+			_, cbad, err = cc.next(rows, &coff, &b.Counts)
+			return err
+		}))
 		wg.Wait()
 		err := cmp.Or(terr, cerr)
 		if err != nil || b.Len() == 0 && len(coff) == 1 {
@@ -211,6 +237,95 @@ func levelRuns(ctx context.Context, r *parquetReader, plan *[2]leafPlan, rg *fil
 		return errRows(min(tc.rows, cc.rows), n)
 	}
 	return nil
+}
+
+// leafName is a Parquet leaf column and the name its errors give.
+type leafName struct {
+	col  int
+	name string
+}
+
+// readFields reads the fields of row group rg through pqarrow's record
+// readers, one reader per field, the fields of a run decoding at once (doc,
+// term and count of a long table on as many cores), each on a goroutine that
+// recovers a decoder's panic and names the field. run gets the runs as
+// records of all the fields; it must release them.
+func readFields(ctx context.Context, fr *pqarrow.FileReader, fields []fieldLeaves, rg int, run func(loaded) error) error {
+	rrs := make([]pqarrow.RecordReader, len(fields))
+	defer func() {
+		for _, rr := range rrs {
+			if rr != nil {
+				rr.Release()
+			}
+		}
+	}()
+	for i, f := range fields {
+		err := inColumn(f.name, guard(func() (err error) { rrs[i], err = fr.GetRecordReader(ctx, f.leaves, []int{rg}); return err }))
+		if err != nil {
+			return err
+		}
+	}
+	recs := make([]arrow.RecordBatch, len(fields))
+	next := func(i int) error {
+		return inColumn(fields[i].name, guard(func() error {
+			recs[i] = nil
+			if rrs[i].Next() {
+				recs[i] = rrs[i].RecordBatch()
+				return nil
+			}
+			if err := rrs[i].Err(); err != nil && err != io.EOF {
+				return err
+			}
+			return nil
+		}))
+	}
+	for {
+		if len(fields) == 1 {
+			if err := next(0); err != nil {
+				return err
+			}
+		} else {
+			var g errgroup.Group
+			g.SetLimit(runtime.GOMAXPROCS(0))
+			for i := range fields {
+				g.Go(func() error { return next(i) })
+			}
+			if err := g.Wait(); err != nil {
+				return err
+			}
+		}
+		rows, ended := int64(-1), 0
+		for i, rec := range recs {
+			switch {
+			case rec == nil:
+				ended++
+			case rows < 0:
+				rows = rec.NumRows()
+			case rec.NumRows() != rows:
+				return fmt.Errorf("column %q holds %d rows where column %q holds %d", fields[i].name, rec.NumRows(), fields[0].name, rows)
+			}
+		}
+		if ended == len(recs) {
+			return nil
+		}
+		if ended > 0 {
+			for i, rec := range recs {
+				if rec == nil {
+					return inColumn(fields[i].name, errors.New("the column ends before the others"))
+				}
+			}
+		}
+		cols := make([]arrow.Array, len(recs))
+		fs := make([]arrow.Field, len(recs))
+		for i, rec := range recs {
+			cols[i], fs[i] = rec.Column(0), rec.Schema().Field(0)
+		}
+		// The record holds its own references: the readers release theirs
+		// at their next Next.
+		if err := run(loaded{recs: []arrow.RecordBatch{array.NewRecordBatch(arrow.NewSchema(fs, nil), cols, rows)}}); err != nil {
+			return err
+		}
+	}
 }
 
 // errRows: the columns of a row group end before or after its row count.
@@ -317,20 +432,38 @@ func arrowPieces(f stream.File, t *table) (split func(context.Context, func(piec
 	var r *ipc.FileReader
 	var mapped []byte
 	if data, err := mmap.Map(f, int(t.size)); err == nil {
-		r, err = ipc.NewMappedFileReader(data)
+		err = guard(func() (err error) {
+			if len(data) < ipcFooterTail {
+				return errors.New("file too small for an Arrow IPC footer")
+			}
+			if err := checkIPCFile(bytes.NewReader(data), int64(len(data))); err != nil {
+				return err
+			}
+			r, err = ipc.NewMappedFileReader(data)
+			return err
+		})
 		if err != nil {
 			mmap.Unmap(data)
 			return nil, nil, nil, err
 		}
 		mapped = data
 		unmap = func() { mmap.Unmap(data) }
-	} else if r, err = ipc.NewFileReader(f); err != nil {
+	} else if r, err = openIPCFile(f, t.size); err != nil {
 		return nil, nil, nil, err
 	}
 	n := r.NumRecords()
 	per := t.size / int64(max(n, 1))
 	mark := &decodedMark{mapped: mapped, blocks: t.blocks, finished: make([]bool, n), low: t.lo}
+	var at io.ReaderAt = f
+	if mapped != nil {
+		at = bytes.NewReader(mapped)
+	}
 	load = func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+		if p.idx < len(t.blocks) {
+			if err := checkCompressed(at, t.blocks[p.idx]); err != nil {
+				return err
+			}
+		}
 		rec, err := r.RecordBatchAt(p.idx)
 		if err != nil {
 			return err
@@ -438,7 +571,7 @@ func streamPieces(f stream.File, t *table) (func(context.Context, func(piece, in
 	// pass reuses a few bodies instead of allocating one per batch (a steady
 	// stream of garbage that made a long pass's heap climb higher than a
 	// short one's).
-	r, err := ipc.NewReader(cr, ipc.WithAllocator(&bufPool{}))
+	r, err := newStreamReader(cr, t.size, ipc.WithAllocator(&bufPool{}))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,7 @@ func openTexts(path string, k kind, o stream.Options) (stream.TextSource, error)
 	if id := f.Type.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
 		return nil, schemaErr(path, o.TextColumn, t.schema, "column %q has type %s, want string", o.TextColumn, f.Type)
 	}
-	info := stream.Info{Path: path, Format: k.String(), Layout: LayoutText, Rows: t.rows, NNZ: -1, Bytes: t.size, Schema: schemaString(t.schema)}
+	info := stream.Info{Path: path, Format: k.String(), Layout: LayoutText, Rows: t.rows, NNZ: -1, Bytes: t.size, Schema: schemaString(t.schema), Checksum: t.checksum()}
 	if err := vocabInfo(path, t.schema, o, &info); err != nil {
 		return nil, err
 	}

@@ -60,7 +60,9 @@ func readHeader(path string) (header, error) {
 	}
 	defer closeDec()
 	br := bufio.NewReaderSize(dec, 4096)
-	if head, _ := br.Peek(len(marketBanner)); string(head) == marketBanner {
+	// The banner is matched without regard to case, as the format's
+	// readers do (scipy's mmread, gensim's MmReader).
+	if head, _ := br.Peek(len(marketBanner)); strings.EqualFold(string(head), marketBanner) {
 		return readMarketHeader(path, br)
 	}
 	names := [3]string{"D (documents)", "W (vocabulary size)", "NNZ (entries)"}

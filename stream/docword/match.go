@@ -24,7 +24,7 @@ func init() {
 // otherwise. head is at most a few KB of the raw file.
 func Match(path string, head []byte) int {
 	if head != nil {
-		if h := decompressHead(head, 4096); looksLikeDocword(h) || bytes.HasPrefix(h, []byte(marketBanner)) {
+		if h := decompressHead(head, 4096); looksLikeDocword(h) || len(h) >= len(marketBanner) && bytes.EqualFold(h[:len(marketBanner)], []byte(marketBanner)) {
 			return 2
 		}
 	}

@@ -162,7 +162,10 @@ func (s *Source) parse(ctx context.Context, ch chunk, pl *passPools) (*part, err
 				ln, next = ln[:nl], i+nl+1
 			}
 			var ok bool
-			if d, w, c, ok = parseEntry(ln, s.h.market); !ok {
+			if d, w, c, ok = parseEntry(ln, s.h.market); !ok && s.h.market {
+				d, w, c, ok = parseRealEntry(ln)
+			}
+			if !ok {
 				p.err = diagnose(ln, line, s.h.market)
 				break
 			}
@@ -256,6 +259,24 @@ func parseEntry(b []byte, real bool) (d, w, c int64, ok bool) {
 		}
 	}
 	return d, w, c, skipBlanks(b, i) == len(b)
+}
+
+// parseRealEntry is parseEntry for a Matrix Market line whose count is a
+// real number written any way strconv reads one ("2e+00", "2.", "+2"):
+// whole counts in a real matrix are counts. The fast parseEntry reads the
+// usual forms; this one takes the rest.
+func parseRealEntry(b []byte) (d, w, c int64, ok bool) {
+	f := bytes.Fields(b)
+	if len(f) != 3 {
+		return 0, 0, 0, false
+	}
+	d, j, ok1 := parseUint(f[0], 0)
+	w, k, ok2 := parseUint(f[1], 0)
+	x, err := strconv.ParseFloat(string(f[2]), 64)
+	if !ok1 || !ok2 || j != len(f[0]) || k != len(f[1]) || err != nil || x != math.Trunc(x) || x < 0 || x > math.MaxInt32 {
+		return 0, 0, 0, false
+	}
+	return d, w, int64(x), true
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }

@@ -17,6 +17,8 @@ type Source struct {
 	h     header
 	info  stream.Info
 	chunk int // bytes per chunk handed to a worker
+	// stamp is the file as Open found it; every pass checks it is still so.
+	stamp stream.Stamp
 }
 
 // defaultChunk is the size of the pieces a pass is cut into: large enough that
@@ -38,8 +40,12 @@ func Open(path string, o stream.Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{path: path, opts: o, h: h, chunk: defaultChunk}
-	s.info = stream.Info{Path: path, Format: "docword", Terms: int(h.W), Rows: h.D, NNZ: h.NNZ, Bytes: st.Size()}
+	stamp, err := stream.StampFile(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{path: path, opts: o, h: h, chunk: defaultChunk, stamp: stamp}
+	s.info = stream.Info{Path: path, Format: "docword", Terms: int(h.W), Rows: h.D, NNZ: h.NNZ, Bytes: st.Size(), Checksum: checksumOf(path)}
 	if h.market {
 		s.info.Layout = "matrix-market"
 	}
@@ -85,6 +91,10 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		split := func(ctx context.Context, emit func(chunk) bool) error { return s.split(ctx, emit, pl) }
 		parse := func(ctx context.Context, ch chunk) (*part, error) { return s.parse(ctx, ch, pl) }
 		release := func(p *part) { s.release(p, pl) }
+		if err := s.stamp.Check(); err != nil {
+			yield(nil, err)
+			return
+		}
 		m, err := s.mapPlain()
 		if err != nil {
 			yield(nil, err)
@@ -98,10 +108,12 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		for p, err := range stream.Ordered(ctx, s.opts.Workers, split, parse, release) {
 			if err != nil {
 				st.cur.Release()
-				yield(nil, err)
+				yield(nil, stream.Locate(s.path, err))
 				return
 			}
-			err := st.add(p)
+			// Safe: on an error, add reads the chunk (mapped) for the line.
+			err := stream.Safe(func() error { return st.add(p) })
+			err = stream.Locate(s.path, err)
 			release(p)
 			if err != nil {
 				st.cur.Release()
@@ -110,6 +122,13 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 				}
 				return
 			}
+		}
+		// The last batch waits for the check that the file did not change
+		// while the pass read it.
+		if err := s.stamp.Check(); err != nil {
+			st.cur.Release()
+			yield(nil, err)
+			return
 		}
 		if err := st.finish(); err != nil {
 			st.cur.Release()
@@ -132,3 +151,15 @@ func (s *Source) release(p *part, pl *passPools) {
 
 // errStopped says the consumer broke out of the loop.
 var errStopped = errors.New("stopped by the consumer")
+
+// checksumOf says what checks the bytes of the file at path (Info.Checksum).
+func checksumOf(path string) string {
+	f, err := stream.OpenFile(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := f.ReadAt(head, 0)
+	return stream.TextChecksum(head[:n])
+}

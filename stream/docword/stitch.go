@@ -163,7 +163,11 @@ func lineOf(ch chunk, d int64, t int32, real bool) int64 {
 		} else {
 			data = nil
 		}
-		if dd, w, c, ok := parseEntry(ln, real); ok && dd == d && w == int64(t)+1 && c > 0 {
+		dd, w, c, ok := parseEntry(ln, real)
+		if !ok && real {
+			dd, w, c, ok = parseRealEntry(ln)
+		}
+		if ok && dd == d && w == int64(t)+1 && c > 0 {
 			return line
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -61,6 +63,7 @@ type Source struct {
 	o      stream.Options
 	d, nnz int64
 	info   stream.Info
+	stamp  stream.Stamp // the file as opened: every pass checks it is still so
 }
 
 // arrays are the members of a CSR matrix that a pass reads.
@@ -73,6 +76,9 @@ func Open(path string, o stream.Options) (*Source, error) {
 	o = o.WithDefaults()
 	z, err := openZip(path)
 	if err != nil {
+		if e := truncated(path); e != nil {
+			return nil, e
+		}
 		return nil, stream.Errorf(path, 0, -1, "", stream.ErrFormat, "not a .npz (zip) file: %v", err)
 	}
 	defer z.Close()
@@ -130,7 +136,11 @@ func Open(path string, o stream.Options) (*Source, error) {
 		return nil, stream.Errorf(path, 0, -1, "data.npy", stream.ErrSchema, "%d values for %d indices", hs[2].Len(), hs[1].Len())
 	}
 	s.nnz = hs[1].Len()
-	s.info = stream.Info{Path: path, Format: Format, Layout: "csr", Terms: int(shape[1]), Rows: s.d, NNZ: s.nnz}
+	if s.stamp, err = stream.StampFile(path, nil); err != nil {
+		return nil, err
+	}
+	s.info = stream.Info{Path: path, Format: Format, Layout: "csr", Terms: int(shape[1]), Rows: s.d, NNZ: s.nnz,
+		Checksum: "CRC-32 of each member (zip), checked at the end of a pass"}
 	if st, err := stream.StatFile(path); err == nil {
 		s.info.Bytes = st.Size()
 	}
@@ -212,6 +222,9 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 // pass reads the three arrays side by side and yields the batches; it
 // returns the error that ends it, or nil when the consumer stopped.
 func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool) error {
+	if err := s.stamp.Check(); err != nil {
+		return err
+	}
 	z, err := openZip(s.path)
 	if err != nil {
 		return stream.Errorf(s.path, 0, -1, "", stream.ErrCorrupt, "%v", err)
@@ -229,6 +242,12 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 	w := int64(s.info.Terms)
 	seen := stream.NewDupTerms(0) // grows with the ids met, not the declared shape
 	var ptr, idx, cnt []int64
+	var pending *stream.Docs
+	defer func() {
+		if pending != nil {
+			pending.Release()
+		}
+	}()
 	prev, err := rs[0].next(1, &ptr)
 	if err != nil {
 		return err
@@ -290,12 +309,38 @@ func (s *Source) pass(ctx context.Context, yield func(*stream.Docs, error) bool)
 		last = hi
 		s.o.Progress.Add(n, 0)
 		start += n
-		if !yield(b, nil) {
-			return nil
+		// One batch is held back: the last one waits for the checks
+		// below.
+		if pending != nil {
+			ok := yield(pending, nil)
+			pending = nil // the consumer's now
+			if !ok {
+				b.Release()
+				return nil
+			}
 		}
+		pending = b
 	}
 	if last != s.nnz {
 		return stream.Errorf(s.path, 0, s.d-1, "indptr.npy", stream.ErrValue, "the last row pointer is %d, not the %d entries", last, s.nnz)
+	}
+	// Each member read to its end: archive/zip then checks its CRC-32,
+	// which catches damage the values themselves do not show (a count
+	// changed from 3 to 2).
+	for _, r := range rs {
+		if _, err := io.Copy(io.Discard, r.r); err != nil {
+			if errors.Is(err, zip.ErrChecksum) {
+				return stream.Errorf(s.path, 0, -1, r.name, stream.ErrCorrupt, "the member's data does not match its CRC-32: the file is damaged")
+			}
+			return stream.Errorf(s.path, 0, -1, r.name, stream.ErrCorrupt, "%v", err)
+		}
+	}
+	if err := s.stamp.Check(); err != nil {
+		return err
+	}
+	if pending != nil {
+		yield(pending, nil)
+		pending = nil
 	}
 	return nil
 }
@@ -334,7 +379,12 @@ func (r *reader) next(n int64, out *[]int64) ([]int64, error) {
 		at := len(v)
 		v = slices.Grow(v, int(m))[:at+int(m)]
 		if err := decode(r.h, buf, v[at:]); err != nil {
-			return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "element %d: %v", r.read, err)
+			i := int64(0)
+			var ee *elemError
+			if errors.As(err, &ee) {
+				i = int64(ee.i)
+			}
+			return nil, stream.Errorf(r.path, 0, -1, r.name, stream.ErrValue, "element %d: %v", r.read+i, err)
 		}
 		r.read += m
 		n -= m
@@ -352,8 +402,17 @@ func ints(h npy.Header, b []byte) ([]int64, error) {
 	return v, decode(h, b, v)
 }
 
+// elemError is a value decode refuses: element i of its slice.
+type elemError struct {
+	i   int
+	err error
+}
+
+func (e *elemError) Error() string { return e.err.Error() }
+
 // decode converts the elements in b, of h's type, to out; the element
-// type is looked at once, not per element.
+// type is looked at once, not per element. A value it refuses is an
+// *elemError.
 func decode(h npy.Header, b []byte, out []int64) error {
 	o, size := h.Order, h.Size
 	whole := func(x float64) (int64, error) {
@@ -367,14 +426,14 @@ func decode(h npy.Header, b []byte, out []int64) error {
 	case h.Kind == 'f' && size == 4:
 		for i := range out {
 			if out[i], err = whole(float64(math.Float32frombits(o.Uint32(b[4*i:])))); err != nil {
-				return err
+				return &elemError{i, err}
 			}
 		}
 		return nil
 	case h.Kind == 'f':
 		for i := range out {
 			if out[i], err = whole(math.Float64frombits(o.Uint64(b[8*i:]))); err != nil {
-				return err
+				return &elemError{i, err}
 			}
 		}
 		return nil
@@ -405,9 +464,9 @@ func decode(h npy.Header, b []byte, out []int64) error {
 		out[i] = get(b[i*size:])
 	}
 	if size == 8 && !signed {
-		for _, x := range out {
+		for i, x := range out {
 			if x < 0 {
-				return fmt.Errorf("value %d out of range", uint64(x))
+				return &elemError{i, fmt.Errorf("value %d out of range", uint64(x))}
 			}
 		}
 	}
@@ -439,4 +498,117 @@ func openZip(path string) (*zipFile, error) {
 	}
 	f.Close()
 	return nil, err
+}
+
+// truncated explains why the zip reader refused a file that starts as a
+// zip file: its members are walked from the start (their local headers
+// only) to the byte where they, or the file, end. nil when the file does
+// not start as a zip file.
+func truncated(path string) error {
+	f, err := stream.OpenFile(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	size := st.Size()
+	read := func(at int64, n int) []byte {
+		b := make([]byte, n)
+		if at < 0 || at+int64(n) > size {
+			return nil
+		}
+		if _, err := f.ReadAt(b, at); err != nil {
+			return nil
+		}
+		return b
+	}
+	if !bytes.Equal(read(0, 4), zipMagic) {
+		return nil
+	}
+	at, last := int64(0), ""
+	for {
+		h := read(at, 30)
+		if h == nil || !bytes.Equal(h[:4], zipMagic) {
+			break
+		}
+		flags := binary.LittleEndian.Uint16(h[6:])
+		csize := int64(binary.LittleEndian.Uint32(h[18:]))
+		nlen, xlen := int(binary.LittleEndian.Uint16(h[26:])), int(binary.LittleEndian.Uint16(h[28:]))
+		nx := read(at+30, nlen+xlen)
+		if nx == nil {
+			break
+		}
+		last = string(nx[:nlen])
+		if extra := nx[nlen:]; csize == 0xffffffff {
+			// ZIP64: the sizes are in the extra field 0x0001.
+			for len(extra) >= 4 {
+				id, n := binary.LittleEndian.Uint16(extra), int(binary.LittleEndian.Uint16(extra[2:]))
+				if id == 1 && n >= 16 && len(extra) >= 4+n {
+					csize = int64(binary.LittleEndian.Uint64(extra[12:]))
+					break
+				}
+				extra = extra[min(4+n, len(extra)):]
+			}
+		}
+		body := at + 30 + int64(nlen+xlen)
+		if flags&8 != 0 && csize == 0 {
+			// The sizes follow the data (a streamed write): the member
+			// ends at the next header.
+			next := nextHeader(f, body, size)
+			if next < 0 {
+				return stream.Errorf(path, 0, -1, last, stream.ErrCorrupt, "truncated: the file ends at byte %d, inside this member", size)
+			}
+			at = next
+			continue
+		}
+		if body+csize > size {
+			return stream.Errorf(path, 0, -1, last, stream.ErrCorrupt, "truncated: the file ends at byte %d, inside this member (whose data runs to byte %d)", size, body+csize)
+		}
+		at = body + csize
+		if flags&8 != 0 {
+			if d := read(at, 4); d != nil && binary.LittleEndian.Uint32(d) == 0x08074b50 {
+				at += 4 // the data descriptor's optional signature
+			}
+			at += 12
+		}
+	}
+	if h := read(at, 4); h != nil && bytes.Equal(h, []byte("PK\x01\x02")) {
+		return stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "truncated or damaged: the zip directory from byte %d on does not read", at)
+	}
+	switch {
+	case last == "":
+		return stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "truncated or damaged: the file ends at byte %d, inside its first member's header", size)
+	case at >= size:
+		return stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "truncated: the file ends at byte %d, after its member %s, where the zip directory should follow", size, last)
+	}
+	return stream.Errorf(path, 0, -1, "", stream.ErrCorrupt, "truncated or damaged: the zip directory at the end of its %d bytes is missing or unreadable (its members read up to byte %d, the last %s)", size, at, last)
+}
+
+// nextHeader returns the offset of the first zip header (a member's or the
+// directory's) at or after from in f, or of the byte after the first data
+// descriptor, or -1 if there is none.
+func nextHeader(f io.ReaderAt, from, size int64) int64 {
+	buf := make([]byte, 64<<10)
+	for at := from; at < size; at += int64(len(buf)) - 3 {
+		n, _ := f.ReadAt(buf, at)
+		b := buf[:n]
+		for i := 0; i+4 <= len(b); i++ {
+			if b[i] != 'P' || b[i+1] != 'K' {
+				continue
+			}
+			switch {
+			case b[i+2] == 3 && b[i+3] == 4, b[i+2] == 1 && b[i+3] == 2:
+				return at + int64(i)
+			case b[i+2] == 7 && b[i+3] == 8:
+				return at + int64(i) + 16 // after the data descriptor
+			}
+		}
+		if n < len(buf) {
+			break
+		}
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package text
 
 import (
 	"bufio"
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -71,4 +72,33 @@ func valid(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// bom is the byte order mark some editors put at the start of a UTF-8
+// file; it is not text, and would otherwise become part of the first word.
+const bom = "\ufeff"
+
+// crLines wraps the text of a file whose lines end with a carriage return
+// alone (classic Mac OS; such a file has no line feed at all), so that
+// each CR reads as a line end.
+type crLines struct{ r *bufio.Reader }
+
+func (c crLines) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\r' {
+			p[i] = '\n'
+		}
+	}
+	return n, err
+}
+
+// lineEnds makes r read a file whose lines end with CR alone as if they
+// ended with LF: its first 64 kB hold a CR and no LF.
+func lineEnds(r *bufio.Reader) *bufio.Reader {
+	head, _ := r.Peek(64 << 10)
+	if bytes.IndexByte(head, '\n') >= 0 || bytes.IndexByte(head, '\r') < 0 {
+		return r
+	}
+	return bufio.NewReaderSize(crLines{r}, 256<<10)
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamfit/streamfit/internal/stream"
 )
@@ -132,7 +133,46 @@ func TestDirChangedBetweenPasses(t *testing.T) {
 		t.Fatalf("%v: %q", err, got)
 	}
 	writeFile(t, filepath.Join(root, "d01", "new.txt"), []byte("late"))
-	if _, err := collectTexts(t, src); !errors.Is(err, stream.ErrCorrupt) || !strings.Contains(err.Error(), "30 files, now 31") {
+	if _, err := collectTexts(t, src); !errors.Is(err, stream.ErrChanged) || !strings.Contains(err.Error(), "30 files, now 31") {
 		t.Fatalf("changed directory: %v", err)
+	}
+	os.Remove(filepath.Join(root, "d01", "new.txt"))
+	// A file rewritten with the same size: only its time tells.
+	f := filepath.Join(root, "d02", "f05.txt")
+	writeFile(t, f, []byte("doc X"))
+	later := time.Now().Add(time.Second)
+	os.Chtimes(f, later, later)
+	if _, err := collectTexts(t, src); !errors.Is(err, stream.ErrChanged) || !strings.Contains(err.Error(), root) || !strings.Contains(err.Error(), "rewritten") {
+		t.Fatalf("a file rewritten: %v", err)
+	}
+}
+
+// Binary files in a directory of text files are passed over as grep does:
+// read as empty documents (document i stays the i-th file) and counted in
+// one warning that names a few of them, given once.
+func TestDirBinaryFiles(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), []byte("alpha beta"))
+	for i := range 5 {
+		writeFile(t, filepath.Join(root, fmt.Sprintf("b%d.bin", i)), []byte("PNG\x00\x01 alpha beta gamma"))
+	}
+	writeFile(t, filepath.Join(root, "c.txt.gz"), compress(t, "gzip", []byte("x\x00y")))
+	writeFile(t, filepath.Join(root, "d.txt"), []byte("delta"))
+	var warnings []string
+	src, err := OpenDir(root, stream.Options{BatchRows: 2, Workers: 2, Warn: stream.NewWarner(func(m string) { warnings = append(warnings, m) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := collectTexts(t, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"alpha beta", "", "", "", "", "", "", "delta"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "6 binary files") || !strings.Contains(warnings[0], "b0.bin, b1.bin, b2.bin and 3 more") {
+		t.Fatalf("warnings %q", warnings)
 	}
 }

@@ -45,12 +45,16 @@ func matchLines(path string, head []byte) int {
 
 // Lines is a TextSource over a file holding one document per line, plain, gzip
 // or zstd compressed (told apart by their magic bytes). Lines end with "\n" or
-// "\r\n"; a blank line is an empty document, so document i is always line i+1.
-// Invalid UTF-8 is replaced by U+FFFD. Lines may be up to MaxDocBytes long.
+// "\r\n", or with "\r" alone in a file that has no "\n" (classic Mac OS); a
+// blank line is an empty document, so document i is always line i+1. A
+// byte order mark at the start of the file is dropped. Invalid UTF-8 is
+// replaced by U+FFFD, which no token holds. Lines may be up to MaxDocBytes
+// long.
 type Lines struct {
-	path string
-	size int64
-	o    stream.Options
+	path  string
+	size  int64
+	o     stream.Options
+	stamp stream.Stamp // the file as opened: every pass checks it is still so
 }
 
 // OpenLines opens path as a text-lines source; each pass yields batches of at
@@ -67,7 +71,11 @@ func OpenLines(path string, o stream.Options) (stream.TextSource, error) {
 	if st.Size() == 0 {
 		return nil, stream.Errorf(path, 0, -1, "", stream.ErrEmpty, "file is empty")
 	}
-	return &Lines{path: path, size: st.Size(), o: o.WithDefaults()}, nil
+	stamp, err := stream.StampFile(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Lines{path: path, size: st.Size(), o: o.WithDefaults(), stamp: stamp}, nil
 }
 
 // Info describes the file; the number of documents is unknown before a pass.
@@ -88,11 +96,15 @@ func (l *Lines) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] {
 }
 
 func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error {
+	if err := l.stamp.Check(); err != nil {
+		return err
+	}
 	r, err := openReader(l.path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	br := lineEnds(r.Reader)
 	var (
 		line     int64 // lines read so far
 		reported int64 // bytes already passed to Progress
@@ -131,7 +143,10 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 		}
 		var err error
 		start := len(arena)
-		arena, err = readLine(r.Reader, arena)
+		arena, err = readLine(br, arena)
+		if line == 0 && err == nil && bytes.HasPrefix(arena[start:], []byte(bom)) {
+			arena = append(arena[:start], arena[start+len(bom):]...)
+		}
 		if err == nil && bytes.IndexByte(arena[start:], 0) >= 0 {
 			// Text has no NUL bytes; binary data split at its newline bytes
 			// would pass for lines of gibberish words.
@@ -159,6 +174,11 @@ func (l *Lines) split(ctx context.Context, emit func(*stream.Texts) bool) error 
 	}
 	if line == 0 {
 		return stream.Errorf(l.path, 0, -1, "", stream.ErrEmpty, "no lines after decompression")
+	}
+	// The last batch waits for the check that the file did not change
+	// while the pass read it.
+	if err := l.stamp.Check(); err != nil {
+		return err
 	}
 	flush()
 	return nil

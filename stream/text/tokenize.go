@@ -41,7 +41,9 @@ type Tokenizer struct {
 // regular expression (RE2 syntax) matched against the lower-cased text; when it
 // has exactly one capture group, the group is the token, as in scikit-learn.
 // Empty matches and matches containing a line break are dropped, since a
-// vocabulary file holds one word per line.
+// vocabulary file holds one word per line, and so are matches holding
+// U+FFFD, which stands for bytes that were not UTF-8; a byte order mark is
+// taken out of a match.
 func NewTokenizer(o stream.Options) (*Tokenizer, error) {
 	t := &Tokenizer{keepCase: o.KeepCase}
 	switch o.TokenPattern {
@@ -144,7 +146,12 @@ func (t *Tokenizer) eachRegexp(text string, fn func(tok string)) {
 		text = strings.ToLower(text)
 	}
 	emit := func(tok string) {
-		if tok == "" || strings.ContainsAny(tok, "\r\n") {
+		// U+FFFD stands for bytes that were not UTF-8: a token holding it
+		// is no word, and U+FEFF (a byte order mark) is no part of one.
+		if strings.Contains(tok, "\ufeff") {
+			tok = strings.ReplaceAll(tok, "\ufeff", "")
+		}
+		if tok == "" || strings.ContainsAny(tok, "\r\n\ufffd") {
 			return
 		}
 		if !t.isStop(tok) {
