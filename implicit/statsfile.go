@@ -11,10 +11,8 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
-	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -120,7 +118,7 @@ type StatsHeader struct {
 	// holds (a resumed pass skips them); with exact totals it is
 	// Exact.Batches, and 0 for shard statistics.
 	Batches int64 `json:"batches,omitempty"`
-	// Inputs lists the input files the statistics cover (DescribeInput);
+	// Inputs lists the input files the statistics cover (shard.Describe);
 	// merges refuse statistics that share one.
 	Inputs []Input `json:"inputs,omitempty"`
 	// Params are the settings of a dense model's fit that its statistics
@@ -180,70 +178,6 @@ func (a Input) String() string {
 	return fmt.Sprintf("%s (documents %d:%d)", a.Path, r[0], r[1])
 }
 
-// fingerprintSpan is how much of each end of a file its fingerprint reads.
-const fingerprintSpan = 64 << 10
-
-// DescribeInput returns the provenance of the input file at path. A
-// directory (of text files, or a dataset of Parquet parts) is described by
-// its tree: every file under it but hidden ones (names starting with "."),
-// by relative path, size and modification time, so that a file added,
-// removed, grown or rewritten anywhere below changes its fingerprint; its
-// size is their total and its time the latest.
-func DescribeInput(path string) (Input, error) {
-	f, err := stream.OpenFile(path)
-	if err != nil {
-		return Input{}, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Input{}, err
-	}
-	if st.IsDir() {
-		return describeDir(path)
-	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d\n", st.Size())
-	if st.Mode().IsRegular() {
-		head := make([]byte, min(st.Size(), fingerprintSpan))
-		if _, err := io.ReadFull(f, head); err != nil {
-			return Input{}, fmt.Errorf("%s: %w", path, err)
-		}
-		h.Write(head)
-		if tail := min(st.Size(), fingerprintSpan); st.Size() > fingerprintSpan {
-			buf := make([]byte, tail)
-			if _, err := f.ReadAt(buf, st.Size()-tail); err != nil {
-				return Input{}, fmt.Errorf("%s: %w", path, err)
-			}
-			h.Write(buf)
-		}
-	}
-	return Input{Path: path, Size: st.Size(), ModTime: st.ModTime().UTC(), Fingerprint: fmt.Sprintf("%016x", h.Sum64())}, nil
-}
-
-// describeDir is DescribeInput of a directory.
-func describeDir(dir string) (Input, error) {
-	h := fnv.New64a()
-	in := Input{Path: dir}
-	err := stream.WalkFiles(context.Background(), dir, stream.Hidden, func(p string, st fs.FileInfo) error {
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00%d\n", filepath.ToSlash(rel), st.Size(), st.ModTime().UnixNano())
-		in.Size += st.Size()
-		if t := st.ModTime().UTC(); t.After(in.ModTime) {
-			in.ModTime = t
-		}
-		return nil
-	})
-	if err != nil {
-		return Input{}, err
-	}
-	in.Fingerprint = fmt.Sprintf("%016x", h.Sum64())
-	return in, nil
-}
-
 // ErrOverlap reports a merge of statistics that cover the same input.
 var ErrOverlap = errors.New("the statistics share an input, which a merge would count twice")
 
@@ -276,7 +210,7 @@ type StatsPayload struct {
 	Values []float64 `json:"values,omitempty"`
 	Passes int       `json:"passes,omitempty"`
 	// Tail is the last singular value of the phase-1 sketch over its k-th
-	// (see models.FitStats.SketchTail); 0 for exact whitening.
+	// (see models.FitRecord.SketchTail); 0 for exact whitening.
 	Tail float64 `json:"tail,omitempty"`
 	// Negative counts the negative directions of the second moment that the
 	// whitening passed over for positive ones (see lda's basis.negative).

@@ -28,11 +28,11 @@ type Model struct {
 	// Vocab holds the words when the source knew them (length D).
 	Vocab []string `json:"vocab,omitempty"`
 	// Fit describes how the model was fitted (absent in truth files).
-	Fit *FitStats `json:"fit,omitempty"`
+	Fit *FitRecord `json:"fit,omitempty"`
 }
 
-// FitStats records what a fit saw and did.
-type FitStats struct {
+// FitRecord records what a fit saw and did.
+type FitRecord struct {
 	Docs    int64 `json:"docs"`
 	Skipped int64 `json:"skipped"`
 	Tokens  int64 `json:"tokens"`
@@ -60,8 +60,8 @@ type FitStats struct {
 	WhitenedM2Eigenvalues []float64 `json:"whitened_m2_eigenvalues,omitempty"`
 	// ProjectionL1 is, per topic, the ℓ1 mass moved by projecting the raw
 	// estimate onto the simplex (large values flag a poorly estimated topic).
-	ProjectionL1 []float64   `json:"projection_l1,omitempty"`
-	Solver       SolverStats `json:"solver"`
+	ProjectionL1 []float64    `json:"projection_l1,omitempty"`
+	Solver       SolverRecord `json:"solver"`
 	// Plan is how the fit held its third moment and what it predicted (an
 	// lda.Plan for lda/topic fits; read back as a JSON object).
 	Plan any `json:"plan,omitempty"`
@@ -70,11 +70,11 @@ type FitStats struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// EM records the likelihood refinement after the spectral fit, when
 	// there was one.
-	EM *EMStats `json:"em,omitempty"`
+	EM *EMRecord `json:"em,omitempty"`
 }
 
-// EMStats records the variational EM passes that refined a spectral fit.
-type EMStats struct {
+// EMRecord records the variational EM passes that refined a spectral fit.
+type EMRecord struct {
 	Passes int `json:"passes"`
 	// Bounds holds, per pass, the training bound per token (the evidence
 	// lower bound of the documents plus the topics' log prior, over the
@@ -113,8 +113,8 @@ type EMSample struct {
 	Undone  bool      `json:"undone,omitempty"`
 }
 
-// SolverStats are the tensor decomposition's diagnostics.
-type SolverStats struct {
+// SolverRecord are the tensor decomposition's diagnostics.
+type SolverRecord struct {
 	Name     string `json:"name"`
 	Restarts int    `json:"restarts"`
 	Iters    int    `json:"iters"`
@@ -192,12 +192,12 @@ func Read(path string) (*Model, error) {
 }
 
 // Parse reads and validates a model from the bytes of a model file. The
-// fit's plan record (FitStats.Plan) is kept as the bytes it was written as
+// fit's plan record (FitRecord.Plan) is kept as the bytes it was written as
 // (a *json.RawMessage), so that a model read and written again has the
 // same bytes.
 func Parse(b []byte) (*Model, error) {
 	plan := &json.RawMessage{}
-	m := Model{Fit: &FitStats{Plan: plan}}
+	m := Model{Fit: &FitRecord{Plan: plan}}
 	if err := json.Unmarshal(b, &m); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -216,3 +216,10 @@ func Parse(b []byte) (*Model, error) {
 	}
 	return &m, nil
 }
+
+// FitStats and EMStats are FitRecord and EMRecord under the names the LDA
+// fit's EM passes use.
+type (
+	FitStats = FitRecord
+	EMStats  = EMRecord
+)

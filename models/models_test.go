@@ -135,7 +135,7 @@ func TestModelFile(t *testing.T) {
 	path := filepath.Join(dir, "model.json")
 	m := &Model{Model: "topic", K: 2, D: 3, Alpha: []float64{0.4, 0.6},
 		Topics: [][]float64{{0.5, 0.5, 0}, {0, 0.25, 0.75}}, Vocab: []string{"a", "b", "c"},
-		Fit: &FitStats{Docs: 10, Passes: 3, M2Eigenvalues: []float64{2, 1}}}
+		Fit: &FitRecord{Docs: 10, Passes: 3, M2Eigenvalues: []float64{2, 1}}}
 	if err := m.Write(path); err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,10 @@
 // ViewsFunc), so memory does not grow with the number of samples.
 //
 // The package must not know where a tensor came from: no model
-// coefficients, no files, no data formats. Registry names (Names,
-// AsymNames, ByName, AsymByName) and ModelDefaults say which solver suits
-// which tensor.
+// coefficients, no files, no data formats. The registry (Names, AsymNames,
+// ByName, AsymByName, Describe) says which solver suits which tensor; each
+// model chooses its own default (rtpm for the models of dense rows, joint
+// diagonalisation or the simultaneous power method for LDA).
 //
 // All randomness comes from an explicit seed (math/rand/v2 PCG); the same
 // seed and the same tensor give the same result. Solvers stop at documented

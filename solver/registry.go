@@ -96,29 +96,6 @@ func altSym(ctx context.Context, t Tensor, r int, o Options) (*Result, error) {
 	return res, err
 }
 
-// ModelDefaults is the default solver of each model; `streamfit fit
-// --solver` overrides it. Every model hands the solver a whitened
-// (orthogonally decomposable) k×k×k tensor, so the robust tensor power
-// method is the default; ojd is the more accurate alternative at full rank
-// and rtpm-stop the cheaper one. lda and topic name their pure spectral
-// fit's solver of the explicit tensor: ojd up to 64 topics, ojd0 up to 128
-// and rtpm above (measured on real text, see lda.Config.Solver); they use
-// simultaneous when EM passes follow or the third moment is sketched or on
-// disk. nojd, alt and als accept these tensors too but gain nothing from
-// non-orthogonality there; their domain is raw (unwhitened) and, for alt,
-// overcomplete tensors, which a model has to build without whitening (e.g.
-// a SampleTensor of the raw views).
-var ModelDefaults = map[string]string{
-	"lda":          "ojd",
-	"topic":        "ojd",
-	"gmm":          "rtpm",
-	"ica":          "rtpm",
-	"markov":       "rtpm",
-	"hmm-snapshot": "rtpm",
-	"hmm":          "rtpm",
-	"multiview":    "rtpm",
-}
-
 // Names lists the registered symmetric solver names, sorted.
 func Names() []string { return sortedKeys(registry) }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
 )
@@ -128,11 +128,11 @@ func TestFileSystemReadsLikeLocal(t *testing.T) {
 			if got != want {
 				t.Errorf("through the file system:\n%s\nlocally:\n%s", got, want)
 			}
-			a, err := implicit.DescribeInput(in.path)
+			a, err := shard.Describe(in.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := implicit.DescribeInput(remote(in.path))
+			b, err := shard.Describe(remote(in.path))
 			if err != nil {
 				t.Fatal(err)
 			}

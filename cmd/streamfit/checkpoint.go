@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -29,10 +29,10 @@ func addCheckpointFlags(fs *flag.FlagSet) checkpointFlags {
 	}
 }
 
-// config returns the checkpoint settings for a fit of input read with o:
+// checkpoint returns the checkpoint settings c give a fit of input read with o:
 // the key names the input by absolute path, size and modification time, and
 // the batch size (a resumed pass skips the batches its checkpoint holds).
-func (c checkpointFlags) config(input string, o stream.Options) (lda.Checkpoint, error) {
+func (e *env) checkpoint(c checkpointFlags, input string, o stream.Options) (lda.Checkpoint, error) {
 	if c.dir == nil || *c.dir == "" {
 		return lda.Checkpoint{}, nil
 	}
@@ -59,13 +59,13 @@ func (c checkpointFlags) config(input string, o stream.Options) (lda.Checkpoint,
 		for i, h := range held {
 			held[i] = filepath.Base(h)
 		}
-		fmt.Fprintf(statsOut, "fit: resuming from the checkpoints in %s (%s)\n", *c.dir, strings.Join(held, ", "))
+		e.printf("fit: resuming from the checkpoints in %s (%s)\n", *c.dir, strings.Join(held, ", "))
 	}
 	key := fmt.Sprintf("%s size=%d mtime=%d batch-rows=%d batch-bytes=%d", abs, st.Size(), st.ModTime().UnixNano(), o.BatchRows, o.BatchBytes)
 	if st.IsDir() {
 		// A directory's own size and time miss a file changed, or added
 		// to a subdirectory: the key holds its tree's fingerprint.
-		in, err := implicit.DescribeInput(input)
+		in, err := shard.Describe(input)
 		if err != nil {
 			return lda.Checkpoint{}, err
 		}

@@ -142,8 +142,8 @@ func killWhen(t *testing.T, args []string, path string) {
 func resumeSame(t *testing.T, args []string, out, from string, ref []byte) {
 	t.Helper()
 	var said bytes.Buffer
-	statsOut = &said
-	defer func() { statsOut = os.Stderr }()
+	alsoStderr = &said
+	defer func() { alsoStderr = nil }()
 	mustRun(t, args...)
 	got, err := os.ReadFile(out)
 	if err != nil {

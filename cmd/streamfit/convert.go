@@ -10,28 +10,27 @@ import (
 	"github.com/streamfit/streamfit/stream/text"
 )
 
-func init() {
-	register("convert", "convert between docword, Parquet and Arrow IPC; raw text to bag of words", runConvert)
-}
-
-func runConvert(ctx context.Context, args []string) error {
-	fs := newFlags("convert", "IN OUT", `Copies IN to OUT in the format named by OUT's extension: .parquet (zstd), .arrow
+// convertAbout is the help of `streamfit convert`.
+const convertAbout = `Copies IN to OUT in the format named by OUT's extension: .parquet (zstd), .arrow
 (IPC file), .arrows (IPC stream), docword*.txt[.gz|.zst] (UCI bag of words; the
 vocabulary, when known, goes to vocab.*.txt beside it). A docword input reads
 the vocab.*.txt beside it unless --vocab names one.
 Raw text (a text column, a directory of files, one document per line) becomes bag
 of words: against --vocab if given, else a vocabulary is built first (one more
-pass, same options as `+"`streamfit vocab build`"+`) and written to OUT.vocab.
+pass, same options as ` + "`streamfit vocab build`" + `) and written to OUT.vocab.
 Nothing is written unless the whole conversion succeeds.
-Dense sample tables convert between Parquet and Arrow with --dense.`)
-	o := addInputFlags(fs)
+Dense sample tables convert between Parquet and Arrow with --dense.`
+
+func runConvert(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("convert", "IN OUT", convertAbout)
+	o := e.addInputFlags(fs)
 	dense := fs.Bool("dense", false, "convert dense samples instead of documents")
 	layout := fs.String("layout", "lists", "document layout of columnar output: lists, pairs or long")
 	compression := fs.String("compression", "", "compression of columnar output: Parquet zstd (default), snappy, gzip, lz4, brotli or none; Arrow none (default), zstd or lz4. Docword output is compressed by its name (.gz, .zst)")
 	rowGroup := fs.Int("row-group", 0, "rows per Parquet row group / Arrow batch (default: by size, 64 MB of decoded data per row group, 4 MB per Arrow batch)")
 	bo := addBuildFlags(fs)
 	prog := addProgressFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -54,36 +53,33 @@ Dense sample tables convert between Parquet and Arrow with --dense.`)
 	if err := checkOutputs([]string{in, o.VocabPath}, out, vocabOut); err != nil {
 		return err
 	}
-	p, done := startProgress(*prog, "convert", fileSize(in))
+	p, done := e.startProgress(*prog, "convert", fileSize(in))
 	defer done()
 	o.Progress = p
 	if *dense {
-		src, err := stream.OpenDense(in, *o)
-		if err != nil {
-			return err
-		}
-		defer stream.Close(src)
-		w, err := stream.CreateDense(out, wo)
-		if err != nil {
-			return err
-		}
-		for b, err := range src.Rows(ctx) {
-			if err != nil {
-				w.Abort()
-				return err
-			}
-			if err := w.Write(b); err != nil {
-				w.Abort()
-				return err
-			}
-			b.Release()
-		}
-		return w.Close()
+		return convertDense(ctx, in, out, *o, wo)
 	}
-	src, err := stream.Open(in, *o)
+	return convertDocs(ctx, in, out, *o, wo, *bo)
+}
+
+// convertDense copies the dense rows of in to the table out.
+func convertDense(ctx context.Context, in, out string, o stream.Options, wo stream.WriteOptions) error {
+	src, err := stream.OpenDense(in, o)
+	if err != nil {
+		return err
+	}
+	defer stream.Close(src)
+	return writeRows(ctx, src, out, wo, nil)
+}
+
+// convertDocs copies the documents of in to out; raw text without a
+// vocabulary becomes bag of words against one built first, written to
+// OUT.vocab with OUT.
+func convertDocs(ctx context.Context, in, out string, o stream.Options, wo stream.WriteOptions, bo text.BuildOptions) error {
+	src, err := stream.Open(in, o)
 	var vocab *stream.AtomicFile // OUT.vocab, committed with OUT
 	if errors.Is(err, stream.ErrNeedVocab) {
-		src, vocab, err = textToBag(ctx, in, out+".vocab", *o, *bo)
+		src, vocab, err = textToBag(ctx, in, out+".vocab", o, bo)
 	}
 	if err != nil {
 		return err

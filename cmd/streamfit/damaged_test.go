@@ -26,15 +26,17 @@ import (
 )
 
 // cli runs streamfit in-process and returns its exit status, its error
-// line and everything else it wrote on stderr (the plan, warnings).
+// line and everything else it wrote on stderr (the plan, warnings). The
+// error line is the last one: run writes it after the command returns.
 func cli(t *testing.T, args ...string) (code int, msg, printed string) {
 	t.Helper()
-	code, printed = withStderr(t, func() int {
-		code, _, m := streamfit(t, args...)
-		msg = m
-		return code
-	})
-	return code, msg, printed
+	code, _, errs := streamfit(t, args...)
+	if code == 0 {
+		return code, "", errs
+	}
+	body := strings.TrimSuffix(errs, "\n")
+	i := strings.LastIndexByte(body, '\n')
+	return code, body[i+1:] + "\n", body[:i+1]
 }
 
 // jsonRecord builds a record of one row per JSON value of each column.

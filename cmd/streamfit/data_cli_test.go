@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,15 +77,8 @@ func TestConvertCompressionDefaults(t *testing.T) {
 	if cc.Compression() != compress.Codecs.Zstd {
 		t.Fatalf("Parquet written with %v, want zstd", cc.Compression())
 	}
-	// The flag package prints help on the process's stderr.
-	pr, pw, _ := os.Pipe()
-	old := os.Stderr
-	os.Stderr = pw
-	mustRun(t, "convert", "-h")
-	pw.Close()
-	os.Stderr = old
-	help, _ := io.ReadAll(pr)
-	if !strings.Contains(string(help), "Arrow none (default), zstd or lz4") {
+	_, _, help := streamfit(t, "convert", "-h")
+	if !strings.Contains(help, "Arrow none (default), zstd or lz4") {
 		t.Fatalf("help does not give the Arrow choices:\n%s", help)
 	}
 }

@@ -13,12 +13,8 @@ import (
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
-func init() {
-	register("demo", "generate an LDA corpus, fit it and score the fit against the truth", runDemo)
-}
-
-func runDemo(ctx context.Context, args []string) error {
-	fs := newFlags("demo", "", `The whole job on an embedded default: draws an LDA corpus whose topics are
+// demoAbout is the help of `streamfit demo`.
+const demoAbout = `The whole job on an embedded default: draws an LDA corpus whose topics are
 themes of a built-in word list (sports, food, music, weather, space, computing,
 health, finance, ocean, garden), writes it as Parquet with its vocabulary, fits
 spectral LDA from the file (generated data follow the model, so the likelihood
@@ -39,7 +35,10 @@ their most probable words are printed. On any machine with Go:
   streamfit demo --text "$(go env GOROOT)/src" --k 20
 
 The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
---coherence and topics (README, "Real text, step by step").`)
+--coherence and topics (README, "Real text, step by step").`
+
+func runDemo(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("demo", "", demoAbout)
 	cfg := synth.LDAConfig{Themes: synth.Themes}
 	fs.Int64Var(&cfg.Docs, "docs", 20000, "documents")
 	fs.IntVar(&cfg.K, "k", len(synth.Themes), fmt.Sprintf("topics: the first k themes (at most %d); with --text, any number the data support", len(synth.Themes)))
@@ -50,7 +49,7 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 	o := &stream.Options{}
 	addTextFlags(fs, o)
 	prog := addProgressFlag(fs)
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := e.parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
@@ -80,10 +79,15 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 		return err
 	}
 	if *textPath != "" {
-		return demoText(ctx, *textPath, *dir, kept, cfg.K, cfg.Seed, *o, *prog)
+		return e.demoText(ctx, *textPath, *dir, kept, cfg.K, cfg.Seed, *o, *prog)
 	}
-	corpus := filepath.Join(*dir, "corpus.parquet")
+	return e.demoSynth(ctx, cfg, *dir)
+}
 
+// demoSynth generates the corpus of cfg into dir with its truth, fits it
+// and prints the fit's score against the truth and its topics.
+func (e *env) demoSynth(ctx context.Context, cfg synth.LDAConfig, dir string) error {
+	corpus := filepath.Join(dir, "corpus.parquet")
 	t0 := time.Now()
 	c, err := synth.NewLDA(cfg)
 	if err != nil {
@@ -97,10 +101,10 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 	if _, err := copyDocs(ctx, c, w, nil); err != nil {
 		return err
 	}
-	if err := c.WriteTruth(filepath.Join(*dir, "truth.json")); err != nil {
+	if err := c.WriteTruth(filepath.Join(dir, "truth.json")); err != nil {
 		return err
 	}
-	fmt.Printf("generated %d documents (%d topics over a vocabulary of %d words) in %.1fs → %s\n", cfg.Docs, c.Truth.K, info.Terms, time.Since(t0).Seconds(), corpus)
+	fmt.Fprintf(e.stdout, "generated %d documents (%d topics over a vocabulary of %d words) in %.1fs → %s\n", cfg.Docs, c.Truth.K, info.Terms, time.Since(t0).Seconds(), corpus)
 
 	t1 := time.Now()
 	src, err := stream.Open(corpus, stream.Options{})
@@ -112,18 +116,18 @@ The steps by hand are vocab build, convert, fit lda, eval --heldout, eval
 	if err != nil {
 		return err
 	}
-	if err := m.Write(filepath.Join(*dir, "model.json")); err != nil {
+	if err := m.Write(filepath.Join(dir, "model.json")); err != nil {
 		return err
 	}
-	fmt.Printf("fitted spectral LDA in %.1fs: %d passes over %d documents (%d skipped), %s whitening\n",
+	fmt.Fprintf(e.stdout, "fitted spectral LDA in %.1fs: %d passes over %d documents (%d skipped), %s whitening\n",
 		time.Since(t1).Seconds(), m.Fit.Passes, m.Fit.Docs, m.Fit.Skipped, m.Fit.Whitening)
 
-	truth := &c.Truth
-	e, err := models.Evaluate(m, truth)
+	t := c.Truth
+	ev, err := models.Evaluate(m, &models.Model{Model: t.Model, K: t.K, D: t.D, Alpha0: t.Alpha0, Alpha: t.Alpha, Topics: t.Topics})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("against the truth: mean ℓ1 %.4f, max ℓ1 %.4f, %d/%d topics found, α error %.4f\n\n", e.MeanL1, e.MaxL1, e.Found, e.TruthK, e.AlphaRelErr)
-	printTopics(m, m.Vocab, 8, 1)
+	fmt.Fprintf(e.stdout, "against the truth: mean ℓ1 %.4f, max ℓ1 %.4f, %d/%d topics found, α error %.4f\n\n", ev.MeanL1, ev.MaxL1, ev.Found, ev.TruthK, ev.AlphaRelErr)
+	e.printTopics(m, m.Vocab, 8, 1)
 	return nil
 }

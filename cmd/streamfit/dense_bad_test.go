@@ -1,7 +1,11 @@
 package main
 
 import (
+	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/lda"
+
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -118,10 +122,9 @@ func TestTopicOnlyFlags(t *testing.T) {
 	in := filepath.Join(dir, "x.parquet")
 	writeDense(t, in, 3, oneHot(60, 3), nil)
 	out := filepath.Join(dir, "m.json")
-	lda, _ := fitModelOf("lda")
-	ldaFlags, _ := newFitFlags(lda)
-	gmm, _ := fitModelOf("gmm")
-	gmmFlags, _ := newFitFlags(gmm)
+	e := &env{stdout: io.Discard, stderr: io.Discard}
+	ldaFlags := newFitFlags(e, lda.Kind).fs
+	gmmFlags := newFitFlags(e, gmm.Kind).fs
 	var topicOnly []string
 	ldaFlags.VisitAll(func(f *flag.Flag) {
 		if gmmFlags.Lookup(f.Name) == nil && f.Name != "alpha0" {

@@ -197,10 +197,7 @@ func TestDenseSolverWarning(t *testing.T) {
 		return s
 	}
 	fit := []string{"fit", "gmm", "--input", p("g.parquet"), "--k", "3", "--progress", "off"}
-	code, errs := withStderr(t, func() int {
-		c, _, _ := streamfit(t, append(fit, "--iters", "1", "--out", p("capped.json"))...)
-		return c
-	})
+	code, _, errs := streamfit(t, append(fit, "--iters", "1", "--out", p("capped.json"))...)
 	capped := read("capped.json")
 	if code != 0 || capped.Stats.Converged || len(capped.Stats.Warnings) == 0 {
 		t.Fatalf("--iters 1: exit %d, stats %+v; want success, converged false and a warning", code, capped.Stats)

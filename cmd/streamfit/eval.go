@@ -8,26 +8,20 @@ import (
 	"sort"
 
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/models/gmm"
-	"github.com/streamfit/streamfit/models/hmm"
-	"github.com/streamfit/streamfit/models/ica"
-	"github.com/streamfit/streamfit/models/markov"
-	"github.com/streamfit/streamfit/models/multiview"
 )
 
-func init() {
-	register("eval", "score a fitted model: against the truth it was generated from, on held-out documents, or by topic coherence", runEval)
-}
-
-func runEval(ctx context.Context, args []string) error {
-	fs := newFlags("eval", "", `Matches the fitted components to the true ones (Hungarian algorithm) and reports
+// evalAbout is the help of `streamfit eval`.
+const evalAbout = `Matches the fitted components to the true ones (Hungarian algorithm) and reports
 the papers' metrics: for topic models the mean and max ℓ1 distance, the number of
 topics found (ℓ1 < 0.5) and the relative α error; for GMMs and snapshot models the
 relative spectral-norm errors after relabelling and the ℓ1 error of distributions.
 With --coherence TRAIN, scores a topic model without truth instead: the
 coherence of its topics over TRAIN and their diversity. With --heldout or
 --coherence, --model may also be a .npy k×d matrix (e.g. numpy.save of gensim's
-get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`)
+get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("eval", "", evalAbout)
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -36,7 +30,7 @@ get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`)
 	mf.add(fs)
 	var cf coherenceFlags
 	cf.add(fs)
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := e.parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
@@ -45,62 +39,54 @@ get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`)
 	case *heldout != "" && cf.train != "":
 		return usagef("--heldout and --coherence are separate runs; give one")
 	case *heldout != "":
-		return evalHeldOut(ctx, &mf, *modelPath, *heldout, *asJSON) // heldout.go
+		return e.evalHeldOut(ctx, &mf, *modelPath, *heldout, *asJSON) // heldout.go
 	case cf.train != "":
-		return runCoherence(ctx, *modelPath, &mf, &cf, *asJSON)
+		return e.runCoherence(ctx, *modelPath, &mf, &cf, *asJSON)
 	}
-	kind, err := modelKind(*modelPath)
+	res, err := evalTruth(*modelPath, *truthPath)
 	if err != nil {
 		return err
-	}
-	if tk, err := modelKind(*truthPath); err != nil {
-		return err
-	} else if tk != kind {
-		return fmt.Errorf("%s is a %q model but %s holds %q truth", *modelPath, kind, *truthPath, tk)
-	}
-	var res any
-	var text string
-	switch kind {
-	case "lda", "topic":
-		fit, err := models.Read(*modelPath)
-		if err != nil {
-			return err
-		}
-		truth, err := models.Read(*truthPath)
-		if err != nil {
-			return err
-		}
-		e, err := models.Evaluate(fit, truth)
-		if err != nil {
-			return err
-		}
-		res = e
-		text = fmt.Sprintf("topics:    %d fitted, %d true\nmean ℓ1:   %.4f\nmax ℓ1:    %.4f\nfound:     %d/%d (ℓ1 < %.1f)\nα error:   %.4f (relative)\n",
-			e.K, e.TruthK, e.MeanL1, e.MaxL1, e.Found, e.TruthK, models.FoundL1, e.AlphaRelErr)
-	case "gmm":
-		res, err = evalDense(*modelPath, *truthPath, gmm.Read, gmm.Eval)
-	case "markov", "hmm-snapshot":
-		res, err = evalDense(*modelPath, *truthPath, markov.Read, markov.Eval)
-	case "ica":
-		res, err = evalDense(*modelPath, *truthPath, ica.Read, ica.Eval)
-	case "hmm":
-		res, err = evalDense(*modelPath, *truthPath, hmm.Read, hmm.Eval)
-	case "multiview":
-		res, err = evalDense(*modelPath, *truthPath, multiview.Read, multiview.Eval)
-	default:
-		return fmt.Errorf("%s: unknown model %q", *modelPath, kind)
-	}
-	if err != nil {
-		return err
-	}
-	if text == "" {
-		text = metricsText(res)
 	}
 	if *asJSON {
-		return printEvalJSON(res, *modelPath)
+		return e.printEvalJSON(res, *modelPath)
 	}
-	fmt.Print(text)
+	if t, ok := res.(interface{ Text() string }); ok {
+		fmt.Fprint(e.stdout, t.Text())
+	} else {
+		fmt.Fprint(e.stdout, metricsText(res))
+	}
 	return nil
+}
+
+// evalTruth compares the model in the file modelPath with the truth in the
+// file truthPath, both read by their kind (models.Evaluator).
+func evalTruth(modelPath, truthPath string) (any, error) {
+	kind, err := modelKind(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	if tk, err := modelKind(truthPath); err != nil {
+		return nil, err
+	} else if tk != kind {
+		return nil, fmt.Errorf("%s is a %q model but %s holds %q truth", modelPath, kind, truthPath, tk)
+	}
+	k, err := models.Lookup(kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: unknown model %q", modelPath, kind)
+	}
+	fit, err := k.Read(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	truth, err := k.Read(truthPath)
+	if err != nil {
+		return nil, err
+	}
+	ev, ok := fit.(models.Evaluator)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %q model: no evaluation against a truth file", modelPath, kind)
+	}
+	return ev.Eval(truth)
 }
 
 // modelKind reads the "model" field of a model or truth file.
@@ -119,20 +105,6 @@ func modelKind(path string) (string, error) {
 		return "", fmt.Errorf("%s: no \"model\" field; not a streamfit model or truth file", path)
 	}
 	return head.Model, nil
-}
-
-// evalDense reads a fitted model and its truth with read and compares them
-// with eval (each dense model package provides both).
-func evalDense[M, E any](modelPath, truthPath string, read func(string) (M, error), eval func(M, M) (E, error)) (any, error) {
-	fit, err := read(modelPath)
-	if err != nil {
-		return nil, err
-	}
-	truth, err := read(truthPath)
-	if err != nil {
-		return nil, err
-	}
-	return eval(fit, truth)
 }
 
 // metricsText prints a metrics struct one field a line, by its JSON names

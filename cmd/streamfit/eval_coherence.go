@@ -75,7 +75,7 @@ func newCoherenceReport(modelPath, corpus string, m *models.Model, corpusVocab [
 	return rep, names
 }
 
-func runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coherenceFlags, asJSON bool) error {
+func (e *env) runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coherenceFlags, asJSON bool) error {
 	if cf.top < 2 {
 		return usagef("--top must be at least 2, got %d", cf.top)
 	}
@@ -94,14 +94,14 @@ func runCoherence(ctx context.Context, modelPath string, mf *modelFlags, cf *coh
 	}
 	rep, names := newCoherenceReport(modelPath, cf.train, m, src.Info().Vocab, res)
 	if asJSON {
-		return printEvalJSON(rep, modelPath)
+		return e.printEvalJSON(rep, modelPath)
 	}
-	fmt.Printf("model:     %s (k=%d, d=%d)\ncorpus:    %s (%d documents)\n", modelPath, m.K, m.D, cf.train, res.Docs)
-	fmt.Printf("UMass:     %.4f (mean over topics and top-%d word pairs; higher is better)\n", res.UMass, res.Top)
-	fmt.Printf("NPMI:      %.4f (document co-occurrence; in [-1, 1], higher is better)\n", res.NPMI)
-	fmt.Printf("diversity: %.4f (distinct share of the %d top words)\n", res.Diversity, res.Top*m.K)
+	fmt.Fprintf(e.stdout, "model:     %s (k=%d, d=%d)\ncorpus:    %s (%d documents)\n", modelPath, m.K, m.D, cf.train, res.Docs)
+	fmt.Fprintf(e.stdout, "UMass:     %.4f (mean over topics and top-%d word pairs; higher is better)\n", res.UMass, res.Top)
+	fmt.Fprintf(e.stdout, "NPMI:      %.4f (document co-occurrence; in [-1, 1], higher is better)\n", res.NPMI)
+	fmt.Fprintf(e.stdout, "diversity: %.4f (distinct share of the %d top words)\n", res.Diversity, res.Top*m.K)
 	for t, words := range names {
-		fmt.Printf("topic %-3d umass %7.3f  npmi %6.3f: %s\n", t, res.TopicUMass[t], res.TopicNPMI[t], strings.Join(words, " "))
+		fmt.Fprintf(e.stdout, "topic %-3d umass %7.3f  npmi %6.3f: %s\n", t, res.TopicUMass[t], res.TopicNPMI[t], strings.Join(words, " "))
 	}
 	return nil
 }

@@ -10,13 +10,8 @@ import (
 // everything it printed on stderr (the plan) followed by the error message.
 func planFit(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	var errs string
-	code, printed := withStderr(t, func() int {
-		code, _, e := streamfit(t, append([]string{"fit", "lda", "--progress", "off"}, args...)...)
-		errs = e
-		return code
-	})
-	return code, printed + errs
+	code, _, errs := streamfit(t, append([]string{"fit", "lda", "--progress", "off"}, args...)...)
+	return code, errs
 }
 
 // TestFitPlanParquet checks the plan on a Parquet file,

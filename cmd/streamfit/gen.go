@@ -4,75 +4,119 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
-	"github.com/streamfit/streamfit/stream/synth"
 )
 
-func init() {
-	register("gen", "generate data with known truth: gen lda|topic|gmm|snapshots|ica|hmm|multiview", runGen)
+// generatorNames names the generators of the registered models.
+func generatorNames() []string {
+	var names []string
+	for _, g := range models.Generators() {
+		names = append(names, g.Name())
+	}
+	return names
 }
 
-func runGen(ctx context.Context, args []string) error {
-	if len(args) > 0 && oneOf(args[0], "gmm", "snapshots", "ica", "hmm", "multiview") == nil {
-		return runGenDense(ctx, args[0], args[1:])
+// generator returns the generator args[0] names, or a usage error.
+func generator(args []string) (models.Generator, error) {
+	if len(args) > 0 {
+		for _, g := range models.Generators() {
+			if g.Name() == args[0] {
+				return g, nil
+			}
+		}
 	}
-	if len(args) == 0 || (args[0] != "lda" && args[0] != "topic") {
-		return usagef("usage: streamfit gen lda|topic|gmm|snapshots|ica|hmm|multiview --out FILE --truth FILE [flags]")
-	}
-	model := args[0]
-	fs := newFlags("gen "+model, "", "Draws a corpus from an LDA (or single-topic) model and writes it as Parquet, Arrow or UCI docword (by the name of --out), with the model in a JSON truth file.")
-	cfg := synth.LDAConfig{Single: model == "topic"}
-	fs.Int64Var(&cfg.Docs, "docs", 10000, "number of documents")
-	fs.IntVar(&cfg.Vocab, "vocab", 2000, "vocabulary size d")
-	fs.IntVar(&cfg.K, "k", 10, "number of topics")
-	if model == "lda" {
-		fs.Float64Var(&cfg.Alpha0, "alpha0", 1, "Dirichlet concentration α₀ = Σαᵢ")
-	}
-	fs.Float64Var(&cfg.DocLen, "doc-len", 200, "mean document length (Poisson, at least 3)")
-	fs.Float64Var(&cfg.Beta, "beta", 0.1, "symmetric Dirichlet parameter of the topics")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
-	fs.IntVar(&cfg.Workers, "workers", 0, "generating goroutines (default: one per CPU; the output does not depend on it)")
-	out := fs.String("out", "", "output data file (.parquet, .arrow, .arrows, docword*.txt[.gz|.zst])")
-	truth := fs.String("truth", "", "output truth file (JSON)")
-	rowGroup := fs.Int("row-group", 0, "documents per Parquet row group / Arrow batch (default: by size, 64 MB of decoded data per row group, 4 MB per Arrow batch)")
-	prog := addProgressFlag(fs)
-	if _, err := parse(fs, args[1:]); err != nil {
+	return nil, usagef("usage: streamfit gen %s --out FILE --truth FILE [flags]", strings.Join(generatorNames(), "|"))
+}
+
+func runGen(ctx context.Context, e *env, args []string) error {
+	g, err := generator(args)
+	if err != nil {
 		return err
+	}
+	fs := newFlags("gen "+g.Name(), "", g.About())
+	draw := g.Flags(fs)
+	out := fs.String("out", "", "output data file (.parquet, .arrow, .arrows; documents also docword*.txt[.gz|.zst])")
+	truth := fs.String("truth", "", "output truth file (JSON)")
+	rowGroup := fs.Int("row-group", 0, "rows (documents) per Parquet row group / Arrow record batch (default: by size, see stream.WriteOptions)")
+	prog := addProgressFlag(fs)
+	if pos, err := e.parse(fs, args[1:]); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
 	}
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	c, err := synth.NewLDA(cfg)
+	data, err := draw()
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	// Find an unwritable output before the corpus is generated.
+	// Find an unwritable output before the data are generated.
 	if err := checkOutputFormat(*out, ""); err != nil {
 		return err
 	}
 	if err := checkOutputs(nil, *out, *truth); err != nil {
 		return err
 	}
-	p, done := startProgress(*prog, "gen", 0)
-	p.SetTotalRows(cfg.Docs)
-	w, err := stream.Create(*out, stream.WriteOptions{Terms: cfg.Vocab, RowGroupRows: *rowGroup, Progress: p})
-	if err != nil {
-		done()
-		return err
+	p, done := e.startProgress(*prog, "gen", 0)
+	wo := stream.WriteOptions{RowGroupRows: *rowGroup}
+	switch src := data.(type) {
+	case stream.DocSource:
+		err = writeDocs(ctx, src, *out, wo, p)
+	case stream.DenseSource:
+		err = writeRows(ctx, src, *out, wo, p)
+	default:
+		err = fmt.Errorf("gen %s: data of type %T is neither documents nor dense rows", g.Name(), data)
 	}
-	_, err = copyDocs(ctx, c, w, p)
 	done()
 	if err != nil {
 		return err
 	}
 	if *truth != "" {
-		if err := c.WriteTruth(*truth); err != nil {
+		if err := data.WriteTruth(*truth); err != nil {
 			os.Remove(*out) // the data without its truth is not what was asked for
 			return err
 		}
 	}
 	return nil
+}
+
+// writeDocs writes the documents of src to the file out (its format by its
+// name), atomically.
+func writeDocs(ctx context.Context, src stream.DocSource, out string, wo stream.WriteOptions, p *stream.Progress) error {
+	info := src.Info()
+	p.SetTotalRows(info.Rows)
+	wo.Terms, wo.Progress = info.Terms, p
+	w, err := stream.Create(out, wo)
+	if err != nil {
+		return err
+	}
+	_, err = copyDocs(ctx, src, w, p)
+	return err
+}
+
+// writeRows writes the rows of src to the table out (Parquet or Arrow,
+// by its name), atomically.
+func writeRows(ctx context.Context, src stream.DenseSource, out string, wo stream.WriteOptions, p *stream.Progress) error {
+	w, err := stream.CreateDense(out, wo)
+	if err != nil {
+		return err
+	}
+	for b, err := range src.Rows(ctx) {
+		if err == nil {
+			p.Add(int64(b.Rows), 0)
+			err = w.Write(b)
+		}
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		b.Release()
+	}
+	return w.Close()
 }
 
 // copyDocs writes every document of src to w, committing w only on

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"os"
 	"strconv"
 	"time"
 
@@ -12,20 +11,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/text"
 )
 
-func init() {
-	register("infer", "document topics: each document's topic shares under a fitted lda/topic model, as Parquet", runInfer)
-}
-
-func runInfer(ctx context.Context, args []string) error {
-	fs := newFlags("infer", "", `Infers the topic shares of every document of --input with the model's topics
+// inferAbout is the help of `streamfit infer`.
+const inferAbout = `Infers the topic shares of every document of --input with the model's topics
 fixed (lda: the posterior mean of θ, γ/Σγ of the variational E-step; topic: the
 posterior probability of each topic) and writes them as Parquet (zstd), one row
 per document in input order:
@@ -39,15 +32,18 @@ per document in input order:
   theta  list<double>   its k topic shares (sum 1), in the model's topic order
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
-by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
-	o := addReadFlags(fs)
+by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`
+
+func runInfer(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("infer", "", inferAbout)
+	o := e.addReadFlags(fs)
 	addDocFlags(fs, o)
 	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
 	input := fs.String("input", "", "documents (any format of `streamfit inspect`), or a directory of text files")
 	out := fs.String("out", "theta.parquet", "output Parquet file")
 	idColumn := fs.String("id-column", "", "copy this integer or string column of a Parquet or Arrow --input (one value per document; of a long table, its --doc-column) into the output as id; path: the file names of a directory of text files")
 	prog := addProgressFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -62,16 +58,12 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 	if err := checkOutputs([]string{*modelPath, *input, o.VocabPath}, *out); err != nil {
 		return err
 	}
-	m, err := models.Read(*modelPath)
+	k, m, err := inferModel(*modelPath)
 	if err != nil {
 		return err
 	}
-	p, err := lda.ModelParams(m, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *modelPath, err)
-	}
 	start := time.Now()
-	pr, done := startProgress(*prog, "infer", fileSize(*input))
+	pr, done := e.startProgress(*prog, "infer", fileSize(*input))
 	defer done()
 	o.Progress = pr
 	src, err := stream.Open(*input, *o)
@@ -85,13 +77,36 @@ by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`)
 			return err
 		}
 	}
-	n, err := inferTo(ctx, src, m, p, o.Workers, *out, ids)
+	n, err := inferTo(ctx, src, k, m, o.Workers, *out, ids)
 	if err != nil {
 		return err
 	}
 	done()
-	fmt.Fprintf(os.Stderr, "infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, m.K, time.Since(start).Seconds(), *out)
+	nk, _ := k.Shape(m)
+	e.printf("infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, nk, time.Since(start).Seconds(), *out)
 	return nil
+}
+
+// inferModel reads the model file at path by its kind, which must give
+// documents shares (models.Inferring).
+func inferModel(path string) (models.Inferring, models.Fitted, error) {
+	name, err := modelKind(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := models.Lookup(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	inf, ok := k.(models.Inferring)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: a %q model: infer gives the documents' shares under a topic model", path, name)
+	}
+	m, err := k.Read(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inf, m, nil
 }
 
 // idSource is where infer --id-column takes the documents' ids from, in
@@ -154,11 +169,11 @@ func openIDs(info stream.Info, path, col, docCol string) (*idSource, error) {
 	return &idSource{String: c.String, Values: c.Values}, nil
 }
 
-// inferTo writes the topic shares of src's documents under m (with
-// parameters p) to the Parquet file out, atomically, and returns the
-// number of documents; with ids, each document's id from that column too.
-func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *implicit.TopicParams, workers int, out string, ids *idSource) (int64, error) {
-	w, err := newThetaWriter(out, m, ids)
+// inferTo writes the shares of src's documents under the model m of kind k
+// to the Parquet file out, atomically, and returns the number of
+// documents; with ids, each document's id from that column too.
+func inferTo(ctx context.Context, src stream.DocSource, k models.Inferring, m models.Fitted, workers int, out string, ids *idSource) (int64, error) {
+	w, err := newThetaWriter(out, k, m, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -168,7 +183,7 @@ func inferTo(ctx context.Context, src stream.DocSource, m *models.Model, p *impl
 		cur = newIDCursor(ctx, ids, src.Info().Path)
 		defer cur.stop()
 	}
-	err = lda.Infer(ctx, src, p, workers, func(first int64, docs int, theta []float64) error {
+	err = k.Infer(ctx, m, src, workers, func(first int64, docs int, theta []float64) error {
 		v, err := cur.take(docs)
 		if err != nil {
 			return err
@@ -261,8 +276,9 @@ type thetaWriter struct {
 	rows int
 }
 
-func newThetaWriter(path string, m *models.Model, ids *idSource) (*thetaWriter, error) {
-	md := arrow.NewMetadata([]string{"streamfit.d", "streamfit.k", "streamfit.model"}, []string{strconv.Itoa(m.D), strconv.Itoa(m.K), m.Model})
+func newThetaWriter(path string, kind models.Inferring, m models.Fitted, ids *idSource) (*thetaWriter, error) {
+	k, d := kind.Shape(m)
+	md := arrow.NewMetadata([]string{"streamfit.d", "streamfit.k", "streamfit.model"}, []string{strconv.Itoa(d), strconv.Itoa(k), kind.(models.Kind).Name()})
 	fields := []arrow.Field{{Name: "doc", Type: arrow.PrimitiveTypes.Int64}}
 	if ids != nil {
 		var typ arrow.DataType = arrow.PrimitiveTypes.Int64
@@ -277,7 +293,7 @@ func newThetaWriter(path string, m *models.Model, ids *idSource) (*thetaWriter, 
 	if err != nil {
 		return nil, err
 	}
-	t := &thetaWriter{path: path, k: m.K, f: f, w: w, b: array.NewRecordBuilder(memory.NewGoAllocator(), schema)}
+	t := &thetaWriter{path: path, k: k, f: f, w: w, b: array.NewRecordBuilder(memory.NewGoAllocator(), schema)}
 	t.doc = t.b.Field(0).(*array.Int64Builder)
 	if ids != nil {
 		t.ids = t.b.Field(1)

@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/stream"
-	"github.com/streamfit/streamfit/stream/text"
 )
 
 // addInputFlags registers every flag that says how to read an input file, for
 // the commands that read documents and dense samples alike (convert, inspect).
-func addInputFlags(fs *flag.FlagSet) *stream.Options {
-	o := addReadFlags(fs)
+func (e *env) addInputFlags(fs *flag.FlagSet) *stream.Options {
+	o := e.addReadFlags(fs)
 	addDocFlags(fs, o)
 	addDenseFlags(fs, o, true)
 	return o
@@ -21,10 +20,10 @@ func addInputFlags(fs *flag.FlagSet) *stream.Options {
 
 // addReadFlags registers the flags of every command that reads data: the
 // format and how the reading is split.
-func addReadFlags(fs *flag.FlagSet) *stream.Options {
+func (e *env) addReadFlags(fs *flag.FlagSet) *stream.Options {
 	// What a source passes over (binary files in a text directory) is a
 	// warning on stderr.
-	o := &stream.Options{Warn: stream.NewWarner(func(msg string) { warn(fs.Name(), msg) })}
+	o := &stream.Options{Warn: stream.NewWarner(func(msg string) { e.warn(fs.Name(), msg) })}
 	fs.Func("format", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "), func(s string) error {
 		o.Format = s
 		return oneOf(s, stream.Formats()...)
@@ -36,43 +35,15 @@ func addReadFlags(fs *flag.FlagSet) *stream.Options {
 
 // addDocFlags registers the flags that say how to read documents: the
 // columns of a bag-of-words table, and raw text.
-func addDocFlags(fs *flag.FlagSet, o *stream.Options) {
-	fs.StringVar(&o.VocabPath, "vocab", "", "vocabulary file, one word per line (required to tokenize raw text)")
-	fs.StringVar(&o.TermsColumn, "terms-column", stream.DefaultTermsColumn, "column of term-id lists (or list<struct<term,count>>)")
-	fs.StringVar(&o.CountsColumn, "counts-column", stream.DefaultCountsColumn, "column of count lists")
-	fs.StringVar(&o.DocColumn, "doc-column", stream.DefaultDocColumn, "document id column of a long (doc, term, count) table")
-	fs.StringVar(&o.TermColumn, "term-column", stream.DefaultTermColumn, "term id column of a long table")
-	fs.StringVar(&o.CountColumn, "count-column", stream.DefaultCountColumn, "count column of a long table")
-	fs.StringVar(&o.VectorColumn, "vector-column", stream.DefaultVectorColumn, "column of Spark ML vectors (struct<type,size,indices,values>, as CountVectorizer writes), used when there is no --terms-column")
-	addTextFlags(fs, o)
-}
+func addDocFlags(fs *flag.FlagSet, o *stream.Options) { stream.DocFlags(fs, o) }
 
 // addTextFlags registers the flags that say how to read and tokenize raw text.
-func addTextFlags(fs *flag.FlagSet, o *stream.Options) {
-	fs.StringVar(&o.TextColumn, "text-column", stream.DefaultTextColumn, "raw text column")
-	fs.Func("token-pattern", "raw text: regular expression for one token (default: 2+ letters or digits)", func(s string) error {
-		// A pattern that does not compile is a usage error, found here.
-		if _, err := text.NewTokenizer(stream.Options{TokenPattern: s, StopWords: "none"}); err != nil {
-			return err
-		}
-		o.TokenPattern = s
-		return nil
-	})
-	fs.BoolVar(&o.KeepCase, "keep-case", false, "raw text: do not lower-case")
-	fs.StringVar(&o.StopWords, "stop-words", "english", "raw text: english, none, or a file with one stop word per line")
-}
+func addTextFlags(fs *flag.FlagSet, o *stream.Options) { stream.TextFlags(fs, o) }
 
 // addDenseFlags registers the flags that say how to read dense samples; grouped
 // adds the set/sequence id column.
 func addDenseFlags(fs *flag.FlagSet, o *stream.Options, grouped bool) {
-	fs.StringVar(&o.ValuesColumn, "values-column", "", "dense samples: fixed_size_list<float> or list<float> column (default: x, else all numeric columns)")
-	fs.Func("columns", "dense samples: comma-separated numeric columns", func(s string) error {
-		o.Columns = strings.Split(s, ",")
-		return nil
-	})
-	if grouped {
-		fs.StringVar(&o.GroupColumn, "group-column", "", "dense samples: integer set/sequence id column")
-	}
+	stream.DenseFlags(fs, o, grouped)
 }
 
 // spillFlags say whether a command that reads --input several times keeps
@@ -91,11 +62,11 @@ func addSpillFlags(fs *flag.FlagSet) *spillFlags {
 }
 
 // openDocs opens path as a document source for several passes: when the
-// spill is on (or auto and the format is slow to decode), the passes after
+// spill sp is on (or auto and the format is slow to decode), the passes after
 // the first complete one read a spill file. Closing the source removes it.
 // A spill that cannot be written is a warning, not an error. A source that
 // does not know its vocabulary's size is refused here, naming the file.
-func (sp *spillFlags) openDocs(cmd, path string, o stream.Options) (stream.DocSource, error) {
+func (e *env) openDocs(sp *spillFlags, cmd, path string, o stream.Options) (stream.DocSource, error) {
 	src, err := stream.Open(path, o)
 	if err == nil && src.Info().Terms == 0 {
 		// A topic fit sizes everything by the vocabulary.
@@ -107,14 +78,14 @@ func (sp *spillFlags) openDocs(cmd, path string, o stream.Options) (stream.DocSo
 	}
 	spilled := stream.Spill(src, stream.SpillOptions{
 		Dir: sp.dir, Workers: o.Workers, Progress: o.Progress,
-		Warn: func(err error) { warn(cmd, err.Error()) },
+		Warn: func(err error) { e.warn(cmd, err.Error()) },
 	})
 	if o.Progress != nil {
 		dir := sp.dir
 		if dir == "" {
 			dir = os.TempDir()
 		}
-		fmt.Fprintf(os.Stderr, "streamfit %s: the passes after the first read a copy of the documents spilled to %s\n", cmd, dir)
+		e.printf("streamfit %s: the passes after the first read a copy of the documents spilled to %s\n", cmd, dir)
 	}
 	return spilled, nil
 }

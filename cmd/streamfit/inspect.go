@@ -8,7 +8,6 @@ import (
 	"iter"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"time"
 
@@ -16,10 +15,6 @@ import (
 	"github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/text"
 )
-
-func init() {
-	register("inspect", "describe a data file: format, schema, rows, vocabulary, nnz, lengths", runInspect)
-}
 
 // inspection is what inspect reports (its --json output).
 type inspection struct {
@@ -142,16 +137,19 @@ type colSummary struct {
 	Mean, Std, Min, Max float64
 }
 
-func runInspect(ctx context.Context, args []string) error {
-	fs := newFlags("inspect", "FILE", `Reads FILE once and reports its format, schema, number of rows, vocabulary size, nnz, tokens and document-length quantiles (or per-column summaries of dense samples).
-For a Parquet file (Arrow IPC file) it lists the row groups (record batches) with their rows, from the metadata: the units of `+"`streamfit stats --row-groups`"+`.
-With --row-groups it lists only those, from the metadata, without reading the data: planning shards of a big file is instant.`)
-	o := addInputFlags(fs)
+// inspectAbout is the help of `streamfit inspect`.
+const inspectAbout = `Reads FILE once and reports its format, schema, number of rows, vocabulary size, nnz, tokens and document-length quantiles (or per-column summaries of dense samples).
+For a Parquet file (Arrow IPC file) it lists the row groups (record batches) with their rows, from the metadata: the units of ` + "`streamfit stats --row-groups`" + `.
+With --row-groups it lists only those, from the metadata, without reading the data: planning shards of a big file is instant.`
+
+func runInspect(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("inspect", "FILE", inspectAbout)
+	o := e.addInputFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	dense := fs.Bool("dense", false, "read as dense samples")
 	piecesOnly := fs.Bool("row-groups", false, "only list the row groups (record batches) and their rows, from the metadata, without reading the data")
 	prog := addProgressFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -169,7 +167,7 @@ With --row-groups it lists only those, from the metadata, without reading the da
 	}
 	var docsErr error // the documents' schema error, when the file is then read as dense samples
 	if !*dense && in == nil {
-		p, done := startProgress(*prog, "inspect", fileSize(path))
+		p, done := e.startProgress(*prog, "inspect", fileSize(path))
 		o.Progress = p
 		src, oerr := stream.Open(path, *o)
 		switch {
@@ -213,14 +211,14 @@ With --row-groups it lists only those, from the metadata, without reading the da
 	in.Seconds = time.Since(start).Seconds()
 	switch {
 	case *asJSON:
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(in)
 	case *piecesOnly:
-		printHead(in)
-		printPieces(in)
+		e.printHead(in)
+		e.printPieces(in)
 	default:
-		printInspection(in)
+		e.printInspection(in)
 	}
 	return nil
 }
@@ -396,65 +394,65 @@ func inspectDense(ctx context.Context, src stream.DenseSource) (*inspection, err
 }
 
 // printHead prints what inspect knows of a file before reading it.
-func printHead(in *inspection) {
-	fmt.Printf("file:      %s\nformat:    %s", in.Path, in.Format)
+func (e *env) printHead(in *inspection) {
+	fmt.Fprintf(e.stdout, "file:      %s\nformat:    %s", in.Path, in.Format)
 	if in.Layout != "" {
-		fmt.Printf(" (%s)", in.Layout)
+		fmt.Fprintf(e.stdout, " (%s)", in.Layout)
 	}
-	fmt.Println()
+	fmt.Fprintln(e.stdout)
 	if in.Schema != "" {
-		fmt.Printf("schema:    %s\n", in.Schema)
+		fmt.Fprintf(e.stdout, "schema:    %s\n", in.Schema)
 	}
 	if in.Bytes > 0 {
-		fmt.Printf("size:      %.1f MB\n", float64(in.Bytes)/1e6)
+		fmt.Fprintf(e.stdout, "size:      %.1f MB\n", float64(in.Bytes)/1e6)
 	}
 	if in.Checksum != "" {
-		fmt.Printf("checksum:  %s\n", in.Checksum)
+		fmt.Fprintf(e.stdout, "checksum:  %s\n", in.Checksum)
 	}
-	fmt.Printf("rows:      %d\n", in.Rows)
+	fmt.Fprintf(e.stdout, "rows:      %d\n", in.Rows)
 }
 
-func printInspection(in *inspection) {
-	printHead(in)
+func (e *env) printInspection(in *inspection) {
+	e.printHead(in)
 	if in.Kind == "dense" {
-		fmt.Printf("columns:   %d\n", in.Cols)
+		fmt.Fprintf(e.stdout, "columns:   %d\n", in.Cols)
 		if in.Groups > 0 {
-			fmt.Printf("groups:    %d\n", in.Groups)
+			fmt.Fprintf(e.stdout, "groups:    %d\n", in.Groups)
 		}
 		for j, c := range in.Columns {
 			if j == 20 {
-				fmt.Printf("  ... %d more columns (--json shows all)\n", len(in.Columns)-20)
+				fmt.Fprintf(e.stdout, "  ... %d more columns (--json shows all)\n", len(in.Columns)-20)
 				break
 			}
-			fmt.Printf("  col %-4d mean %-10.4g std %-10.4g min %-10.4g max %.4g\n", j, c.Mean, c.Std, c.Min, c.Max)
+			fmt.Fprintf(e.stdout, "  col %-4d mean %-10.4g std %-10.4g min %-10.4g max %.4g\n", j, c.Mean, c.Std, c.Min, c.Max)
 		}
-		printPieces(in)
-		fmt.Printf("time:      %.2fs\n", in.Seconds)
+		e.printPieces(in)
+		fmt.Fprintf(e.stdout, "time:      %.2fs\n", in.Seconds)
 		return
 	}
 	if in.Kind == "text" {
-		fmt.Printf("vocabulary: unknown: raw text, tokenized with the default settings (or the given flags)\n")
-		fmt.Printf("           for the vocabulary size and nnz: streamfit vocab build --out VOCAB %s; then inspect with --vocab VOCAB\n", in.Path)
-		fmt.Printf("tokens:    %d\n", in.Tokens)
+		fmt.Fprintf(e.stdout, "vocabulary: unknown: raw text, tokenized with the default settings (or the given flags)\n")
+		fmt.Fprintf(e.stdout, "           for the vocabulary size and nnz: streamfit vocab build --out VOCAB %s; then inspect with --vocab VOCAB\n", in.Path)
+		fmt.Fprintf(e.stdout, "tokens:    %d\n", in.Tokens)
 	} else {
-		fmt.Printf("vocabulary: %d", in.Terms)
+		fmt.Fprintf(e.stdout, "vocabulary: %d", in.Terms)
 		if in.Vocab == nil {
-			fmt.Print(" (no word list)")
+			fmt.Fprint(e.stdout, " (no word list)")
 		}
-		fmt.Printf("\nnnz:       %d\ntokens:    %d\n", in.NNZ, in.Tokens)
+		fmt.Fprintf(e.stdout, "\nnnz:       %d\ntokens:    %d\n", in.NNZ, in.Tokens)
 	}
 	if in.Short > 0 {
-		fmt.Printf("short:     %d documents with fewer than 3 tokens (%d empty)\n", in.Short, in.Empty)
+		fmt.Fprintf(e.stdout, "short:     %d documents with fewer than 3 tokens (%d empty)\n", in.Short, in.Empty)
 	}
 	if q := in.Lengths; q != nil {
-		fmt.Printf("doc length: min %d, p10 %d, median %d, p90 %d, p99 %d, max %d, mean %.1f", q.Min, q.P10, q.P50, q.P90, q.P99, q.Max, q.Mean)
+		fmt.Fprintf(e.stdout, "doc length: min %d, p10 %d, median %d, p90 %d, p99 %d, max %d, mean %.1f", q.Min, q.P10, q.P50, q.P90, q.P99, q.Max, q.Mean)
 		if q.Approx {
-			fmt.Print(" (quantiles above 65535 tokens within 4.4%)")
+			fmt.Fprint(e.stdout, " (quantiles above 65535 tokens within 4.4%)")
 		}
-		fmt.Println()
+		fmt.Fprintln(e.stdout)
 	}
-	printPieces(in)
-	fmt.Printf("time:      %.2fs\n", in.Seconds)
+	e.printPieces(in)
+	fmt.Fprintf(e.stdout, "time:      %.2fs\n", in.Seconds)
 }
 
 // shownPieces is how many pieces inspect prints (--json lists all).
@@ -462,7 +460,7 @@ const shownPieces = 20
 
 // printPieces lists the row groups (record batches) of the file, with the
 // rows each holds: the ranges `stats --row-groups` takes.
-func printPieces(in *inspection) {
+func (e *env) printPieces(in *inspection) {
 	if len(in.Pieces) == 0 {
 		return
 	}
@@ -473,13 +471,13 @@ func printPieces(in *inspection) {
 	case in.Layout == columnar.LayoutLong:
 		what, hint = "table rows", " (long layout: a document may span them, so stats --row-groups refuses this file)"
 	}
-	fmt.Printf("%s: %d%s\n", columnar.PieceUnit(in.Format, len(in.Pieces)), len(in.Pieces), hint)
-	fmt.Printf("  %6s  %-27s %10s %10s\n", "#", what, "count", "MB")
+	fmt.Fprintf(e.stdout, "%s: %d%s\n", columnar.PieceUnit(in.Format, len(in.Pieces)), len(in.Pieces), hint)
+	fmt.Fprintf(e.stdout, "  %6s  %-27s %10s %10s\n", "#", what, "count", "MB")
 	for i, p := range in.Pieces {
 		if i == shownPieces {
-			fmt.Printf("  ... %d more (--json lists all)\n", len(in.Pieces)-shownPieces)
+			fmt.Fprintf(e.stdout, "  ... %d more (--json lists all)\n", len(in.Pieces)-shownPieces)
 			break
 		}
-		fmt.Printf("  %6d  %-27s %10d %10.2f\n", p.Index, fmt.Sprintf("%d:%d", p.FirstRow, p.FirstRow+p.Rows), p.Rows, float64(p.Bytes)/1e6)
+		fmt.Fprintf(e.stdout, "  %6d  %-27s %10d %10.2f\n", p.Index, fmt.Sprintf("%d:%d", p.FirstRow, p.FirstRow+p.Rows), p.Rows, float64(p.Bytes)/1e6)
 	}
 }

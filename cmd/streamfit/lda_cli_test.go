@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -80,8 +79,8 @@ func TestLDADeterministic(t *testing.T) {
 	// The statistics route on one shard: phase 1, phase 2, fit.
 	common := []string{"--k", "4", "--alpha0", "1", "--seed", "9", "--workers", "3", "--progress", "off"}
 	var out bytes.Buffer
-	statsOut = &out
-	defer func() { statsOut = os.Stderr }()
+	alsoStderr = &out
+	defer func() { alsoStderr = nil }()
 	common = append(common, "--batch-rows", "500")
 	mustRun(t, append([]string{"stats", "--phase", "1", "--out", p("1.stats"), p("docword.c.txt")}, common...)...)
 	mustRun(t, append([]string{"stats", "--phase", "2", "--basis", p("1.stats"), "--out", p("2.stats"), p("docword.c.txt")}, common...)...)
@@ -202,7 +201,7 @@ func TestLDABadInput(t *testing.T) {
 			}
 		}
 	}
-	code, errs := withStderr(t, func() int { c, _, _ := streamfit(t, append(base, "--k", "5")...); return c })
+	code, _, errs := streamfit(t, append(base, "--k", "5")...)
 	if code != 0 || !strings.Contains(errs, "warning:") || !strings.Contains(errs, "lower k") {
 		t.Fatalf("k=5 on 3 topics: exit %d, stderr %q; want success with warnings", code, errs)
 	}
@@ -213,27 +212,6 @@ func TestLDABadInput(t *testing.T) {
 	if len(m.Fit.Warnings) == 0 || !strings.Contains(errs, m.Fit.Warnings[0]) {
 		t.Errorf("warnings in model.json %q, on stderr %q", m.Fit.Warnings, errs)
 	}
-}
-
-// withStderr runs fn with os.Stderr captured (commands print warnings and
-// summaries there) and returns fn's result and what it printed.
-func withStderr(t *testing.T, fn func() int) (int, string) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stderr
-	os.Stderr = w
-	done := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- b
-	}()
-	code := fn()
-	w.Close()
-	os.Stderr = old
-	return code, string(<-done)
 }
 
 // TestTopicsRelevance: --relevance 1 is the default ranking by probability,

@@ -12,28 +12,70 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/models"
+	_ "github.com/streamfit/streamfit/models/all"
 )
 
 // command is one subcommand: its one-line summary and its entry point, which
 // gets the arguments after the command name.
 type command struct {
 	summary string
-	run     func(ctx context.Context, args []string) error
+	run     func(ctx context.Context, e *env, args []string) error
 }
 
-var commands = map[string]command{}
+// commands are the subcommands by name; fit, stats, gen and the others
+// that serve every model find the models in the registry (models/all).
+func commands() map[string]command {
+	return map[string]command{
+		"convert": {"convert between docword, Parquet and Arrow IPC; raw text to bag of words", runConvert},
+		"demo":    {"generate an LDA corpus, fit it and score the fit against the truth", runDemo},
+		"eval":    {"score a fitted model: against the truth it was generated from, on held-out documents, or by topic coherence", runEval},
+		"fit":     {"fit a model by the method of moments: fit " + strings.Join(models.Names(nil), "|"), runFit},
+		"gen":     {"generate data with known truth: gen " + strings.Join(generatorNames(), "|"), runGen},
+		"infer":   {"document topics: each document's topic shares under a fitted topic model, as Parquet", runInfer},
+		"inspect": {"describe a data file: format, schema, rows, vocabulary, nnz, lengths", runInspect},
+		"merge":   {"add shard statistics of the same fit phase into one file", runMerge},
+		"report":  {"write a self-contained HTML page showing a fitted model", runReport},
+		"stats":   {"compute one shard's mergeable statistics of a fit phase: stats " + strings.Join(models.Names(nil), "|"), runStats},
+		"topics":  {"print the top words of each topic of a fitted topic model", runTopics},
+		"vocab":   {"build a vocabulary from raw text, or show one: vocab build|show", runVocab},
+	}
+}
 
-func register(name, summary string, run func(ctx context.Context, args []string) error) {
-	commands[name] = command{summary, run}
+// env is what a command runs with: where its results (stdout) and its
+// progress, warnings and summaries (stderr) go.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// printf writes a line of progress or a summary on stderr.
+func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.stderr, format, args...) }
+
+// warn prints a warning of the library on stderr, with the flags of the
+// settings it names.
+func (e *env) warn(cmd, w string) {
+	e.printf("streamfit %s: warning: %s%s\n", cmd, w, settingHint(w))
+}
+
+// terminal reports whether stderr is a terminal (progress is then drawn
+// in place).
+func (e *env) terminal() bool {
+	f, ok := e.stderr.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // usageError marks errors in how the command was called (exit status 2).
@@ -61,13 +103,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		return 0
 	}
-	c, ok := commands[args[0]]
+	c, ok := commands()[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "streamfit: unknown command %q\n\n", args[0])
 		usage(stderr)
 		return 2
 	}
-	err := c.run(ctx, args[1:])
+	err := c.run(ctx, &env{stdout: os.Stdout, stderr: stderr}, args[1:])
 	switch {
 	case err == nil:
 		return 0
@@ -146,21 +188,11 @@ func containsWord(s, w string) bool {
 	}
 }
 
-// warn prints a warning of the library on stderr, with the flags of the
-// settings it names.
-func warn(cmd, w string) {
-	fmt.Fprintf(os.Stderr, "streamfit %s: warning: %s%s\n", cmd, w, settingHint(w))
-}
-
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: streamfit COMMAND [flags] [args]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	cmds := commands()
+	for _, n := range slices.Sorted(maps.Keys(cmds)) {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun `streamfit COMMAND -h` for the flags of a command.")
 }
@@ -200,8 +232,10 @@ func takeForce(args []string) ([]string, bool) {
 
 // parse parses flags that may come before or after the positional arguments
 // (`streamfit inspect FILE --json` works), returning the positional ones.
-// --force, which every command takes, is read here.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// The flag set's help and errors go to stderr. --force, which every command
+// takes, is read here.
+func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(e.stderr)
 	args, forceOutputs = takeForce(args)
 	var pos []string
 	for {

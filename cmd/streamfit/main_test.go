@@ -19,12 +19,20 @@ func streamfit(t *testing.T, args ...string) (int, string, string) {
 	old := os.Stdout
 	os.Stdout = w
 	var errb bytes.Buffer
-	code := run(context.Background(), args, &errb)
+	var stderr io.Writer = &errb
+	if alsoStderr != nil {
+		stderr = io.MultiWriter(&errb, alsoStderr)
+	}
+	code := run(context.Background(), args, stderr)
 	w.Close()
 	os.Stdout = old
 	out, _ := io.ReadAll(r)
 	return code, string(out), errb.String()
 }
+
+// alsoStderr, when set, gets a copy of what the commands streamfit runs
+// write on stderr (their summaries and advice).
+var alsoStderr io.Writer
 
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()

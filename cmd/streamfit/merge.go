@@ -7,15 +7,12 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/shard"
 )
 
-func init() {
-	register("merge", "add shard statistics of the same fit phase into one file", runMerge)
-}
-
-func runMerge(ctx context.Context, args []string) error {
-	fs := newFlags("merge", "A.stats B.stats ...", `Adds the statistics of shards (from `+"`streamfit stats`"+`, or earlier merges) and
+// mergeAbout is the help of `streamfit merge`.
+const mergeAbout = `Adds the statistics of shards (from ` + "`streamfit stats`" + `, or earlier merges) and
 writes the sum atomically. Statistics of different models, phases, k, α₀,
 vocabularies, seeds or bases, and statistics that cover the same input, are
 refused, naming the field that differs (statistics of different power passes,
@@ -23,9 +20,12 @@ or of a power pass with different Q, included). The sums are exact, so any
 order or grouping of the same shards gives the same file. Merged phase-1
 statistics get the tail of their sketch printed and, when the default fit
 would take a power pass after them, the command of the power phase. Every file but the first is
-added as it is read, so the merge holds about one copy of the statistics.`)
+added as it is read, so the merge holds about one copy of the statistics.`
+
+func runMerge(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("merge", "A.stats B.stats ...", mergeAbout)
 	out := fs.String("out", "all.stats", "output statistics file")
-	inputs, err := parse(fs, args)
+	inputs, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -35,13 +35,22 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 	if err := checkOutputs(inputs, *out); err != nil {
 		return err
 	}
-	if model, err := implicit.PeekModel(inputs[0]); err != nil {
+	model, err := implicit.PeekModel(inputs[0])
+	if err != nil {
 		return err
-	} else if model == implicit.EMModel {
-		return mergeEM(ctx, inputs, *out)
-	} else if !implicit.TopicModel(model) {
-		return mergeDense(ctx, inputs, *out)
 	}
+	if model == implicit.EMModel {
+		return e.mergeEM(ctx, inputs, *out)
+	}
+	if k, err := models.Lookup(model); err == nil && models.IsDense(k) {
+		return e.mergeDense(ctx, inputs, *out)
+	}
+	return e.mergeTopic(ctx, inputs, *out)
+}
+
+// mergeTopic merges the statistics of a topic model's phase in the files
+// inputs into out, and after phase 1 prints whether a power pass is due.
+func (e *env) mergeTopic(ctx context.Context, inputs []string, out string) error {
 	// The first file is read whole; the others are added to it as they are
 	// read, section by section (MergeFile), so the merge holds one copy of
 	// the statistics.
@@ -61,14 +70,14 @@ added as it is read, so the merge holds about one copy of the statistics.`)
 			return fmt.Errorf("cannot merge: %w", err)
 		}
 	}
-	if err := implicit.WriteStats(ctx, *out, total); err != nil {
+	if err := implicit.WriteStats(ctx, out, total); err != nil {
 		return err
 	}
 	h := total.Header
-	fmt.Fprintf(statsOut, "merge: %d files, %s of %s (d=%d, k=%d, %d shards) → %s\n", len(inputs), phaseName(h), h.Model, h.D, h.K, h.Shards, *out)
+	e.printf("merge: %d files, %s of %s (d=%d, k=%d, %d shards) → %s\n", len(inputs), phaseName(h), h.Model, h.D, h.K, h.Shards, out)
 	if h.Phase == 1 {
-		next := fmt.Sprintf("Next, on every shard:\n  streamfit stats --phase power --basis %s --out SHARD.power.stats [the input flags of the shard's phase 1] SHARD-INPUT...", quoteArg(*out))
-		return powerAdvice(ctx, "merge", total, "the merged statistics'", next)
+		next := fmt.Sprintf("Next, on every shard:\n  streamfit stats --phase power --basis %s --out SHARD.power.stats [the input flags of the shard's phase 1] SHARD-INPUT...", quoteArg(out))
+		return e.powerAdvice(ctx, "merge", total, "the merged statistics'", next)
 	}
 	return nil
 }
@@ -85,7 +94,7 @@ func mergedName(inputs []string, in string) string {
 
 // mergeDense merges the statistics of a dense model's pass in the files
 // inputs into out.
-func mergeDense(ctx context.Context, inputs []string, out string) error {
+func (e *env) mergeDense(ctx context.Context, inputs []string, out string) error {
 	total, err := shard.MergeFiles(inputs)
 	if err != nil {
 		return fmt.Errorf("cannot merge: %w", err)
@@ -94,6 +103,6 @@ func mergeDense(ctx context.Context, inputs []string, out string) error {
 		return err
 	}
 	h := total.Header
-	fmt.Fprintf(statsOut, "merge: %d files, pass %d of %s (d=%d, k=%d, %d shards, %d rows) → %s\n", len(inputs), h.Phase, h.Model, h.D, h.K, h.Shards, total.Rows, out)
+	e.printf("merge: %d files, pass %d of %s (d=%d, k=%d, %d shards, %d rows) → %s\n", len(inputs), h.Phase, h.Model, h.D, h.K, h.Shards, total.Rows, out)
 	return nil
 }

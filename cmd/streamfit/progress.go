@@ -33,11 +33,6 @@ func (m *progressMode) Set(s string) error {
 	return nil
 }
 
-func stderrIsTerminal() bool {
-	st, err := os.Stderr.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // reporter prints a progress line on stderr every half second until stopped.
 type reporter struct {
 	p    *stream.Progress
@@ -49,12 +44,12 @@ type reporter struct {
 
 // startProgress returns a progress counter (nil when progress is off, which the
 // data layer treats as a no-op) and a function that stops the display.
-func startProgress(mode progressMode, label string, total int64) (*stream.Progress, func()) {
-	tty := stderrIsTerminal()
+func (e *env) startProgress(mode progressMode, label string, total int64) (*stream.Progress, func()) {
+	tty := e.terminal()
 	if mode == "off" || (mode == "auto" && !tty) {
 		return nil, func() {}
 	}
-	r := &reporter{p: stream.NewProgress(total), stop: make(chan struct{}), w: os.Stderr, tty: tty}
+	r := &reporter{p: stream.NewProgress(total), stop: make(chan struct{}), w: e.stderr, tty: tty}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()

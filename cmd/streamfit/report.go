@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
@@ -11,16 +10,15 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-func init() {
-	register("report", "write a self-contained HTML page showing a fitted model", runReport)
-}
-
-func runReport(ctx context.Context, args []string) error {
-	fs := newFlags("report", "", `Writes one HTML file (script, style and data inline; no network) showing the
+// reportAbout is the help of `streamfit report`.
+const reportAbout = `Writes one HTML file (script, style and data inline; no network) showing the
 model: for lda/topic models a map of the topics, each topic's most relevant
 words with the λ slider of LDAvis, the weights, and the documents' dominant
 topics with --theta; for gmm, ica, hmm, markov, hmm-snapshot and multiview
-models heat maps and bars of their parameters; for every model how it was fitted.`)
+models heat maps and bars of their parameters; for every model how it was fitted.`
+
+func runReport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("report", "", reportAbout)
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	out := fs.String("out", "report.html", "output HTML file (written atomically)")
 	vocabPath := fs.String("vocab", "", "lda/topic: vocabulary file, one word per line, when the model does not carry one")
@@ -30,7 +28,7 @@ models heat maps and bars of their parameters; for every model how it was fitted
 	fs.Var(&evals, "eval", "evaluation `file`: the JSON that streamfit eval --json prints (e.g. with --heldout or --coherence); its numbers are listed, its arrays of k numbers shown per topic; repeat the flag for several")
 	heldout := fs.String("heldout", "", "lda/topic: held-out documents `file` (any input format) scored by document-completion perplexity, as eval --heldout does")
 	workers := fs.Int("workers", 0, "goroutines reading --theta and --heldout (0: one per CPU)")
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := e.parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
@@ -57,10 +55,10 @@ models heat maps and bars of their parameters; for every model how it was fitted
 		return err
 	}
 	if st, err := os.Stat(*out); err == nil {
-		fmt.Fprintf(os.Stderr, "report: wrote %s (%d KB)\n", *out, (st.Size()+1023)/1024)
+		e.printf("report: wrote %s (%d KB)\n", *out, (st.Size()+1023)/1024)
 	}
 	for _, n := range d.Notes {
-		fmt.Fprintf(os.Stderr, "report: note: %s\n", n)
+		e.printf("report: note: %s\n", n)
 	}
 	return nil
 }

@@ -72,10 +72,10 @@ func TestShardsEveryModel(t *testing.T) {
 			p := tempPaths(t)
 			in := p("data.parquet")
 			mustRun(t, append([]string{"gen"}, append(c.gen, "--out", in, "--truth", p("truth.json"), "--row-group", fmt.Sprint(groupRows), "--seed", "7")...)...)
-			common := append([]string{"--model", c.model, "--batch-rows", fmt.Sprint(batchRows), "--workers", "2", "--progress", "off"}, c.flags...)
+			common := append([]string{"--batch-rows", fmt.Sprint(batchRows), "--workers", "2", "--progress", "off"}, c.flags...)
 			stats := func(pass int, basis, out string, sel ...string) {
 				t.Helper()
-				args := []string{"stats", "--phase", fmt.Sprint(pass), "--out", p(out)}
+				args := []string{"stats", c.model, "--phase", fmt.Sprint(pass), "--out", p(out)}
 				if basis != "" {
 					args = append(args, "--basis", p(basis))
 				}
@@ -141,10 +141,7 @@ func TestShardsEveryModel(t *testing.T) {
 				return
 			}
 			// Without documents the EM passes cannot run, and a note says so.
-			code, msg := withStderr(t, func() int {
-				code, _, _ := streamfit(t, "fit", c.model, "--from-stats", p(basis["row groups"]), "--no-timing", "--out", p("note.json"))
-				return code
-			})
+			code, _, msg := streamfit(t, "fit", c.model, "--from-stats", p(basis["row groups"]), "--no-timing", "--out", p("note.json"))
 			if code != 0 || !strings.Contains(msg, "EM passes need the documents") {
 				t.Errorf("fit --from-stats without --input: exit %d, no note that EM needs --input:\n%s", code, msg)
 			}

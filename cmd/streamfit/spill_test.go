@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,12 +36,9 @@ func TestFitSpillSameModel(t *testing.T) {
 			t.Helper()
 			args := append([]string{"fit", "lda", "--input", p("docword.c.txt"), "--k", "3", "--em-passes", em, "--batch-rows", "200",
 				"--no-timing", "--out", p(out)}, extra...)
-			code, errs := withStderr(t, func() int {
-				var b bytes.Buffer
-				c := run(context.Background(), args, &b)
-				io.Copy(os.Stderr, &b)
-				return c
-			})
+			var stderr bytes.Buffer
+			code := run(context.Background(), args, &stderr)
+			errs := stderr.String()
 			if code != 0 {
 				t.Fatalf("fit %s: exit %d: %s", strings.Join(extra, " "), code, errs)
 			}

@@ -28,8 +28,8 @@ func TestStatsAppend(t *testing.T) {
 	flags := []string{"--batch-rows", "250", "--progress", "off"}
 	run := func(args ...string) { t.Helper(); mustRun(t, append(args, flags...)...) }
 	var out bytes.Buffer
-	statsOut = &out
-	defer func() { statsOut = os.Stderr }()
+	alsoStderr = &out
+	defer func() { alsoStderr = nil }()
 
 	run("stats", "--k", "4", "--seed", "3", "--out", p("run1.stats"), in("a"))
 	run("stats", "--append", p("run1.stats"), in("b"))

@@ -76,8 +76,8 @@ func newPowerRun(t *testing.T, cc synth.LDAConfig, cuts map[string][2]int, commo
 	for name, cut := range cuts {
 		writeDocword(t, r.p("docword."+name+".txt"), docs, cc.Vocab, cut[0], cut[1])
 	}
-	statsOut = &r.out
-	t.Cleanup(func() { statsOut = os.Stderr })
+	alsoStderr = &r.out
+	t.Cleanup(func() { alsoStderr = nil })
 	return r
 }
 

@@ -23,9 +23,13 @@ func TestStatsRefusals(t *testing.T) {
 		t.Helper()
 		mustRun(t, append([]string{"stats", "--k", "3", "--progress", "off", "--out", p(out), p(input)}, extra...)...)
 	}
+	topic := func(out, input string) {
+		t.Helper()
+		mustRun(t, "stats", "topic", "--k", "3", "--progress", "off", "--out", p(out), p(input))
+	}
 	stats("a.stats", "docword.a.txt")
 	stats("b.stats", "docword.b.txt")
-	stats("topic.stats", "docword.b.txt", "--model", "topic")
+	topic("topic.stats", "docword.b.txt")
 	stats("seed.stats", "docword.b.txt", "--seed", "7")
 	stats("wide.stats", "docword.w.txt")
 	stats("a2.stats", "docword.a.txt", "--phase", "2", "--basis", p("a.stats"))

@@ -17,11 +17,14 @@ func TestSketchedStatsAppend(t *testing.T) {
 	p := tempPaths(t)
 	in := p("g.parquet")
 	mustRun(t, "gen", "gmm", "--rows", "3000", "--d", "40", "--k", "3", "--row-group", "600", "--seed", "3", "--out", in, "--truth", p("t.json"))
-	common := []string{"--model", "gmm", "--k", "3", "--exact-dim", "16", "--batch-rows", "200", "--progress", "off"}
-	run := func(args ...string) { t.Helper(); mustRun(t, append(append([]string{"stats"}, args...), common...)...) }
+	common := []string{"--k", "3", "--exact-dim", "16", "--batch-rows", "200", "--progress", "off"}
+	run := func(args ...string) {
+		t.Helper()
+		mustRun(t, append(append([]string{"stats", "gmm"}, args...), common...)...)
+	}
 	refused := func(want string, args ...string) {
 		t.Helper()
-		code, _, msg := streamfit(t, append(append([]string{"stats"}, args...), common...)...)
+		code, _, msg := streamfit(t, append(append([]string{"stats", "gmm"}, args...), common...)...)
 		if code != 1 || !strings.Contains(msg, want) {
 			t.Errorf("%v: exit %d, want 1 and %q: %s", args, code, want, msg)
 		}

@@ -9,17 +9,16 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-func init() {
-	register("topics", "print the top words of each topic of a fitted topic model", runTopics)
-}
+// topicsAbout is the help of `streamfit topics`.
+const topicsAbout = "Prints each topic's weight and its most probable words (term ids when the model has no vocabulary and --vocab is not given). With --relevance λ < 1 the words are ranked by LDAvis's relevance λ·log p(w|t) + (1−λ)·log(p(w|t)/p(w)) instead, which lowers the words every topic shares (0.6 is LDAvis's suggestion; the report's slider is the same measure)."
 
-func runTopics(ctx context.Context, args []string) error {
-	fs := newFlags("topics", "", "Prints each topic's weight and its most probable words (term ids when the model has no vocabulary and --vocab is not given). With --relevance λ < 1 the words are ranked by LDAvis's relevance λ·log p(w|t) + (1−λ)·log(p(w|t)/p(w)) instead, which lowers the words every topic shares (0.6 is LDAvis's suggestion; the report's slider is the same measure).")
+func runTopics(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("topics", "", topicsAbout)
 	modelPath := fs.String("model", "model.json", "fitted topic model")
 	top := fs.Int("top", 10, "words per topic")
 	lambda := fs.Float64("relevance", 1, "rank words by relevance with this λ in [0, 1] (1: by probability)")
 	vocabPath := fs.String("vocab", "", "vocabulary file, when the model does not carry one")
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := e.parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
@@ -40,23 +39,23 @@ func runTopics(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s has %d words but the model has d=%d", *vocabPath, len(vocab), m.D)
 		}
 	}
-	printTopics(m, vocab, *top, *lambda)
+	e.printTopics(m, vocab, *top, *lambda)
 	return nil
 }
 
 // printTopics writes one line per topic: index, weight α (normalised), and
 // its top words by relevance λ (models.TopWords; 1: by probability).
-func printTopics(m *models.Model, vocab []string, top int, lambda float64) {
+func (e *env) printTopics(m *models.Model, vocab []string, top int, lambda float64) {
 	pi := models.TopicWeights(m.K, m.Alpha)
 	for t, words := range models.TopWords(m.Topics, m.Alpha, top, lambda) {
-		fmt.Printf("topic %-3d weight %.3f:", t, pi[t])
+		fmt.Fprintf(e.stdout, "topic %-3d weight %.3f:", t, pi[t])
 		for _, w := range words {
 			word := "#" + strconv.Itoa(w)
 			if vocab != nil {
 				word = vocab[w]
 			}
-			fmt.Printf(" %s", word)
+			fmt.Fprintf(e.stdout, " %s", word)
 		}
-		fmt.Println()
+		fmt.Fprintln(e.stdout)
 	}
 }

@@ -9,10 +9,6 @@ import (
 	"github.com/streamfit/streamfit/stream/text"
 )
 
-func init() {
-	register("vocab", "build a vocabulary from raw text, or show one: vocab build|show", runVocab)
-}
-
 // addBuildFlags registers the vocabulary-building flags (vocab build, convert).
 func addBuildFlags(fs *flag.FlagSet) *text.BuildOptions {
 	b := &text.BuildOptions{}
@@ -23,14 +19,20 @@ func addBuildFlags(fs *flag.FlagSet) *text.BuildOptions {
 	return b
 }
 
-func runVocab(ctx context.Context, args []string) error {
+// vocabBuildAbout is the help of `streamfit vocab build`.
+const vocabBuildAbout = `Reads raw text once (a Parquet/Arrow text column, a directory of text files, or a
+file with one document per line) and writes the vocabulary: words ordered by
+decreasing count, one per line (term id = line number - 1). Later runs pass it
+with --vocab and the same tokenization flags.`
+
+func runVocab(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "build" && args[0] != "show") {
 		return usagef("usage: streamfit vocab build --out VOCAB INPUT | streamfit vocab show VOCAB")
 	}
 	if args[0] == "show" {
 		fs := newFlags("vocab show", "VOCAB", "Prints the size and the first words of a vocabulary file.")
 		top := fs.Int("top", 20, "number of words to print")
-		pos, err := parse(fs, args[1:])
+		pos, err := e.parse(fs, args[1:])
 		if err != nil {
 			return err
 		}
@@ -41,36 +43,33 @@ func runVocab(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: %d words\n", pos[0], len(words))
+		fmt.Fprintf(e.stdout, "%s: %d words\n", pos[0], len(words))
 		for i, w := range words[:min(*top, len(words))] {
-			fmt.Printf("%6d  %s\n", i, w)
+			fmt.Fprintf(e.stdout, "%6d  %s\n", i, w)
 		}
 		return nil
 	}
-	fs := newFlags("vocab build", "INPUT", `Reads raw text once (a Parquet/Arrow text column, a directory of text files, or a
-file with one document per line) and writes the vocabulary: words ordered by
-decreasing count, one per line (term id = line number - 1). Later runs pass it
-with --vocab and the same tokenization flags.`)
-	o := addReadFlags(fs)
+	fs := newFlags("vocab build", "INPUT", vocabBuildAbout)
+	o := e.addReadFlags(fs)
 	addTextFlags(fs, o)
 	bo := addBuildFlags(fs)
 	out := fs.String("out", "", "output vocabulary file")
 	prog := addProgressFlag(fs)
-	pos, err := parse(fs, args[1:])
+	pos, err := e.parse(fs, args[1:])
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 || *out == "" {
 		return usagef("want one INPUT and --out")
 	}
-	p, done := startProgress(*prog, "vocab", fileSize(pos[0]))
+	p, done := e.startProgress(*prog, "vocab", fileSize(pos[0]))
 	defer done()
 	v, err := buildVocab(ctx, pos[0], *o, *bo, *out, p)
 	if err != nil {
 		return err
 	}
 	done()
-	fmt.Printf("%s: %d words\n", *out, len(v.Words))
+	fmt.Fprintf(e.stdout, "%s: %d words\n", *out, len(v.Words))
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package gmm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamfit/streamfit/models"
+)
 
 // Config sets up a fit. The zero value plus K is a common-variance fit with
 // the default solver settings.
@@ -35,21 +39,8 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.ExactDim == 0 {
-		c.ExactDim = 512
-	}
-	if c.Oversample == 0 {
-		c.Oversample = 10
-	}
-	if c.PowerIters == 0 {
-		c.PowerIters = 2
-	}
-	if c.Solver == "" {
-		c.Solver = "rtpm"
-	}
-	if c.Workers <= 0 {
-		c.Workers = 1
-	}
+	models.WhiteningDefaults(&c.ExactDim, &c.Oversample, &c.PowerIters)
+	models.SolverDefaults(&c.Solver, &c.Workers)
 }
 
 func (c *Config) check(d int) error {

@@ -54,8 +54,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	t := gen.Truth
-	ev, err := gmm.Eval(m, &gmm.Model{Model: t.Model, K: t.K, D: t.D, Weights: t.Weights, Means: t.Means, Variances: t.Variances})
+	ev, err := gmm.Eval(m, gmm.TruthOf(gen))
 	if err != nil {
 		panic(err)
 	}

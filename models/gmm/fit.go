@@ -90,7 +90,7 @@ func recoverModel(ctx context.Context, sp *spectrum, tm *thirdMoments, w, b *mat
 		return nil, fmt.Errorf("gmm: %w (k=%d may be too large for the data)", err, k)
 	}
 	m := &Model{Model: "gmm", K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([]float64, k)}
-	st := &Stats{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
+	st := &FitRecord{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
 	st.Record("", res)
 	coef := mat.NewDense(k, k, nil) // columns wᵢWᵀμᵢ = vᵢ/λᵢ
 	for i, lam := range res.Weights {
@@ -120,7 +120,7 @@ func recoverModel(ctx context.Context, sp *spectrum, tm *thirdMoments, w, b *mat
 	}
 	st.WeightSum = floats.Sum(m.Weights)
 	floats.Scale(1/st.WeightSum, m.Weights)
-	m.Stats = st
+	m.Fit = st
 	return m, nil
 }
 

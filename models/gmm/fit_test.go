@@ -38,15 +38,15 @@ func TestFitRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := gmm.Eval(m, &src.Truth)
+			ev, err := gmm.Eval(m, gmm.TruthOf(src))
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("means %.4f weights %.4f variances %.4f sigma2 %.4f passes %d %s", ev.Means, ev.Weights, ev.Variances, m.Stats.Sigma2, m.Stats.Passes, m.Stats.Method)
+			t.Logf("means %.4f weights %.4f variances %.4f sigma2 %.4f passes %d %s", ev.Means, ev.Weights, ev.Variances, m.Fit.Sigma2, m.Fit.Passes, m.Fit.Method)
 			// The sketched path takes the most passes a fit can (what a
 			// pipeline sizes its stages by); the exact path 2.
-			if want := map[string]int{"sketch": c.cfg.MaxPasses(), "exact": 2}[m.Stats.Method]; m.Stats.Passes != want {
-				t.Errorf("%d passes on the %s path, want %d", m.Stats.Passes, m.Stats.Method, want)
+			if want := map[string]int{"sketch": c.cfg.MaxPasses(), "exact": 2}[m.Fit.Method]; m.Fit.Passes != want {
+				t.Errorf("%d passes on the %s path, want %d", m.Fit.Passes, m.Fit.Method, want)
 			}
 			if ev.Means > c.tol || ev.Weights > 2*c.tol {
 				t.Errorf("means error %.4f, weights ℓ1 %.4f, want ≤ %g, %g", ev.Means, ev.Weights, c.tol, 2*c.tol)
@@ -111,12 +111,12 @@ func TestFitSolverByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := gmm.Eval(m, &src.Truth)
+	ev, err := gmm.Eval(m, gmm.TruthOf(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Stats.Solver != "ojd" || ev.Means > 0.05 {
-		t.Errorf("solver %q: means error %.4f", m.Stats.Solver, ev.Means)
+	if m.Fit.Solver != "ojd" || ev.Means > 0.05 {
+		t.Errorf("solver %q: means error %.4f", m.Fit.Solver, ev.Means)
 	}
 }
 

@@ -18,12 +18,12 @@ type Model struct {
 	Means [][]float64 `json:"means"`
 	// Variances are the σᵢ² (all equal for a common-variance fit).
 	Variances []float64 `json:"variances"`
-	// Stats describe the fit; nil for a truth file.
-	Stats *Stats `json:"stats,omitempty"`
+	// Fit describes the fit; nil for a truth file.
+	Fit *FitRecord `json:"stats,omitempty"`
 }
 
-// Stats are the fit statistics recorded with a model.
-type Stats struct {
+// FitRecord describes a fit: what it saw and did.
+type FitRecord struct {
 	Rows      int64  `json:"rows"`
 	Passes    int    `json:"passes"`
 	Method    string `json:"method"` // "exact" or "sketch": how M2 was decomposed
@@ -65,4 +65,4 @@ func (m *Model) validate() error {
 }
 
 // seconds is where a fit records its wall time.
-func (m *Model) seconds() *float64 { return &m.Stats.Seconds }
+func (m *Model) seconds() *float64 { return &m.Fit.Seconds }

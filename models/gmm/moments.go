@@ -2,6 +2,7 @@ package gmm
 
 import (
 	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -13,11 +14,6 @@ type firstMoments struct {
 	n     int64
 	sum   []float64 // Σx
 	sumSq float64   // Σ‖x‖², the trace of n·E[xxᵀ]
-}
-
-// batchMatrix views a batch as a rows×d gonum matrix (no copy).
-func batchMatrix(b *stream.Dense) blas64.General {
-	return blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Cols, Data: b.Data[:b.Rows*b.Cols]}
 }
 
 // thirdMoments are the sums of the second pass.
@@ -58,7 +54,7 @@ func newThirdBatch(w, qc *mat.Dense, mean []float64) *thirdBatch {
 // add adds the batch b to t and, with differing variances, to m1.
 func (a *thirdBatch) add(b *stream.Dense, t *solver.Sym3, m1 []float64) {
 	_, k := a.w.Dims()
-	x := batchMatrix(b)
+	x := models.RowMatrix(b)
 	if cap(a.z) < b.Rows*k {
 		a.z = make([]float64, b.Rows*k)
 	}

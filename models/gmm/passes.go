@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -93,7 +94,7 @@ func (p *Plan) config(h implicit.StatsHeader) (Config, error) {
 // d columns, or nil on the exact path (d ≤ ExactDim).
 func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
 	path := p.Path
-	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	check := func(b *stream.Dense) error { return models.CheckRows(path, b, d) }
 	return implicit.NewSecondSketch(header(cfg, d, 0), cfg.sketch(d), true, check,
 		// E[xxᵀ] − shift·I: the first product is unshifted, the power and
 		// Rayleigh–Ritz products remove the noise floor (see sketchShift).
@@ -129,7 +130,7 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 		return nil, err
 	}
 	path := p.Path
-	pass, err := implicit.FirstPass(p.sketch(d, cfg), header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	pass, err := implicit.FirstPass(p.sketch(d, cfg), header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return models.CheckRows(path, b, d) })
 	if err != nil {
 		return nil, fmt.Errorf("gmm: %w", err)
 	}
@@ -272,7 +273,7 @@ func (p *Plan) third(d int, cfg Config, fixed []implicit.Fixed) (*implicit.Pass,
 		qc = sp.qc
 	}
 	path := p.Path
-	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	check := func(b *stream.Dense) error { return models.CheckRows(path, b, d) }
 	var moments func() implicit.BatchFunc
 	if sk == nil {
 		moments = implicit.MomentWorker(d, check)

@@ -29,15 +29,15 @@ func TestSketchMatchesExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if exact.Stats.Method != "exact" || sk.Stats.Method != "sketch" {
-			t.Fatalf("methods %s and %s", exact.Stats.Method, sk.Stats.Method)
+		if exact.Fit.Method != "exact" || sk.Fit.Method != "sketch" {
+			t.Fatalf("methods %s and %s", exact.Fit.Method, sk.Fit.Method)
 		}
 		ev, err := gmm.Eval(sk, exact)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("differing=%v: σ² %.5f vs %.5f; sketch vs exact: means %.2g weights %.2g variances %.2g", differing, sk.Stats.Sigma2, exact.Stats.Sigma2, ev.Means, ev.Weights, ev.Variances)
-		if ev.Means > 1e-4 || ev.Weights > 1e-4 || ev.Variances > 1e-3 || math.Abs(sk.Stats.Sigma2-exact.Stats.Sigma2) > 1e-6 {
+		t.Logf("differing=%v: σ² %.5f vs %.5f; sketch vs exact: means %.2g weights %.2g variances %.2g", differing, sk.Fit.Sigma2, exact.Fit.Sigma2, ev.Means, ev.Weights, ev.Variances)
+		if ev.Means > 1e-4 || ev.Weights > 1e-4 || ev.Variances > 1e-3 || math.Abs(sk.Fit.Sigma2-exact.Fit.Sigma2) > 1e-6 {
 			t.Errorf("sketch and exact paths disagree: means %.2g, weights %.2g, variances %.2g", ev.Means, ev.Weights, ev.Variances)
 		}
 	}

@@ -19,8 +19,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	t := src.Truth
-	ev, err := hmm.Eval(m, &hmm.Model{Model: t.Model, K: t.K, D: t.D, O: t.O, T: t.T, Pi: t.Pi})
+	ev, err := hmm.Eval(m, hmm.TruthOf(src))
 	if err != nil {
 		panic(err)
 	}

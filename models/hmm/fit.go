@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -85,7 +84,7 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 		return nil, fmt.Errorf("hmm: recovering π (T is singular): %w", err)
 	}
 	m := &Model{Model: "hmm", K: k, D: d, O: make([][]float64, k), T: make([][]float64, k), Pi: pi.RawVector().Data}
-	ms := &Stats{Rows: rows, Sequences: seqs, Triples: dec.N, Passes: 2, Solver: cfg.Solver, Whitening: dec.Whitening, Lambda: dec.Lambda, W: dec.Weights}
+	ms := &FitRecord{Rows: rows, Sequences: seqs, Triples: dec.N, Passes: 2, Solver: cfg.Solver, Whitening: dec.Whitening, Lambda: dec.Lambda, W: dec.Weights}
 	ms.Record("", dec.Result)
 	if ms.Solver == "" {
 		ms.Solver = "rtpm"
@@ -110,20 +109,6 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 			m.T[i][j] = t.At(i, j)
 		}
 	}
-	m.Stats = ms
+	m.Fit = ms
 	return m, nil
-}
-
-// checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,
-// naming the row.
-func checkBatch(path string, b *stream.Dense, d int) error {
-	if b.Cols != d {
-		return stream.Errorf(path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, expected d=%d", b.Cols, d)
-	}
-	for i, v := range b.Data[:b.Rows*b.Cols] {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return stream.Errorf(path, 0, b.Start+int64(i/d), "", stream.ErrValue, "value %v in column %d", v, i%d)
-		}
-	}
-	return nil
 }

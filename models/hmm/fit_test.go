@@ -39,11 +39,11 @@ func TestFitRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := hmm.Eval(m, &src.Truth)
+			ev, err := hmm.Eval(m, hmm.TruthOf(src))
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("O %.4f T %.4f pi %.4f triples %d sequences %d projected %.3f w %.3f white %.3g", ev.O, ev.T, ev.Pi, m.Stats.Triples, m.Stats.Sequences, m.Stats.Projected, m.Stats.W, m.Stats.Whitening)
+			t.Logf("O %.4f T %.4f pi %.4f triples %d sequences %d projected %.3f w %.3f white %.3g", ev.O, ev.T, ev.Pi, m.Fit.Triples, m.Fit.Sequences, m.Fit.Projected, m.Fit.W, m.Fit.Whitening)
 			if ev.O > c.tolO || ev.T > c.tolT || (c.p > 0 && ev.Pi > c.p) {
 				t.Errorf("errors O %.4f T %.4f π %.4f exceed %g, %g, %g", ev.O, ev.T, ev.Pi, c.tolO, c.tolT, c.p)
 			}

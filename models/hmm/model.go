@@ -18,12 +18,12 @@ type Model struct {
 	// T[i][j] = Pr(y_{t+1} = i | y_t = j).
 	T [][]float64 `json:"T"`
 	// Pi is the distribution of y₁ (of the window starts with Config.Windows).
-	Pi    []float64 `json:"pi"`
-	Stats *Stats    `json:"stats,omitempty"`
+	Pi  []float64  `json:"pi"`
+	Fit *FitRecord `json:"stats,omitempty"`
 }
 
-// Stats describe a fit.
-type Stats struct {
+// FitRecord describes a fit: what it saw and did.
+type FitRecord struct {
 	Rows      int64     `json:"rows"`
 	Sequences int64     `json:"sequences"`
 	Triples   int64     `json:"triples"`
@@ -90,4 +90,4 @@ func Eval(est, truth *Model) (*Metrics, error) {
 }
 
 // seconds is where a fit records its wall time.
-func (m *Model) seconds() *float64 { return &m.Stats.Seconds }
+func (m *Model) seconds() *float64 { return &m.Fit.Seconds }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -119,7 +120,7 @@ func (r *seqReader) batch(b *stream.Dense, fn func(x1, x2, x3 blas64.General), g
 		return r.endSeq()
 	}
 	d := r.d
-	if err := checkBatch(r.path, b, d); err != nil {
+	if err := models.CheckRows(r.path, b, d); err != nil {
 		return err
 	}
 	if b.Rows > 0 && len(b.Group) != b.Rows {

@@ -1,6 +1,10 @@
 package ica
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamfit/streamfit/models"
+)
 
 // Config sets up a fit. The zero value plus K is a valid configuration.
 type Config struct {
@@ -27,23 +31,10 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.ExactDim == 0 {
-		c.ExactDim = 512
-	}
-	if c.Oversample == 0 {
-		c.Oversample = 10
-	}
-	if c.PowerIters == 0 {
-		c.PowerIters = 2
-	}
-	if c.Solver == "" {
-		c.Solver = "rtpm"
-	}
+	models.WhiteningDefaults(&c.ExactDim, &c.Oversample, &c.PowerIters)
+	models.SolverDefaults(&c.Solver, &c.Workers)
 	if c.Refine == 0 {
 		c.Refine = 2
-	}
-	if c.Workers <= 0 {
-		c.Workers = 1
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -24,7 +25,7 @@ func whitenBatch(b *stream.Dense, w blas64.General, mw []float64, scratch *[]flo
 		*scratch = make([]float64, r*k)
 	}
 	z := blas64.General{Rows: r, Cols: k, Stride: k, Data: (*scratch)[:r*k]}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, batchMatrix(b), w, 0, z)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, models.RowMatrix(b), w, 0, z)
 	for i := range r {
 		zi := z.Data[i*k : (i+1)*k]
 		for j := range k {

@@ -19,8 +19,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	t := src.Truth
-	ev, err := ica.Eval(m, &ica.Model{Model: t.Model, K: t.K, D: t.D, Mixing: t.Mixing, Kurtosis: t.Kurtosis})
+	ev, err := ica.Eval(m, ica.TruthOf(src))
 	if err != nil {
 		panic(err)
 	}

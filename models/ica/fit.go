@@ -12,7 +12,6 @@ import (
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/solver"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -102,27 +101,9 @@ func buildModel(theta *mat.Dense, kurt []float64, b *mat.Dense, sp *spec, white 
 		}
 		m.Mixing[i] = col
 	}
-	m.Stats = &Stats{Rows: sp.n, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2, Whitening: white, Lambda: res.Weights}
-	m.Stats.Record("", res)
+	m.Fit = &FitRecord{Rows: sp.n, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2, Whitening: white, Lambda: res.Weights}
+	m.Fit.Record("", res)
 	return m
-}
-
-// checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,
-// naming the row.
-func checkBatch(path string, b *stream.Dense, d int) error {
-	if b.Cols != d {
-		return stream.Errorf(path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, expected d=%d", b.Cols, d)
-	}
-	for i, v := range b.Data[:b.Rows*b.Cols] {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return stream.Errorf(path, 0, b.Start+int64(i/d), "", stream.ErrValue, "value %v in column %d", v, i%d)
-		}
-	}
-	return nil
-}
-
-func batchMatrix(b *stream.Dense) blas64.General {
-	return blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Cols, Data: b.Data[:b.Rows*b.Cols]}
 }
 
 type spec struct {

@@ -38,21 +38,21 @@ func TestFitRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := ica.Eval(m, &src.Truth)
+			ev, err := ica.Eval(m, ica.TruthOf(src))
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("mixing %.4f maxsin %.4f kurtosis %.3f (fit %.2f) passes %d %s refine %d", ev.Mixing, ev.MaxSine, ev.Kurtosis, m.Kurtosis, m.Stats.Passes, m.Stats.Method, m.Stats.RefineIters)
+			t.Logf("mixing %.4f maxsin %.4f kurtosis %.3f (fit %.2f) passes %d %s refine %d", ev.Mixing, ev.MaxSine, ev.Kurtosis, m.Kurtosis, m.Fit.Passes, m.Fit.Method, m.Fit.RefineIters)
 			// A fit whose polishing runs to its cap takes the most passes
 			// of its path; the sketched path's are MaxPasses (what a
 			// pipeline sizes its stages by), the exact path 1+PowerIters
 			// fewer.
-			want := c.cfg.MaxPasses() - 2 + m.Stats.RefineIters
-			if m.Stats.Method == "exact" {
+			want := c.cfg.MaxPasses() - 2 + m.Fit.RefineIters
+			if m.Fit.Method == "exact" {
 				want -= 1 + 2 // the default PowerIters
 			}
-			if m.Stats.Passes != want {
-				t.Errorf("%d passes on the %s path after %d polishing steps, want %d", m.Stats.Passes, m.Stats.Method, m.Stats.RefineIters, want)
+			if m.Fit.Passes != want {
+				t.Errorf("%d passes on the %s path after %d polishing steps, want %d", m.Fit.Passes, m.Fit.Method, m.Fit.RefineIters, want)
 			}
 			if ev.Mixing > c.tol || ev.Kurtosis > 0.5 {
 				t.Errorf("mixing error %.4f (want ≤ %g), kurtosis error %.3f (want ≤ 0.5)", ev.Mixing, c.tol, ev.Kurtosis)

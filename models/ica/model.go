@@ -19,12 +19,12 @@ type Model struct {
 	// Kurtosis are the excess kurtoses κᵢ = E[hᵢ⁴] − 3 of the unit-variance sources.
 	Kurtosis []float64 `json:"kurtosis"`
 	// Mean is the data mean removed before the fit (nil in truth files).
-	Mean  []float64 `json:"mean,omitempty"`
-	Stats *Stats    `json:"stats,omitempty"`
+	Mean []float64  `json:"mean,omitempty"`
+	Fit  *FitRecord `json:"stats,omitempty"`
 }
 
-// Stats describe a fit.
-type Stats struct {
+// FitRecord describes a fit: what it saw and did.
+type FitRecord struct {
 	Rows   int64   `json:"rows"`
 	Passes int     `json:"passes"`
 	Method string  `json:"method"` // "exact" or "sketch"
@@ -133,4 +133,4 @@ func dot(a, b []float64) float64 {
 }
 
 // seconds is where a fit records its wall time.
-func (m *Model) seconds() *float64 { return &m.Stats.Seconds }
+func (m *Model) seconds() *float64 { return &m.Fit.Seconds }

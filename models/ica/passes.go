@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
@@ -94,7 +95,7 @@ func header(cfg Config, d, phase int) implicit.StatsHeader {
 // columns, or nil on the exact path (d ≤ ExactDim).
 func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
 	path := p.Path
-	check := func(b *stream.Dense) error { return checkBatch(path, b, d) }
+	check := func(b *stream.Dense) error { return models.CheckRows(path, b, d) }
 	sp := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
 	return implicit.NewSecondSketch(header(cfg, d, 0), sp, false, check,
 		// The covariance: E[x xᵀB] − m(mᵀB).
@@ -121,7 +122,7 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 		return nil, err
 	}
 	path := p.Path
-	pass, err := implicit.FirstPass(p.sketch(d, cfg), header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return checkBatch(path, b, d) })
+	pass, err := implicit.FirstPass(p.sketch(d, cfg), header(cfg, d, 1), cfg.ExactDim, func(b *stream.Dense) error { return models.CheckRows(path, b, d) })
 	if err != nil {
 		return nil, fmt.Errorf("ica: %w", err)
 	}
@@ -217,7 +218,7 @@ func (p *Plan) pass2(bs *basis) *implicit.Pass {
 			var scratch []float64
 			wr := bs.w.RawMatrix()
 			return func(b *stream.Dense, out [][]float64, _ func() error) error {
-				if err := checkBatch(path, b, d); err != nil {
+				if err := models.CheckRows(path, b, d); err != nil {
 					return err
 				}
 				z := whitenBatch(b, wr, bs.mw, &scratch)
@@ -242,7 +243,7 @@ func (p *Plan) contractPass(bs *basis, phase int, fixed2 []implicit.Fixed, theta
 			var scratch, y []float64
 			wr := bs.w.RawMatrix()
 			return func(b *stream.Dense, out [][]float64, _ func() error) error {
-				if err := checkBatch(path, b, d); err != nil {
+				if err := models.CheckRows(path, b, d); err != nil {
 					return err
 				}
 				z := whitenBatch(b, wr, bs.mw, &scratch)
@@ -407,7 +408,7 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	}
 	bs := s.bs
 	m := buildModel(s.theta, s.kappa, bs.b, bs.sp, bs.white, s.res, bs.cfg)
-	m.Stats.Passes = st.Header.Phase
-	m.Stats.RefineIters = s.iters
+	m.Fit.Passes = st.Header.Phase
+	m.Fit.RefineIters = s.iters
 	return m, nil
 }

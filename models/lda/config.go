@@ -143,25 +143,12 @@ const (
 // solverFor returns the solver a fit of representation t uses: cfg.Solver
 // when set; the simultaneous power method where every contraction is
 // costly (a pass over the rows on disk, or FFTs over the sketch) or where
-// EM passes follow; for the explicit tensor of a pure spectral fit
+// EM passes follow (the spectral topics are then only EM's start, which
+// need not be polished); for the explicit tensor of a pure spectral fit
 // (cfg.EM.Passes 0) orthogonal joint diagonalisation, with its plug-in
 // stage ("ojd") up to ojdPlugInMaxK topics and without it ("ojd0") up to
-// jdMaxK, and RTPM above (not measured there). The spectral topics are
-// only EM's start when EM passes follow: on the real corpora at k=100 the
-// simultaneous start took the whole fit from 32 to 16 CPU-seconds (spam)
-// and from 40 to 25 (debian) against RTPM's 30 starts per topic, at a
-// held-out perplexity of 373 against 372 and 793 against 810, and an ojd
-// start gave the same perplexity within 3% at the same cost
-// (bench/real/RESULTS.md).
-//
-// Joint diagonalisation replaced RTPM for the pure spectral fit: on
-// SpamAssassin and Debian descriptions at k = 10, 20, 50 its held-out
-// perplexity is 6–27% lower (at k=10 it, not RTPM, beats gensim's first
-// pass), at 0.65–1.03 times RTPM's CPU; at k=100 ojd0 costs 0.27 (spam) and
-// 0.39 (debian) of RTPM's CPU, with the same perplexity on spam and 38%
-// higher on Debian (still 0.63 of gensim's first pass). On generated
-// corpora the three give the same topics: corpus M mean ℓ1 0.0821 (rtpm),
-// 0.0819 (ojd, ojd0), 50/50 found; k=100 over 20,000 words 0.219 for all.
+// jdMaxK, and RTPM above. The measurements behind the choice are in
+// bench/real/RESULTS.md ("The pure spectral fit's solver").
 func (cfg Config) solverFor(t Third) string {
 	switch {
 	case cfg.Solver != "":
@@ -178,27 +165,19 @@ func (cfg Config) solverFor(t Third) string {
 
 // ojdPlugInMaxK is the largest k whose pure spectral fit runs ojd's
 // plug-in stage: its k projections along the first stage's factors make
-// each Jacobi sweep O(k⁴), which at k=100 doubled the solve (13.6 against
-// 6.2 CPU-seconds for the whole spam fit) for no better perplexity (516
-// against 505; Debian 1926 against 1897), while at k ≤ 50 it lowered the
-// perplexity by up to 18% (Debian k=10) and raised it by at most 3% (spam
-// k=10), at 1.0–1.2 times ojd0's CPU.
+// each Jacobi sweep O(k⁴), which pays for itself in perplexity only at the
+// smaller k (bench/real/RESULTS.md).
 const ojdPlugInMaxK = 64
 
 // jdMaxK is the largest k whose pure spectral fit defaults to joint
-// diagonalisation: it was measured on real text and generated corpora up
-// to k=100 only, so RTPM, measured beyond, keeps larger k.
+// diagonalisation, the largest k it has been compared with RTPM at.
 const jdMaxK = 128
 
 // rtpmStarts caps RTPM's random starts per topic when Config.Restarts is 0
 // (the solver's own default is max(20, k)). A block phase runs until its
 // slowest start settles, so the solve's cost grows faster than linearly in
-// the starts, while only the best start of each block is kept: at k=100
-// (350,000 documents over 100,000 words) 30 starts instead of 100 took
-// 61,390 instead of 227,800 column iterations (9.5 instead of 30 CPU-seconds
-// of the solve) and moved no topic by more than 0.0012 in ℓ1; on corpus M
-// (k=50) 10, 20, 30 and 50 starts gave the same mean ℓ1 (0.0815) and
-// 50/50 topics (bench/lda/RESULTS.md).
+// the starts, while only the best start of each block is kept; more starts
+// than this moved no topic measurably (bench/lda/RESULTS.md).
 const rtpmStarts = 30
 
 // restartsFor is the Restarts the named solver gets: cfg.Restarts when

@@ -1,8 +1,8 @@
 package lda
 
-// DefaultEMPasses caps the EM passes of the default fit (DefaultConfig and
-// the command line's `fit lda`); the stopping rule (EM.Tol) usually ends
-// them earlier.
+// DefaultEMPasses caps the EM passes of the default fit (DefaultConfig, and
+// a fit set by flags, Settings: the command line's `fit lda`); the stopping
+// rule (EM.Tol) usually ends them earlier.
 const DefaultEMPasses = 10
 
 // DefaultConfig is the configuration of the command line's default fit of

@@ -180,7 +180,7 @@ func TestTooManyTopics(t *testing.T) {
 // not print a screen of numbers; a short list is named whole.
 func TestDiagnoseListsFewTopics(t *testing.T) {
 	for _, far := range []int{3, 25} {
-		m := &models.Model{Alpha: make([]float64, 40), Fit: &models.FitStats{ProjectionL1: make([]float64, 40)}}
+		m := &models.Model{Alpha: make([]float64, 40), Fit: &models.FitRecord{ProjectionL1: make([]float64, 40)}}
 		for i := range m.Alpha {
 			m.Alpha[i] = 1.0 / 40
 			if i < far {

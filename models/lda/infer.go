@@ -27,8 +27,7 @@ const DefaultSmooth = 1e-3
 // origin can be given, e.g. another library's topic matrix with its α.
 // The E-step's fixed-point steps are over-relaxed as in the EM passes
 // (DefaultEStepOverrelax): the same posterior in fewer iterations
-// (held-out perplexity of Debian descriptions at k=50 1039.43 → 1039.52,
-// 28% less CPU; infer 8–12% less CPU).
+// (bench/real/RESULTS.md).
 func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*implicit.TopicParams, error) {
 	k := len(topics)
 	if k == 0 || len(alpha) != k {

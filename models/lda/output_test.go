@@ -18,7 +18,7 @@ func TestModelWriteMatchesMarshal(t *testing.T) {
 		Topics: [][]float64{{0.5, 0.25, 0.25}, {0.1, 0.2, 0.7}}}
 	with := *m
 	with.Vocab = []string{`a"topics":null`, "b", "c"}
-	with.Fit = &models.FitStats{Docs: 10, Passes: 2, Warnings: []string{"w"}}
+	with.Fit = &models.FitRecord{Docs: 10, Passes: 2, Warnings: []string{"w"}}
 	for _, c := range []*models.Model{m, &with} {
 		path := filepath.Join(t.TempDir(), "m.json")
 		if err := c.Write(path); err != nil {

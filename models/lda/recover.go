@@ -16,7 +16,7 @@ import (
 // §4.4). It projects each topic onto the simplex and orders them by weight.
 func recoverTopics(res *solver.Result, b *mat.Dense, a0 float64, single bool) *models.Model {
 	d, k := b.Dims()
-	m := &models.Model{Model: "lda", K: k, D: d, Alpha0: a0, Fit: &models.FitStats{}}
+	m := &models.Model{Model: "lda", K: k, D: d, Alpha0: a0, Fit: &models.FitRecord{}}
 	scale := (a0 + 2) / 2
 	if single {
 		m.Model, scale = "topic", 1

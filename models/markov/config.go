@@ -1,5 +1,7 @@
 package markov
 
+import "github.com/streamfit/streamfit/models"
+
 // Config sets up a fit from snapshots.
 type Config struct {
 	// K is the number of hidden states (HMM only; a chain has k = d states).
@@ -33,10 +35,5 @@ func (c *Config) defaults() {
 	if c.ScanStep == 0 {
 		c.ScanStep = 0.01
 	}
-	if c.Solver == "" {
-		c.Solver = "rtpm"
-	}
-	if c.Workers <= 0 {
-		c.Workers = 1
-	}
+	models.SolverDefaults(&c.Solver, &c.Workers)
 }

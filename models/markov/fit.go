@@ -188,8 +188,8 @@ func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (*M
 	perm, cost := pairColumns(uM, colsMatrix(ut), cfg.R, weightsOf(lamU), weightsOf(lamUT))
 	ut, lamUT = permuteSlice(ut, perm), permuteSlice(lamUT, perm)
 	utM := colsMatrix(ut)
-	m := &Model{Model: "hmm-snapshot", K: k, D: d, Alpha0: cfg.Alpha0, Pi: pi, U: u, UT: ut, Sigma2: sigma2,
-		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: lamUT, LambdaU: lamU, Pairing: perm, PairingCost: cost, Convergence: conv}}
+	m := &Model{Model: hmmName, K: k, D: d, Alpha0: cfg.Alpha0, Pi: pi, U: u, UT: ut, Sigma2: sigma2,
+		Fit: &FitRecord{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: lamUT, LambdaU: lamU, Pairing: perm, PairingCost: cost, Convergence: conv}}
 	// P(r) = (rU + (1−r)UT)⁺ UT (least squares; 001 Alg. 1 step 7).
 	if err := finishP(m, uM, utM, &cfg); err != nil {
 		return nil, err
@@ -249,8 +249,8 @@ func fitChain(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (
 	id := identity(d)
 	perm, cost := pairColumns(id, tm, cfg.R, pi, weightsOf(lamState))
 	tm = permuteCols(tm, perm)
-	m := &Model{Model: "markov", K: d, D: d, Alpha0: cfg.Alpha0, Pi: pi, T: rowsOf(tm),
-		Stats: &Stats{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: permuteSlice(lamState, perm), Pairing: perm, PairingCost: cost, Convergence: conv}}
+	m := &Model{Model: chainName, K: d, D: d, Alpha0: cfg.Alpha0, Pi: pi, T: rowsOf(tm),
+		Fit: &FitRecord{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: permuteSlice(lamState, perm), Pairing: perm, PairingCost: cost, Convergence: conv}}
 	// P(r) = (rI + (1−r)T)⁻¹T.
 	if err := finishP(m, id, tm, &cfg); err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ func finishP(m *Model, u, v *mat.Dense, cfg *Config) error {
 			return err
 		}
 		m.Scan, r = scan, rr
-		m.Stats.RScanned = true
+		m.Fit.RScanned = true
 	}
 	p, err := pOfPair(u, v, r)
 	if err != nil {

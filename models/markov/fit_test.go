@@ -18,7 +18,7 @@ func TestFitChainRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &src.Truth
+	tr := markov.TruthOf(src)
 	for _, r := range []float64{0.3, 0} {
 		m, err := markov.FitChain(context.Background(), src, markov.Config{Alpha0: 1, R: r, Seed: 3, Workers: 2})
 		if err != nil {
@@ -49,7 +49,7 @@ func TestFitHMMRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := markov.Eval(m, &src.Truth)
+	ev, err := markov.Eval(m, markov.TruthOf(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func TestFitHMMPairsCloseWeights(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := markov.Eval(m, &src.Truth)
+		ev, err := markov.Eval(m, markov.TruthOf(src))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("r=%g→%.2f: U %.4f UT %.4f P %.4f pairing %v (cost %.3g)", r, m.R, ev.U, ev.UT, ev.P, m.Stats.Pairing, m.Stats.PairingCost)
+		t.Logf("r=%g→%.2f: U %.4f UT %.4f P %.4f pairing %v (cost %.3g)", r, m.R, ev.U, ev.UT, ev.P, m.Fit.Pairing, m.Fit.PairingCost)
 		if ev.U > 0.05 || ev.UT > 0.1 || ev.P > 0.15 {
 			t.Errorf("r=%g: U %.4f, UT %.4f, P %.4f: states mis-paired?", r, ev.U, ev.UT, ev.P)
 		}
@@ -119,12 +119,12 @@ func TestFitHMMScansR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := markov.Eval(m, &src.Truth)
+	ev, err := markov.Eval(m, markov.TruthOf(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("r=%.2f U %.4f UT %.4f P %.4f", m.R, ev.U, ev.UT, ev.P)
-	if !m.Stats.RScanned || math.Abs(m.R-0.3) > 0.05 || ev.P > 0.1 {
+	if !m.Fit.RScanned || math.Abs(m.R-0.3) > 0.05 || ev.P > 0.1 {
 		t.Errorf("scanned r=%.2f (true 0.3), P error %.4f", m.R, ev.P)
 	}
 }
@@ -142,7 +142,7 @@ func TestScanStepsAroundPole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := markov.Eval(m, &src.Truth)
+	ev, err := markov.Eval(m, markov.TruthOf(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +228,11 @@ func TestFitChainManyStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := markov.Eval(m, &src.Truth)
+	ev, err := markov.Eval(m, markov.TruthOf(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("T %.4f P %.4f pi %.4f pairing %v", ev.T, ev.P, ev.Pi, m.Stats.Pairing)
+	t.Logf("T %.4f P %.4f pi %.4f pairing %v", ev.T, ev.P, ev.Pi, m.Fit.Pairing)
 	if ev.T > 0.1 || ev.P > 0.2 {
 		t.Errorf("T %.4f, P %.4f too large", ev.T, ev.P)
 	}

@@ -14,7 +14,7 @@ import (
 // observation matrices. The generator (stream/synth) writes its truth files
 // as this type.
 type Model struct {
-	Model  string      `json:"model"` // "markov" or "hmm-snapshot"
+	Model  string      `json:"model"` // the kind: ChainKind's or HMMKind's name
 	K      int         `json:"k"`
 	D      int         `json:"d"`
 	Alpha0 float64     `json:"alpha0"`
@@ -27,8 +27,8 @@ type Model struct {
 	Sigma2 float64     `json:"sigma2,omitempty"`
 	// Scan is the projection-distance curve of the r heuristic, when r was
 	// not given.
-	Scan  []ScanPoint `json:"r_scan,omitempty"`
-	Stats *Stats      `json:"stats,omitempty"`
+	Scan []ScanPoint `json:"r_scan,omitempty"`
+	Fit  *FitRecord  `json:"stats,omitempty"`
 }
 
 // ScanPoint is one r of the scan: the projection distance ‖P(r) − Π(P(r))‖_F
@@ -83,8 +83,8 @@ func (p *ScanPoint) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Stats describe a fit.
-type Stats struct {
+// FitRecord describes a fit: what it saw and did.
+type FitRecord struct {
 	Rows    int64     `json:"rows"`
 	Sets    int64     `json:"sets"`
 	Passes  int       `json:"passes"`
@@ -127,4 +127,4 @@ func (m *Model) validate() error {
 }
 
 // seconds is where a fit records its wall time.
-func (m *Model) seconds() *float64 { return &m.Stats.Seconds }
+func (m *Model) seconds() *float64 { return &m.Fit.Seconds }

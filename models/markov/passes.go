@@ -44,16 +44,16 @@ type Plan struct {
 
 func (p *Plan) model() string {
 	if p.Chain {
-		return "markov"
+		return chainName
 	}
-	return "hmm-snapshot"
+	return hmmName
 }
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Alpha0, Sigma2).
 func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 	var p params
-	if err := h.DecodeParams(&p, "markov", "hmm-snapshot"); err != nil {
+	if err := h.DecodeParams(&p, chainName, hmmName); err != nil {
 		return cfg, fmt.Errorf("markov: %w", err)
 	}
 	cfg.K, cfg.Alpha0, cfg.Sigma2 = h.K, p.Alpha0, p.Sigma2
@@ -66,7 +66,7 @@ func (p *Plan) withHeader(h implicit.StatsHeader) (*Plan, error) {
 		return nil, err
 	}
 	cfg.defaults()
-	return &Plan{Config: cfg, Path: p.Path, Chain: h.Model == "markov"}, nil
+	return &Plan{Config: cfg, Path: p.Path, Chain: h.Model == chainName}, nil
 }
 
 func (p *Plan) header(d, phase int) implicit.StatsHeader {

@@ -18,8 +18,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	t := src.Truth
-	ev, err := multiview.Eval(m, &multiview.Model{Model: t.Model, K: t.K, D: t.D, Views: t.Views, Weights: t.Weights, Means: t.Means})
+	ev, err := multiview.Eval(m, multiview.TruthOf(src))
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,6 @@ package multiview
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -144,10 +143,10 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 		m.Rotated = true
 		m.Components = components(m, Rotation(d, cfg.Seed))
 	}
-	ms := &Stats{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
+	ms := &FitRecord{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
 	ms.Record("", dec.Result)
 	floats.Scale(1/ms.WeightSum, m.Weights)
-	m.Stats = ms
+	m.Fit = ms
 	return m, nil
 }
 
@@ -191,7 +190,7 @@ func newViewCutter(path string, d int, views [][]int, rot *mat.Dense) *viewCutte
 func (v *viewCutter) cut(b *stream.Dense) ([3]blas64.General, error) {
 	var xs [3]blas64.General
 	d := v.d
-	if err := checkBatch(v.path, b, d); err != nil || b.Rows == 0 {
+	if err := models.CheckRows(v.path, b, d); err != nil || b.Rows == 0 {
 		return xs, err
 	}
 	rows := b.Data[:b.Rows*d]
@@ -281,18 +280,4 @@ func rowsOf(a *mat.Dense) [][]float64 {
 		out[i] = mat.Col(nil, i, a)
 	}
 	return out
-}
-
-// checkBatch rejects a batch whose width is not d or that holds NaN or ±Inf,
-// naming the row.
-func checkBatch(path string, b *stream.Dense, d int) error {
-	if b.Cols != d {
-		return stream.Errorf(path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, expected d=%d", b.Cols, d)
-	}
-	for i, v := range b.Data[:b.Rows*b.Cols] {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return stream.Errorf(path, 0, b.Start+int64(i/d), "", stream.ErrValue, "value %v in column %d", v, i%d)
-		}
-	}
-	return nil
 }

@@ -37,11 +37,11 @@ func TestFitRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := multiview.Eval(m, &src.Truth)
+			ev, err := multiview.Eval(m, multiview.TruthOf(src))
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("means %.4f weights %.4f weight sum %.3f", ev.Means, ev.Weights, m.Stats.WeightSum)
+			t.Logf("means %.4f weights %.4f weight sum %.3f", ev.Means, ev.Weights, m.Fit.WeightSum)
 			for v, e := range ev.Means {
 				if e > c.tol {
 					t.Errorf("view %d means error %.4f > %g", v+1, e, c.tol)
@@ -67,7 +67,7 @@ func TestEqualSplitDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := multiview.Eval(a, &src.Truth)
+	ev, err := multiview.Eval(a, multiview.TruthOf(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/streamfit/streamfit/models"
 )
 
-// Model is a fitted (or true) three-view mixture. Its JSON names are those of
-// synth.MultiViewTruth, so a truth file reads as a Model.
+// Model is a fitted (or true) three-view mixture; a truth file (TruthOf)
+// reads as one.
 type Model struct {
 	Model string `json:"model"` // "multiview"
 	K     int    `json:"k"`
@@ -27,11 +27,11 @@ type Model struct {
 	// Components are the K full component means in the original
 	// coordinates, when Rotated and the views cover every column.
 	Components [][]float64 `json:"components,omitempty"`
-	Stats      *Stats      `json:"stats,omitempty"`
+	Fit        *FitRecord  `json:"stats,omitempty"`
 }
 
-// Stats describe a fit.
-type Stats struct {
+// FitRecord describes a fit: what it saw and did.
+type FitRecord struct {
 	Rows      int64     `json:"rows"`
 	Passes    int       `json:"passes"`
 	Solver    string    `json:"solver"`
@@ -148,4 +148,4 @@ func Eval(est, truth *Model) (*Metrics, error) {
 }
 
 // seconds is where a fit records its wall time.
-func (m *Model) seconds() *float64 { return &m.Stats.Seconds }
+func (m *Model) seconds() *float64 { return &m.Fit.Seconds }

@@ -14,8 +14,13 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
+	_ "github.com/streamfit/streamfit/models/all"
 	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/markov"
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -347,11 +352,11 @@ func TestReportDenseKindsInChromium(t *testing.T) {
 	findChromium(t)
 	dir := t.TempDir()
 	type truth interface{ Write(string) error }
-	ica, err := synth.NewICA(synth.ICAConfig{Rows: 10, D: 5, K: 3, Seed: 1})
+	icaSrc, err := synth.NewICA(synth.ICAConfig{Rows: 10, D: 5, K: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hmm, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 10, Len: 5, K: 3, D: 4, Seed: 1})
+	hmmSrc, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 10, Len: 5, K: 3, D: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,10 +374,10 @@ func TestReportDenseKindsInChromium(t *testing.T) {
 		truth  truth
 		panels int
 	}{
-		{"ica", &ica.Truth, 3},        // kurtosis, mixing, unmixing
-		{"hmm", &hmm.Truth, 4},        // T, its stationary distribution, π, O
-		{"snapshots", &snap.Truth, 5}, // P, stationary, π, T, U
-		{"multiview", &mv.Truth, 4},   // weights, three views
+		{"ica", ica.TruthOf(icaSrc), 3},         // kurtosis, mixing, unmixing
+		{"hmm", hmm.TruthOf(hmmSrc), 4},         // T, its stationary distribution, π, O
+		{"snapshots", markov.TruthOf(snap), 5},  // P, stationary, π, T, U
+		{"multiview", multiview.TruthOf(mv), 4}, // weights, three views
 	} {
 		path := filepath.Join(dir, c.name+".json")
 		if err := c.truth.Write(path); err != nil {

@@ -11,14 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/models"
-	"github.com/streamfit/streamfit/models/gmm"
-	"github.com/streamfit/streamfit/models/hmm"
-	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/models/lda"
-	"github.com/streamfit/streamfit/models/markov"
-	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -98,12 +94,7 @@ func nums(v []float64) []Num {
 
 // fmtNum writes x with 4 significant digits, or whole when it is an
 // integer below 10¹⁵ (counts).
-func fmtNum(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.FormatInt(int64(x), 10)
-	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
-}
+func fmtNum(x float64) string { return models.FormatNum(x) }
 
 // Kind reads the "model" field of a model file.
 func Kind(path string) (string, error) {
@@ -150,70 +141,54 @@ var ErrNotApplicable = errors.New("does not apply to this model")
 // model, O(k²·d) for the topic distances and O(k·d log d) for the candidate
 // words; the document–topic table is streamed.
 func Build(ctx context.Context, path string, o Options) (*Data, error) {
-	kind, err := Kind(path)
+	name, err := Kind(path)
 	if err != nil {
 		return nil, err
 	}
-	d := &Data{Kind: kind, Title: filepath.Base(path)}
-	if kind != "lda" && kind != "topic" {
-		if o.ThetaPath != "" {
-			return nil, fmt.Errorf("%s: a document–topic table %w (a %q model)", o.ThetaPath, ErrNotApplicable, kind)
-		}
-		if o.Vocab != nil {
-			return nil, fmt.Errorf("a vocabulary %w (a %q model)", ErrNotApplicable, kind)
-		}
-	}
-	var k, dim int
-	switch kind {
-	case "lda", "topic":
-		m, err := models.Read(path)
-		if err != nil {
-			return nil, err
-		}
-		if err := topicPage(ctx, d, path, m, o); err != nil {
-			return nil, err
-		}
-		k, dim = m.K, m.D
-	case "gmm":
-		k, dim, err = dense(d, path, gmm.Read, gmmPage, func(m *gmm.Model) (int, int) { return m.K, m.D })
-	case "ica":
-		k, dim, err = dense(d, path, ica.Read, icaPage, func(m *ica.Model) (int, int) { return m.K, m.D })
-	case "hmm":
-		k, dim, err = dense(d, path, hmm.Read, hmmPage, func(m *hmm.Model) (int, int) { return m.K, m.D })
-	case "markov", "hmm-snapshot":
-		k, dim, err = dense(d, path, markov.Read, markovPage, func(m *markov.Model) (int, int) { return m.K, m.D })
-	case "multiview":
-		k, dim, err = dense(d, path, multiview.Read, multiviewPage, func(m *multiview.Model) (int, int) { return m.K, m.D })
-	default:
-		return nil, fmt.Errorf("%s: a %q model: no report knows how to show it (it shows lda, topic, gmm, ica, hmm, markov, hmm-snapshot and multiview models)", path, kind)
-	}
+	d := &Data{Kind: name, Title: filepath.Base(path)}
+	k, dim, err := d.page(ctx, path, name, o)
 	if err != nil {
 		return nil, err
 	}
-	if kind != "lda" && kind != "topic" {
-		if o.HeldOut != "" {
-			d.Notes = append(d.Notes, fmt.Sprintf("%s: held-out documents are scored for lda and topic models only, not %s.", o.HeldOut, kind))
-		}
-		for _, p := range o.EvalPaths {
-			if err := evalFigures(d, p, path, k, false); err != nil {
-				return nil, err
-			}
-		}
-	}
-	d.Summary = fmt.Sprintf("%s model, k = %d, d = %d", kind, k, dim)
+	d.Summary = fmt.Sprintf("%s model, k = %d, d = %d", name, k, dim)
 	d.Provenance = append([][2]string{{"model file", path}}, d.Provenance...)
 	return d, nil
 }
 
-// dense reads a dense model with read and fills the page with page.
-func dense[M any](d *Data, path string, read func(string) (M, error), page func(*Data, M), shape func(M) (int, int)) (int, int, error) {
-	m, err := read(path)
+// page fills d with the page of the model file at path, of the kind
+// called name, and returns the model's k and d.
+func (d *Data) page(ctx context.Context, path, name string, o Options) (k, dim int, err error) {
+	kind, err := models.Lookup(name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: a %q model: no report knows how to show it (it shows %s models)", path, name, strings.Join(models.Names(nil), ", "))
+	}
+	f, err := kind.Read(path)
 	if err != nil {
 		return 0, 0, err
 	}
-	page(d, m)
-	k, dim := shape(m)
-	return k, dim, nil
+	if m, ok := f.(*models.Model); ok {
+		return m.K, m.D, topicPage(ctx, d, path, m, o)
+	}
+	switch s, ok := f.(models.Reported); {
+	case !ok:
+		return 0, 0, fmt.Errorf("%s: a %q model: no report knows how to show it", path, name)
+	case o.ThetaPath != "":
+		return 0, 0, fmt.Errorf("%s: a document–topic table %w (a %q model)", o.ThetaPath, ErrNotApplicable, name)
+	case o.Vocab != nil:
+		return 0, 0, fmt.Errorf("a vocabulary %w (a %q model)", ErrNotApplicable, name)
+	default:
+		sec := s.Section()
+		d.section(sec)
+		if o.HeldOut != "" {
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: held-out documents are scored for topic models only, not %s.", o.HeldOut, name))
+		}
+		for _, p := range o.EvalPaths {
+			if err := evalFigures(d, p, path, sec.K, false); err != nil {
+				return 0, 0, err
+			}
+		}
+		return sec.K, sec.D, nil
+	}
 }
 
 // topicPage fills d for a topic model.
@@ -271,7 +246,7 @@ func heldOut(ctx context.Context, d *Data, m *models.Model, o Options) error {
 		return err
 	}
 	defer stream.Close(src)
-	h, err := lda.Perplexity(ctx, src, m.Topics, m.Alpha, lda.ScoreOptions{Single: m.Model == "topic", Workers: o.Workers})
+	h, err := lda.Perplexity(ctx, src, m.Topics, m.Alpha, lda.ScoreOptions{Single: m.Model == lda.TopicKind.Name(), Workers: o.Workers})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.HeldOut, err)
 	}
@@ -326,7 +301,7 @@ var shownFit = map[string]bool{"docs": true, "skipped": true, "tokens": true, "p
 // extraFit lists the fit record's other fields as compact JSON, so that
 // what a fit records (a refinement's passes and bounds, sketch diagnostics)
 // reaches the page without the page knowing it.
-func extraFit(d *Data, f *models.FitStats) {
+func extraFit(d *Data, f *models.FitRecord) {
 	b, err := json.Marshal(f)
 	if err != nil {
 		return

@@ -253,7 +253,7 @@ func TestReportSmallAtScale(t *testing.T) {
 	const d = 100_000
 	r := rand.New(rand.NewPCG(9, 10))
 	m := &models.Model{Model: "lda", K: k, D: d, Alpha0: 1, Alpha: make([]float64, k), Topics: make([][]float64, k),
-		Fit: &models.FitStats{Docs: 1e6, Tokens: 2e8, Passes: 2}}
+		Fit: &models.FitRecord{Docs: 1e6, Tokens: 2e8, Passes: 2}}
 	m.Vocab = make([]string, d)
 	for w := range d {
 		m.Vocab[w] = fmt.Sprintf("word%06d", w)
@@ -305,7 +305,7 @@ func TestReportSmallAtScale(t *testing.T) {
 func TestFitProvenance(t *testing.T) {
 	m := &models.Model{Model: "lda", K: 2, D: 3, Alpha0: 1, Alpha: []float64{0.5, 0.5},
 		Topics: [][]float64{{0.5, 0.5, 0}, {0, 0.5, 0.5}},
-		Fit: &models.FitStats{Docs: 120, Tokens: 3400, Passes: 3, SketchTail: 0.5,
+		Fit: &models.FitRecord{Docs: 120, Tokens: 3400, Passes: 3, SketchTail: 0.5,
 			Warnings: []string{"the data depart from the model"}}}
 	path := filepath.Join(t.TempDir(), "m.json")
 	if err := m.Write(path); err != nil {

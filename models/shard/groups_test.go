@@ -120,10 +120,10 @@ func TestGroupedShardsExact(t *testing.T) {
 		src  stream.DenseSource
 		wf   Dense
 	}{
-		{"hmm", seqs, HMM(hmm.Config{K: 3})},
-		{"hmm-windows", seqs, HMM(hmm.Config{K: 3, Windows: true})},
-		{"hmm-snapshot", snaps, Markov(markov.Config{K: 3, Alpha0: 1}, false)},
-		{"markov", chain, Markov(markov.Config{K: 3, Alpha0: 1}, true)},
+		{"hmm", seqs, DenseOf(hmm.Kind.Passes(hmm.Config{K: 3}))},
+		{"hmm-windows", seqs, DenseOf(hmm.Kind.Passes(hmm.Config{K: 3, Windows: true}))},
+		{"hmm-snapshot", snaps, DenseOf(markov.HMMKind.Passes(markov.Config{K: 3, Alpha0: 1}))},
+		{"markov", chain, DenseOf(markov.ChainKind.Passes(markov.Config{K: 3, Alpha0: 1}))},
 	}
 	rows := func(lo, hi int64) Part { return Part{Rows: &[2]int64{lo, hi}} }
 	pieces := func(lo, hi int64) Part { return Part{Pieces: &[2]int64{lo, hi}} }

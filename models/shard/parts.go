@@ -101,7 +101,7 @@ func openPart[S any](p Part, o stream.Options, pieces func(string, stream.Option
 	if err := p.check(); err != nil {
 		return none, implicit.Input{}, err
 	}
-	desc, err := implicit.DescribeInput(p.Path)
+	desc, err := Describe(p.Path)
 	if err != nil {
 		return none, desc, err
 	}

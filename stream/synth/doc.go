@@ -5,11 +5,9 @@
 // deterministically: block b of a source draws from a PCG stream keyed by the
 // seed and b, so the output does not depend on the number of workers.
 //
-// The truth of a dense model's samples is that model's own type (gmm.Model,
-// ica.Model, hmm.Model, markov.Model, multiview.Model), so tests compare a
-// fit and its truth with the model's Eval; only how the rows were generated
-// (Params) is the generator's. This is the one package under stream that
-// imports models: it generates their data. Tests inside those models' packages
-// (and inside implicit, which they import) therefore cannot import it: they
-// are external test packages.
+// A generator draws its model's parameters and holds them as plain values
+// (GMMTruth, TopicTruth, ...), with how the rows were generated (Params):
+// like the rest of stream, synth knows no model package. Each model's
+// package turns the truth into its own model type (gmm.TruthOf, ...) and
+// writes it as a truth file (WriteTruth) that reads as a model.
 package synth

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/models/gmm"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -33,11 +32,21 @@ type GMMConfig struct {
 	Workers int
 }
 
+// GMMTruth is the mixture generated rows are drawn from.
+type GMMTruth struct {
+	K, D int
+	// Weights are the mixing weights, Means the K mean vectors of length D,
+	// Variances the σᵢ².
+	Weights   []float64
+	Means     [][]float64
+	Variances []float64
+}
+
 // GMM is a generated spherical-GMM table: a stream.DenseSource whose every pass
 // yields the same rows, drawn from Truth.
 type GMM struct {
-	// Truth is the model the rows are drawn from, as the fit returns it.
-	Truth gmm.Model
+	// Truth is the mixture the rows are drawn from.
+	Truth GMMTruth
 	// Params records how the rows were generated.
 	Params map[string]any
 	gen    denseGen
@@ -62,7 +71,7 @@ func NewGMM(cfg GMMConfig) (*GMM, error) {
 		return nil, fmt.Errorf("synth: sigma2=%g and sep=%g must be positive", cfg.Sigma2, cfg.Sep)
 	}
 	r := newRand(cfg.Seed, 0)
-	t := gmm.Model{Model: "gmm", K: cfg.K, D: cfg.D, Weights: weights(r, cfg.K),
+	t := GMMTruth{K: cfg.K, D: cfg.D, Weights: weights(r, cfg.K),
 		Means: gaussianColumns(r, cfg.K, cfg.D, cfg.Sep), Variances: make([]float64, cfg.K)}
 	for i := range t.Variances {
 		t.Variances[i] = cfg.Sigma2
@@ -97,7 +106,3 @@ func (g *GMM) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *GMM) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
-
-// WriteTruth stores Truth with Params as indented JSON, atomically: a
-// file that reads as a model (streamfit eval --truth).
-func (g *GMM) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/models/hmm"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -32,10 +31,21 @@ type HMMSeqConfig struct {
 	BatchRows, Workers int
 }
 
+// HMMTruth is the hidden Markov model generated sequences are drawn from.
+type HMMTruth struct {
+	K, D int
+	// Pi is the initial distribution, T the column-stochastic transition
+	// matrix as rows (T[i][j] = Pr(i | j)), O the K observation means (or
+	// symbol distributions) of length D.
+	Pi []float64
+	T  [][]float64
+	O  [][]float64
+}
+
 // HMMSeq is a generated sequence table: a stream.DenseSource with sequence ids.
 type HMMSeq struct {
-	// Truth is the model the rows are drawn from, as the fit returns it.
-	Truth hmm.Model
+	// Truth is the model the rows are drawn from.
+	Truth HMMTruth
 	// Params records how the rows were generated.
 	Params map[string]any
 	gen    denseGen
@@ -61,7 +71,7 @@ func NewHMMSeq(cfg HMMSeqConfig) (*HMMSeq, error) {
 	}
 	k, d := cfg.K, cfg.D
 	r := newRand(cfg.Seed, 0)
-	t := hmm.Model{Model: "hmm", K: k, D: d, Pi: weights(r, k), T: make([][]float64, k), O: make([][]float64, k)}
+	t := HMMTruth{K: k, D: d, Pi: weights(r, k), T: make([][]float64, k), O: make([][]float64, k)}
 	for i := range k {
 		t.T[i] = make([]float64, k)
 	}
@@ -128,7 +138,3 @@ func (g *HMMSeq) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *HMMSeq) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
-
-// WriteTruth stores Truth with Params as indented JSON, atomically: a
-// file that reads as a model (streamfit eval --truth).
-func (g *HMMSeq) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/models/ica"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -28,10 +27,19 @@ type ICAConfig struct {
 	BatchRows, Workers int
 }
 
+// ICATruth is the mixing generated rows are drawn from.
+type ICATruth struct {
+	K, D int
+	// Mixing holds the K columns of the mixing matrix (length D), Kurtosis
+	// the excess kurtosis of each source.
+	Mixing   [][]float64
+	Kurtosis []float64
+}
+
 // ICA is a generated ICA table: a stream.DenseSource drawn from Truth.
 type ICA struct {
-	// Truth is the model the rows are drawn from, as the fit returns it.
-	Truth ica.Model
+	// Truth is the mixing the rows are drawn from.
+	Truth ICATruth
 	// Params records how the rows were generated.
 	Params map[string]any
 	gen    denseGen
@@ -49,7 +57,7 @@ func NewICA(cfg ICAConfig) (*ICA, error) {
 		return nil, fmt.Errorf("synth: sigma=%g is negative", cfg.Sigma)
 	}
 	r := newRand(cfg.Seed, 0)
-	t := ica.Model{Model: "ica", K: cfg.K, D: cfg.D, Mixing: gaussianColumns(r, cfg.K, cfg.D, 1), Kurtosis: make([]float64, cfg.K)}
+	t := ICATruth{K: cfg.K, D: cfg.D, Mixing: gaussianColumns(r, cfg.K, cfg.D, 1), Kurtosis: make([]float64, cfg.K)}
 	for i := range t.Kurtosis {
 		t.Kurtosis[i] = 3
 		if i%2 == 0 {
@@ -93,7 +101,3 @@ func (g *ICA) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *ICA) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
-
-// WriteTruth stores Truth with Params as indented JSON, atomically: a
-// file that reads as a model (streamfit eval --truth).
-func (g *ICA) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/models"
 	"iter"
 	"math"
 	"runtime"
@@ -44,9 +43,8 @@ type LDAConfig struct {
 // Corpus is a generated corpus: a stream.DocSource whose every pass yields the
 // same documents, drawn from Truth.
 type Corpus struct {
-	// Truth is the topic model the documents are drawn from, as a fit
-	// returns it.
-	Truth models.Model
+	// Truth is the topic model the documents are drawn from.
+	Truth TopicTruth
 	// Params records how the documents were generated.
 	Params map[string]any
 	cfg    LDAConfig
@@ -85,7 +83,7 @@ func NewLDA(cfg LDAConfig) (*Corpus, error) {
 		return nil, errors.New("synth: vocabulary too large for int32 term ids")
 	}
 	r := newRand(cfg.Seed, 0)
-	t := models.Model{Model: "lda", K: cfg.K, D: cfg.Vocab, Alpha0: cfg.Alpha0, Alpha: make([]float64, cfg.K)}
+	t := TopicTruth{Model: "lda", K: cfg.K, D: cfg.Vocab, Alpha0: cfg.Alpha0, Alpha: make([]float64, cfg.K)}
 	var s float64
 	for i := range t.Alpha {
 		t.Alpha[i] = 0.5 + r.Float64()
@@ -191,10 +189,10 @@ func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 
 // WriteTruth stores Truth with Params as JSON, atomically, encoding the
 // topics one row at a time (a 100,000-word vocabulary with k=100 is 10⁷
-// probabilities): a file that reads as a model (models.Read, streamfit eval
+// probabilities): a file that reads as a model (streamfit eval
 // --truth).
 func (c *Corpus) WriteTruth(path string) error {
 	head := c.Truth
 	head.Topics = nil
-	return writeTruth(path, &head, c.Params, c.Truth.Topics)
+	return WriteTruth(path, &head, c.Params, c.Truth.Topics)
 }

@@ -3,7 +3,6 @@ package synth
 import (
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/models/markov"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -45,10 +44,27 @@ type SnapshotConfig struct {
 	Workers   int
 }
 
+// SnapshotTruth is the chain (or HMM) generated snapshots are drawn from.
+// Matrices are rows: P[i][j] = Pr(next state i | state j), T likewise, and
+// U[i], UT[i] are the columns Uᵢ and (UT)ᵢ of the observation matrices
+// (an HMM's only).
+type SnapshotTruth struct {
+	// HMM says the rows are observations of the states (M > 0), not the
+	// one-hot states themselves.
+	HMM    bool
+	K, D   int
+	Alpha0 float64
+	R      float64
+	Pi     []float64
+	P, T   [][]float64
+	U, UT  [][]float64
+	Sigma2 float64
+}
+
 // Snapshots is a generated snapshot table: a stream.DenseSource with set ids.
 type Snapshots struct {
-	// Truth is the model the rows are drawn from, as the fit returns it.
-	Truth markov.Model
+	// Truth is the model the rows are drawn from.
+	Truth SnapshotTruth
 	// Params records how the rows were generated.
 	Params map[string]any
 	gen    denseGen
@@ -130,10 +146,10 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 	}
 	tm.Mul(pm, &inv)
 	tm.Scale(cfg.R, &tm)
-	t := markov.Model{Model: "markov", K: k, D: k, Alpha0: cfg.Alpha0, R: cfg.R, Pi: pi, P: p, T: matRows(&tm)}
+	t := SnapshotTruth{K: k, D: k, Alpha0: cfg.Alpha0, R: cfg.R, Pi: pi, P: p, T: matRows(&tm)}
 	var u *mat.Dense
 	if cfg.M > 0 {
-		t.Model, t.D, t.Sigma2 = "hmm-snapshot", cfg.M, cfg.Sigma2
+		t.HMM, t.D, t.Sigma2 = true, cfg.M, cfg.Sigma2
 		cols := gaussianColumns(r, k, cfg.M, 1) // unit columns, as in 001 §4
 		t.U = cols
 		u = mat.NewDense(cfg.M, k, nil)
@@ -186,7 +202,7 @@ func NewSnapshots(cfg SnapshotConfig) (*Snapshots, error) {
 			out.Rows++
 		}
 	}
-	s.gen = denseGen{layout: t.Model, items: cfg.Sets, rowsPer: cfg.PerSet, cols: t.D, seed: cfg.Seed, grouped: true, part: set}
+	s.gen = denseGen{layout: "snapshots", items: cfg.Sets, rowsPer: cfg.PerSet, cols: t.D, seed: cfg.Seed, grouped: true, part: set}
 	s.gen.setup(cfg.BatchRows, cfg.Workers)
 	s.gen.fill = func(r *rand.Rand, lo, hi int64, out *stream.Dense) {
 		for id := lo; id < hi; id++ {
@@ -363,7 +379,3 @@ func matRows(m *mat.Dense) [][]float64 {
 	}
 	return out
 }
-
-// WriteTruth stores Truth with Params as indented JSON, atomically: a
-// file that reads as a model (streamfit eval --truth).
-func (s *Snapshots) WriteTruth(path string) error { return writeTruth(path, &s.Truth, s.Params, nil) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/models/multiview"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -28,10 +27,20 @@ type MultiViewConfig struct {
 	BatchRows, Workers int
 }
 
+// MultiViewTruth is the three-view mixture generated rows are drawn from.
+type MultiViewTruth struct {
+	K, D int
+	// Weights are the mixing weights; Views the column indices of the three
+	// views, Means[v] the K means of view v.
+	Weights []float64
+	Views   [][]int
+	Means   [][][]float64
+}
+
 // MultiView is a generated three-view table: a stream.DenseSource.
 type MultiView struct {
-	// Truth is the model the rows are drawn from, as the fit returns it.
-	Truth multiview.Model
+	// Truth is the mixture the rows are drawn from.
+	Truth MultiViewTruth
 	// Params records how the rows were generated.
 	Params map[string]any
 	gen    denseGen
@@ -62,7 +71,7 @@ func NewMultiView(cfg MultiViewConfig) (*MultiView, error) {
 	}
 	r := newRand(cfg.Seed, 0)
 	d := cfg.Dims[0] + cfg.Dims[1] + cfg.Dims[2]
-	t := multiview.Model{Model: "multiview", K: cfg.K, D: d, Weights: weights(r, cfg.K), Views: make([][]int, 3), Means: make([][][]float64, 3)}
+	t := MultiViewTruth{K: cfg.K, D: d, Weights: weights(r, cfg.K), Views: make([][]int, 3), Means: make([][][]float64, 3)}
 	off := 0
 	for v, dv := range cfg.Dims {
 		for j := range dv {
@@ -96,7 +105,3 @@ func (g *MultiView) Info() stream.Info { return g.gen.info() }
 
 // Rows generates one pass over the table.
 func (g *MultiView) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] { return g.gen.rows(ctx) }
-
-// WriteTruth stores Truth with Params as indented JSON, atomically: a
-// file that reads as a model (streamfit eval --truth).
-func (g *MultiView) WriteTruth(path string) error { return writeTruth(path, &g.Truth, g.Params, nil) }

@@ -110,7 +110,7 @@ func run(n int64, seed uint64, d, k int, sep float64, workers int, py, script, d
 	if err != nil {
 		log.Fatal(err)
 	}
-	truth := &g.Truth
+	truth := gmm.TruthOf(g)
 	r := row{n: n, seed: seed}
 	start := time.Now()
 	m, err := gmm.Fit(ctx, &stream.MemoryDense{All: all}, gmm.Config{K: k, Seed: seed, Workers: workers})

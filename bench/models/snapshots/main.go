@@ -49,7 +49,7 @@ func main() {
 			log.Fatal(err)
 		}
 		secs := time.Since(start).Seconds()
-		ev, err := markov.Eval(m, &src.Truth)
+		ev, err := markov.Eval(m, markov.TruthOf(src))
 		if err != nil {
 			log.Fatal(err)
 		}

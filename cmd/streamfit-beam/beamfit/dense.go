@@ -3,78 +3,34 @@ package beamfit
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
-	"github.com/streamfit/streamfit/models/gmm"
-	"github.com/streamfit/streamfit/models/hmm"
-	"github.com/streamfit/streamfit/models/ica"
-	"github.com/streamfit/streamfit/models/markov"
-	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
 
-// DenseModels are the dense models the pipeline fits (Settings.Model),
-// through their shard workflows (models/shard).
-var DenseModels = shard.DenseModels
-
-// dense reports whether the fit is of a dense model, whose passes are
-// those of its shard workflow: pass 1, then each pass against the merged
-// pass before, until the statistics hold all the fit needs.
-func (s Settings) dense() bool { return slices.Contains(DenseModels, s.Model) }
-
 // denseStages is the number of passes the pipeline has room for: the most
-// the model's workflow can take with the settings (shard.Dense.MaxPasses).
+// the model's workflow can take with the settings (models.Passes.MaxPasses).
 // Whether GMM and ICA whiten exactly or through the sketch depends on the
 // width of the rows, which only the data tell, and a Beam pipeline is
 // built before it reads them: on the exact path (or when ICA's polishing
 // converges early) the stages after the last pass the plan takes read
 // nothing (nextFn) and pass its statistics through.
-func (s Settings) denseStages() int { return s.workflow().MaxPasses }
-
-// The configurations of the dense models, as `streamfit stats` and
-// `streamfit fit MODEL` build them from their flags.
-
-func (s Settings) gmmConfig() gmm.Config {
-	return gmm.Config{K: s.K, Differing: s.Differing, Sigma2: s.Sigma2, ExactDim: s.ExactDim,
-		Oversample: s.Oversample, PowerIters: s.PowerIters, Solver: s.Solver, Restarts: s.Restarts,
-		Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
-}
-
-func (s Settings) icaConfig() ica.Config {
-	return ica.Config{K: s.K, ExactDim: s.ExactDim, Oversample: s.Oversample, PowerIters: s.PowerIters,
-		Solver: s.Solver, Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
-}
-
-func (s Settings) multiviewConfig() multiview.Config {
-	return multiview.Config{K: s.K, Views: s.Views, RandomViews: s.RandomViews, Rotate: s.Rotate, Solver: s.Solver,
-		Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
-}
-
-func (s Settings) hmmConfig() hmm.Config {
-	return hmm.Config{K: s.K, Windows: s.Windows, Discrete: s.Discrete, Solver: s.Solver,
-		Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed}
-}
-
-func (s Settings) markovConfig() markov.Config {
-	return markov.Config{K: s.K, Alpha0: s.Alpha0, R: s.R, Sigma2: s.Sigma2, Solver: s.Solver,
-		Restarts: s.Restarts, Iters: s.Iters, Seed: s.Seed, Workers: s.Workers}
+func (s Settings) denseStages() int {
+	wf, err := s.workflow()
+	if err != nil {
+		return 1
+	}
+	return wf.MaxPasses
 }
 
 // workflow is the shard workflow of the dense model.
-func (s Settings) workflow() shard.Dense {
-	switch s.Model {
-	case "ica":
-		return shard.ICA(s.icaConfig())
-	case "multiview":
-		return shard.Multiview(s.multiviewConfig())
-	case "hmm":
-		return shard.HMM(s.hmmConfig())
-	case "markov", "hmm-snapshot":
-		return shard.Markov(s.markovConfig(), s.Model == "markov")
+func (s Settings) workflow() (shard.Dense, error) {
+	ds, err := s.denseSettings()
+	if err != nil {
+		return shard.Dense{}, err
 	}
-	return shard.GMM(s.gmmConfig())
+	return shard.DenseOf(ds.Passes(s.common())), nil
 }
 
 // denseUnitStats computes the encoded statistics of a dense model's pass
@@ -83,7 +39,10 @@ func (s Settings) workflow() shard.Dense {
 // holds all the fit needs. They record u as their input.
 func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implicit.DenseStats, s Settings) ([]byte, error) {
 	u.pin()
-	w := s.workflow()
+	w, err := s.workflow()
+	if err != nil {
+		return nil, err
+	}
 	part := shard.Part{Path: u.Input.Path}
 	if u.Piece >= 0 {
 		part.Pieces = &[2]int64{int64(u.Piece), int64(u.Piece) + 1}
@@ -111,7 +70,11 @@ func denseTemplate(ctx context.Context, merged []byte, s Settings) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	if last, err := s.workflow().Last(ctx, st); err != nil || last {
+	wf, err := s.workflow()
+	if err != nil {
+		return nil, err
+	}
+	if last, err := wf.Last(ctx, st); err != nil || last {
 		return nil, err
 	}
 	return merged, nil
@@ -135,34 +98,16 @@ func (o Output) writeDense(ctx context.Context, st *implicit.DenseStats) error {
 // pass and returns the function that writes it; noTiming leaves the fit's
 // wall time out.
 func (s Settings) fitDense(ctx context.Context, st *implicit.DenseStats, noTiming bool) (func(string) error, error) {
-	switch s.Model {
-	case "ica":
-		return fitted(ica.FitStats(ctx, st, s.icaConfig()))(func(m *ica.Model) { zero(noTiming, &m.Stats.Seconds) })
-	case "multiview":
-		return fitted(multiview.FitStats(ctx, st, s.multiviewConfig()))(func(m *multiview.Model) { zero(noTiming, &m.Stats.Seconds) })
-	case "hmm":
-		return fitted(hmm.FitStats(ctx, st, s.hmmConfig()))(func(m *hmm.Model) { zero(noTiming, &m.Stats.Seconds) })
-	case "markov", "hmm-snapshot":
-		return fitted(markov.FitStats(ctx, st, s.markovConfig()))(func(m *markov.Model) { zero(noTiming, &m.Stats.Seconds) })
+	ds, err := s.denseSettings()
+	if err != nil {
+		return nil, err
 	}
-	return fitted(gmm.FitStats(ctx, st, s.gmmConfig()))(func(m *gmm.Model) { zero(noTiming, &m.Stats.Seconds) })
-}
-
-// fitted turns a fit's result into fitDense's: the model's Write after
-// adjust.
-func fitted[M interface{ Write(string) error }](m M, err error) func(adjust func(M)) (func(string) error, error) {
-	return func(adjust func(M)) (func(string) error, error) {
-		if err != nil {
-			return nil, err
-		}
-		adjust(m)
-		return m.Write, nil
+	m, err := ds.FitStats(ctx, st, s.common())
+	if err != nil {
+		return nil, err
 	}
-}
-
-// zero sets *v to 0 when on.
-func zero(on bool, v *float64) {
-	if on {
-		*v = 0
+	if noTiming {
+		m.ClearTiming()
 	}
+	return m.Write, nil
 }

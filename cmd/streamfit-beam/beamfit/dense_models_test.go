@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"iter"
 	"path/filepath"
@@ -39,49 +40,46 @@ func TestPipelineDenseModels(t *testing.T) {
 	for _, c := range []struct {
 		name, model string
 		gen         func() gen
-		s           Settings
 		group       bool
 		flags       []string
 		rows        int64 // per file (0: rows)
 	}{
 		{"gmm-sketched", "gmm", func() gen {
 			return must(synth.NewGMM(synth.GMMConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 7, BatchRows: 50}))
-		}, Settings{K: 3, Seed: 5, ExactDim: 16}, false, sketched, 0},
+		}, false, sketched, 0},
 		{"gmm-sketched-differing", "gmm", func() gen {
 			return must(synth.NewGMM(synth.GMMConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 7, BatchRows: 50, Differing: true}))
-		}, Settings{K: 3, Seed: 5, ExactDim: 16, Differing: true, Oversample: 6, PowerIters: 1},
-			false, append([]string{"--differing", "--oversample", "6", "--power-iters", "1"}, sketched...), 0},
+		}, false, append([]string{"--differing", "--oversample", "6", "--power-iters", "1"}, sketched...), 0},
 		{"ica-sketched", "ica", func() gen {
 			return must(synth.NewICA(synth.ICAConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 3, BatchRows: 50}))
-		}, Settings{K: 3, Seed: 5, ExactDim: 16}, false, sketched, 0},
+		}, false, sketched, 0},
 		{"ica", "ica", func() gen {
 			return must(synth.NewICA(synth.ICAConfig{Rows: 4 * rows, D: 5, K: 3, Seed: 3, BatchRows: 50}))
-		},
-			Settings{K: 3, Seed: 5}, false, []string{"--k", "3", "--seed", "5"}, 0},
+		}, false, []string{"--k", "3", "--seed", "5"}, 0},
 		{"multiview", "multiview", func() gen {
 			return must(synth.NewMultiView(synth.MultiViewConfig{Rows: 4 * rows, Dims: [3]int{3, 3, 4}, K: 2, Seed: 3, BatchRows: 50}))
-		}, Settings{K: 2, Seed: 5}, false, []string{"--k", "2", "--seed", "5"}, 0},
+		}, false, []string{"--k", "2", "--seed", "5"}, 0},
 		// Sequences of 6 steps, row groups of 200 rows: a cut every third
 		// sequence (with --windows, windows across the cut).
 		{"hmm", "hmm", func() gen {
 			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
-		}, Settings{K: 2, Seed: 5}, true, []string{"--k", "2", "--seed", "5"}, 0},
+		}, true, []string{"--k", "2", "--seed", "5"}, 0},
 		{"hmm-windows", "hmm", func() gen {
 			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
-		}, Settings{K: 2, Seed: 5, Windows: true}, true, []string{"--k", "2", "--seed", "5", "--windows"}, 0},
+		}, true, []string{"--k", "2", "--seed", "5", "--windows"}, 0},
 		{"markov", "markov", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * rows / 3, PerSet: 3, K: 3, Seed: 3, BatchRows: 60}))
-		}, Settings{K: 3, Seed: 5, Alpha0: 1, R: 0.3}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 0},
+		}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 0},
 		{"hmm-snapshot", "hmm-snapshot", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * 5 * rows / 3, PerSet: 3, K: 3, M: 5, Seed: 3, BatchRows: 60}))
-		}, Settings{K: 3, Seed: 5, Alpha0: 1, R: 0.3}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 5 * rows},
+		}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 5 * rows},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			n := cmp.Or(c.rows, rows)
 			files := denseFiles(t, dir, c.gen(), n, int(n/3))
-			s := c.s
-			s.Model, s.Workers = c.model, 2
+			s := settingsOf(t, c.model, c.flags...)
+			s.Workers = 2
 			read := stream.Options{}
 			flags := append([]string{"--batch-rows", fmt.Sprint(readRows), "--workers", "2", "--progress", "off"}, c.flags...)
 			if c.group {
@@ -104,8 +102,8 @@ func TestPipelineDenseModels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sk := st.Header.Sketch != ""; sk != (s.ExactDim > 0) {
-				t.Errorf("the last pass (pass %d) is sketched: %v, want %v", st.Header.Phase, sk, s.ExactDim > 0)
+			if sk, want := st.Header.Sketch != "", slices.Contains(c.flags, "--exact-dim"); sk != want {
+				t.Errorf("the last pass (pass %d) is sketched: %v, want %v", st.Header.Phase, sk, want)
 			}
 			if c.model == "gmm" && st.Header.Phase != s.denseStages() {
 				// The sketched GMM takes every pass the pipeline has room for.
@@ -151,4 +149,22 @@ func groupCuts(t *testing.T, all string, n int64, files []string, units []Unit) 
 		}
 	}
 	return cuts
+}
+
+// settingsOf returns the settings of a fit of model that the flags args
+// set (Bind), as the command line sets them.
+func settingsOf(t *testing.T, model string, args ...string) Settings {
+	t.Helper()
+	fs := flag.NewFlagSet(model, flag.ContinueOnError)
+	s, check, err := Bind(fs, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(); err != nil {
+		t.Fatal(err)
+	}
+	return *s
 }

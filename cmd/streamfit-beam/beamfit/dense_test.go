@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,15 +88,16 @@ func denseFiles(t *testing.T, dir string, gen func(context.Context) iter.Seq2[*s
 func TestPipelineGMM(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		s     Settings
 		flags []string
 	}{
-		{"common", Settings{Model: "gmm", K: 3, Seed: 5, Workers: 2}, []string{"--k", "3", "--seed", "5"}},
-		{"differing", Settings{Model: "gmm", K: 3, Seed: 5, Workers: 2, Differing: true}, []string{"--k", "3", "--seed", "5", "--differing"}},
+		{"common", []string{"--k", "3", "--seed", "5"}},
+		{"differing", []string{"--k", "3", "--seed", "5", "--differing"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			files := gmmData(t, dir, synth.GMMConfig{D: 6, K: 3, Seed: 7, Differing: c.s.Differing}, 4, 600, 200)
+			s := settingsOf(t, "gmm", c.flags...)
+			s.Workers = 2
+			files := gmmData(t, dir, synth.GMMConfig{D: 6, K: 3, Seed: 7, Differing: slices.Contains(c.flags, "--differing")}, 4, 600, 200)
 			units, err := PlanDense(context.Background(), files, stream.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -104,11 +106,11 @@ func TestPipelineGMM(t *testing.T) {
 				t.Fatalf("%d work units, want 4 files × 3 row groups", len(units))
 			}
 			model, p2 := filepath.Join(dir, "model.json"), filepath.Join(dir, "p2.stats")
-			if err := pipeline(t, files, Options{Fit: c.s, Out: Output{Model: model, Stats: p2, NoTiming: true}}); err != nil {
+			if err := pipeline(t, files, Options{Fit: s, Out: Output{Model: model, Stats: p2, NoTiming: true}}); err != nil {
 				t.Fatal(err)
 			}
 			got := readFile(t, model)
-			common := append([]string{"--model", "gmm", "--batch-rows", fmt.Sprint(readRows), "--workers", "2", "--progress", "off"}, c.flags...)
+			common := append([]string{"--batch-rows", fmt.Sprint(readRows), "--workers", "2", "--progress", "off"}, c.flags...)
 			whole := filepath.Join(dir, "whole.json")
 			run(t, append([]string{"fit", "gmm", "--no-timing", "--progress", "off", "--input", filepath.Join(dir, "all.parquet"),
 				"--batch-rows", fmt.Sprint(readRows), "--workers", "2", "--out", whole}, c.flags...)...)
@@ -116,8 +118,8 @@ func TestPipelineGMM(t *testing.T) {
 				t.Errorf("the pipeline's model differs from streamfit fit gmm over the union:\n%s\n%s", got, want)
 			}
 			r1, r2, ref := filepath.Join(dir, "ref1.stats"), filepath.Join(dir, "ref2.stats"), filepath.Join(dir, "ref.json")
-			run(t, append(append([]string{"stats", "--phase", "1", "--out", r1}, common...), files...)...)
-			run(t, append(append([]string{"stats", "--phase", "2", "--basis", r1, "--out", r2}, common...), files...)...)
+			run(t, append(append([]string{"stats", "gmm", "--phase", "1", "--out", r1}, common...), files...)...)
+			run(t, append(append([]string{"stats", "gmm", "--phase", "2", "--basis", r1, "--out", r2}, common...), files...)...)
 			if !sameDenseSums(t, p2, r2) {
 				t.Error("the pipeline's merged pass-2 statistics differ from streamfit stats over the same files")
 			}
@@ -167,7 +169,7 @@ func TestPipelineGMMRefusesTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(dir, "model.json")
-	s := Settings{Model: "gmm", K: 2, Seed: 1}
+	s := settingsOf(t, "gmm", "--k", "2", "--seed", "1")
 	for _, in := range [][]string{append(files, files[0]), append(files, dup)} {
 		err := pipeline(t, in, Options{Fit: s, Out: Output{Model: model}})
 		if !errors.Is(err, implicit.ErrOverlap) {

@@ -42,12 +42,12 @@ func (o Options) check() error {
 	switch {
 	case len(o.Units) == 0:
 		return ErrNoInput
-	case f.Model != "" && !f.dense():
-		return fmt.Errorf("%w: model %q: want one of %v (or none for lda and topic)", ErrUsage, f.Model, DenseModels)
+	case f.dense() && f.denseErr() != nil:
+		return fmt.Errorf("%w: %w (Settings.Model names a model of dense rows, Settings.Dense its settings: see Bind; neither for lda and topic)", ErrUsage, f.denseErr())
 	case f.K < 1:
 		return fmt.Errorf("%w: k=%d: need at least one component", ErrUsage, f.K)
-	case f.dense() && (f.Single || !(f.Sigma2 >= 0) || math.IsInf(f.Sigma2, 1)):
-		return fmt.Errorf("%w: %s: sigma2=%g must be a finite variance ≥ 0 (0 estimates it), single not set", ErrUsage, f.Model, f.Sigma2)
+	case f.dense() && f.Single:
+		return fmt.Errorf("%w: %s: single is a setting of the topic models", ErrUsage, f.Model)
 	case !f.dense() && !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
 		return fmt.Errorf("%w: alpha0=%g: the Dirichlet concentration must be a finite number > 0", ErrUsage, f.Alpha0)
 	case o.Fit.EMPasses < 0 || (o.Fit.EMPasses > 0 && (f.dense() || !(f.EMTol > 0))):

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/objstore"
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
 )
@@ -20,7 +21,7 @@ import (
 // an index of pieces (UCI docword, text, Arrow IPC streams, the long
 // layout).
 type Unit struct {
-	// Input describes the file (implicit.DescribeInput) as it was when the
+	// Input describes the file (shard.Describe) as it was when the
 	// pipeline was planned, with the range of documents the unit covers
 	// (nil: the whole file); it is the provenance of the unit's statistics.
 	Input implicit.Input `json:"input"`
@@ -131,7 +132,7 @@ func hasMeta(p string) bool {
 // Unit). Reading the units' documents with o gives the batches a pass over
 // each whole file does (no batch spans two pieces), so the statistics of
 // the units merge to exactly those of the files. A file given twice (the
-// same content, by implicit.DescribeInput's fingerprint, under the same or
+// same content, by shard.Describe's fingerprint, under the same or
 // another name) is refused with implicit.ErrOverlap, as a merge of
 // statistics covering it twice is.
 func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
@@ -169,7 +170,7 @@ func plan(ctx context.Context, files []string, o stream.Options, open func(path 
 		if err != nil {
 			return nil, err
 		}
-		desc, err := implicit.DescribeInput(path)
+		desc, err := shard.Describe(path)
 		if err != nil {
 			return nil, err
 		}
