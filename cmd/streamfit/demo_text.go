@@ -146,7 +146,8 @@ func (d *textDemo) fit(ctx context.Context, train string, k int, seed uint64) (*
 	}
 	defer stream.Close(in)
 	var limit planLimit
-	cfg := lda.Config{K: k, Alpha0: 1, Seed: seed, EM: lda.EM{Passes: lda.DefaultEMPasses, FitAlpha: true}, Progress: d.e.ldaProgress(pf, "lda"), OnPlan: limit.onPlan}
+	cfg := lda.DefaultConfig(k) // fit lda's defaults
+	cfg.Seed, cfg.Progress, cfg.OnPlan = seed, d.e.ldaProgress(pf, "lda"), limit.onPlan
 	m, err := lda.Fit(ctx, in, cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", d.path, err)
