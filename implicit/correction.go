@@ -9,7 +9,7 @@ import (
 )
 
 // Correction is the low-rank symmetric term A·Sym₃(V, M) + B·V⊗V⊗V that moment
-// corrections add to a whitened third moment (for LDA, MATH §3.5:
+// corrections add to a whitened third moment (for LDA, docs/MATH.md §3.5:
 // V = m̃, M = Ẽ2, A = −α₀/(α₀+2), B = 2α₀²/((α₀+2)(α₀+1))). The model chooses
 // A, B; this type only knows the algebra, for explicit and implicit tensors.
 type Correction struct {

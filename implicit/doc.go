@@ -1,6 +1,6 @@
 // Package implicit owns the moment accumulators of a streamed fit and the
 // implicit tensor operators built from them: per-document unbiased pair and
-// triple estimators (MATH §3.1), the product E2·Ω of the pair moment with a
+// triple estimators (docs/MATH.md §3.1), the product E2·Ω of the pair moment with a
 // block of vectors (§3.4, never d×d), the whitened pair and triple statistics
 // (with E2·W, for mapping results back to the vocabulary), the explicit
 // packed k×k×k whitened third moment, the operator θ ↦ T(I,θ,θ) over cached

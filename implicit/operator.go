@@ -10,7 +10,7 @@ import (
 )
 
 // Operator is the implicit whitened raw third moment θ ↦ Ê3(W,W,W)(I,θ,θ)
-// over cached whitened document rows y = Wᵀc (MATH §3.3): per block of L
+// over cached whitened document rows y = Wᵀc (docs/MATH.md §3.3): per block of L
 // vectors it costs O(n·k·L) for the rows plus O(d·k·L) for the terms that were
 // aggregated over documents, and it never forms a k×k×k object. It implements
 // tensor.Tensor and agrees with the explicit Whitened.E3 to rounding.

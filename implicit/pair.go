@@ -14,7 +14,7 @@ import (
 
 // PairAcc accumulates, over documents of at least MinTokens tokens, the sum
 // of c/ℓ (for M1) and the product of the per-document pair estimator with a
-// fixed block Ω (d×Cols): Σ_doc (c(cᵀΩ) − diag(c)Ω)/(ℓ(ℓ−1)) (MATH §3.4,
+// fixed block Ω (d×Cols): Σ_doc (c(cᵀΩ) − diag(c)Ω)/(ℓ(ℓ−1)) (docs/MATH.md §3.4,
 // eq. (9)). A pass costs O(nnz·Cols) (O(nnz·(Cols+z)) for a sparse Ω with z
 // non-zeros per row) and d·Cols memory; E2 itself is never formed.
 type PairAcc struct {

@@ -48,7 +48,7 @@ func (a *RowAcc) Merge(o *RowAcc) error {
 func (a *RowAcc) Close() error { return a.Store.Close() }
 
 // RowOperator is the whitened raw third moment θ ↦ Ê3(W,W,W)(I,θ,θ) over
-// rows stored on disk (MATH §3.3). Per call, for a block Θ (K×L) of all
+// rows stored on disk (docs/MATH.md §3.3). Per call, for a block Θ (K×L) of all
 // restarts at once, it streams every chunk Y once and adds
 // Yᵀ((YΘ)∘(YΘ)∘(1/n3)) (two GEMMs and a Hadamard product per piece of a
 // chunk, chunks decompressed and multiplied on the store's Workers

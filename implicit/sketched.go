@@ -34,7 +34,7 @@ const sketchLanes = 4
 // a tensor sketch: the statistics of a TripleAcc without cubes (NoCubes)
 // and, through its row hook (OnRows), the per-document terms y⊗3/n3 sketched
 // as they stream by (one FFT of length b per document and sketch); the
-// terms that MATH §3.4 sums over documents first, 2 Σᵢ G3ᵢ ωᵢ⊗3 −
+// terms that docs/MATH.md §3.4 sums over documents first, 2 Σᵢ G3ᵢ ωᵢ⊗3 −
 // Σᵢ Sym₃(Zᵢ, ωᵢωᵢᵀ) (ωᵢ = row i of W), are sketched once by Moments from
 // the d×K aggregates. Memory is sketchLanes·Count·(b/2+1) complex numbers
 // plus O(d·K), never K³; statistics of two shards add up (Merge). Pass and

@@ -77,7 +77,7 @@ func eachBatch(t testing.TB, src stream.DocSource, fn func(*stream.Docs)) {
 	}
 }
 
-// correction is LDA's (MATH §3.5) for the pass's whitened M1 and E2.
+// correction is LDA's (docs/MATH.md §3.5) for the pass's whitened M1 and E2.
 func (f *ldaFixture) correction(m1 []float64, e2 *mat.SymDense) *implicit.Correction {
 	a0 := f.a0
 	return &implicit.Correction{A: -a0 / (a0 + 2), B: 2 * a0 * a0 / ((a0 + 2) * (a0 + 1)), V: m1, M: e2}
@@ -96,7 +96,7 @@ func (f *ldaFixture) explicit(t testing.TB) *solver.Sym3 {
 	return mom.E3
 }
 
-// meanL1 recovers topics from the eigenpairs (MATH §4.4), projects them onto
+// meanL1 recovers topics from the eigenpairs (docs/MATH.md §4.4), projects them onto
 // the simplex, matches them to the truth and returns the mean ℓ1 error.
 func (f *ldaFixture) meanL1(t testing.TB, res *solver.Result) float64 {
 	t.Helper()

@@ -12,7 +12,7 @@ import (
 
 // TripleAcc accumulates the whitened pair and triple statistics of a pass for a
 // fixed whitening matrix W (d×K), with y = Wᵀc per document and n2 = ℓ(ℓ−1),
-// n3 = ℓ(ℓ−1)(ℓ−2). The per-document estimators of MATH §3.4 are split into
+// n3 = ℓ(ℓ−1)(ℓ−2). The per-document estimators of docs/MATH.md §3.4 are split into
 // terms that add over documents first:
 //
 //	Σ y⊗y⊗y/n3          → Y3, batched as GEMMs over the documents of a batch;

@@ -10,7 +10,7 @@ import (
 
 // Whitened holds the raw moments of a pass, averaged over the used
 // documents: in the whitened space E3 = Ê3(W,W,W), E2 = WᵀÊ2W and M1 = WᵀM̂1
-// (MATH §3.4–3.5), and in the vocabulary RawM1 = M̂1 and E2W = Ê2·W. Models
+// (docs/MATH.md §3.4–3.5), and in the vocabulary RawM1 = M̂1 and E2W = Ê2·W. Models
 // combine them with their own coefficients. E3 is nil for statistics
 // without cubes (TripleAcc.NoCubes).
 type Whitened struct {
@@ -121,7 +121,7 @@ func (a *TripleAcc) cubes(wd []float64, workers int) *tensor.Sym3 {
 }
 
 // Aggregated returns the operator of the terms of Ê3(W,W,W)(I,θ,θ) that a
-// pass sums over documents into Z and G3 (MATH §3.3):
+// pass sums over documents into Z and G3 (docs/MATH.md §3.3):
 // [Wᵀ(2 G3⊙u⊙u − 2 u⊙(Zθ)) − Zᵀ(u⊙u)]/N with u = Wθ, i.e. everything but
 // the rows' Σ (yᵀθ)² y/n3, for representations that keep the rows elsewhere
 // (NoCubes with OnRows). It shares a's memory; w is the pass's W.

@@ -5,7 +5,7 @@ import (
 )
 
 // ProjectSimplex replaces v by its Euclidean projection onto the probability
-// simplex {x ≥ 0, Σx = 1} (MATH §4.8): max(v − τ, 0) with the threshold τ
+// simplex {x ≥ 0, Σx = 1} (docs/MATH.md §4.8): max(v − τ, 0) with the threshold τ
 // found from the sorted entries. Estimated topics come out of the tensor
 // decomposition with small negative entries and a sum only near 1; this is the
 // closest distribution to them. It returns the ℓ1 distance moved.

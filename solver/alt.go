@@ -58,7 +58,7 @@ type AltOptions struct {
 	// exact fixed points of its update (12), so it removes the
 	// non-orthogonality bias Σ_{j≠i} w_j⟨a_i,a_j⟩⟨b_i,b_j⟩c_j of update (11).
 	Residual int
-	// Clip is η₀ of Alg. 4 / Proc. 5 (MATH §4.6): the start is the
+	// Clip is η₀ of Alg. 4 / Proc. 5 (docs/MATH.md §4.6): the start is the
 	// minimum-spectral-norm factor matrix within η₀√k/d of the clustered one
 	// (eq. (18)), each column moves at most η₀√k/d per sweep (Proc. 5 step
 	// 3) and each weight at most ρ_w = η₀ w_max √k/d. 0 disables all three.
@@ -75,7 +75,7 @@ type AltOptions struct {
 	// some components have no basin of attraction for the rank-1 updates at
 	// all (0 of 400 random starts reach them), and more starts cannot help.
 	Deflate int
-	// SVDInit replaces the random starts by [002] Procedure 3 (MATH §4.6):
+	// SVDInit replaces the random starts by [002] Procedure 3 (docs/MATH.md §4.6):
 	// θ ~ N(0, I), and the first two factors the top singular pair of
 	// T(I,I,θ) (fourth order: T(I,I,θ,θ), or T(I,I,θ,ζ) when the last two
 	// dimensions differ); the other modes follow from update (11). Meant for
@@ -105,7 +105,7 @@ const (
 func defaultAltStarts(r int) int { return max(50, 10*r) }
 
 // Alt runs the alternating asymmetric rank-1 power updates of [002] Alg. 1
-// (MATH §4.6) on t. opt.Restarts starts (default max(50, 10·r)) run as one
+// (docs/MATH.md §4.6) on t. opt.Restarts starts (default max(50, 10·r)) run as one
 // block, a and b uniform on the sphere (or [002] Proc. 3 when ao.SVDInit)
 // and c = T(a,b,I)/‖·‖; each iteration applies the simultaneous update (11)
 // to the whole block (three Contract calls, so three passes over a

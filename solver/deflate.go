@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Deflated is T − Σ_j λ_j v_j⊗3 evaluated implicitly (MATH §3.7): the base
+// Deflated is T − Σ_j λ_j v_j⊗3 evaluated implicitly (docs/MATH.md §3.7): the base
 // tensor is never rebuilt, each contraction subtracts the found components.
 type Deflated struct {
 	base Tensor

@@ -85,7 +85,7 @@ func JointDiag(ctx context.Context, t Tensor, r int, opt Options, method JDMetho
 }
 
 // JointDiagWith factors t by simultaneous diagonalisation of its projections
-// ([003] Alg. 1, MATH §4.5): L0 = opt.Projections random unit projections
+// ([003] Alg. 1, docs/MATH.md §4.5): L0 = opt.Projections random unit projections
 // T(I,I,w_l) are jointly diagonalised; with jo.TwoStage the projections
 // along the first stage's factors (jo.PlugIn) are diagonalised again,
 // starting from the first stage's diagonaliser. When r < Dim the slices are
@@ -94,7 +94,7 @@ func JointDiag(ctx context.Context, t Tensor, r int, opt Options, method JDMetho
 // instead of diagonalising d×d and keeping the r columns of largest
 // diagonal energy as the authors' code does (see jdStage for why). Factors
 // come out largest diagonal energy Σ_l |D_l[i,i]|·‖x_i‖² first. Weights are
-// the least-squares fit of the diagonals (MATH §4.5) and factors are flipped
+// the least-squares fit of the diagonals (docs/MATH.md §4.5) and factors are flipped
 // so every weight is positive (λ(−v)⊗3 = −λv⊗3).
 //
 // The non-orthogonal sweeps (QRJ1D: Jacobi rotations, then unit triangular
@@ -489,7 +489,7 @@ func countAbove(x []float64, t float64) int {
 }
 
 // jacobiSweep applies one sweep of Givens rotations with the
-// Cardoso–Souloumiac angle (MATH §4.5) to every matrix (exactly symmetric
+// Cardoso–Souloumiac angle (docs/MATH.md §4.5) to every matrix (exactly symmetric
 // ones with rotateSym when sym) and to X⁻¹, and returns the largest
 // |sin θ| used.
 func jacobiSweep(as [][]float64, xinv []float64, d int, tol float64, sym bool) float64 {
@@ -578,7 +578,7 @@ func rotateRows(m []float64, d, p, q int, c, s float64) {
 }
 
 // triangularSweep applies the QRJ1D unit-triangular steps B = I + a e_j e_iᵀ
-// for every ordered pair i ≠ j with the exact minimising a (MATH §4.5),
+// for every ordered pair i ≠ j with the exact minimising a (docs/MATH.md §4.5),
 // clipped to |a| ≤ 1, and returns the largest |a|.
 func triangularSweep(as [][]float64, xinv []float64, d int) float64 {
 	moved := 0.0

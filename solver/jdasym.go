@@ -15,7 +15,7 @@ import (
 const asymPairCos = 0.5
 
 // JointDiagAsym factors a general third-order tensor T ≈ Σ π_i a_i⊗b_i⊗c_i
-// by simultaneous diagonalisation ([003] §6, MATH §4.5 "Asymmetric
+// by simultaneous diagonalisation ([003] §6, docs/MATH.md §4.5 "Asymmetric
 // tensors"). The mode-3 projections M_l = T(I,I,w_l) = A Λ_l Bᵀ (d1×d2) give
 // the symmetric (d1+d2)×(d1+d2) matrices
 //
@@ -299,7 +299,7 @@ func addAligned(x, y []float64) {
 }
 
 // thirdMode returns the unit c_i and weights π_i from
-// π_i c_i = T((A⁺)ᵀe_i, (B⁺)ᵀe_i, I) (MATH §4.5).
+// π_i c_i = T((A⁺)ᵀe_i, (B⁺)ᵀe_i, I) (docs/MATH.md §4.5).
 func thirdMode(ctx context.Context, t Asym, a, b *mat.Dense, name string) (*mat.Dense, []float64, error) {
 	_, _, d3 := t.Dims()
 	_, r := a.Dims()

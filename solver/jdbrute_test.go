@@ -37,7 +37,7 @@ func randSymSet(d, l int, rng *rand.Rand) [][]float64 {
 	return as
 }
 
-// The Cardoso–Souloumiac angle of MATH §4.5 is the exact minimiser of the
+// The Cardoso–Souloumiac angle of docs/MATH.md §4.5 is the exact minimiser of the
 // off-diagonal energy over Givens rotations of one pair: on random 2×2 and
 // 3×3 sets, no angle of a fine grid does better.
 func TestJacobiAngleBruteForce(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// removeResidual runs [002] Alg. 4 (MATH §4.6) in place on the unit factors
+// removeResidual runs [002] Alg. 4 (docs/MATH.md §4.6) in place on the unit factors
 // f and positive weights w. With eta0 > 0 each factor matrix first moves to
 // the minimum-spectral-norm matrix within η₀√k/d of it column by column
 // (eq. (18)). Each sweep updates the last mode first, then modes 0, 1, …
@@ -180,7 +180,7 @@ func minNormStart(a *mat.Dense, radius float64) {
 }
 
 // RemoveResidual runs ao.Residual sweeps of [002] Alg. 4 (with ao.Clip as
-// η₀ and ao.Cap as η₁, MATH §4.6) on a copy of cp, whatever produced it
+// η₀ and ao.Cap as η₁, docs/MATH.md §4.6) on a copy of cp, whatever produced it
 // (Alt without Residual, JointDiagAsym, CPALS), and returns the copy with
 // positive weights and its residual.
 func RemoveResidual(ctx context.Context, t Asym, cp *CP, ao AltOptions) (*CP, error) {

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// RTPM defaults (MATH §4.2). Quadratic convergence makes a few dozen
+// RTPM defaults (docs/MATH.md §4.2). Quadratic convergence makes a few dozen
 // iterations plenty once a start is in a basin; Tol usually ends a phase in ~10.
 const (
 	defaultPowerIters = 30
@@ -18,7 +18,7 @@ const (
 // defaultRestarts is L = max(20, k): Thm 5.1 asks for L nearly linear in k.
 func defaultRestarts(k int) int { return max(20, k) }
 
-// RTPM runs the robust tensor power method of [004] Alg. 1 (MATH §4.2) and
+// RTPM runs the robust tensor power method of [004] Alg. 1 (docs/MATH.md §4.2) and
 // returns r eigenpairs of t, largest T(v,v,v) first.
 //
 // For each component, L = opt.Restarts random unit starts (default max(20,k))

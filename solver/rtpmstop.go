@@ -13,7 +13,7 @@ import (
 const stopBlock = 8
 
 // RTPMStop is the power method with a stopping condition ([004] App. C
-// Alg. 2, MATH §4.3): instead of a fixed number of restarts, random starts
+// Alg. 2, docs/MATH.md §4.3): instead of a fixed number of restarts, random starts
 // (run stopBlock at a time) are drawn until one θ_N satisfies
 //
 //	|T̃(θ,θ,θ)| ≥ max{ ‖T̃‖_F / (2√m), ‖T̃(I,I,θ)‖_F / 1.05 }
@@ -21,7 +21,7 @@ const stopBlock = 8
 // where T̃ is the current deflated tensor and m = r − (components found).
 // Slices come from the tensor's Slicer or the Apply fallback, and ‖T̃‖_F from
 // ‖T‖_F (Normer, or 2k² contractions once for implicit tensors) and the
-// deflation identity of MATH §3.7, so implicit tensors work.
+// deflation identity of docs/MATH.md §3.7, so implicit tensors work.
 //
 // opt.Restarts caps the starts per component (default 100·k). If the cap is
 // reached, the start with the largest T(θ,θ,θ) is kept and Result.Fallbacks

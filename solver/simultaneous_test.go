@@ -85,7 +85,7 @@ func TestSimultaneousNoiseless(t *testing.T) {
 	}
 }
 
-// TestSimultaneousNoisy checks the perturbation bounds of Thm 5.1 (MATH
+// TestSimultaneousNoisy checks the perturbation bounds of Thm 5.1 (docs/MATH.md
 // §4.2: ‖v − v̂‖ ≤ 8ε/λ, |λ − λ̂| ≤ 5ε) on noisy orthogonal tensors, as RTPM
 // meets them.
 func TestSimultaneousNoisy(t *testing.T) {

@@ -62,7 +62,7 @@ type Prepared struct {
 	B *mat.Dense
 }
 
-// Correction is LDA's (MATH §3.5) for the pass's whitened M1 and E2.
+// Correction is LDA's (docs/MATH.md §3.5) for the pass's whitened M1 and E2.
 func (c *Corpus) Correction(m1 []float64, e2 *mat.SymDense) *implicit.Correction {
 	a0 := c.Alpha0
 	return &implicit.Correction{A: -a0 / (a0 + 2), B: 2 * a0 * a0 / ((a0 + 2) * (a0 + 1)), V: m1, M: e2}
@@ -103,7 +103,7 @@ func scaled(f float64, m *mat.Dense) *mat.Dense {
 	return m
 }
 
-// Topics recovers the topics of the eigenpairs with b (MATH §4.4) and
+// Topics recovers the topics of the eigenpairs with b (docs/MATH.md §4.4) and
 // projects each onto the simplex.
 func (c *Corpus) Topics(res *solver.Result, b *mat.Dense) [][]float64 {
 	d, _ := b.Dims()

@@ -16,7 +16,7 @@ import (
 )
 
 // singleTopicTrial draws one exchangeable single-topic corpus ([003] §8,
-// MATH §2.1/§5.3): k topics μ_i uniform on the probability simplex of R^d,
+// docs/MATH.md §2.1/§5.3): k topics μ_i uniform on the probability simplex of R^d,
 // weights w_i ∝ 1 + U(0,1), n documents of three words. It returns the true
 // topics (d×k), the whitened empirical tensor T̂ = M̂3(W,W,W) (k×k×k) and
 // B = (Wᵀ)⁺ = U D^{1/2}, so that μ_i ∝ B v_i. M̂2 and M̂3 are the symmetrised

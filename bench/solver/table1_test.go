@@ -52,7 +52,7 @@ func TestTable1(t *testing.T) {
 		ao.Deflate, ao.Residual = 0, 0
 		starts := 10 * k
 		// The paper's stopping threshold t_S = t1(log d)²√(k/n) + t2(log d)²√k/d
-		// (t1 = 1e-8, t2 = 1e-7; MATH §5.4), on the summed squared change.
+		// (t1 = 1e-8, t2 = 1e-7; docs/MATH.md §5.4), on the summed squared change.
 		ld := math.Log(float64(d))
 		ts := 1e-8*ld*ld*math.Sqrt(float64(k)/float64(n)) + 1e-7*ld*ld*math.Sqrt(float64(k))/float64(d)
 		t0 := time.Now()

@@ -1,5 +1,5 @@
 // Package gmm learns spherical Gaussian mixtures x = μ_h + σ_h·N(0, I) by the
-// method of moments (004 Thm 3.2 and 3.3, MATH.md §2.2–2.3, §3.6): a streamed
+// method of moments (004 Thm 3.2 and 3.3, docs/MATH.md §2.2–2.3, §3.6): a streamed
 // second moment (exact d×d for small d, a randomized sketch plus the trace for
 // large d) gives σ² and the whitening; a second pass accumulates the whitened
 // third moment, corrected for the noise, as a k×k×k symmetric tensor; the

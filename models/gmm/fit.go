@@ -125,7 +125,7 @@ func recoverModel(ctx context.Context, sp *spectrum, tm *thirdMoments, w, b *mat
 }
 
 // correctedThird turns the second pass's sums into the whitened, noise
-// corrected M3 of MATH §3.6, T̃ = E[z^⊗3] − Sym3(WᵀM1, WᵀW) with z = Wᵀx,
+// corrected M3 of docs/MATH.md §3.6, T̃ = E[z^⊗3] − Sym3(WᵀM1, WᵀW) with z = Wᵀx,
 // and returns it with a = WᵀM1. M1 = σ²E[x] (common variance) or
 // E[x‖P⊥(x−m)‖²]/(d−k+1) (004 Thm 3.3, averaged over an orthonormal basis of
 // the noise subspace). W = U diag(white)^{-1/2} with orthonormal U, so WᵀW =
@@ -185,7 +185,7 @@ func finishSpectrum(sp *spectrum, fm *firstMoments, uAll *mat.Dense, vAll []floa
 	floats.ScaleTo(sp.mean, 1/nf, fm.sum)
 	_, r := uAll.Dims()
 	// Covariance restricted to span(U): diag(vals) − (Uᵀm)(Uᵀm)ᵀ. Its top k−1
-	// eigenvectors span the μᵢ − μ̄ (MATH §2.2).
+	// eigenvectors span the μᵢ − μ̄ (docs/MATH.md §2.2).
 	um := make([]float64, r)
 	for j := range r {
 		for i := range d {

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The streamed, whitened and noise-corrected M3 of MATH §3.6 equals the
+// The streamed, whitened and noise-corrected M3 of docs/MATH.md §3.6 equals the
 // explicit d×d×d tensor M3 = E[x⊗3] − Sym3(M1, I) contracted with W on every
 // mode, for both M1 = σ²E[x] and the differing-variance M1 of 004 Thm 3.3
 // (itself checked against a direct sum); rounding-level tolerance.

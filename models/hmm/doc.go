@@ -1,6 +1,6 @@
 // Package hmm learns a hidden Markov model — observation matrix O, transition
 // matrix T and initial distribution π — from sequences, by the three views
-// around the second hidden state (004 Prop 3.4; MATH §2.7).
+// around the second hidden state (004 Prop 3.4; docs/MATH.md §2.7).
 //
 // Rows are time steps with the sequence id in stream.Dense.Group; the rows of
 // one sequence must be contiguous and in time order, sequence ids must

@@ -14,7 +14,7 @@ import (
 
 // The whitened rows z = Wᵀ(x − m) enter the contractions of the whitened
 // fourth cumulant K = E[z^⊗4] − (the three pairings of S = E[zzᵀ]) =
-// Σᵢ κᵢ bᵢ^⊗4 (MATH §2.4, §3.8). Nothing k⁴ is formed: each pass contracts
+// Σᵢ κᵢ bᵢ^⊗4 (docs/MATH.md §2.4, §3.8). Nothing k⁴ is formed: each pass contracts
 // K with vectors fixed before it starts (Plan's passes 2, 3, ...).
 
 // whitenBatch returns the whitened, centred rows z = Wᵀx − Wᵀm of the

@@ -1,6 +1,6 @@
 // Package ica learns the mixing matrix of independent component analysis,
 // x = A h + z with independent non-Gaussian sources h and Gaussian noise z, by
-// the fourth cumulant (004 Thm 3.4; MATH §2.4, §3.8).
+// the fourth cumulant (004 Thm 3.4; docs/MATH.md §2.4, §3.8).
 //
 // The fit keeps O(d² + k³) numbers (O(d·(k+Oversample) + k³) on the sketched path for
 // large d), independent of the number of rows, and never forms anything k⁴:
@@ -14,7 +14,7 @@
 //     E[(vᵀz) z^⊗3] for a random unit v fixed beforehand (O(k³) per row), so
 //     K(I,I,I,v) = Σᵢ κᵢ(bᵢᵀv) bᵢ^⊗3 of the whitened cumulant
 //     K = E[z^⊗4] − (three pairings of S) = Σᵢ κᵢ bᵢ^⊗4, whose bᵢ are
-//     orthonormal (MATH §2.4, §3.8), is formed without K itself.
+//     orthonormal (docs/MATH.md §2.4, §3.8), is formed without K itself.
 //
 // The symmetric solver (default "rtpm") decomposes K(I,I,I,v). Mixed-sign
 // kurtoses need no special care there: an odd-order term with a negative

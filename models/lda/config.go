@@ -45,7 +45,7 @@ type Config struct {
 	// most this many words; 0 means DefaultExactDim and a negative value
 	// never.
 	ExactDim int
-	// Third is how the second pass holds the whitened third moment (MATH
+	// Third is how the second pass holds the whitened third moment (docs/MATH.md
 	// §3.3–3.5): Explicit (the packed k×k×k tensor; the default), Sketch (a
 	// tensor sketch of SketchLen×SketchCount buckets: one pass, memory set by
 	// the sketch, accuracy limited by it) or Rows (every document's whitened
@@ -63,7 +63,7 @@ type Config struct {
 	// DefaultMemory, half the physical memory).
 	Memory int64
 	// Implicit decomposes the implicit operator θ ↦ T(I,θ,θ) over the
-	// whitened document rows kept in memory (MATH §3.3) instead of the packed
+	// whitened document rows kept in memory (docs/MATH.md §3.3) instead of the packed
 	// k×k×k tensor. Memory then grows with the number of documents (n·k
 	// floats); it exists to cross-check the other representations on small
 	// data (Third == Rows keeps the rows on disk instead).

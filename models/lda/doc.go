@@ -1,5 +1,5 @@
 // Package lda fits latent Dirichlet allocation (α₀ given) and the
-// exchangeable single-topic model by the method of moments (MATH §2.1, §2.5,
+// exchangeable single-topic model by the method of moments (docs/MATH.md §2.1, §2.5,
 // §3.5, §4.4) in two streamed passes: a sketch M2·Ω of the corrected second
 // moment for a randomized (or, for small vocabularies, exact) whitening, then
 // the whitened third moment as a packed k×k×k tensor together with M2·W,

@@ -39,8 +39,8 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 //     vocabulary of at most ExactDim words), never M2 itself; the top-k left
 //     singular vectors Q of the sketch M2·Ω span the topics (the range
 //     finder; exact eigenvectors for a small vocabulary), and W = Q D^{-1/2}
-//     whitens M2 approximately (MATH §4.1);
-//  2. pass 2 accumulates the whitened third moment, corrected for LDA (MATH
+//     whitens M2 approximately (docs/MATH.md §4.1);
+//  2. pass 2 accumulates the whitened third moment, corrected for LDA (docs/MATH.md
 //     §3.5), in the representation cfg.Third names (the packed k×k×k
 //     tensor, a tensor sketch, or the whitened rows on disk; Auto asks
 //     PlanSource), together with Ê2·W; WᵀM̂2W from the same pass re-whitens
@@ -49,7 +49,7 @@ var ErrTooManyTopics = errors.New("k is larger than the data support")
 //  3. the tensor decomposition (RTPM for the explicit tensor, the
 //     simultaneous power method for the others, where a contraction is a
 //     pass over the rows or a set of FFTs) finds the eigenpairs (λᵢ, vᵢ),
-//     and μᵢ = (α₀+2)/2·λᵢ·M̂2WP·vᵢ, αᵢ = 4α₀(α₀+1)/((α₀+2)²λᵢ²) (MATH
+//     and μᵢ = (α₀+2)/2·λᵢ·M̂2WP·vᵢ, αᵢ = 4α₀(α₀+1)/((α₀+2)²λᵢ²) (docs/MATH.md
 //     §4.4, with (Wᵀ)⁺ replaced by M̂2·W, which equals it when W spans the
 //     top-k eigenspace exactly and otherwise maps back through the measured
 //     second moment instead of projecting the topics onto span(W):

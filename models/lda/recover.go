@@ -12,7 +12,7 @@ import (
 )
 
 // recoverTopics maps the tensor eigenpairs back to topics and weights: column
-// i of b (d×k) is M̂2·W·P·vᵢ for the eigenvector vᵢ of res (see Fit; MATH
+// i of b (d×k) is M̂2·W·P·vᵢ for the eigenvector vᵢ of res (see Fit; docs/MATH.md
 // §4.4). It projects each topic onto the simplex and orders them by weight.
 func recoverTopics(res *solver.Result, b *mat.Dense, a0 float64, single bool) *models.Model {
 	d, k := b.Dims()

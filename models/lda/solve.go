@@ -139,7 +139,7 @@ func (th *third) close() error {
 // T(P,P,P): the packed k×k×k tensor (corrected and transformed
 // explicitly), the implicit operator over rows in memory (cfg.Implicit) or
 // on disk, or the tensor sketch with the correction sketched in; the last
-// three are corrected and re-whitened implicitly (MATH §3.5, Transformed).
+// three are corrected and re-whitened implicitly (docs/MATH.md §3.5, Transformed).
 func (th *third) tensor(mom *implicit.Whitened, w, p *mat.Dense, cfg Config) (solver.Tensor, error) {
 	var corr implicit.Correction
 	if !cfg.Single {

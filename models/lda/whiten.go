@@ -82,7 +82,7 @@ const autoPowerTail = 0.95
 // are its top-k eigenpairs (exact; algebraically largest, so a negative
 // direction of M̂2 is never taken). Otherwise Q is the range finder's basis:
 // the top-k left singular vectors of Y = M2·Ω, after cfg.PowerIters further
-// passes over src, each replacing Y by M2·orth(Y) (MATH §4.1), and D are the
+// passes over src, each replacing Y by M2·orth(Y) (docs/MATH.md §4.1), and D are the
 // singular values of Y. With PowerIters 0 and src given, one such pass is
 // added when the first sketch barely decays past k (autoPowerTail). After a
 // power pass (powered: omega is the orthonormal Q of one), M̂2's Ritz values

@@ -1,5 +1,5 @@
 // Package markov learns a Markov chain, or a hidden Markov model, from
-// unordered snapshots (001 Thm 1–4, Alg. 1; MATH.md §2.8–2.9): rows come in
+// unordered snapshots (001 Thm 1–4, Alg. 1; docs/MATH.md §2.8–2.9): rows come in
 // sets (one set id per row; the rows of a set contiguous, ids increasing),
 // every point of a set is the chain run for a Geometric(r) time from a start
 // drawn from the set's own Dirichlet proportions. Within-set pair and triple

@@ -165,7 +165,7 @@ func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (*M
 	if ts.rows != ps.rows {
 		return nil, fmt.Errorf("markov: the source changed between passes (%d rows, then %d)", ps.rows, ts.rows)
 	}
-	// Point tensor: V3 − Sym3(σ²V1, I), whitened (MATH §3.6).
+	// Point tensor: V3 − Sym3(σ²V1, I), whitened (docs/MATH.md §3.6).
 	tU := ts.v3
 	var wtw mat.Dense
 	wtw.Mul(whU.w.T(), whU.w)

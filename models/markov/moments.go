@@ -8,7 +8,7 @@ import (
 )
 
 // pairStats are the first pass's sums: point moments V1, V2 and the within-set
-// pair moment C2 (MATH §3.2), as averages.
+// pair moment C2 (docs/MATH.md §3.2), as averages.
 type pairStats struct {
 	rows, sets int64
 	v1         []float64     // E[x]
@@ -25,7 +25,7 @@ func view(b *stream.Dense, lo, hi int) blas64.General {
 type tripleStats struct {
 	rows, sets int64
 	// c3 is the set average of Σ_distinct z_s⊗z_t⊗z_u/(n(n−1)(n−2)) with
-	// z = W'ᵀx (MATH §3.2), whitened by wSet.
+	// z = W'ᵀx (docs/MATH.md §3.2), whitened by wSet.
 	c3 *solver.Sym3
 	// v3 is the point average of (Wᵀx)^⊗3, whitened by wPoint (HMM only).
 	v3 *solver.Sym3

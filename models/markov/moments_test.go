@@ -52,7 +52,7 @@ func eachDistinct(lo, hi, m int, fn func(idx []int)) {
 }
 
 // The streamed set statistics equal the explicit averages over distinct
-// within-set pairs and triples (MATH §3.2), whatever the batch size (sets cut
+// within-set pairs and triples (docs/MATH.md §3.2), whatever the batch size (sets cut
 // by batch boundaries are merged) and the number of workers; rounding-level
 // tolerance.
 func TestSetMomentsBruteForce(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // The statistics of a fit, in two passes over the snapshot sets:
 //
 //	pass 1: Σx, Σxxᵀ over the points and Σ over sets of
-//	        (S1S1ᵀ − Q)/(n(n−1)) (MATH §3.2), and the number of sets: no
+//	        (S1S1ᵀ − Q)/(n(n−1)) (docs/MATH.md §3.2), and the number of sets: no
 //	        basis;
 //	pass 2: Σ over sets of the whitened within-set third moment (and, for
 //	        the HMM, Σ over points of (Wᵀx)^⊗3), for the whitenings of the

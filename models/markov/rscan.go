@@ -21,7 +21,7 @@ const (
 	floorTop = 0.1
 )
 
-// scanR runs the r heuristic of 001 §3.1 (MATH §2.8) on P(r) = (rU +
+// scanR runs the r heuristic of 001 §3.1 (docs/MATH.md §2.8) on P(r) = (rU +
 // (1−r)V)⁺V for r falling from 1 in steps of step, with U = I and V = T̂ for
 // a chain. It records, per r, the paper's projection distance and the
 // negative mass of P(r) once its columns are rescaled to sum to 1.

@@ -1,7 +1,7 @@
 // Package multiview learns mixtures whose samples come as three views that are
 // conditionally independent given a hidden class (004 Thm 3.6, Prop 3.1;
-// MATH §2.6), and provides the three-view decomposition that models/hmm reuses
-// for hidden Markov models (004 Prop 3.4; MATH §2.7).
+// docs/MATH.md §2.6), and provides the three-view decomposition that models/hmm reuses
+// for hidden Markov models (004 Prop 3.4; docs/MATH.md §2.7).
 //
 // The views are column groups of the rows (Config.Views, or d split into three
 // equal parts). Two passes, O(Σ d_t² + k³) numbers, independent of the rows:
@@ -13,7 +13,7 @@
 //  2. The whitened k×k×k tensor E[(WᵀA₁x₁)⊗(WᵀA₂x₂)⊗(Wᵀx₃)], symmetrised
 //     (it is symmetric in expectation), decomposed by a symmetric solver.
 //
-// Eigenpairs give μ₃ᵢ = λᵢBvᵢ and wᵢ = λᵢ⁻² (MATH §4.4); the other views'
+// Eigenpairs give μ₃ᵢ = λᵢBvᵢ and wᵢ = λᵢ⁻² (docs/MATH.md §4.4); the other views'
 // means follow without matching from E[x_t x₃ᵀ] = M₍ₜ₎ diag(w) M₍₃₎ᵀ.
 //
 // Views can be made from one vector per row (004 Prop 3.2, 3.3):

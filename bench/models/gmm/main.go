@@ -1,5 +1,5 @@
 // Command gmm measures how well models/gmm recovers a spherical Gaussian
-// mixture as the sample grows (MATH §2.2, §5; issue 5), and runs
+// mixture as the sample grows (docs/MATH.md §2.2, §5; issue 5), and runs
 // scikit-learn's GaussianMixture (EM with spherical covariances, k-means
 // initialisation) on the same data in the same run when python3 can import
 // sklearn (Debian: apt-get install python3-sklearn); otherwise it says so and

@@ -1,4 +1,4 @@
-// Command snapshots reproduces 001 §4 (MATH §5.1): an HMM with m=40, k=5,
+// Command snapshots reproduces 001 §4 (docs/MATH.md §5.1): an HMM with m=40, k=5,
 // σ²=2, α₀=1, r=0.3 learned from N sets of n=1000 unordered snapshots, with
 // N = 1000·2^j for j = min-j … max-j. Per N it fits once with the true r (as
 // the paper does) and prints the relative spectral-norm errors of U, UT and
