@@ -53,11 +53,14 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 	fs.StringVar(&f.out, "out", "model.json", "output model file (JSON)")
 	fs.IntVar(&f.common.K, "k", 10, "number of topics / components / states")
 	fs.Uint64Var(&f.common.Seed, "seed", 1, "random seed (same input and seed give the same model)")
-	fs.StringVar(&f.common.Solver, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (lda/topic when not given: ojd for a pure spectral fit held explicitly, ojd0 above k=64, rtpm above k=128, simultaneous when EM passes follow or the third moment is on disk or sketched)")
+	fs.StringVar(&f.common.Solver, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (default: the model's; lda/topic: ojd for a pure spectral fit held explicitly, ojd0 above k=64, rtpm above k=128, simultaneous when EM passes follow or the third moment is on disk or sketched; the other models: rtpm)")
+	// The default depends on the model and the fit, which the help says:
+	// "(default "rtpm")" would be wrong for lda.
+	fs.Lookup("solver").DefValue = ""
 	fs.IntVar(&f.common.Restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	fs.IntVar(&f.common.Iters, "iters", 0, "solver iterations per phase (0: solver default)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")
-	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (`streamfit stats`/`merge`) instead of passes over --input; lda/topic: with --input, the EM passes over it follow (the model of fit --input)")
+	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (streamfit stats, merge) instead of passes over --input; lda/topic: with --input, the EM passes over it follow (the model of fit --input)")
 	fs.BoolVar(&f.noTiming, "no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	f.prog = addProgressFlag(fs)
 	if models.IsDense(k) {
@@ -89,10 +92,12 @@ func fitKind(args []string) (models.Kind, error) {
 // notDefined rewrites the flag package's "flag provided but not defined"
 // for `fit MODEL` into a message that says which models read the flag.
 func (e *env) notDefined(model string, err error) error {
-	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	name, ok := strings.CutPrefix(err.Error(), unknownFlagPrefix)
 	if !ok {
 		return err
 	}
+	name, _, _ = strings.Cut(name, " ")
+	name = strings.TrimSuffix(name, ";")
 	var readers []string
 	for _, k := range models.Kinds() {
 		if newFitFlags(e, k).fs.Lookup(name) != nil {

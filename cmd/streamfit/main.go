@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"stats":   {"compute one shard's mergeable statistics of a fit phase: stats " + strings.Join(models.Names(nil), "|"), runStats},
 		"topics":  {"print the top words of each topic of a fitted topic model", runTopics},
 		"vocab":   {"build a vocabulary from raw text, or show one: vocab build|show", runVocab},
+		"version": {"print streamfit's version, the commit it was built from and the Go release", runVersion},
 	}
 }
 
@@ -102,6 +103,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	c, ok := commands()[args[0]]
 	if !ok {
@@ -237,6 +241,9 @@ func takeForce(args []string) ([]string, bool) {
 func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(e.stderr)
 	args, forceOutputs = takeForce(args)
+	if err := unknownFlag(fs, args); err != nil {
+		return nil, err
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
