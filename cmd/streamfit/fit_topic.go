@@ -238,22 +238,32 @@ func (e *env) writeTopicModel(m *models.Model, f *fitFlags) error {
 	return nil
 }
 
-// ldaProgress returns the progress hook of an LDA fit that shows on p (nil:
-// none): the stage on the progress line, and one line per EM pass that
-// stays on the screen.
+// ldaProgress returns the progress hook of an LDA fit: the stage on p's
+// progress line (p nil: none), and on stderr, always, one line per pass
+// over the documents when it ends (its time, documents and rate; an EM
+// pass's bound), so a log of a batch job shows how the fit went.
 func (e *env) ldaProgress(p *stream.Progress, model string) func(lda.Progress) {
-	if p == nil {
-		return nil
-	}
+	var last time.Duration // when the previous pass ended
 	return func(pr lda.Progress) {
 		p.SetStage(ldaStage(pr))
-		if (pr.Stage == "em" || pr.Stage == "em-sample") && pr.Done {
-			clear := ""
-			if e.terminal() {
-				clear = "\r\033[K"
-			}
-			e.printf("%sfit %s: %s (%.1fs)\n", clear, model, ldaStage(pr), pr.Elapsed.Seconds())
+		if !pr.Done || pr.Stage == "solve" {
+			return
 		}
+		clear := ""
+		if p != nil && e.terminal() {
+			clear = "\r\033[K"
+		}
+		took := pr.Elapsed - last
+		last = pr.Elapsed
+		rate := ""
+		if s := took.Seconds(); s > 0 && pr.Docs > 0 {
+			rate = fmt.Sprintf(", %d documents, %.0f/s", pr.Docs, float64(pr.Docs)/s)
+		}
+		bound := ""
+		if pr.Stage == "em" || pr.Stage == "em-sample" {
+			bound = fmt.Sprintf("; bound %.5f per token", pr.Bound)
+		}
+		e.printf("%sfit %s: pass %d (%s) done in %.1fs%s (%.1fs in all)%s\n", clear, model, pr.Pass, pr.Stage, took.Seconds(), rate, pr.Elapsed.Seconds(), bound)
 	}
 }
 
