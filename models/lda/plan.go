@@ -237,7 +237,7 @@ const (
 	// dkArrays is the number of d×k float64 arrays of statistics a fit
 	// holds at its peak (W in float64 and float32, Z, Z2, Ê2·W, the
 	// sketch sums and the whitening's copies): 5 fits 814 MB at d=100,000,
-	// k=100 (9 did before commit 700cbea).
+	// k=100.
 	dkArrays = 5
 	// emArrays is the number of d×k float64 arrays the EM passes hold
 	// besides their workers' counts: EM's topics, the expected counts and
