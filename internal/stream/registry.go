@@ -204,7 +204,7 @@ func OpenDense(path string, o Options) (DenseSource, error) {
 		return nil, err
 	}
 	if f.OpenDense == nil {
-		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s cannot hold dense samples (use Parquet or Arrow)", f.Name)
+		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s cannot hold dense samples (use Parquet, Arrow, .npy, .npz, CSV or TSV)", f.Name)
 	}
 	return f.OpenDense(path, o.WithDefaults())
 }
