@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Dense models of streamfit on real data, side by side with scikit-learn,
+# in one run (see RESULTS.md). Installs what it needs with apt-get
+# (python3-sklearn, python3-numpy, GNU time), builds streamfit from this
+# checkout, writes the data sets (data.py) to the cache once, then runs
+# the GMM comparison (gmm.py) and prints its table (table.py).
+#
+# Usage: bench/dense/run.sh [CACHE]
+#   CACHE  data and runs (default $STREAMFIT_DENSE_CACHE, else
+#          $HOME/.cache/streamfit/dense); nothing is written in the checkout
+#   env SETS="digits digits-pca10 pixels", KS="5 10 20",
+#       METHODS="sf-common sf-differing sk-spherical sk-diag",
+#       OUT=$CACHE/runs/<date> (results.jsonl, the models and logs),
+#       STREAMFIT=binary (default: built from this checkout)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cache=${1:-${STREAMFIT_DENSE_CACHE:-$HOME/.cache/streamfit/dense}}
+py=/usr/bin/python3
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+out=${OUT:-$cache/runs/$(date -u +%Y%m%dT%H%M%S)}
+mkdir -p "$out"
+
+need=()
+"$py" -c 'import numpy' 2>/dev/null || need+=(python3-numpy)
+"$py" -c 'import sklearn' 2>/dev/null || need+=(python3-sklearn)
+[ -x /usr/bin/time ] || need+=(time)
+if [ ${#need[@]} -gt 0 ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
+fi
+
+sf=${STREAMFIT:-}
+if [ -z "$sf" ]; then
+	sf=$out/streamfit
+	(cd "$root" && go build -o "$sf" ./cmd/streamfit)
+fi
+export STREAMFIT=$sf
+
+[ -f "$cache/digits-pca10/test.npy" ] || "$py" "$here/data.py" "$cache"
+
+{
+	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# streamfit $(cd "$root" && git rev-parse --short HEAD), scikit-learn $("$py" -c 'import sklearn; print(sklearn.__version__)'), numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
+} | tee "$out/conditions.txt"
+"$py" "$here/gmm.py" "$cache" "$out"
+"$py" "$here/table.py" "$out/results.jsonl" | tee "$out/table.md"
