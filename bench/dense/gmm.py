@@ -4,13 +4,16 @@
   sf-differing  streamfit fit gmm --differing  (spherical, a variance per component)
   sk-spherical  scikit-learn GaussianMixture(covariance_type="spherical")
   sk-diag       scikit-learn GaussianMixture(covariance_type="diag")
+  sf-em         emfit: the moment fit (differing variances), then streamed
+                EM passes (a variance per component, as sk-spherical)
+  sf-em-diag    emfit --diag: the same with a variance per feature (as sk-diag)
 
 each under GNU time (user+system CPU seconds and peak RSS of the whole
 process: Python's start and imports count for scikit-learn, reading the
 file counts for both), scores every model with score.py on the held-out
 rows, and appends one JSON line per fit to OUT/results.jsonl.
 
-Usage: gmm.py CACHE OUT   (env STREAMFIT, SETS, KS, METHODS)
+Usage: gmm.py CACHE OUT   (env STREAMFIT, EMFIT, SETS, KS, METHODS)
 """
 import json
 import os
@@ -37,7 +40,7 @@ def main():
     sf = os.environ["STREAMFIT"]
     sets = os.environ.get("SETS", "digits digits-pca10 pixels").split()
     ks = [int(k) for k in os.environ.get("KS", "5 10 20").split()]
-    methods = os.environ.get("METHODS", "sf-common sf-differing sk-spherical sk-diag").split()
+    methods = os.environ.get("METHODS", "sf-common sf-differing sf-em sf-em-diag sk-spherical sk-diag").split()
     res = open(os.path.join(out, "results.jsonl"), "a")
     for name in sets:
         train, test = (os.path.join(cache, name, f) for f in ("train.npy", "test.npy"))
@@ -45,7 +48,11 @@ def main():
             for meth in methods:
                 base = os.path.join(out, f"{name}-k{k}-{meth}")
                 model = base + ".json"
-                if meth.startswith("sf-"):
+                if meth.startswith("sf-em"):
+                    cmd = [os.environ["EMFIT"], "--input", train, "--k", str(k), "--out", model]
+                    if meth == "sf-em-diag":
+                        cmd.append("--diag")
+                elif meth.startswith("sf-"):
                     cmd = [sf, "fit", "gmm", "--input", train, "--k", str(k), "--out", model, "--progress", "off"]
                     if meth == "sf-differing":
                         cmd.append("--differing")
@@ -63,9 +70,11 @@ def main():
                     row.update(json.loads(sc.stdout))
                     with open(model) as f:
                         st = json.load(f).get("stats", {})
-                    for key in ("fit_cpu_seconds", "iterations", "converged", "warnings", "sigma2"):
+                    for key in ("fit_cpu_seconds", "iterations", "converged", "warnings", "sigma2", "passes"):
                         if key in st:
                             row[key] = st[key]
+                    with open(base + ".log") as f:
+                        row["stderr"] = [l for l in f.read().splitlines() if l.startswith("emfit:")]
                 print(json.dumps(row), file=res, flush=True)
                 print(json.dumps(row), file=sys.stderr, flush=True)
 

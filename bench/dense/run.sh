@@ -2,16 +2,17 @@
 # Dense models of streamfit on real data, side by side with scikit-learn,
 # in one run (see RESULTS.md). Installs what it needs with apt-get
 # (python3-sklearn, python3-numpy, GNU time), builds streamfit from this
-# checkout, writes the data sets (data.py) to the cache once, then runs
+# checkout (and bench/dense/emfit), writes the data sets (data.py) to the cache once, then runs
 # the GMM comparison (gmm.py) and prints its table (table.py).
 #
 # Usage: bench/dense/run.sh [CACHE]
 #   CACHE  data and runs (default $STREAMFIT_DENSE_CACHE, else
 #          $HOME/.cache/streamfit/dense); nothing is written in the checkout
 #   env SETS="digits digits-pca10 pixels", KS="5 10 20",
-#       METHODS="sf-common sf-differing sk-spherical sk-diag",
+#       METHODS="sf-common sf-differing sf-em sf-em-diag sk-spherical sk-diag",
 #       OUT=$CACHE/runs/<date> (results.jsonl, the models and logs),
-#       STREAMFIT=binary (default: built from this checkout)
+#       STREAMFIT=binary, EMFIT=binary (default: built from this checkout;
+#       emfit is the moment fit followed by EM passes, bench/dense/emfit)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +38,8 @@ if [ -z "$sf" ]; then
 	(cd "$root" && go build -o "$sf" ./cmd/streamfit)
 fi
 export STREAMFIT=$sf
+export EMFIT=${EMFIT:-$out/emfit}
+[ -x "$EMFIT" ] || (cd "$root" && go build -o "$EMFIT" ./bench/dense/emfit)
 
 [ -f "$cache/digits-pca10/test.npy" ] || "$py" "$here/data.py" "$cache"
 

@@ -6,7 +6,8 @@ means and one variance per component, "variances") or sk_gmm.py's
 per component and feature).
 
 A moment fit may return what is not a density: a weight or a variance
-that is not positive. Then the raw model has no likelihood; the scorer
+that is not positive (a weight of exactly 0 is an empty component, left
+out). Then the raw model has no likelihood; the scorer
 reports that, and also the figure of the repaired mixture (components
 with a non-positive weight or variance dropped, weights renormalised) in
 the field "repaired".
@@ -41,9 +42,15 @@ def main():
     if var.ndim == 1:
         var = var[:, None]
     ok = (w > 0) & np.all(var > 0, axis=1) & np.all(np.isfinite(mu), axis=1)
+    # A component of weight exactly 0 adds nothing: the mixture of the
+    # others is the same density (EM leaves a component there when no row
+    # is near it).
+    dead = w == 0
     out = {"k": len(w), "valid_components": int(ok.sum())}
-    if ok.all():
-        out["loglik"] = loglik(w / w.sum(), mu, var, x)
+    if (ok | dead).all():
+        out["loglik"] = loglik(w[ok] / w[ok].sum(), mu[ok], var[ok], x)
+        if dead.any():
+            out["empty_components"] = int(dead.sum())
     else:
         out["loglik"] = None
         out["invalid"] = f"{int((w <= 0).sum())} weights and {int((~np.all(var > 0, axis=1)).sum())} variances not positive"
