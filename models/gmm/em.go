@@ -50,6 +50,11 @@ type EMConfig struct {
 	// Seed fixes the sample rows that start components the moments do not
 	// give (Start).
 	Seed uint64
+	// SampleRows is the size of the sample of rows (drawn in one pass)
+	// on which Start runs EM in memory before the passes over all the
+	// rows (default 20000; negative: none, and no pass unless components
+	// are missing).
+	SampleRows int
 }
 
 func (c *EMConfig) defaults() {
@@ -64,6 +69,9 @@ func (c *EMConfig) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
+	}
+	if c.SampleRows == 0 {
+		c.SampleRows = 20000
 	}
 }
 
@@ -143,11 +151,12 @@ func (m *Mixture) valid(i int) bool {
 // Start returns the mixture of k components that EM passes start from:
 // the components of the moment fit m (nil when there is none) that are
 // densities, each variance widened to diagonal when cfg.Diag, and as many
-// more as k needs started at rows of src drawn with cfg.Seed (one pass,
-// only when some are missing), with the average variance of the kept
-// components (of the rows when none is kept) and an equal share of the
-// weight. It never refuses a moment fit: what departs from a density is
-// replaced.
+// more as k needs started at rows of a sample of src drawn with cfg.Seed
+// (one pass), spread as k-means++ spreads its seeds, with the average
+// variance of the kept components (of the rows when none is kept) and an
+// equal share of the weight; then EM runs on the sample in memory (see
+// EMConfig.SampleRows). It never refuses a moment fit: what departs from
+// a density is replaced.
 func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
 	cfg.defaults()
 	d := src.Info().Cols
@@ -187,14 +196,19 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	}
 	kept := len(out.Weights)
 	out.EM = &EMRun{Started: fmt.Sprintf("%d of %d components from the moment fit", kept, k)}
-	if need := k - kept; need > 0 {
-		rows, total, err := sampleRows(ctx, src, need, cfg.Seed)
-		if err != nil {
-			return nil, err
-		}
-		if len(rows) < need {
-			return nil, fmt.Errorf("gmm: %d rows cannot start %d more components", len(rows), need)
-		}
+	need := k - kept
+	if need == 0 && cfg.SampleRows < 0 {
+		normalise(out.Weights)
+		return out, nil
+	}
+	rows, total, err := sampleRows(ctx, src, max(need, cfg.SampleRows), cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) < need {
+		return nil, fmt.Errorf("gmm: %d rows cannot start %d more components", len(rows), need)
+	}
+	if need > 0 {
 		v := total
 		if kept > 0 {
 			v = varSum / float64(kept)
@@ -204,18 +218,82 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		for i := range out.Weights {
 			out.Weights[i] *= 1 - float64(need)*share
 		}
-		for _, r := range rows {
+		rng := rand.New(rand.NewPCG(cfg.Seed, 0x243f6a8885a308d3))
+		for _, r := range spread(rows, out.Means, need, rng) {
 			vs := make([]float64, width)
 			for j := range vs {
 				vs[j] = v
 			}
 			out.Weights = append(out.Weights, share)
-			out.Means = append(out.Means, r)
+			out.Means = append(out.Means, append([]float64(nil), r...))
 			out.Variances = append(out.Variances, vs)
 		}
+		out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
 	}
 	normalise(out.Weights)
-	return out, nil
+	if cfg.SampleRows <= 0 {
+		return out, nil
+	}
+	// EM on the sample in memory: the passes over all the rows then start
+	// near where they end.
+	all := &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}
+	for _, r := range rows {
+		all.Data = append(all.Data, r...)
+	}
+	warm, err := Refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg)
+	if err != nil {
+		return nil, err
+	}
+	warm.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes)}
+	return warm, nil
+}
+
+// spread picks n of rows as far from means and from each other as D²
+// sampling makes likely (k-means++): each next row with probability
+// proportional to its squared distance to the nearest mean or row picked.
+func spread(rows, means [][]float64, n int, rng *rand.Rand) [][]float64 {
+	near := make([]float64, len(rows))
+	for i := range near {
+		near[i] = math.Inf(1)
+	}
+	closer := func(c []float64) {
+		for i, r := range rows {
+			var s float64
+			for j, x := range r {
+				s += (x - c[j]) * (x - c[j])
+			}
+			near[i] = min(near[i], s)
+		}
+	}
+	for _, c := range means {
+		closer(c)
+	}
+	var out [][]float64
+	for len(out) < n {
+		pick := -1
+		if len(out) == 0 && len(means) == 0 {
+			pick = rng.IntN(len(rows))
+		} else {
+			var sum float64
+			for _, v := range near {
+				sum += v
+			}
+			if !(sum > 0) { // every row on a mean: any will do
+				pick = rng.IntN(len(rows))
+			} else {
+				u := rng.Float64() * sum
+				for i, v := range near {
+					if u -= v; u < 0 || i == len(near)-1 {
+						pick = i
+						break
+					}
+				}
+			}
+		}
+		out = append(out, rows[pick])
+		closer(rows[pick])
+	}
+	return out
 }
 
 // sampleRows draws n rows of src uniformly (a reservoir sample seeded by
@@ -373,9 +451,15 @@ func (e *eStep) worker() implicit.BatchFunc {
 				top = max(top, row[i])
 			}
 			var s float64
-			for i := range row {
-				row[i] = math.Exp(row[i] - top)
-				s += row[i]
+			for i, v := range row {
+				// Below e⁻⁴⁰ of the largest a share is lost in the
+				// rounding of the sum: no exp for it.
+				if v -= top; v > -40 {
+					row[i] = math.Exp(v)
+					s += row[i]
+				} else {
+					row[i] = 0
+				}
 			}
 			for i := range row {
 				row[i] /= s

@@ -42,7 +42,8 @@ func TestEMLikelihoodNeverDecreases(t *testing.T) {
 		diag  bool
 	}{{"moments", mom, false}, {"moments-diag", mom, true}, {"rows", nil, false}, {"rows-diag", nil, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := gmm.EMConfig{Passes: 40, Tol: -1, Diag: c.diag, Seed: 3}
+			// No EM on a sample first: the passes start from the start.
+			cfg := gmm.EMConfig{Passes: 40, Tol: -1, Diag: c.diag, Seed: 3, SampleRows: -1}
 			st, err := gmm.Start(ctx, src, c.start, 4, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -118,7 +119,7 @@ func TestEMSameAcrossWorkers(t *testing.T) {
 	first := map[bool][]byte{}
 	for _, w := range []int{1, 2, 4} {
 		for _, diag := range []bool{false, true} {
-			cfg := gmm.EMConfig{Passes: 8, Diag: diag, Workers: w, Seed: 5}
+			cfg := gmm.EMConfig{Passes: 8, Diag: diag, Workers: w, Seed: 5, SampleRows: 1000}
 			st, err := gmm.Start(ctx, src, nil, 3, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -143,7 +144,7 @@ func TestEMStatsMerge(t *testing.T) {
 	ctx := context.Background()
 	src, _ := memory(t, synth.GMMConfig{Rows: 3000, D: 4, K: 3, Seed: 41}, 300)
 	for _, diag := range []bool{false, true} {
-		st, err := gmm.Start(ctx, src, nil, 3, gmm.EMConfig{Diag: diag, Seed: 2})
+		st, err := gmm.Start(ctx, src, nil, 3, gmm.EMConfig{Diag: diag, Seed: 2, SampleRows: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,11 +202,11 @@ func TestStartRepairs(t *testing.T) {
 		Weights:   []float64{0.5, 0, 0.5},
 		Means:     [][]float64{{1, 2, 3}, {4, 5, 6}, {7, 8, 9}},
 		Variances: []float64{2, 1, -3}}
-	m, err := gmm.Start(ctx, src, bad, 5, gmm.EMConfig{Seed: 1})
+	m, err := gmm.Start(ctx, src, bad, 5, gmm.EMConfig{Seed: 1, SampleRows: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.K != 5 || len(m.Means) != 5 || m.EM.Started != "1 of 5 components from the moment fit" {
+	if m.K != 5 || len(m.Means) != 5 || m.EM.Started != "1 of 5 components from the moment fit, 4 at sample rows" {
 		t.Fatalf("start %+v", m)
 	}
 	if m.Means[0][0] != 1 || m.Variances[0][0] != 2 {

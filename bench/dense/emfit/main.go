@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/streamfit/streamfit/models/gmm"
@@ -34,7 +35,17 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	workers := flag.Int("workers", 0, "goroutines per pass (default: one per CPU)")
 	out := flag.String("out", "model.json", "model file")
+	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "emfit:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*input, *k, *diag, *differing, *passes, *tol, *seed, *workers, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "emfit:", err)
 		os.Exit(1)
