@@ -1,17 +1,20 @@
-"""Prints the markdown table of a GMM run (results.jsonl of gmm.py): per
-data set and k, each method's held-out average log-likelihood per sample
-(higher is better), CPU seconds and peak RSS, and its CPU time as a
-multiple of scikit-learn's spherical fit in the same run.
+"""Prints the markdown tables of a run: the GMM comparison (results.jsonl
+of gmm.py: per data set and k, each method's held-out average
+log-likelihood per sample, higher is better, CPU seconds and peak RSS,
+and its CPU time as a multiple of scikit-learn's fit of the same
+covariance type in the same run), and, when their files are beside it,
+the ICA (ica.jsonl) and multi-view (multiview.jsonl) comparisons.
 
 Usage: table.py RESULTS.jsonl
 """
 import json
+import os
 import sys
 
 
 def main():
     rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-    print("| data set | k | method | held-out log-lik / sample | CPU s | × sk-spherical CPU | peak RSS MB |")
+    print("| data set | k | method | held-out log-lik / sample | CPU s | × sklearn CPU | peak RSS MB |")
     print("|---|---:|---|---:|---:|---:|---:|")
     seen = []
     for r in rows:
@@ -20,9 +23,14 @@ def main():
             seen.append(key)
     for name, k in seen:
         group = [r for r in rows if (r["set"], r["k"]) == (name, k)]
-        ref = next((r["cpu"] for r in group if r["method"] == "sk-spherical" and r["rc"] == 0), None)
+        cpu = {r["method"]: r["cpu"] for r in group if r["rc"] == 0}
         for r in group:
-            if r["rc"] != 0:
+            # The peer of the same covariance type: a variance per feature
+            # for the diagonal fits, per component for the others.
+            ref = cpu.get("sk-diag" if r["method"].endswith("diag") else "sk-spherical")
+            if r["rc"] != 0 and r["method"].startswith("sf-em"):
+                score = "failed: " + (r.get("error") or ["?"])[0]
+            elif r["rc"] != 0:
                 msg = (r.get("error") or ["failed"])[0]
                 msg = msg.split("streamfit fit: ")[-1]
                 score = f"refused: {msg}"
@@ -36,5 +44,41 @@ def main():
             print(f"| {name} | {k} | {r['method']} | {score} | {r['cpu']:.2f} | {ratio} | {r['rss_mb']:.0f} |")
 
 
+def ica(path):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    print()
+    print("| speech mixture (K sources × D mixtures, rows) | method | Amari index | recovered kurtosis (sources') | CPU s | × FastICA CPU | peak RSS MB |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for r in rows:
+        ref = next((q["cpu"] for q in rows if q["case"] == r["case"] and q["method"] == "fastica" and q["rc"] == 0), None)
+        name = f"{r['k']} × {r['d']}, {r['rows']}"
+        if r["rc"] != 0:
+            print(f"| {name} | {r['method']} | failed: {(r.get('error') or ['?'])[0]} | | {r['cpu']:.2f} | | {r['rss_mb']:.0f} |")
+            continue
+        kurt = ", ".join(f"{v:.1f}" for v in r["kurtosis"]) + " (" + ", ".join(f"{v:.1f}" for v in r["sources_kurtosis"]) + ")"
+        ratio = f"{r['cpu'] / ref:.2f}" if ref else ""
+        print(f"| {name} | {r['method']} | {r['amari']:.4f} | {kurt} | {r['cpu']:.2f} | {ratio} | {r['rss_mb']:.0f} |")
+
+
+def multiview(path):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    print()
+    print("| digits, k | method | ARI train (nearest mean) | ARI held out (nearest mean) | ARI held out (own predict) | CPU s | × k-means CPU | peak RSS MB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ref = next((q["cpu"] for q in rows if q["k"] == r["k"] and q["method"] == "kmeans" and q["rc"] == 0), None)
+        if r["rc"] != 0:
+            print(f"| {r['k']} | {r['method']} | failed: {(r.get('error') or ['?'])[0]} | | | {r['cpu']:.2f} | | {r['rss_mb']:.0f} |")
+            continue
+        own = f"{r['ari_own_test']:.3f}" if "ari_own_test" in r else ""
+        ratio = f"{r['cpu'] / ref:.2f}" if ref else ""
+        print(f"| {r['k']} | {r['method']} | {r['ari_train']:.3f} | {r['ari_test']:.3f} | {own} | {r['cpu']:.2f} | {ratio} | {r['rss_mb']:.0f} |")
+
+
 if __name__ == "__main__":
     main()
+    d = os.path.dirname(os.path.abspath(sys.argv[1]))
+    if os.path.exists(os.path.join(d, "ica.jsonl")):
+        ica(os.path.join(d, "ica.jsonl"))
+    if os.path.exists(os.path.join(d, "multiview.jsonl")):
+        multiview(os.path.join(d, "multiview.jsonl"))
