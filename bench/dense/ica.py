@@ -4,6 +4,7 @@ shortest, mixed by a random matrix A (D × K, condition number below 5,
 seeded), every sample a row. Fits
 
   sf-ica     streamfit fit ica --k K
+  sf-ica-ojd streamfit fit ica --k K --solver ojd
   fastica    scikit-learn FastICA(n_components=K, whiten="unit-variance")
 
 under GNU time, and scores both with one scorer from the estimated
@@ -90,11 +91,13 @@ def main():
         path = os.path.join(out, f"speech-{case}.npy")
         np.save(path, x)
         truth_kurt = sorted(kurtosis(s).round(2).tolist())
-        for meth in ("sf-ica", "fastica"):
+        for meth in ("sf-ica", "sf-ica-ojd", "fastica"):
             base = os.path.join(out, f"speech-{case}-{meth}")
             model = base + ".json"
-            if meth == "sf-ica":
+            if meth.startswith("sf-ica"):
                 cmd = [sf, "fit", "ica", "--input", path, "--k", str(k), "--out", model, "--progress", "off"]
+                if meth == "sf-ica-ojd":
+                    cmd += ["--solver", "ojd"]
             else:
                 cmd = [py, os.path.join(here, "sk_ica.py"), path, str(k), model]
             rc, wall, cpu, rss = timed(cmd, base + ".log")

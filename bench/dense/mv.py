@@ -3,6 +3,7 @@ image's top three rows (columns 0–23), middle two (24–39) and bottom three
 (40–63). Fits, with k = 10,
 
   sf-multiview  streamfit fit multiview --views TOP;MIDDLE;BOTTOM
+  sf-multiview-ojd  the same with --solver ojd
   kmeans        scikit-learn KMeans(n_clusters=k, n_init=10)
   sk-gmm        scikit-learn GaussianMixture(n_components=k) (full covariances)
 
@@ -51,11 +52,13 @@ def main():
     views = ";".join(",".join(str(c) for c in v) for v in VIEWS)
     res = open(os.path.join(out, "multiview.jsonl"), "a")
     for k in [int(v) for v in os.environ.get("MV_KS", "10").split()]:
-        for meth in ("sf-multiview", "kmeans", "sk-gmm"):
+        for meth in ("sf-multiview", "sf-multiview-ojd", "kmeans", "sk-gmm"):
             base = os.path.join(out, f"digits-mv-k{k}-{meth}")
             model = base + ".json"
-            if meth == "sf-multiview":
+            if meth.startswith("sf-multiview"):
                 cmd = [sf, "fit", "multiview", "--input", os.path.join(d, "train.npy"), "--k", str(k), "--views", views, "--out", model, "--progress", "off"]
+                if meth == "sf-multiview-ojd":
+                    cmd += ["--solver", "ojd"]
             else:
                 cmd = [py, os.path.join(here, "sk_cluster.py"), os.path.join(d, "train.npy"), os.path.join(d, "test.npy"), str(k), meth, model]
             rc, wall, cpu, rss = timed(cmd, base + ".log")
@@ -63,7 +66,7 @@ def main():
             if rc == 0:
                 with open(model) as f:
                     m = json.load(f)
-                if meth == "sf-multiview":
+                if meth.startswith("sf-multiview"):
                     means = np.zeros((k, 64))
                     for t, cols in enumerate(m["views"]):
                         means[:, cols] = np.asarray(m["means"][t])
