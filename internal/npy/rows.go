@@ -40,6 +40,9 @@ func AsMatrix(h Header) (Matrix, error) {
 	if m.D == 0 {
 		return m, fmt.Errorf("shape %v: the rows have no features", h.Shape)
 	}
+	if m.N > 0 && int64(m.D) > math.MaxInt64/int64(h.Size)/m.N {
+		return m, fmt.Errorf("shape %v: more bytes than a file can hold", h.Shape)
+	}
 	return m, nil
 }
 

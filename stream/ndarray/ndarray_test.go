@@ -220,6 +220,7 @@ func TestBadInput(t *testing.T) {
 		{name: "column name", data: full, o: stream.Options{Columns: []string{"a"}}, kind: stream.ErrSchema, where: "0-based index", atOpen: true, row: -1},
 		{name: "column range", data: full, o: stream.Options{Columns: []string{"2"}}, kind: stream.ErrSchema, where: "columns 0..1", atOpen: true, row: -1},
 		{name: "group", data: full, o: stream.Options{GroupColumn: "seq"}, kind: stream.ErrSchema, where: "np.savez", atOpen: true, row: -1, column: "seq"},
+		{name: "huge shape", data: NPY("<f8", []int{1 << 40, 1 << 40}, false, nil), kind: stream.ErrSchema, where: "more bytes", atOpen: true, row: -1},
 		{name: "not npy", data: []byte("\x93NUMPX\x01\x00"), kind: stream.ErrFormat, where: "magic", atOpen: true, row: -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
