@@ -52,8 +52,8 @@ type EMConfig struct {
 	Seed uint64
 	// SampleRows is the size of the sample of rows (drawn in one pass)
 	// on which Start runs EM in memory before the passes over all the
-	// rows (default 20000; negative: none, and no pass unless components
-	// are missing).
+	// rows (default 20000; negative: no EM on a sample, and no pass unless
+	// components are missing, when a sample of 1000 rows places them).
 	SampleRows int
 }
 
@@ -154,9 +154,11 @@ func (m *Mixture) valid(i int) bool {
 // more as k needs started at rows of a sample of src drawn with cfg.Seed
 // (one pass), spread as k-means++ spreads its seeds, with the average
 // variance of the kept components (of the rows when none is kept) and an
-// equal share of the weight; then EM runs on the sample in memory (see
-// EMConfig.SampleRows). It never refuses a moment fit: what departs from
-// a density is replaced.
+// equal share of the weight. Every variance is then raised to at least the
+// sample's mean squared distance to the nearest mean, per feature (the
+// moments' spherical variances are too small for real clusters), and EM
+// runs on the sample in memory (see EMConfig.SampleRows). It never
+// refuses a moment fit: what departs from a density is replaced.
 func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
 	cfg.defaults()
 	d := src.Info().Cols
@@ -201,7 +203,11 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		normalise(out.Weights)
 		return out, nil
 	}
-	rows, total, err := sampleRows(ctx, src, max(need, cfg.SampleRows), cfg.Seed)
+	n := cfg.SampleRows
+	if n < 0 {
+		n = 1000 // for the spread and the variances only
+	}
+	rows, total, err := sampleRows(ctx, src, max(need, n), cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +237,11 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
 	}
 	normalise(out.Weights)
+	// A variance below the rows' mean squared distance to the nearest mean
+	// (per feature) is raised to it: the moments' variances are those of
+	// spherical clusters, smaller than real clusters', and would have the
+	// first E step give a component no row at all.
+	widen(out, rows)
 	if cfg.SampleRows <= 0 {
 		return out, nil
 	}
@@ -246,6 +257,32 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	}
 	warm.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes)}
 	return warm, nil
+}
+
+// widen raises every variance of m to at least the mean over rows of the
+// squared distance to the nearest mean, per feature.
+func widen(m *Mixture, rows [][]float64) {
+	if len(rows) == 0 {
+		return
+	}
+	var sum float64
+	for _, r := range rows {
+		near := math.Inf(1)
+		for _, mu := range m.Means {
+			var s float64
+			for j, x := range r {
+				s += (x - mu[j]) * (x - mu[j])
+			}
+			near = min(near, s)
+		}
+		sum += near
+	}
+	v := sum / float64(len(rows)) / float64(m.D)
+	for _, vs := range m.Variances {
+		for j := range vs {
+			vs[j] = max(vs[j], v)
+		}
+	}
 }
 
 // spread picks n of rows as far from means and from each other as D²

@@ -209,7 +209,7 @@ func TestStartRepairs(t *testing.T) {
 	if m.K != 5 || len(m.Means) != 5 || m.EM.Started != "1 of 5 components from the moment fit, 4 at sample rows" {
 		t.Fatalf("start %+v", m)
 	}
-	if m.Means[0][0] != 1 || m.Variances[0][0] != 2 {
+	if m.Means[0][0] != 1 || m.Variances[0][0] < 2 {
 		t.Fatalf("the valid component was not kept: %v %v", m.Means[0], m.Variances[0])
 	}
 	var sum float64
@@ -231,6 +231,31 @@ func TestStartRepairs(t *testing.T) {
 	for _, mu := range m.Means[1:] {
 		if !rows[[3]float64{mu[0], mu[1], mu[2]}] {
 			t.Fatalf("mean %v is not a row", mu)
+		}
+	}
+}
+
+// The moments' variances, too small for real clusters, are raised to the
+// rows' mean squared distance to the nearest mean: with the true means
+// that is about the true variance.
+func TestStartWidens(t *testing.T) {
+	ctx := context.Background()
+	src, truth := memory(t, synth.GMMConfig{Rows: 4000, D: 6, K: 3, Seed: 61}, 500)
+	narrow := *truth
+	narrow.Variances = []float64{1e-9, 1e-9, 1e-9}
+	// k=4: one component more than the moments give, so Start reads its
+	// sample of rows (and, SampleRows < 0, runs no EM on it).
+	m, err := gmm.Start(ctx, src, &narrow, 4, gmm.EMConfig{Seed: 1, SampleRows: -1, Diag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, vs := range m.Variances[:3] {
+		for _, v := range vs {
+			// The nearest mean is sometimes not a row's own: the
+			// figure is a little below σ², and never near 1e-9.
+			if v < 0.7*truth.Variances[i] || v > 1.3*truth.Variances[i] {
+				t.Fatalf("component %d: start variance %v, truth %v", i, v, truth.Variances[i])
+			}
 		}
 	}
 }

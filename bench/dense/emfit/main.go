@@ -9,7 +9,8 @@
 // Mixture's ("gmm-diag", a variance per feature) when diagonal.
 //
 // Usage: go run ./bench/dense/emfit --input train.npy --k 10 [--diag]
-// [--em-passes 100] [--differing] [--seed 1] [--workers 0] --out model.json
+// [--em-passes 100] [--differing] [--moments=false] [--seed 1] [--workers 0]
+// --out model.json
 package main
 
 import (
@@ -30,6 +31,7 @@ func main() {
 	k := flag.Int("k", 10, "components")
 	diag := flag.Bool("diag", false, "a variance per component and feature (default: per component)")
 	differing := flag.Bool("differing", true, "moment fit with a variance per component")
+	moments := flag.Bool("moments", true, "start from the moment fit (false: every component from the sample)")
 	passes := flag.Int("em-passes", 100, "most EM passes (0: the moment fit alone, repaired into a density)")
 	tol := flag.Float64("tol", 1e-3, "stop when a pass gains less average log-likelihood per row")
 	seed := flag.Uint64("seed", 1, "random seed")
@@ -46,13 +48,13 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*input, *k, *diag, *differing, *passes, *tol, *seed, *workers, *out); err != nil {
+	if err := run(*input, *k, *diag, *differing, *moments, *passes, *tol, *seed, *workers, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "emfit:", err)
 		os.Exit(1)
 	}
 }
 
-func run(input string, k int, diag, differing bool, passes int, tol float64, seed uint64, workers int, out string) error {
+func run(input string, k int, diag, differing, moments bool, passes int, tol float64, seed uint64, workers int, out string) error {
 	ctx := context.Background()
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -64,7 +66,7 @@ func run(input string, k int, diag, differing bool, passes int, tol float64, see
 	defer stream.Close(src)
 	t0 := time.Now()
 	var mom *gmm.Model
-	for kk := min(k, src.Info().Cols); kk >= 1 && mom == nil; kk-- {
+	for kk := min(k, src.Info().Cols); moments && kk >= 1 && mom == nil; kk-- {
 		m, err := gmm.Fit(ctx, src, gmm.Config{K: kk, Differing: differing, Seed: seed, Workers: workers})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "emfit: warning: moment fit with k=%d: %v\n", kk, err)
