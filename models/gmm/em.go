@@ -55,6 +55,11 @@ type EMConfig struct {
 	// rows (default 20000; negative: no EM on a sample, and no pass unless
 	// components are missing, when a sample of 1000 rows places them).
 	SampleRows int
+	// Starts is the number of spreads of the missing components (seeds
+	// Seed, Seed+1, …) that Start refines on the sample, keeping the one of
+	// the highest likelihood there (default 4: the sample is in memory, so
+	// starts cost little beside the passes over all the rows).
+	Starts int
 }
 
 func (c *EMConfig) defaults() {
@@ -72,6 +77,9 @@ func (c *EMConfig) defaults() {
 	}
 	if c.SampleRows == 0 {
 		c.SampleRows = 20000
+	}
+	if c.Starts == 0 {
+		c.Starts = 4
 	}
 }
 
@@ -214,49 +222,67 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	if len(rows) < need {
 		return nil, fmt.Errorf("gmm: %d rows cannot start %d more components", len(rows), need)
 	}
-	if need > 0 {
-		v := total
-		if kept > 0 {
-			v = varSum / float64(kept)
-		}
-		v = max(v, cfg.VarFloor)
-		share := 1.0 / float64(k)
-		for i := range out.Weights {
-			out.Weights[i] *= 1 - float64(need)*share
-		}
-		rng := rand.New(rand.NewPCG(cfg.Seed, 0x243f6a8885a308d3))
-		for _, r := range spread(rows, out.Means, need, rng) {
-			vs := make([]float64, width)
-			for j := range vs {
-				vs[j] = v
+	base := out
+	var best *Mixture
+	bestLL := math.Inf(-1)
+	starts := max(cfg.Starts, 1)
+	if need == 0 {
+		starts = 1 // nothing random to try again
+	}
+	for try := range starts {
+		out := base.clone()
+		if need > 0 {
+			v := total
+			if kept > 0 {
+				v = varSum / float64(kept)
 			}
-			out.Weights = append(out.Weights, share)
-			out.Means = append(out.Means, append([]float64(nil), r...))
-			out.Variances = append(out.Variances, vs)
+			v = max(v, cfg.VarFloor)
+			share := 1.0 / float64(k)
+			for i := range out.Weights {
+				out.Weights[i] *= 1 - float64(need)*share
+			}
+			rng := rand.New(rand.NewPCG(cfg.Seed+uint64(try), 0x243f6a8885a308d3))
+			for _, r := range spread(rows, out.Means, need, rng) {
+				vs := make([]float64, width)
+				for j := range vs {
+					vs[j] = v
+				}
+				out.Weights = append(out.Weights, share)
+				out.Means = append(out.Means, append([]float64(nil), r...))
+				out.Variances = append(out.Variances, vs)
+			}
+			out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
 		}
-		out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
+		normalise(out.Weights)
+		// A variance below the rows' mean squared distance to the nearest
+		// mean (per feature) is raised to it: the moments' variances are
+		// those of spherical clusters, smaller than real clusters', and
+		// would have the first E step give a component no row at all.
+		widen(out, rows)
+		if cfg.SampleRows <= 0 {
+			return out, nil
+		}
+		// EM on the sample in memory: the passes over all the rows then
+		// start near where they end.
+		all := &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}
+		for _, r := range rows {
+			all.Data = append(all.Data, r...)
+		}
+		warm, err := Refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg)
+		if err != nil {
+			return nil, err
+		}
+		ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]
+		if best == nil || ll > bestLL {
+			best, bestLL = warm, ll
+			best.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes),
+				Passes: warm.EM.Passes, LogLik: warm.EM.LogLik, Converged: warm.EM.Converged}
+			if cfg.Starts > 1 {
+				best.EM.Started += fmt.Sprintf(" (the best of %d starts)", cfg.Starts)
+			}
+		}
 	}
-	normalise(out.Weights)
-	// A variance below the rows' mean squared distance to the nearest mean
-	// (per feature) is raised to it: the moments' variances are those of
-	// spherical clusters, smaller than real clusters', and would have the
-	// first E step give a component no row at all.
-	widen(out, rows)
-	if cfg.SampleRows <= 0 {
-		return out, nil
-	}
-	// EM on the sample in memory: the passes over all the rows then start
-	// near where they end.
-	all := &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}
-	for _, r := range rows {
-		all.Data = append(all.Data, r...)
-	}
-	warm, err := Refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg)
-	if err != nil {
-		return nil, err
-	}
-	warm.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes)}
-	return warm, nil
+	return best, nil
 }
 
 // widen raises every variance of m to at least the mean over rows of the
@@ -283,6 +309,22 @@ func widen(m *Mixture, rows [][]float64) {
 			vs[j] = max(vs[j], v)
 		}
 	}
+}
+
+// clone returns a deep copy of m.
+func (m *Mixture) clone() *Mixture {
+	c := *m
+	c.Weights = append([]float64(nil), m.Weights...)
+	c.Means, c.Variances = make([][]float64, len(m.Means)), make([][]float64, len(m.Variances))
+	for i := range m.Means {
+		c.Means[i] = append([]float64(nil), m.Means[i]...)
+		c.Variances[i] = append([]float64(nil), m.Variances[i]...)
+	}
+	if m.EM != nil {
+		e := *m.EM
+		c.EM = &e
+	}
+	return &c
 }
 
 // spread picks n of rows as far from means and from each other as D²

@@ -259,3 +259,23 @@ func TestStartWidens(t *testing.T) {
 		}
 	}
 }
+
+// Of several starts Start keeps the one of the highest likelihood on the
+// sample: never below the first start alone (the same seed).
+func TestStartBestOfStarts(t *testing.T) {
+	ctx := context.Background()
+	src, _ := memory(t, synth.GMMConfig{Rows: 3000, D: 2, K: 6, Seed: 71, Sep: 3}, 500)
+	last := func(starts int) float64 {
+		m, err := gmm.Start(ctx, src, nil, 6, gmm.EMConfig{Seed: 4, Starts: starts, SampleRows: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ll := m.EM.LogLik
+		return ll[len(ll)-1]
+	}
+	one, four := last(1), last(4)
+	t.Logf("sample log-likelihood: one start %.6f, best of four %.6f", one, four)
+	if four < one {
+		t.Fatalf("best of four starts %.6f < the first alone %.6f", four, one)
+	}
+}

@@ -9,7 +9,8 @@
 // Mixture's ("gmm-diag", a variance per feature) when diagonal.
 //
 // Usage: go run ./bench/dense/emfit --input train.npy --k 10 [--diag]
-// [--em-passes 100] [--differing] [--moments=false] [--seed 1] [--workers 0]
+// [--em-passes 100] [--differing] [--moments=false] [--seed 1] [--starts 4]
+// [--workers 0]
 // --out model.json
 package main
 
@@ -35,6 +36,7 @@ func main() {
 	passes := flag.Int("em-passes", 100, "most EM passes (0: the moment fit alone, repaired into a density)")
 	tol := flag.Float64("tol", 1e-3, "stop when a pass gains less average log-likelihood per row")
 	seed := flag.Uint64("seed", 1, "random seed")
+	starts := flag.Int("starts", 0, "(0: the library's default, 4) spreads of the components the moments do not give, refined on the sample; the best is kept")
 	workers := flag.Int("workers", 0, "goroutines per pass (default: one per CPU)")
 	out := flag.String("out", "model.json", "model file")
 	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
@@ -48,13 +50,13 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*input, *k, *diag, *differing, *moments, *passes, *tol, *seed, *workers, *out); err != nil {
+	if err := run(*input, *k, *diag, *differing, *moments, *passes, *tol, *seed, *starts, *workers, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "emfit:", err)
 		os.Exit(1)
 	}
 }
 
-func run(input string, k int, diag, differing, moments bool, passes int, tol float64, seed uint64, workers int, out string) error {
+func run(input string, k int, diag, differing, moments bool, passes int, tol float64, seed uint64, starts, workers int, out string) error {
 	ctx := context.Background()
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -75,7 +77,7 @@ func run(input string, k int, diag, differing, moments bool, passes int, tol flo
 		mom = m
 	}
 	t1 := time.Now()
-	cfg := gmm.EMConfig{Passes: passes, Tol: tol, Diag: diag, Seed: seed, Workers: workers}
+	cfg := gmm.EMConfig{Passes: passes, Tol: tol, Diag: diag, Seed: seed, Starts: starts, Workers: workers}
 	st, err := gmm.Start(ctx, src, mom, k, cfg)
 	if err != nil {
 		return err
