@@ -82,6 +82,23 @@ def multiview(path):
         print(f"| {r['k']} | {r['method']} | {r['ari_train']:.3f} | {r['ari_test']:.3f} | {own} | {r['cpu']:.2f} | {ratio} | {r['rss_mb']:.0f} |")
 
 
+def hmm(path):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    print()
+    print("| characters (train / held out), k | method | held-out log-lik / character | floored at 1e-6 | CPU s (pomegranate: fit alone) | × pomegranate CPU | peak RSS MB |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ref = next((q["cpu"] for q in rows if q["k"] == r["k"] and q["method"] == "pomegranate" and q["rc"] == 0), None)
+        name = f"{r['train_chars']} / {r['test_chars']}, {r['k']}"
+        if r["rc"] != 0:
+            print(f"| {name} | {r['method']} | failed: {(r.get('error') or ['?'])[0]} | | {r['cpu']:.2f} | | {r['rss_mb']:.0f} |")
+            continue
+        fl = f"{r['loglik_floored']:.4f}" if "loglik_floored" in r else ""
+        c = f"{r['cpu']:.2f}" + (f" ({r['fit_cpu_seconds']:.2f})" if "fit_cpu_seconds" in r else "")
+        ratio = f"{r['cpu'] / ref:.3f}" if ref else ""
+        print(f"| {name} | {r['method']} | {r['loglik']:.4f} | {fl} | {c} | {ratio} | {r['rss_mb']:.0f} |")
+
+
 if __name__ == "__main__":
     main()
     d = os.path.dirname(os.path.abspath(sys.argv[1]))
@@ -89,3 +106,5 @@ if __name__ == "__main__":
         ica(os.path.join(d, "ica.jsonl"))
     if os.path.exists(os.path.join(d, "multiview.jsonl")):
         multiview(os.path.join(d, "multiview.jsonl"))
+    if os.path.exists(os.path.join(d, "hmm.jsonl")):
+        hmm(os.path.join(d, "hmm.jsonl"))
