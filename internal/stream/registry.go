@@ -179,6 +179,11 @@ func Open(path string, o Options) (DocSource, error) {
 		}
 	}
 	if f.OpenTexts == nil {
+		if f.OpenDense != nil {
+			// A wrong schema, not an unknown format: callers that try
+			// documents first (inspect, convert) then read samples.
+			return nil, Errorf(path, 0, -1, "", ErrSchema, "format %s holds dense samples, not documents", f.Name)
+		}
 		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s holds no documents", f.Name)
 	}
 	if tokenizer == nil {
