@@ -13,8 +13,13 @@ import (
 // samples (inspect, convert --dense).
 func TestOpenDenseOnlyFormat(t *testing.T) {
 	Register(Format{
-		Name:  "test-dense-only",
-		Match: func(path string, _ []byte) int { return map[bool]int{true: 2}[strings.HasSuffix(path, ".denseonly")] },
+		Name: "test-dense-only",
+		Match: func(path string, _ []byte) int {
+			if strings.HasSuffix(path, ".denseonly") {
+				return 2
+			}
+			return 0
+		},
 		OpenDense: func(path string, o Options) (DenseSource, error) {
 			return &MemoryDense{All: &Dense{Cols: 1}}, nil
 		},
