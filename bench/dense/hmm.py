@@ -8,6 +8,8 @@ out. Fits, for each k (default 2, 5, 10),
 
   sf-hmm       streamfit fit hmm --discrete --windows (an .npz of one-hot
                rows, x, and the description number, seq)
+  sf-hmm-bw    hmmfit: the same moment fit, then Baum–Welch passes from it
+               (hmm.Start, hmm.Refine; bench/dense/hmmfit)
   pomegranate  pomegranate's HiddenMarkovModel.from_samples(
                DiscreteDistribution, k, algorithm="baum-welch") (Debian
                python3-pomegranate 0.14)
@@ -20,7 +22,7 @@ state). A model that gives a held-out character probability 0 scores
 floored at 10⁻⁶ and renormalised. Appends one JSON line per fit to
 OUT/hmm.jsonl.
 
-Usage: hmm.py CACHE OUT   (env STREAMFIT, HMM_KS="2 5 10", HMM_DOCS=1000)
+Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000)
 """
 import glob
 import json
@@ -127,12 +129,15 @@ def main():
         json.dump([s.tolist() for s in train], f)
     res = open(os.path.join(out, "hmm.jsonl"), "a")
     for k in [int(v) for v in os.environ.get("HMM_KS", "2 5 10").split()]:
-        for meth in ("sf-hmm", "pomegranate"):
+        for meth in ("sf-hmm", "sf-hmm-bw", "pomegranate"):
             base = os.path.join(out, f"chars-k{k}-{meth}")
             model = base + ".json"
             if meth == "sf-hmm":
                 cmd = [sf, "fit", "hmm", "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--discrete", "--windows", "--k", str(k), "--out", model, "--progress", "off"]
+            elif meth == "sf-hmm-bw":
+                cmd = [os.environ["HMMFIT"], "--input", npz, "--values-column", "x", "--group-column", "seq",
+                       "--k", str(k), "--out", model]
             else:
                 cmd = [py, os.path.join(here, "pom_hmm.py"), os.path.join(out, "chars-train.json"), str(k), model]
             rc, wall, cpu, rss = timed(cmd, base + ".log")
@@ -141,11 +146,13 @@ def main():
             if rc == 0:
                 with open(model) as f:
                     m = json.load(f)
-                if meth == "sf-hmm":
+                if meth.startswith("sf-hmm"):
                     o = np.asarray(m["O"], dtype=float)       # K rows: E[x | state]
                     t = np.asarray(m["T"], dtype=float).T     # T[i][j] = Pr(i | j) → rows from
                     pi = np.asarray(m["pi"], dtype=float)
                     row["warnings"] = m.get("stats", {}).get("warnings")
+                    if "baum_welch" in m:
+                        row["passes"] = m["baum_welch"]["passes"]
                 else:
                     o, t, pi = (np.asarray(m[key], dtype=float) for key in ("O", "T", "pi"))
                     row["fit_cpu_seconds"] = m["fit_cpu_seconds"]

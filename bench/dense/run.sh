@@ -16,8 +16,9 @@
 #       HMM_KS="2 5 10", HMM_DOCS=1000,
 #       METHODS="sf-common sf-differing sf-em sf-em-diag sk-spherical sk-diag",
 #       OUT=$CACHE/runs/<date> (results.jsonl, the models and logs),
-#       STREAMFIT=binary, EMFIT=binary (default: built from this checkout;
-#       emfit is the moment fit followed by EM passes, bench/dense/emfit)
+#       STREAMFIT=binary, EMFIT=binary, HMMFIT=binary (default: built from
+#       this checkout; emfit and hmmfit are the moment fits followed by EM
+#       and Baum–Welch passes, bench/dense/emfit and bench/dense/hmmfit)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,8 +53,9 @@ if [ -z "$sf" ]; then
 	(cd "$root" && go build -o "$sf" ./cmd/streamfit)
 fi
 export STREAMFIT=$sf
-export EMFIT=${EMFIT:-$out/emfit}
+export EMFIT=${EMFIT:-$out/emfit} HMMFIT=${HMMFIT:-$out/hmmfit}
 [ -x "$EMFIT" ] || (cd "$root" && go build -o "$EMFIT" ./bench/dense/emfit)
+[ -x "$HMMFIT" ] || (cd "$root" && go build -o "$HMMFIT" ./bench/dense/hmmfit)
 
 [ -f "$cache/digits-pca10/test.npy" ] || "$py" "$here/data.py" "$cache"
 
