@@ -100,7 +100,8 @@ def hmm(path):
 
 
 if __name__ == "__main__":
-    main()
+    if os.path.exists(sys.argv[1]):  # absent when the GMM part did not run
+        main()
     d = os.path.dirname(os.path.abspath(sys.argv[1]))
     if os.path.exists(os.path.join(d, "ica.jsonl")):
         ica(os.path.join(d, "ica.jsonl"))
