@@ -64,5 +64,5 @@ func ExampleOpen() {
 // Formats lists what Open, OpenDense and Create know without any other import.
 func ExampleFormats() {
 	fmt.Println(stream.Formats())
-	// Output: [arrow arrow-stream dataset docword npz parquet text-dir text-lines]
+	// Output: [arrow arrow-stream csv dataset docword npy npz parquet text-dir text-lines tsv]
 }

@@ -7,7 +7,9 @@ import (
 	// are linked in; importing them here makes every one of them known
 	// wherever Open is reachable.
 	_ "github.com/streamfit/streamfit/stream/columnar"
+	_ "github.com/streamfit/streamfit/stream/delimited"
 	_ "github.com/streamfit/streamfit/stream/docword"
+	_ "github.com/streamfit/streamfit/stream/ndarray"
 	_ "github.com/streamfit/streamfit/stream/npz"
 	_ "github.com/streamfit/streamfit/stream/text"
 )
@@ -15,7 +17,8 @@ import (
 // Format is a file format the data layer can read or write: its name, how it
 // recognises a file, and the openers and creators it supports. The built-in
 // formats ("docword", "parquet", "arrow", "arrow-stream", "dataset", "npz",
-// "text-lines", "text-dir") are always registered; Register adds others.
+// "npy", "csv", "tsv", "text-lines", "text-dir") are always registered;
+// Register adds others.
 type Format = core.Format
 
 // Register makes a format available to Open, OpenDense, OpenText and Create.

@@ -9,8 +9,8 @@ import (
 // uses the default column names, batch size and one worker per CPU.
 type Options struct {
 	// Format forces a format by name ("docword", "parquet", "arrow", "arrow-stream",
-	// "dataset", "npz", "text-lines", "text-dir"); empty detects it from the name
-	// and the content.
+	// "dataset", "npz", "npy", "csv", "tsv", "text-lines", "text-dir"); empty
+	// detects it from the name and the content.
 	Format string
 	// VocabPath names a vocabulary file, one word per line (UCI vocab.*.txt).
 	VocabPath string
@@ -32,6 +32,9 @@ type Options struct {
 	// Dense tables: ValuesColumn holds fixed_size_list<float> or list<float>;
 	// Columns lists numeric columns instead (empty with no ValuesColumn means
 	// every floating point column). GroupColumn is an optional id column.
+	// In an .npz file ValuesColumn and GroupColumn name members, and in
+	// .npy and .npz arrays Columns chooses columns by 0-based index; in CSV
+	// and TSV files they name header columns.
 	ValuesColumn string
 	Columns      []string
 	GroupColumn  string

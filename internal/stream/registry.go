@@ -179,6 +179,11 @@ func Open(path string, o Options) (DocSource, error) {
 		}
 	}
 	if f.OpenTexts == nil {
+		if f.OpenDense != nil {
+			// A wrong schema, not an unknown format: callers that try
+			// documents first (inspect, convert) then read samples.
+			return nil, Errorf(path, 0, -1, "", ErrSchema, "format %s holds dense samples, not documents", f.Name)
+		}
 		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s holds no documents", f.Name)
 	}
 	if tokenizer == nil {
@@ -204,7 +209,7 @@ func OpenDense(path string, o Options) (DenseSource, error) {
 		return nil, err
 	}
 	if f.OpenDense == nil {
-		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s cannot hold dense samples (use Parquet or Arrow)", f.Name)
+		return nil, Errorf(path, 0, -1, "", ErrFormat, "format %s cannot hold dense samples (use Parquet, Arrow, .npy, .npz, CSV or TSV)", f.Name)
 	}
 	return f.OpenDense(path, o.WithDefaults())
 }

@@ -11,10 +11,12 @@ type Info struct {
 	// Path is the file or directory the source reads; empty for in-memory sources.
 	Path string `json:"path,omitempty"`
 	// Format names the decoder: "docword", "parquet", "arrow", "arrow-stream",
-	// "dataset", "npz", "text-lines", "text-dir", "memory", "generated".
+	// "dataset", "npz", "npy", "csv", "tsv", "text-lines", "text-dir", "memory",
+	// "generated".
 	Format string `json:"format"`
 	// Layout names the document shape inside the format: "lists", "pairs", "long",
-	// "text" for documents; "fixed-list", "list", "columns" for dense rows.
+	// "text" for documents; "fixed-list", "list", "columns", "array" for dense
+	// rows.
 	Layout string `json:"layout,omitempty"`
 	// Terms is the vocabulary size d (0 when unknown).
 	Terms int `json:"terms,omitempty"`

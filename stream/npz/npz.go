@@ -38,6 +38,8 @@ func init() {
 		Name:     Format,
 		Match:    Match,
 		OpenDocs: func(path string, o stream.Options) (stream.DocSource, error) { return Open(path, o) },
+		// Dense samples saved by np.savez (dense.go).
+		OpenDense: func(path string, o stream.Options) (stream.DenseSource, error) { return OpenDense(path, o) },
 	})
 }
 

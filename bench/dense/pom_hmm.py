@@ -1,0 +1,40 @@
+"""Fits pomegranate's (0.14) HiddenMarkovModel by Baum–Welch to sequences
+of symbols (a JSON list of lists of ints) and writes its start
+distribution, transitions (rows: from) and emissions (rows: state) as
+JSON for hmm.py, with the fit's own CPU seconds.
+
+Usage: pom_hmm.py TRAIN.json K OUT.json [SEED]
+"""
+import json
+import sys
+import time
+
+import numpy as np
+from pomegranate import DiscreteDistribution, HiddenMarkovModel
+
+
+def main():
+    seqs, k, out = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    d = 1 + max(max(s) for s in seqs)
+    t0 = time.process_time()
+    m = HiddenMarkovModel.from_samples(DiscreteDistribution, n_components=k, X=seqs, algorithm="baum-welch",
+                                       random_state=seed, n_jobs=1, max_iterations=100, verbose=False)
+    cpu = time.process_time() - t0
+    # The states in the model's order, without its silent start and end.
+    names = [s.name for s in m.states]
+    emit = [i for i, s in enumerate(m.states) if s.distribution is not None]
+    tm = m.dense_transition_matrix()
+    start = names.index(m.start.name)
+    o = np.zeros((len(emit), d))
+    for r, i in enumerate(emit):
+        p = m.states[i].distribution.parameters[0]
+        for s, v in p.items():
+            o[r, int(s)] = v
+    with open(out, "w") as f:
+        json.dump({"model": "pomegranate-hmm", "k": k, "O": o.tolist(), "T": tm[np.ix_(emit, emit)].tolist(),
+                   "pi": tm[start, emit].tolist(), "fit_cpu_seconds": cpu}, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,649 @@
+package gmm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// On real data the moment fit is a start: streamed EM passes refine it by
+// likelihood, as the topic models' variational EM passes refine theirs.
+// Each pass is an implicit.Pass over the rows with the current mixture as
+// its fixed arrays; its statistics are the responsibilities' additive
+// totals
+//
+//	n   (k)            Σ rᵢ
+//	sx  (k·d)          Σ rᵢ x
+//	sxx (k, or k·d)    Σ rᵢ ‖x‖² (spherical), Σ rᵢ x∘x (diagonal)
+//	ll  (1)            Σ log p(x)
+//
+// so shards merge exactly, statistics files checkpoint them, and the
+// result does not depend on the number of workers. The M step of the
+// merged totals maximises the likelihood, so the log-likelihood of the
+// passes never decreases.
+
+// EMConfig sets up the EM passes.
+type EMConfig struct {
+	// Passes is the most passes (default 100); Tol stops them earlier,
+	// when a pass raises the average log-likelihood per row by less
+	// (default 1e-3, scikit-learn's tol).
+	Passes int
+	Tol    float64
+	// Diag fits a variance per component and feature (diagonal
+	// covariances) instead of one per component (spherical).
+	Diag bool
+	// VarFloor is the least variance (default 1e-6, scikit-learn's
+	// reg_covar); the M step maximises the likelihood under it.
+	VarFloor float64
+	// Workers is the number of goroutines per pass (default 1); the
+	// result is the same for any value.
+	Workers int
+	// Seed fixes the sample rows that start components the moments do not
+	// give (Start).
+	Seed uint64
+	// SampleRows is the size of the sample of rows (drawn in one pass)
+	// on which Start runs EM in memory before the passes over all the
+	// rows (default 20000; negative: no EM on a sample, and no pass unless
+	// components are missing, when a sample of 1000 rows places them).
+	SampleRows int
+	// Starts is the number of spreads of the missing components (seeds
+	// Seed, Seed+1, …) that Start refines on the sample, keeping the one of
+	// the highest likelihood there (default 4: the sample is in memory, so
+	// starts cost little beside the passes over all the rows).
+	Starts int
+}
+
+func (c *EMConfig) defaults() {
+	if c.Passes == 0 {
+		c.Passes = 100
+	}
+	if c.Tol == 0 {
+		c.Tol = 1e-3
+	}
+	if c.VarFloor == 0 {
+		c.VarFloor = 1e-6
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+	if c.SampleRows == 0 {
+		c.SampleRows = 20000
+	}
+	if c.Starts == 0 {
+		c.Starts = 4
+	}
+}
+
+// Mixture is a Gaussian mixture with a variance per component (spherical)
+// or per component and feature (diagonal): what EM passes refine.
+type Mixture struct {
+	Model   string      `json:"model"` // "gmm" (spherical) or "gmm-diag"
+	K       int         `json:"k"`
+	D       int         `json:"d"`
+	Weights []float64   `json:"weights"`
+	Means   [][]float64 `json:"means"`
+	// Variances has K rows: one variance each (spherical) or D (diagonal).
+	Variances [][]float64 `json:"variances"`
+	// EM describes the passes that fitted it; nil for a start.
+	EM *EMRun `json:"em,omitempty"`
+}
+
+// EMRun records the EM passes of a fit.
+type EMRun struct {
+	Passes int `json:"passes"`
+	// LogLik is the average log-likelihood per row of the mixture each
+	// pass started from (non-decreasing).
+	LogLik    []float64 `json:"loglik"`
+	Converged bool      `json:"converged"`
+	// Started says how the components were started: from the moment fit,
+	// or some from sample rows.
+	Started string `json:"started"`
+}
+
+// Diag reports whether m has a variance per feature.
+func (m *Mixture) Diag() bool { return m.Model == "gmm-diag" }
+
+// Spherical returns m as a Model (variances per component); m must be
+// spherical.
+func (m *Mixture) Spherical() *Model {
+	if m.Diag() {
+		panic("gmm: Spherical of a diagonal mixture")
+	}
+	out := &Model{Model: "gmm", K: m.K, D: m.D, Weights: m.Weights, Means: m.Means, Variances: make([]float64, m.K)}
+	for i, v := range m.Variances {
+		out.Variances[i] = v[0]
+	}
+	return out
+}
+
+// Write stores the mixture as indented JSON, atomically.
+func (m *Mixture) Write(path string) error {
+	if !m.Diag() {
+		s := m.Spherical()
+		if m.EM != nil {
+			s.Stats = &Stats{Differing: true, Method: "em", Passes: m.EM.Passes}
+		}
+		return s.Write(path)
+	}
+	return models.WriteJSON(path, m)
+}
+
+// valid reports whether component i is a density: a positive weight and
+// variances, a finite mean.
+func (m *Mixture) valid(i int) bool {
+	if !(m.Weights[i] > 0) || math.IsInf(m.Weights[i], 0) {
+		return false
+	}
+	for _, v := range m.Variances[i] {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	for _, x := range m.Means[i] {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Start returns the mixture of k components that EM passes start from:
+// the components of the moment fit m (nil when there is none) that are
+// densities, each variance widened to diagonal when cfg.Diag, and as many
+// more as k needs started at rows of a sample of src drawn with cfg.Seed
+// (one pass), spread as k-means++ spreads its seeds, with the average
+// variance of the kept components (of the rows when none is kept) and an
+// equal share of the weight. Every variance is then raised to at least the
+// sample's mean squared distance to the nearest mean, per feature (the
+// moments' spherical variances are too small for real clusters), and EM
+// runs on the sample in memory (see EMConfig.SampleRows). It never
+// refuses a moment fit: what departs from a density is replaced.
+func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
+	cfg.defaults()
+	d := src.Info().Cols
+	if d <= 0 {
+		return nil, errors.New("gmm: the source does not report its number of columns")
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("gmm: k=%d, need at least one component", k)
+	}
+	out := &Mixture{Model: "gmm", K: k, D: d}
+	if cfg.Diag {
+		out.Model = "gmm-diag"
+	}
+	width := 1
+	if cfg.Diag {
+		width = d
+	}
+	var varSum float64
+	if m != nil {
+		if m.D != d {
+			return nil, fmt.Errorf("gmm: the moment fit has d=%d, the rows %d", m.D, d)
+		}
+		for i := range min(m.K, k) {
+			c := &Mixture{Weights: []float64{m.Weights[i]}, Means: [][]float64{m.Means[i]}, Variances: [][]float64{{m.Variances[i]}}}
+			if !c.valid(0) {
+				continue
+			}
+			v := make([]float64, width)
+			for j := range v {
+				v[j] = max(m.Variances[i], cfg.VarFloor)
+			}
+			out.Weights = append(out.Weights, m.Weights[i])
+			out.Means = append(out.Means, append([]float64(nil), m.Means[i]...))
+			out.Variances = append(out.Variances, v)
+			varSum += m.Variances[i]
+		}
+	}
+	kept := len(out.Weights)
+	out.EM = &EMRun{Started: fmt.Sprintf("%d of %d components from the moment fit", kept, k)}
+	need := k - kept
+	if need == 0 && cfg.SampleRows < 0 {
+		normalise(out.Weights)
+		return out, nil
+	}
+	n := cfg.SampleRows
+	if n < 0 {
+		n = 1000 // for the spread and the variances only
+	}
+	rows, total, err := sampleRows(ctx, src, max(need, n), cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) < need {
+		return nil, fmt.Errorf("gmm: %d rows cannot start %d more components", len(rows), need)
+	}
+	base := out
+	var best *Mixture
+	bestLL := math.Inf(-1)
+	starts := max(cfg.Starts, 1)
+	if need == 0 {
+		starts = 1 // nothing random to try again
+	}
+	for try := range starts {
+		out := base.clone()
+		if need > 0 {
+			v := total
+			if kept > 0 {
+				v = varSum / float64(kept)
+			}
+			v = max(v, cfg.VarFloor)
+			share := 1.0 / float64(k)
+			for i := range out.Weights {
+				out.Weights[i] *= 1 - float64(need)*share
+			}
+			rng := rand.New(rand.NewPCG(cfg.Seed+uint64(try), 0x243f6a8885a308d3))
+			for _, r := range spread(rows, out.Means, need, rng) {
+				vs := make([]float64, width)
+				for j := range vs {
+					vs[j] = v
+				}
+				out.Weights = append(out.Weights, share)
+				out.Means = append(out.Means, append([]float64(nil), r...))
+				out.Variances = append(out.Variances, vs)
+			}
+			out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
+		}
+		normalise(out.Weights)
+		// A variance below the rows' mean squared distance to the nearest
+		// mean (per feature) is raised to it: the moments' variances are
+		// those of spherical clusters, smaller than real clusters', and
+		// would have the first E step give a component no row at all.
+		widen(out, rows)
+		if cfg.SampleRows <= 0 {
+			return out, nil
+		}
+		// EM on the sample in memory: the passes over all the rows then
+		// start near where they end.
+		all := &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}
+		for _, r := range rows {
+			all.Data = append(all.Data, r...)
+		}
+		warm, err := Refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg)
+		if err != nil {
+			return nil, err
+		}
+		ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]
+		if best == nil || ll > bestLL {
+			best, bestLL = warm, ll
+			best.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes),
+				Passes: warm.EM.Passes, LogLik: warm.EM.LogLik, Converged: warm.EM.Converged}
+			if cfg.Starts > 1 {
+				best.EM.Started += fmt.Sprintf(" (the best of %d starts)", cfg.Starts)
+			}
+		}
+	}
+	return best, nil
+}
+
+// widen raises every variance of m to at least the mean over rows of the
+// squared distance to the nearest mean, per feature.
+func widen(m *Mixture, rows [][]float64) {
+	if len(rows) == 0 {
+		return
+	}
+	var sum float64
+	for _, r := range rows {
+		near := math.Inf(1)
+		for _, mu := range m.Means {
+			var s float64
+			for j, x := range r {
+				s += (x - mu[j]) * (x - mu[j])
+			}
+			near = min(near, s)
+		}
+		sum += near
+	}
+	v := sum / float64(len(rows)) / float64(m.D)
+	for _, vs := range m.Variances {
+		for j := range vs {
+			vs[j] = max(vs[j], v)
+		}
+	}
+}
+
+// clone returns a deep copy of m.
+func (m *Mixture) clone() *Mixture {
+	c := *m
+	c.Weights = append([]float64(nil), m.Weights...)
+	c.Means, c.Variances = make([][]float64, len(m.Means)), make([][]float64, len(m.Variances))
+	for i := range m.Means {
+		c.Means[i] = append([]float64(nil), m.Means[i]...)
+		c.Variances[i] = append([]float64(nil), m.Variances[i]...)
+	}
+	if m.EM != nil {
+		e := *m.EM
+		c.EM = &e
+	}
+	return &c
+}
+
+// spread picks n of rows as far from means and from each other as D²
+// sampling makes likely (k-means++): each next row with probability
+// proportional to its squared distance to the nearest mean or row picked.
+func spread(rows, means [][]float64, n int, rng *rand.Rand) [][]float64 {
+	near := make([]float64, len(rows))
+	for i := range near {
+		near[i] = math.Inf(1)
+	}
+	closer := func(c []float64) {
+		for i, r := range rows {
+			var s float64
+			for j, x := range r {
+				s += (x - c[j]) * (x - c[j])
+			}
+			near[i] = min(near[i], s)
+		}
+	}
+	for _, c := range means {
+		closer(c)
+	}
+	var out [][]float64
+	for len(out) < n {
+		pick := -1
+		if len(out) == 0 && len(means) == 0 {
+			pick = rng.IntN(len(rows))
+		} else {
+			var sum float64
+			for _, v := range near {
+				sum += v
+			}
+			if !(sum > 0) { // every row on a mean: any will do
+				pick = rng.IntN(len(rows))
+			} else {
+				u := rng.Float64() * sum
+				for i, v := range near {
+					if u -= v; u < 0 || i == len(near)-1 {
+						pick = i
+						break
+					}
+				}
+			}
+		}
+		out = append(out, rows[pick])
+		closer(rows[pick])
+	}
+	return out
+}
+
+// sampleRows draws n rows of src uniformly (a reservoir sample seeded by
+// seed, in row order, so the same rows whatever the workers) and returns
+// them with the rows' average variance per feature.
+func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64) ([][]float64, float64, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	var res [][]float64
+	var seen int64
+	var sum, sum2 []float64
+	for b, err := range src.Rows(ctx) {
+		if err != nil {
+			return nil, 0, err
+		}
+		if sum == nil {
+			sum, sum2 = make([]float64, b.Cols), make([]float64, b.Cols)
+		}
+		for i := range b.Rows {
+			x := b.Row(i)
+			for j, v := range x {
+				sum[j] += v
+				sum2[j] += v * v
+			}
+			seen++
+			switch {
+			case len(res) < n:
+				res = append(res, append([]float64(nil), x...))
+			default:
+				if r := rng.Int64N(seen); r < int64(n) {
+					copy(res[r], x)
+				}
+			}
+		}
+		b.Release()
+	}
+	var v float64
+	for j := range sum {
+		m := sum[j] / float64(seen)
+		v += sum2[j]/float64(seen) - m*m
+	}
+	if len(sum) > 0 {
+		v /= float64(len(sum))
+	}
+	return res, v, nil
+}
+
+func normalise(w []float64) {
+	var s float64
+	for _, x := range w {
+		s += x
+	}
+	for i := range w {
+		w[i] /= s
+	}
+}
+
+// emParams are the settings of an EM pass's statistics.
+type emParams struct {
+	Diag     bool    `json:"diag,omitempty"`
+	VarFloor float64 `json:"var_floor"`
+}
+
+// EMPass returns the pass that sums the E step of the mixture m (its
+// statistics: n, sx, sxx and ll above); phase numbers it in the header,
+// path names the input in errors.
+func EMPass(m *Mixture, floor float64, phase int, path string) *implicit.Pass {
+	k, d := m.K, m.D
+	width := 1
+	if m.Diag() {
+		width = d
+	}
+	w := append([]float64(nil), m.Weights...)
+	mu := make([]float64, 0, k*d)
+	v := make([]float64, 0, k*width)
+	for i := range k {
+		mu = append(mu, m.Means[i]...)
+		v = append(v, m.Variances[i]...)
+	}
+	pr, _ := json.Marshal(emParams{Diag: m.Diag(), VarFloor: floor})
+	h := implicit.StatsHeader{Model: "gmm-em", Phase: phase, D: d, K: k, Cols: k, Params: pr}
+	e := newEStep(w, mu, v, k, d, m.Diag())
+	e.path = path
+	return &implicit.Pass{
+		Header: h,
+		Sums:   []implicit.SumShape{{Name: "n", Len: k}, {Name: "sx", Len: k * d}, {Name: "sxx", Len: k * width}, {Name: "ll", Len: 1}},
+		Fixed:  []implicit.Fixed{{Name: "weights", Values: w}, {Name: "means", Values: mu}, {Name: "variances", Values: v}},
+		Worker: func() implicit.BatchFunc { return e.worker() },
+	}
+}
+
+// eStep holds what the E step of every batch shares: per component the
+// constant of its log-density, the means over the variances and the
+// inverse variances (k×d each, row-major).
+type eStep struct {
+	path  string
+	k, d  int
+	diag  bool
+	konst []float64
+	p     []float64 // μ/v
+	inv   []float64 // 1/v
+}
+
+func newEStep(w, mu, v []float64, k, d int, diag bool) *eStep {
+	e := &eStep{k: k, d: d, diag: diag, konst: make([]float64, k), p: make([]float64, k*d), inv: make([]float64, k*d)}
+	for i := range k {
+		if !(w[i] > 0) {
+			e.konst[i] = math.Inf(-1) // an empty component takes no rows
+		} else {
+			e.konst[i] = math.Log(w[i])
+		}
+		for j := range d {
+			vij := v[i]
+			if diag {
+				vij = v[i*d+j]
+			}
+			m := mu[i*d+j]
+			e.konst[i] -= 0.5*math.Log(2*math.Pi*vij) + 0.5*m*m/vij
+			e.p[i*d+j] = m / vij
+			e.inv[i*d+j] = 1 / vij
+		}
+	}
+	return e
+}
+
+// worker returns the function that adds one batch, with its scratch.
+func (e *eStep) worker() implicit.BatchFunc {
+	var lp, sq []float64
+	return func(b *stream.Dense, out [][]float64, _ func() error) error {
+		if b == nil {
+			return nil
+		}
+		if err := checkBatch(e.path, b, e.d); err != nil {
+			return err
+		}
+		n, k, d := b.Rows, e.k, e.d
+		if cap(lp) < n*k {
+			lp, sq = make([]float64, n*k), make([]float64, n*d)
+		}
+		lp, sq = lp[:n*k], sq[:n*d]
+		x := blas64.General{Rows: n, Cols: d, Stride: d, Data: b.Data[:n*d]}
+		for i, v := range x.Data {
+			sq[i] = v * v
+		}
+		x2 := blas64.General{Rows: n, Cols: d, Stride: d, Data: sq}
+		l := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
+		// log p(x, i) = cᵢ + x·(μᵢ/vᵢ) − ½ (x∘x)·(1/vᵢ)
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, blas64.General{Rows: k, Cols: d, Stride: d, Data: e.p}, 0, l)
+		blas64.Gemm(blas.NoTrans, blas.Trans, -0.5, x2, blas64.General{Rows: k, Cols: d, Stride: d, Data: e.inv}, 1, l)
+		var ll float64
+		for r := range n {
+			row := lp[r*k : (r+1)*k]
+			top := math.Inf(-1)
+			for i := range row {
+				row[i] += e.konst[i]
+				top = max(top, row[i])
+			}
+			var s float64
+			for i, v := range row {
+				// Below e⁻⁴⁰ of the largest a share is lost in the
+				// rounding of the sum: no exp for it.
+				if v -= top; v > -40 {
+					row[i] = math.Exp(v)
+					s += row[i]
+				} else {
+					row[i] = 0
+				}
+			}
+			for i := range row {
+				row[i] /= s
+			}
+			ll += top + math.Log(s)
+		}
+		// Totals: n = Σr, sx = Rᵀx, sxx = Rᵀ(x∘x) (diagonal) or Σr‖x‖².
+		resp := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
+		for r := range n {
+			for i, v := range lp[r*k : (r+1)*k] {
+				out[0][i] += v
+			}
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, resp, x, 0, blas64.General{Rows: k, Cols: d, Stride: d, Data: out[1]})
+		if e.diag {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, resp, x2, 0, blas64.General{Rows: k, Cols: d, Stride: d, Data: out[2]})
+		} else {
+			for r := range n {
+				var s float64
+				for _, v := range sq[r*d : (r+1)*d] {
+					s += v
+				}
+				for i, v := range lp[r*k : (r+1)*k] {
+					out[2][i] += v * s
+				}
+			}
+		}
+		out[3][0] = ll
+		return nil
+	}
+}
+
+// MStep returns the mixture that maximises the likelihood given the
+// merged statistics st of an EM pass of m (variances at least floor), and
+// the average log-likelihood per row of m. A component that took no rows
+// keeps its mean and variances with weight 0.
+func MStep(m *Mixture, st *implicit.DenseStats, floor float64) (*Mixture, float64, error) {
+	if st.Rows == 0 {
+		return nil, 0, errors.New("gmm: no rows")
+	}
+	k, d := m.K, m.D
+	nk, sx, sxx, ll := st.Sum("n"), st.Sum("sx"), st.Sum("sxx"), st.Sum("ll")
+	if len(nk) != k || len(sx) != k*d || ll == nil {
+		return nil, 0, errors.New("gmm: not the statistics of an EM pass of this mixture")
+	}
+	out := &Mixture{Model: m.Model, K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([][]float64, k), EM: m.EM}
+	total := float64(st.Rows)
+	for i := range k {
+		out.Weights[i] = nk[i] / total
+		if !(nk[i] > 0) {
+			out.Weights[i] = 0
+			out.Means[i] = append([]float64(nil), m.Means[i]...)
+			out.Variances[i] = append([]float64(nil), m.Variances[i]...)
+			continue
+		}
+		mu := make([]float64, d)
+		for j := range d {
+			mu[j] = sx[i*d+j] / nk[i]
+		}
+		out.Means[i] = mu
+		if m.Diag() {
+			v := make([]float64, d)
+			for j := range d {
+				v[j] = max(sxx[i*d+j]/nk[i]-mu[j]*mu[j], floor)
+			}
+			out.Variances[i] = v
+		} else {
+			var q float64
+			for _, x := range mu {
+				q += x * x
+			}
+			out.Variances[i] = []float64{max((sxx[i]/nk[i]-q)/float64(d), floor)}
+		}
+	}
+	return out, ll[0] / total, nil
+}
+
+// Refine runs EM passes over src from start until a pass gains less than
+// cfg.Tol in average log-likelihood per row, or cfg.Passes passes, and
+// returns the mixture of the last M step with the passes' log-likelihoods
+// in its EM record.
+func Refine(ctx context.Context, src stream.DenseSource, start *Mixture, cfg EMConfig) (*Mixture, error) {
+	cfg.defaults()
+	m := start
+	run := &EMRun{}
+	if start.EM != nil {
+		run.Started = start.EM.Started
+	}
+	for p := range cfg.Passes {
+		st, err := EMPass(m, cfg.VarFloor, p+1, src.Info().Path).Run(ctx, src.Rows, cfg.Workers)
+		if err != nil {
+			return nil, err
+		}
+		next, ll, err := MStep(m, st, cfg.VarFloor)
+		if err != nil {
+			return nil, err
+		}
+		run.Passes++
+		run.LogLik = append(run.LogLik, ll)
+		m = next
+		if n := len(run.LogLik); n > 1 && run.LogLik[n-1]-run.LogLik[n-2] < cfg.Tol {
+			run.Converged = true
+			break
+		}
+	}
+	m.EM = run
+	return m, nil
+}

@@ -1,0 +1,352 @@
+package hmm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// On real sequences the moment fit is a start: Baum–Welch passes refine it
+// by likelihood. Each pass is an implicit.Pass over the rows in order (a
+// sequence's rows, one id, may span batches; Ordered) with the current
+// model as its fixed arrays; a sequence's forward–backward sums are
+// committed when it ends, so shards cut at sequence boundaries merge
+// exactly. Its statistics:
+//
+//	pi    (k)    Σ over sequences of the first step's state posteriors
+//	trans (k·k)  Σ ξ(i → j), row i the state before
+//	emit  (k·d)  Σ γ(j) x
+//	ll    (1)    Σ log p(sequence)
+//	seqs  (1)    the number of sequences
+//
+// The emission of a row x in state j is Σₛ xₛ O[j][s]: the probability of
+// its symbol for one-hot rows (Config.Discrete).
+
+// BWConfig sets up the Baum–Welch passes.
+type BWConfig struct {
+	// Passes is the most passes (default 50); Tol stops them earlier, when
+	// a pass raises the log-likelihood per row by less (default 1e-4).
+	Passes int
+	Tol    float64
+	// Floor is the least probability Start gives any start, transition
+	// or emission (default 1e-6): a moment fit's zeros would stay zeros
+	// under Baum–Welch.
+	Floor float64
+}
+
+func (c *BWConfig) defaults() {
+	if c.Passes == 0 {
+		c.Passes = 50
+	}
+	if c.Tol == 0 {
+		c.Tol = 1e-4
+	}
+	if c.Floor == 0 {
+		c.Floor = 1e-6
+	}
+}
+
+// BWRun records the passes of a refinement.
+type BWRun struct {
+	Passes int `json:"passes"`
+	// LogLik is the log-likelihood per row of the model each pass started
+	// from (non-decreasing).
+	LogLik    []float64 `json:"loglik"`
+	Converged bool      `json:"converged"`
+}
+
+// Refined is an HMM refined by Baum–Welch passes: the Model's fields and
+// the record of the passes.
+type Refined struct {
+	*Model
+	BW *BWRun `json:"baum_welch"`
+}
+
+// Start returns the moment fit m as a model Baum–Welch passes can start
+// from: negative entries of O, T and π set to 0, every entry raised to at
+// least cfg.Floor, rows of O, columns of T and π renormalised. What departs
+// from a distribution is repaired, not refused.
+func Start(m *Model, cfg BWConfig) *Model {
+	cfg.defaults()
+	out := &Model{Model: "hmm", K: m.K, D: m.D, O: make([][]float64, m.K), T: make([][]float64, m.K), Pi: fix(m.Pi, cfg.Floor)}
+	for j := range m.K {
+		out.O[j] = fix(m.O[j], cfg.Floor)
+	}
+	col := make([]float64, m.K)
+	for j := range m.K {
+		out.T[j] = make([]float64, m.K)
+	}
+	for j := range m.K { // column j: the distribution of the next state after j
+		for i := range m.K {
+			col[i] = m.T[i][j]
+		}
+		c := fix(col, cfg.Floor)
+		for i := range m.K {
+			out.T[i][j] = c[i]
+		}
+	}
+	return out
+}
+
+// fix returns p with negative or NaN entries 0, each at least floor, summing to 1.
+func fix(p []float64, floor float64) []float64 {
+	out := make([]float64, len(p))
+	var s float64
+	for i, v := range p {
+		if !(v > 0) {
+			v = 0
+		}
+		out[i] = max(v, floor)
+		s += out[i]
+	}
+	for i := range out {
+		out[i] /= s
+	}
+	return out
+}
+
+// BWPass returns the pass that sums the forward–backward statistics of m
+// over the sequences; phase numbers it, path names the input in errors.
+func BWPass(m *Model, phase int, path string) *implicit.Pass {
+	k, d := m.K, m.D
+	a := make([]float64, k*k) // a[i*k+j] = Pr(j | i)
+	o := make([]float64, 0, k*d)
+	for i := range k {
+		for j := range k {
+			a[i*k+j] = m.T[j][i]
+		}
+		o = append(o, m.O[i]...)
+	}
+	pi := append([]float64(nil), m.Pi...)
+	pr, _ := json.Marshal(struct {
+		Algorithm string `json:"algorithm"`
+	}{"baum-welch"})
+	return &implicit.Pass{
+		Header:  implicit.StatsHeader{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
+		Sums:    []implicit.SumShape{{Name: "pi", Len: k}, {Name: "trans", Len: k * k}, {Name: "emit", Len: k * d}, {Name: "ll", Len: 1}, {Name: "seqs", Len: 1}},
+		Fixed:   []implicit.Fixed{{Name: "pi", Values: pi}, {Name: "a", Values: a}, {Name: "o", Values: o}},
+		Ordered: true,
+		Worker: func() implicit.BatchFunc {
+			fb := &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, path: path}
+			return fb.add
+		},
+	}
+}
+
+// forwardBackward holds the rows of the sequence being read and the
+// scratch of its forward–backward sums.
+type forwardBackward struct {
+	k, d      int
+	pi, a, o  []float64
+	path      string
+	id        int64
+	start     int64 // the source row of the sequence's first step
+	rows      []float64
+	b, al, be []float64
+	c         []float64
+}
+
+// add takes one batch (nil at the end of the pass): each sequence that
+// ends is summed into out and committed.
+func (f *forwardBackward) add(b *stream.Dense, out [][]float64, commit func() error) error {
+	if b == nil {
+		return f.flush(out, commit)
+	}
+	if len(b.Group) != b.Rows {
+		return stream.Errorf(f.path, 0, b.Start, "", stream.ErrSchema, "Baum–Welch passes need the sequence id of every row")
+	}
+	if b.Cols != f.d {
+		return stream.Errorf(f.path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, the model %d", b.Cols, f.d)
+	}
+	for i := range b.Rows {
+		if id := b.Group[i]; len(f.rows) > 0 && id != f.id {
+			if err := f.flush(out, commit); err != nil {
+				return err
+			}
+		}
+		if len(f.rows) == 0 {
+			f.id, f.start = b.Group[i], b.Start+int64(i)
+		}
+		f.rows = append(f.rows, b.Row(i)...)
+	}
+	return nil
+}
+
+// flush sums the forward–backward statistics of the sequence held and
+// commits them.
+func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
+	n := len(f.rows) / f.d
+	if n == 0 {
+		return nil
+	}
+	k, d := f.k, f.d
+	grow := func(s []float64, m int) []float64 {
+		if cap(s) < m {
+			return make([]float64, m)
+		}
+		return s[:m]
+	}
+	f.b, f.al, f.be, f.c = grow(f.b, n*k), grow(f.al, n*k), grow(f.be, n*k), grow(f.c, n)
+	// Emissions b[t,j] = Σₛ x[t,s] O[j,s].
+	for t := range n {
+		x := f.rows[t*d : (t+1)*d]
+		for j := range k {
+			var s float64
+			for u, v := range x {
+				if v != 0 {
+					s += v * f.o[j*d+u]
+				}
+			}
+			f.b[t*k+j] = s
+		}
+	}
+	// Scaled forward pass.
+	var ll float64
+	for t := range n {
+		row := f.al[t*k : (t+1)*k]
+		for j := range k {
+			var s float64
+			if t == 0 {
+				s = f.pi[j]
+			} else {
+				prev := f.al[(t-1)*k : t*k]
+				for i := range k {
+					s += prev[i] * f.a[i*k+j]
+				}
+			}
+			row[j] = s * f.b[t*k+j]
+		}
+		var c float64
+		for _, v := range row {
+			c += v
+		}
+		if !(c > 0) {
+			return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
+		}
+		for j := range row {
+			row[j] /= c
+		}
+		f.c[t] = c
+		ll += math.Log(c)
+	}
+	// Scaled backward pass.
+	for j := range k {
+		f.be[(n-1)*k+j] = 1
+	}
+	for t := n - 2; t >= 0; t-- {
+		for i := range k {
+			var s float64
+			for j := range k {
+				s += f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
+			}
+			f.be[t*k+i] = s / f.c[t+1]
+		}
+	}
+	// γ, ξ and the sums.
+	for t := range n {
+		x := f.rows[t*d : (t+1)*d]
+		for j := range k {
+			g := f.al[t*k+j] * f.be[t*k+j]
+			if t == 0 {
+				out[0][j] += g
+			}
+			for u, v := range x {
+				if v != 0 {
+					out[2][j*d+u] += g * v
+				}
+			}
+		}
+		if t+1 < n {
+			for i := range k {
+				ai := f.al[t*k+i] / f.c[t+1]
+				for j := range k {
+					out[1][i*k+j] += ai * f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
+				}
+			}
+		}
+	}
+	out[3][0] += ll
+	out[4][0]++
+	f.rows = f.rows[:0]
+	return commit()
+}
+
+// BWStep returns the model of the Baum–Welch M step from the merged
+// statistics st of a pass over m, and the log-likelihood per row of m.
+func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
+	k, d := m.K, m.D
+	pi, tr, em, ll, seqs := st.Sum("pi"), st.Sum("trans"), st.Sum("emit"), st.Sum("ll"), st.Sum("seqs")
+	if len(pi) != k || len(tr) != k*k || len(em) != k*d || ll == nil || seqs == nil {
+		return nil, 0, errors.New("hmm: not the statistics of a Baum–Welch pass of this model")
+	}
+	if st.Rows == 0 || seqs[0] == 0 {
+		return nil, 0, errors.New("hmm: no sequences")
+	}
+	out := &Model{Model: "hmm", K: k, D: d, O: make([][]float64, k), T: make([][]float64, k), Pi: make([]float64, k)}
+	for j := range k {
+		out.Pi[j] = pi[j] / seqs[0]
+		out.T[j] = make([]float64, k)
+	}
+	for i := range k {
+		var s float64
+		for j := range k {
+			s += tr[i*k+j]
+		}
+		for j := range k {
+			if s > 0 {
+				out.T[j][i] = tr[i*k+j] / s
+			} else {
+				out.T[j][i] = m.T[j][i] // a state never left keeps its transitions
+			}
+		}
+	}
+	for j := range k {
+		var s float64
+		for u := range d {
+			s += em[j*d+u]
+		}
+		out.O[j] = make([]float64, d)
+		for u := range d {
+			if s > 0 {
+				out.O[j][u] = em[j*d+u] / s
+			} else {
+				out.O[j][u] = m.O[j][u]
+			}
+		}
+	}
+	return out, ll[0] / float64(st.Rows), nil
+}
+
+// Refine runs Baum–Welch passes over src (rows in sequence order, with
+// their sequence ids) from start, until a pass gains less than cfg.Tol in
+// log-likelihood per row or cfg.Passes passes.
+func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWConfig) (*Refined, error) {
+	cfg.defaults()
+	if src.Info().Cols != start.D {
+		return nil, fmt.Errorf("hmm: the rows have %d columns, the model %d", src.Info().Cols, start.D)
+	}
+	m, run := start, &BWRun{}
+	for p := range cfg.Passes {
+		st, err := BWPass(m, p+1, src.Info().Path).Run(ctx, src.Rows, 1)
+		if err != nil {
+			return nil, err
+		}
+		next, ll, err := BWStep(m, st)
+		if err != nil {
+			return nil, err
+		}
+		run.Passes++
+		run.LogLik = append(run.LogLik, ll)
+		m = next
+		if n := len(run.LogLik); n > 1 && run.LogLik[n-1]-run.LogLik[n-2] < cfg.Tol {
+			run.Converged = true
+			break
+		}
+	}
+	return &Refined{Model: m, BW: run}, nil
+}
