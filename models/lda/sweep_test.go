@@ -371,3 +371,39 @@ func TestSweepRandomizedAccuracy(t *testing.T) {
 		t.Errorf("from k=12's passes: %d found, mean ℓ1 %.4f; alone %.4f", es.Found, es.MeanL1, ea.MeanL1)
 	}
 }
+
+// TestSweepSampledEM: models whose EM passes start on a sample of the
+// documents take refine's passes one after another, with the same result
+// as RefineEM's.
+func TestSweepSampledEM(t *testing.T) {
+	src, _ := corpus(t, synth.LDAConfig{Docs: 4000, Vocab: 400, K: 5, Alpha0: 1, DocLen: 60, Seed: 7})
+	starts, err := FitK(context.Background(), src, []int{3, 6}, Config{Alpha0: 1, Seed: 1}, SweepOptions{NoScore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig(0)
+	cfg.EM.Passes, cfg.EM.Sample = 4, 50000
+	var ms []*models.Model
+	for _, m := range starts.Models {
+		ms = append(ms, cloneModel(m))
+	}
+	shared, err := refineAll(context.Background(), src, ms, cfg, newTracker(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range starts.Models {
+		if shared[i] {
+			t.Errorf("k=%d: a sampled model's EM passes were shared", m.K)
+		}
+		own := cloneModel(m)
+		if err := RefineEM(context.Background(), src, own, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(modelBytes(t, ms[i]), modelBytes(t, own)) {
+			t.Errorf("k=%d: the sweep's EM passes differ from RefineEM's", m.K)
+		}
+		if ms[i].Fit.EM.Sample == nil {
+			t.Errorf("k=%d: no sample", m.K)
+		}
+	}
+}
