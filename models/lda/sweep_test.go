@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mat"
 )
@@ -405,5 +409,108 @@ func TestSweepSampledEM(t *testing.T) {
 		if ms[i].Fit.EM.Sample == nil {
 			t.Errorf("k=%d: no sample", m.K)
 		}
+	}
+}
+
+// TestSweepFewerTopics: documents without topic structure (as
+// TestFewerTopics') refuse the spectral fit of the largest k; FitK answers
+// every k as Fit does — the largest by the topics the data support, split,
+// the k below them from those passes, the others by passes of their own —
+// and with the exact whitening and exact EM sums each model is Fit's bit
+// for bit.
+func TestSweepFewerTopics(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const d = 30
+	b := &stream.Docs{Offsets: []int{0}}
+	for range 20000 {
+		cnt := map[int32]int32{}
+		for range 8 {
+			cnt[int32(float64(d)*r.Float64()*r.Float64())]++
+		}
+		for w := int32(0); w < d; w++ {
+			if c := cnt[w]; c > 0 {
+				b.Add(w, c)
+			}
+		}
+		b.EndDoc()
+	}
+	src := &stream.MemoryDocs{All: b, Terms: d, BatchRows: 1000}
+	cfg := Config{Alpha0: 1, Seed: 1, Workers: 2, EM: EM{Passes: 3, FitAlpha: true}}
+	ks := []int{2, 6, 20, 25}
+	sw, err := FitK(context.Background(), src, ks, cfg, SweepOptions{NoScore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range ks {
+		c := cfg
+		c.K = k
+		m, err := Fit(context.Background(), src, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("k=%d: shared start %v; Fit's warnings %q", k, sw.Scores[i].SharedStart, m.Fit.Warnings)
+		// The data support 16 spectral topics: 20 is above them.
+		if want := k != 20; sw.Scores[i].SharedStart != want {
+			t.Errorf("k=%d: shared start %v, want %v", k, sw.Scores[i].SharedStart, want)
+		}
+		if !bytes.Equal(modelBytes(t, sw.Models[i]), modelBytes(t, m)) {
+			t.Errorf("k=%d: FitK's model differs from Fit's", k)
+		}
+	}
+}
+
+// TestSweepCancel: cancelled during the shared EM passes, FitK returns
+// the context's error (every pass of the tee ends; nothing waits).
+func TestSweepCancel(t *testing.T) {
+	src, _ := corpus(t, synth.LDAConfig{Docs: 4000, Vocab: 400, K: 5, Alpha0: 1, DocLen: 60, Seed: 7, BatchRows: 200})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := DefaultConfig(0)
+	cfg.Progress = func(p Progress) {
+		if p.Stage == "em" && p.Docs >= 1000 {
+			cancel()
+		}
+	}
+	if _, err := FitK(ctx, src, []int{3, 5, 8}, cfg, SweepOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled FitK: %v", err)
+	}
+}
+
+// TestTeePassError: a pass of the tee that fails ends the others and the
+// reader, and its error is returned.
+func TestTeePassError(t *testing.T) {
+	src, _ := corpus(t, synth.LDAConfig{Docs: 3000, Vocab: 100, K: 3, Alpha0: 1, DocLen: 20, Seed: 3, BatchRows: 100})
+	boom := errors.New("boom")
+	seen := make([]int, 3)
+	err := teePass(context.Background(), src.Docs, 3, func(ctx context.Context, i int, batches func(context.Context) iter.Seq2[*stream.Docs, error]) error {
+		for b, err := range batches(ctx) {
+			if err != nil {
+				return err
+			}
+			seen[i] += b.Len()
+			if i == 1 && seen[i] >= 500 {
+				return boom
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("teePass: %v, want the failing pass's error", err)
+	}
+	// Without a failure every pass sees every document.
+	clear(seen)
+	if err := teePass(context.Background(), src.Docs, 3, func(ctx context.Context, i int, batches func(context.Context) iter.Seq2[*stream.Docs, error]) error {
+		for b, err := range batches(ctx) {
+			if err != nil {
+				return err
+			}
+			seen[i] += b.Len()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if seen[0] != 3000 || seen[1] != 3000 || seen[2] != 3000 {
+		t.Errorf("documents seen %v, want 3000 each", seen)
 	}
 }
