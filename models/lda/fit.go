@@ -373,6 +373,10 @@ func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Conf
 	th.track = track
 	var m *models.Model
 	err = stage(ctx, "solve", func(ctx context.Context) (err error) {
+		if track.sweep != nil {
+			m, err = track.sweep.solve(ctx, th, b, cfg)
+			return err
+		}
 		m, err = solveThird(ctx, th, b, cfg)
 		return err
 	})

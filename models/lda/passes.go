@@ -33,6 +33,9 @@ type tracker struct {
 	// documents the third-moment pass sums cubes over; k above the usable
 	// documents is refused, not split (fewerTopics).
 	tokens, usable int64
+	// sweep, when set, solves every k of FitK from each third-moment pass
+	// (sweep.go).
+	sweep *sweepSpectral
 }
 
 func newTracker(cfg Config) *tracker {

@@ -28,9 +28,11 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	// The W-terms in float32 as the batches' sums, whichever route (a pass
 	// or merged statistics) brought acc: the routes give the same model.
 	acc.Float32 = cfg.tripleFloat32()
-	var mom *implicit.Whitened
+	mom := th.mom // FitK's smaller k bring theirs (sweep.go)
 	if err := stage(ctx, "moments", func(context.Context) (err error) {
-		mom, err = acc.Moments(b.w, cfg.Workers)
+		if mom == nil {
+			mom, err = acc.Moments(b.w, cfg.Workers)
+		}
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("lda: %w", err)
@@ -114,6 +116,9 @@ type third struct {
 	rows   *implicit.RowAcc
 	op     *implicit.RowOperator // over rows, once tensor made it
 	track  *tracker              // reports the solve's contractions (Fit only)
+	// mom, when set, is the moments of the pass for b.w, formed already
+	// (FitK's smaller k: a block of the largest k's); the solve consumes it.
+	mom *implicit.Whitened
 }
 
 // kind is the representation th holds.
