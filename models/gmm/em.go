@@ -130,7 +130,7 @@ func (m *Mixture) Write(path string) error {
 	if !m.Diag() {
 		s := m.Spherical()
 		if m.EM != nil {
-			s.Stats = &Stats{Differing: true, Method: "em", Passes: m.EM.Passes}
+			s.Fit = &FitRecord{Differing: true, Method: "em", Passes: m.EM.Passes}
 		}
 		return s.Write(path)
 	}
@@ -504,7 +504,7 @@ func (e *eStep) worker() implicit.BatchFunc {
 		if b == nil {
 			return nil
 		}
-		if err := checkBatch(e.path, b, e.d); err != nil {
+		if err := models.CheckRows(e.path, b, e.d); err != nil {
 			return err
 		}
 		n, k, d := b.Rows, e.k, e.d

@@ -24,7 +24,7 @@ func memory(t *testing.T, gen synth.GMMConfig, batch int) (*stream.MemoryDense, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stream.MemoryDense{All: all, BatchRows: batch}, &src.Truth
+	return &stream.MemoryDense{All: all, BatchRows: batch}, gmm.TruthOf(src)
 }
 
 // The log-likelihood of the passes never decreases: from the moment fit

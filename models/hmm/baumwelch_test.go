@@ -23,7 +23,7 @@ func generated(t *testing.T, cfg synth.HMMSeqConfig, batch int) (*stream.MemoryD
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stream.MemoryDense{All: all, BatchRows: batch}, &src.Truth
+	return &stream.MemoryDense{All: all, BatchRows: batch}, hmm.TruthOf(src)
 }
 
 // The log-likelihood of the passes never decreases, from the moment fit

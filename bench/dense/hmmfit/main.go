@@ -51,7 +51,7 @@ func run(input, values, group string, k int, discrete, windows bool, passes int,
 	if err != nil {
 		return err
 	}
-	for _, w := range mom.Stats.Warnings {
+	for _, w := range mom.Fit.Warnings {
 		fmt.Fprintln(os.Stderr, "hmmfit: warning:", w)
 	}
 	t1 := time.Now()
