@@ -40,6 +40,8 @@ type fitFlags struct {
 	cpuProfile string
 	noTiming   bool
 	topic      *topicFlags // nil for a dense model
+	ks         kFlag       // --k, which sets common.K
+	sweep      *sweepFlags // nil for a dense model
 }
 
 // newFitFlags makes the flag set of `fit MODEL`: the flags every model
@@ -51,7 +53,8 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 	f.o = e.addReadFlags(fs)
 	fs.StringVar(&f.input, "input", "", "input file (any format streamfit inspect reads), or a directory of text files")
 	fs.StringVar(&f.out, "out", "model.json", "output model file (JSON)")
-	fs.IntVar(&f.common.K, "k", 10, "number of topics / components / states")
+	f.common.K, f.ks.k = 10, &f.common.K
+	fs.Var(&f.ks, "k", "number of topics / components / states (default 10); lda and topic also take a list, 10,20,50, or a range, 10:100:10, fitted in one sweep that shares the passes over the documents and recommends a k")
 	fs.Uint64Var(&f.common.Seed, "seed", 1, "random seed (same input and seed give the same model)")
 	fs.StringVar(&f.common.Solver, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (default: the model's; lda/topic: ojd for a pure spectral fit held explicitly, ojd0 above k=64, rtpm above k=128, simultaneous when EM passes follow or the third moment is on disk or sketched; the other models: rtpm)")
 	// The default depends on the model and the fit, which the help says:
@@ -68,6 +71,7 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 	} else {
 		addDocFlags(fs, f.o)
 		f.topic = addTopicFlags(fs)
+		f.sweep = addSweepFlags(fs)
 	}
 	f.settings.Flags(fs)
 	return f
@@ -122,6 +126,9 @@ func (e *env) parseFit(k models.Kind, args []string) (*fitFlags, error) {
 		f.input = pos[0]
 	} else if len(pos) > 0 {
 		return nil, usagef("unexpected arguments %q", pos)
+	}
+	if len(f.ks.ks) > 1 && f.topic == nil {
+		return nil, usagef("--k %s: a list of k is for lda and topic; fit %s one k at a time", f.ks.String(), k.Name())
 	}
 	f.common.Workers = f.o.Workers
 	if err := f.settings.Check(models.Check{Given: f.given, Read: f.o, FromStats: f.fromStats != ""}); err != nil {

@@ -70,6 +70,9 @@ func (e *env) fitTopic(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 	if err := f.checkTopic(s); err != nil {
 		return err
 	}
+	if len(f.ks.ks) > 1 {
+		return e.fitSweep(ctx, f, s)
+	}
 	if f.fromStats != "" {
 		if kind, err := implicit.PeekModel(f.fromStats); err == nil && kind == implicit.EMModel {
 			if f.input != "" {

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/streamfit/streamfit/internal/sysinfo"
+	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// kFlag is --k: one number, or for lda and topic a list ("10,20,50") or a
+// range ("10:100:10", from:to:step) of them fitted in one sweep. *k holds
+// the largest.
+type kFlag struct {
+	k  *int
+	ks []int
+}
+
+func (f *kFlag) String() string {
+	if f == nil || f.k == nil {
+		return ""
+	}
+	if len(f.ks) > 1 {
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(f.ks)), ","), "[]")
+	}
+	return strconv.Itoa(*f.k)
+}
+
+// Get is the largest k, which the value checks of every int flag read.
+func (f *kFlag) Get() any { return *f.k }
+
+func (f *kFlag) Set(s string) error {
+	var ks []int
+	if from, rest, ok := strings.Cut(s, ":"); ok {
+		to, step, _ := strings.Cut(rest, ":")
+		if step == "" {
+			step = "1"
+		}
+		a, e1 := strconv.Atoi(from)
+		b, e2 := strconv.Atoi(to)
+		c, e3 := strconv.Atoi(step)
+		if e1 != nil || e2 != nil || e3 != nil || a < 1 || b < a || c < 1 {
+			return fmt.Errorf("want a range from:to:step of k ≥ 1, such as 10:100:10")
+		}
+		for k := a; k <= b; k += c {
+			ks = append(ks, k)
+		}
+	} else {
+		for p := range strings.SplitSeq(s, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || k < 1 {
+				return fmt.Errorf("want a number of topics ≥ 1, a list such as 10,20,50 or a range such as 10:100:10")
+			}
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	if len(slices.Compact(slices.Clone(ks))) != len(ks) {
+		return fmt.Errorf("a k is listed twice")
+	}
+	f.ks, *f.k = ks, ks[len(ks)-1]
+	return nil
+}
+
+// sweepFlags are the flags of a fit of several k (`fit lda --k 10,20,50`).
+type sweepFlags struct {
+	heldout string
+	json    bool
+}
+
+func addSweepFlags(fs *flag.FlagSet) *sweepFlags {
+	s := &sweepFlags{}
+	fs.StringVar(&s.heldout, "heldout", "", "with a list of --k: the held-out documents every k is scored on (default: every 10th document of --input held out, the models fitted on the others)")
+	fs.BoolVar(&s.json, "json", false, "with a list of --k: print the table of scores and the recommended k as JSON on stdout")
+	return s
+}
+
+// sweepOut is the model file of k topics of a sweep: --out with {k}
+// replaced, or -k<k> before its extension when it has no {k}.
+func sweepOut(out string, k int) string {
+	if strings.Contains(out, "{k}") {
+		return strings.ReplaceAll(out, "{k}", strconv.Itoa(k))
+	}
+	ext := filepath.Ext(out)
+	return fmt.Sprintf("%s-k%d%s", strings.TrimSuffix(out, ext), k, ext)
+}
+
+// checkSweep refuses the settings a sweep does not serve.
+func (f *fitFlags) checkSweep() error {
+	switch {
+	case f.fromStats != "":
+		return usagef("a list of --k fits from --input, not --from-stats")
+	case *f.topic.ck.dir != "":
+		return usagef("a list of --k is not checkpointed; leave out --checkpoint")
+	case f.topic.topicsParquet != "":
+		return usagef("a list of --k writes a model file per k; leave out --topics-parquet")
+	}
+	return nil
+}
+
+// fitSweep fits every k of --k from one set of spectral passes and shared
+// EM passes (lda.FitK), writes a model file per k, and prints each k's
+// scores and the recommended k.
+func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error {
+	if err := f.checkSweep(); err != nil {
+		return err
+	}
+	ks := f.ks.ks
+	outs := make([]string, len(ks))
+	for i, k := range ks {
+		outs[i] = sweepOut(f.out, k)
+	}
+	if err := checkOutputs([]string{f.input, f.o.VocabPath, f.sweep.heldout}, outs...); err != nil {
+		return err
+	}
+	cpu0 := sysinfo.CPUTime()
+	cfg := f.config(s)
+	p, done := e.startProgress(*f.prog, "fit "+f.kind.Name(), 0)
+	defer done()
+	f.o.Progress = p
+	src, err := e.openDocs(f.topic.spill, "fit", f.input, *f.o)
+	if err != nil {
+		return err
+	}
+	defer stream.Close(src)
+	var opt lda.SweepOptions
+	if f.sweep.heldout != "" {
+		o := *f.o
+		o.Progress = nil
+		ho, err := stream.Open(f.sweep.heldout, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.sweep.heldout, err)
+		}
+		defer stream.Close(ho)
+		opt.HeldOut = ho
+	}
+	cfg.Progress = e.ldaProgress(p, f.kind.Name())
+	sw, err := lda.FitK(ctx, src, ks, cfg, opt)
+	if err != nil {
+		return inputNamed(f.input, err)
+	}
+	for i, m := range sw.Models {
+		g := *f
+		g.out = outs[i]
+		if err := e.writeTopicModel(m, &g); err != nil {
+			return err
+		}
+	}
+	done()
+	e.printf("fit %s: %d models (k = %s) from %d passes over the documents, CPU %.1fs → %s\n", f.kind.Name(), len(ks), f.ks.String(), sw.Passes, (sysinfo.CPUTime() - cpu0).Seconds(), strings.Join(outs, ", "))
+	if f.sweep.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sw)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "k\theld-out perplexity\tUMass\tNPMI\tdiversity\tEM passes\t\n")
+	for _, sc := range sw.Scores {
+		fmt.Fprintf(tw, "%d\t%.1f\t%.3f\t%.3f\t%.2f\t%d\t\n", sc.K, sc.Perplexity, sc.UMass, sc.NPMI, sc.Diversity, sc.EMPasses)
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "recommended k=%d: %s (held out: %s)\n", sw.Recommended, sw.Rule, sw.HeldOut)
+	return nil
+}
