@@ -31,7 +31,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`http-equiv="Content-Security-Policy"`, `"word`, `"coherence.umass"`, `"evaluation (heldout.json): perplexity","812.2"`} {
+	for _, want := range []string{`http-equiv="Content-Security-Policy"`, `"word`, `"coherence: UMass coherence"`, `"evaluation (heldout.json): perplexity","812.2"`, `"scores":[{"name":"held-out perplexity","value":812.2`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %s", want)
 		}
@@ -51,6 +51,9 @@ func TestReportCommand(t *testing.T) {
 	hpage, _ := os.ReadFile(p("h.html"))
 	if want := fmt.Sprintf(`"held-out (c.parquet): perplexity","%s"`, fmtFour(ho.Perplexity)); !strings.Contains(string(hpage), want) {
 		t.Errorf("report --heldout lacks %s", want)
+	}
+	if want := fmt.Sprintf(`"scores":[{"name":"held-out perplexity","value":%s`, fmtFour(ho.Perplexity)); !strings.Contains(string(hpage), want) {
+		t.Errorf("report --heldout does not lead with the held-out perplexity: lacks %s", want)
 	}
 
 	// The single-topic model's page, from the same corpus.

@@ -71,5 +71,5 @@ func (d *Data) section(s models.Section) {
 	}
 	d.Notes = append(d.Notes, s.Notes...)
 	d.Provenance = append(d.Provenance, s.Facts...)
-	d.Warnings = append(d.Warnings, s.Warnings...)
+	d.warn(s.Warnings)
 }

@@ -58,7 +58,8 @@ func evalFigures(d *Data, path, modelPath string, k int, topics bool) error {
 	walk = func(name string, v any, depth int) {
 		switch v := v.(type) {
 		case float64:
-			d.prov("evaluation ("+filepath.Base(path)+"): "+name, fmtNum(v))
+			d.prov("evaluation ("+filepath.Base(path)+"): "+words(name), fmtNum(v))
+			d.score(name, v, scoreSource(root, name, filepath.Base(path)))
 		case map[string]any:
 			if depth >= 3 {
 				return
@@ -69,7 +70,7 @@ func evalFigures(d *Data, path, modelPath string, k int, topics bool) error {
 		case []any:
 			if vals, ok := numbers(v); ok {
 				if len(vals) == k {
-					figs = append(figs, Figure{Name: name, Value: nums(vals)})
+					figs = append(figs, Figure{Name: words(name), About: figureAbout[name], Value: nums(vals)})
 				} else {
 					skipped = append(skipped, fmt.Sprintf("%s (%d values)", name, len(vals)))
 				}
@@ -81,7 +82,7 @@ func evalFigures(d *Data, path, modelPath string, k int, topics bool) error {
 					return
 				}
 				for _, key := range slices.Sorted(maps.Keys(cols)) {
-					figs = append(figs, Figure{Name: joinName(name, key), Value: nums(cols[key])})
+					figs = append(figs, Figure{Name: words(joinName(name, key)), About: figureAbout[key], Value: nums(cols[key])})
 				}
 			}
 		}
@@ -102,6 +103,23 @@ func evalFigures(d *Data, path, modelPath string, k int, topics bool) error {
 		d.Panels = append(d.Panels, bars("Evaluation: "+f.Name, "From "+path+".", labels("component ", k), vals))
 	}
 	return nil
+}
+
+// scoreSource says where a score at key of an evaluation file (root, named
+// base) comes from: the file, and the documents and top words it counted
+// when the file says so at its top level.
+func scoreSource(root map[string]any, key, base string) string {
+	docs, ok := root["docs"].(float64)
+	switch {
+	case !ok || strings.Contains(key, "."):
+		return base
+	case key == "perplexity":
+		return fmt.Sprintf("%s: %d held-out documents", base, int64(docs))
+	}
+	if top, ok := root["top"].(float64); ok {
+		return fmt.Sprintf("%s: top %d words of each topic, %d documents", base, int(top), int64(docs))
+	}
+	return fmt.Sprintf("%s: %d documents", base, int64(docs))
 }
 
 func joinName(prefix, key string) string {

@@ -35,8 +35,9 @@
   document.title = "streamfit report: " + D.title;
   el("h1", {}, main, "streamfit report: " + D.title);
   el("p", { class: "summary" }, main, D.summary);
+  scores();
+  warnings();
   list("What this page cannot show", D.notes, "notes");
-  list("Warnings from the fit", D.warnings, "warnings");
   if (D.topics) topics(D.topics);
   if (D.panels && D.panels.length) {
     const grid = el("section", { class: "panels" }, main);
@@ -44,6 +45,88 @@
   }
   provenance();
   document.body.setAttribute("data-ready", "1");
+
+  // The figures a person judges the model by, first on the page.
+  function scores() {
+    if (D.scores && D.scores.length) {
+      const sec = el("section", { class: "scores" }, main);
+      for (const sc of D.scores) {
+        const box = el("div", { class: "score", title: sc.about }, sec);
+        el("div", { class: "score-value" }, box, fmt(sc.value));
+        el("div", { class: "score-name" }, box, sc.name);
+        el("div", { class: "score-about" }, box, sc.about);
+        el("div", { class: "score-source" }, box, sc.source);
+      }
+    } else if (D.no_scores) {
+      el("p", { class: "note noscores" }, main, D.no_scores);
+    }
+  }
+
+  // The fit's doubts: what each means and what to try, the fit's own words
+  // folded away.
+  function warnings() {
+    if (!D.warnings || !D.warnings.length) return;
+    const box = el("section", { class: "warnings" }, main);
+    el("h2", {}, box, D.warnings.length === 1 ? "One thing to check" : D.warnings.length + " things to check");
+    for (const w of D.warnings) {
+      const item = el("div", { class: "warning" }, box);
+      el("h3", {}, item, w.title);
+      el("p", {}, item, w.meaning);
+      if (w.try && w.try.length) {
+        el("p", { class: "try" }, item, "What to try:");
+        const ul = el("ul", {}, item);
+        for (const s of w.try) el("li", {}, ul, s);
+      }
+      const det = el("details", {}, item);
+      el("summary", {}, det, "Technical detail");
+      el("p", { class: "detail" }, det, w.detail);
+    }
+  }
+
+  // placeLabels places one box of size w×h per circle {x, y, r, w, h}
+  // (SVG coordinates, within W×H) so that no two boxes overlap: greedily,
+  // in the order given, each at the first free spot of a spiral around its
+  // circle — its centre first, then rings outwards — preferring spots that
+  // cover no other circle. It returns the boxes' centres.
+  function placeLabels(items, W, H) {
+    const boxes = [];
+    const m = 1; // px kept free around each box
+    function free(cx, cy, it, self, avoidCircles) {
+      const x0 = cx - it.w / 2 - m, x1 = cx + it.w / 2 + m, y0 = cy - it.h / 2 - m, y1 = cy + it.h / 2 + m;
+      if (x0 < 0 || y0 < 0 || x1 > W || y1 > H) return false;
+      for (const b of boxes) if (x0 < b.x1 && b.x0 < x1 && y0 < b.y1 && b.y0 < y1) return false;
+      if (avoidCircles) {
+        for (let j = 0; j < items.length; j++) {
+          if (j === self) continue;
+          const c = items[j];
+          const dx = Math.max(x0 - c.x, 0, c.x - x1), dy = Math.max(y0 - c.y, 0, c.y - y1);
+          if (dx * dx + dy * dy < c.r * c.r) return false;
+        }
+      }
+      return true;
+    }
+    const out = [];
+    const dirs = 16, step = 6, reach = Math.hypot(W, H);
+    items.forEach((it, i) => {
+      let at = null;
+      for (const avoid of [true, false]) {
+        if (free(it.x, it.y, it, i, avoid)) { at = [it.x, it.y]; break; }
+        for (let d = it.r + 3; !at && d < reach; d += step) {
+          for (let a = 0; a < dirs; a++) {
+            const th = -Math.PI / 2 + (2 * Math.PI * a) / dirs;
+            const c = Math.cos(th), s = Math.sin(th);
+            const cx = it.x + c * (d + Math.abs(c) * it.w / 2), cy = it.y + s * (d + Math.abs(s) * it.h / 2);
+            if (free(cx, cy, it, i, avoid)) { at = [cx, cy]; break; }
+          }
+        }
+        if (at) break;
+      }
+      at = at || [it.x, it.y];
+      boxes.push({ x0: at[0] - it.w / 2 - m, x1: at[0] + it.w / 2 + m, y0: at[1] - it.h / 2 - m, y1: at[1] + it.h / 2 + m });
+      out.push(at);
+    });
+    return out;
+  }
 
   function topics(T) {
     const k = T.k;
@@ -68,17 +151,37 @@
     const wmax = Math.max(...T.weights);
     const R = Math.max(8, Math.min(60, 180 / Math.sqrt(k)));
     const order = [...Array(k).keys()].sort((a, b) => T.weights[b] - T.weights[a]);
-    const circles = [], groups = [];
+    const circles = [], groups = [], radius = [];
     for (const t of order) {
       const g = sv("g", { class: "topic-g" }, map);
       groups[t] = g;
-      const r = R * Math.sqrt(T.weights[t] / wmax);
-      const c = sv("circle", { class: "topic", cx: px(T.x[t]), cy: py(T.y[t]), r: Math.max(r, 2), "data-topic": t }, g);
+      radius[t] = Math.max(R * Math.sqrt(T.weights[t] / wmax), 2);
+      const c = sv("circle", { class: "topic", cx: px(T.x[t]), cy: py(T.y[t]), r: radius[t], "data-topic": t }, g);
       sv("title", {}, c, "topic " + t + ": weight " + fmt(T.weights[t]));
-      sv("text", { x: px(T.x[t]), y: py(T.y[t]) + 4, class: "tlabel", "text-anchor": "middle" }, g, String(t));
       g.addEventListener("click", () => select(selected === t ? -1 : t));
       circles[t] = c;
     }
+    // The labels lie above every circle, each where no other label covers
+    // it; one moved off its circle is tied to it by a line.
+    const labelLayer = sv("g", { class: "labels" }, map);
+    const leaders = sv("g", { class: "leaders" }, labelLayer);
+    const texts = [], items = [];
+    for (const t of order) {
+      texts[t] = sv("text", { x: px(T.x[t]), y: py(T.y[t]), class: "tlabel", "text-anchor": "middle", "dominant-baseline": "central", "data-topic": t }, labelLayer, String(t));
+      const bb = texts[t].getBBox();
+      items.push({ x: px(T.x[t]), y: py(T.y[t]), r: radius[t], w: bb.width || 7 * String(t).length, h: bb.height || 13 });
+    }
+    placeLabels(items, W, H).forEach(([lx, ly], i) => {
+      const t = order[i], it = items[i];
+      texts[t].setAttribute("x", lx);
+      texts[t].setAttribute("y", ly);
+      const dx = lx - it.x, dy = ly - it.y, dist = Math.hypot(dx, dy);
+      if (dist > it.r) {
+        // From the circle's edge to the nearest point of the label's box.
+        const bx = Math.max(lx - it.w / 2, Math.min(it.x, lx + it.w / 2)), by = Math.max(ly - it.h / 2, Math.min(it.y, ly + it.h / 2));
+        sv("line", { x1: it.x + dx / dist * it.r, y1: it.y + dy / dist * it.r, x2: bx, y2: by, class: "leader" }, leaders);
+      }
+    });
 
     const right = el("div", { class: "barbox" }, sec);
     const title = el("h2", { id: "bars-title" }, right, "");
@@ -133,6 +236,8 @@
       // The selected topic is drawn on top; the others by weight, small on top.
       for (const t of order) map.appendChild(groups[t]);
       if (selected >= 0) map.appendChild(groups[selected]);
+      map.appendChild(labelLayer);
+      for (let t = 0; t < k; t++) texts[t].classList.toggle("selected", t === selected);
       for (const tr of table.querySelectorAll("tr[data-topic]")) tr.classList.toggle("selected", +tr.getAttribute("data-topic") === selected);
     }
     function select(t) { selected = t; draw(); }
@@ -230,9 +335,18 @@
     const sec = el("section", { class: "prov" }, main);
     el("h2", {}, sec, "How this model was made");
     const table = el("table", {}, sec);
+    // Rows named "group: field" sit under one heading row of their group.
+    let group = null;
     for (const [k, v] of D.provenance) {
-      const tr = el("tr", {}, table);
-      el("th", {}, tr, k);
+      const i = k.indexOf(": ");
+      const g = i > 0 ? k.slice(0, i) : null;
+      if (g !== null && g !== group) {
+        const tr = el("tr", { class: "group" }, table);
+        el("th", { colspan: "2" }, tr, g);
+      }
+      group = g;
+      const tr = el("tr", g === null ? {} : { class: "sub" }, table);
+      el("th", {}, tr, g === null ? k : k.slice(i + 2));
       el("td", {}, tr, v);
     }
   }

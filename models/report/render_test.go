@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -180,8 +181,8 @@ func TestReportLDAInChromium(t *testing.T) {
 	}
 	var heads []string
 	b.eval(`Array.from(document.querySelectorAll(".topictable th")).map(e => e.textContent)`, &heads)
-	if !slices.Contains(heads, "documents") || !slices.Contains(heads, "topic_umass") {
-		t.Errorf("topic table columns %q lack documents and topic_umass", heads)
+	if !slices.Contains(heads, "documents") || !slices.Contains(heads, "UMass") {
+		t.Errorf("topic table columns %q lack documents and UMass", heads)
 	}
 	var docBars int
 	b.eval(`Array.from(document.querySelectorAll(".panel")).filter(p => p.querySelector("h2").textContent === "Documents by dominant topic")[0].querySelectorAll("rect.bar").length`, &docBars)
@@ -396,5 +397,225 @@ func TestReportDenseKindsInChromium(t *testing.T) {
 			t.Errorf("%s: the page reported problems:\n%s", c.name, strings.Join(pr, "\n"))
 		}
 		saveShot(t, b.screenshot(), "report-"+c.name+".png", 1280)
+	}
+}
+
+// clusteredModel writes an LDA model whose k topics fall in a few tight
+// clusters of near-copies (as a real-text fit's split topics do), so that
+// on the map many circles lie on top of each other; its fit record carries
+// the warnings, plan and EM record of a real-text fit.
+func clusteredModel(t *testing.T, dir string, k int) string {
+	t.Helper()
+	const d, clusters = 240, 4
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := &models.Model{Model: "lda", K: k, D: d, Alpha0: 1, Alpha: make([]float64, k), Topics: make([][]float64, k), Vocab: make([]string, d)}
+	for w := range m.Vocab {
+		m.Vocab[w] = fmt.Sprintf("word%03d", w)
+	}
+	for i := range k {
+		c := i % clusters
+		row := make([]float64, d)
+		var sum float64
+		for w := range row {
+			row[w] = 0.01
+			if w%clusters == c {
+				row[w] = 1 + 0.02*rng.Float64()
+			}
+			sum += row[w]
+		}
+		for w := range row {
+			row[w] /= sum
+		}
+		m.Topics[i] = row
+		m.Alpha[i] = 1 / float64(i+2)
+	}
+	var s float64
+	for _, a := range m.Alpha {
+		s += a
+	}
+	for i := range m.Alpha {
+		m.Alpha[i] /= s
+	}
+	whitened := make([]float64, k)
+	for i := range whitened {
+		whitened[i] = 1 + 1e-7*float64(i)
+	}
+	m.Fit = &models.FitRecord{Docs: 366, Tokens: 224577, Passes: 10, Seed: 1, Whitening: "randomized",
+		M2Eigenvalues: []float64{0.004, 0.002, 0.0005}, WhitenedM2Eigenvalues: whitened, SketchTail: 0.5,
+		Plan:   map[string]any{"third": "explicit", "auto": false, "solver": "simultaneous"},
+		Solver: models.SolverRecord{Name: "simultaneous", Restarts: 2, Iters: 41},
+		EM:     &models.EMRecord{Passes: 7, Bounds: []float64{-6.81, -6.33, -6.23, -6.13, -6.05, -5.99, -5.94}, Converged: true, Tol: 0.01, FitAlpha: true, Eta: 0.01},
+		Warnings: []string{
+			"the data depart from the model: the raw topics lie 1.93 (ℓ1, mean; max 4.22) from distributions and were projected onto the simplex, and Σα̂ is 1.39 against 1; the second moment has 4 negative directions at least 0.5 of its k-th positive one, passed over by the whitening; the topics are a start for likelihood refinement (if k=24 exceeds what the data support, lower k)",
+			"the data support 20 spectral topics, not k=24 (the second moment's small directions hold negative ones, as real text's do): the spectral fit has 20, and 4 more were split from the heaviest for the EM passes to separate",
+			"the sketch of the second moment barely decays past the k-th direction (last singular value 0.50 of the k-th): the topics may be poorly spanned, and the checks below may blame k; one power pass (PowerIters = 1, one more pass over the data) usually fixes it",
+		}}
+	path := filepath.Join(dir, "clustered.json")
+	if err := m.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// overlaps lists the pairs of boxes (named by their labels) that overlap
+// by more than half a pixel both ways.
+func overlaps(labels []string, boxes []rect) []string {
+	var out []string
+	for i, a := range boxes {
+		for j := i + 1; j < len(boxes); j++ {
+			b := boxes[j]
+			if min(a.X+a.W, b.X+b.W)-max(a.X, b.X) > 0.5 && min(a.Y+a.H, b.Y+b.H)-max(a.Y, b.Y) > 0.5 {
+				out = append(out, labels[i]+" and "+labels[j])
+			}
+		}
+	}
+	return out
+}
+
+// TestReportReadsInChromium renders the report of a model whose topics lie
+// in tight clusters, as on real text, with an evaluation and the fit's
+// warnings, at a laptop's 1280×900, and checks what a person reads: every
+// topic's label on the map apart from every other (their boxes do not
+// overlap, also after a topic is selected) and above every circle; the
+// held-out perplexity, coherence and diversity within the first screen;
+// each warning in plain words with the fit's own words folded away; and
+// "How this model was made" and the topic table in words, not JSON.
+func TestReportReadsInChromium(t *testing.T) {
+	findChromium(t)
+	const k = 24
+	dir := t.TempDir()
+	path := clusteredModel(t, dir, k)
+	umass := make([]string, k)
+	for i := range umass {
+		umass[i] = fmt.Sprint(-1 - float64(i)/10)
+	}
+	evalPath := filepath.Join(dir, "eval.json")
+	os.WriteFile(evalPath, []byte(`{"docs": 41, "perplexity": 305.4, "umass": -0.949, "npmi": 0.33, "diversity": 0.756,
+		"topic_umass": [`+strings.Join(umass, ", ")+`], "topic_npmi": [`+strings.Repeat("0.3, ", k-1)+`0.3]}`), 0o644)
+	url := "file://" + writeReport(t, path, Options{EvalPaths: []string{evalPath}})
+	const viewport = 900
+	b := startBrowser(t, 1280, viewport)
+	b.navigate(url)
+
+	labelBoxes := func(when string) {
+		t.Helper()
+		var got []struct {
+			Label string
+			Box   rect
+		}
+		b.eval(`Array.from(document.querySelectorAll("#map text.tlabel")).map(e => { const r = e.getBoundingClientRect(); return {Label: e.textContent, Box: {X: r.x, Y: r.y, W: r.width, H: r.height}}; })`, &got)
+		if len(got) != k {
+			t.Fatalf("%s: %d labels on the map, want k=%d", when, len(got), k)
+		}
+		var svg rect
+		b.eval(`(() => { const r = document.getElementById("map").getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height}; })()`, &svg)
+		names := make([]string, k)
+		boxes := make([]rect, k)
+		seen := map[string]bool{}
+		for i, g := range got {
+			names[i], boxes[i] = g.Label, g.Box
+			seen[g.Label] = true
+			if g.Box.W <= 0 || g.Box.X < svg.X || g.Box.Y < svg.Y || g.Box.X+g.Box.W > svg.X+svg.W || g.Box.Y+g.Box.H > svg.Y+svg.H {
+				t.Errorf("%s: label %s at %+v is not inside the map %+v", when, g.Label, g.Box, svg)
+			}
+		}
+		for i := range k {
+			if !seen[fmt.Sprint(i)] {
+				t.Errorf("%s: no label %d on the map", when, i)
+			}
+		}
+		if o := overlaps(names, boxes); len(o) > 0 {
+			t.Errorf("%s: labels overlap: %s", when, strings.Join(o, ", "))
+		}
+		var above bool
+		b.eval(`(() => { const l = document.querySelector("#map g.labels"); return Array.from(document.querySelectorAll("#map circle.topic")).every(c => c.compareDocumentPosition(l) & Node.DOCUMENT_POSITION_FOLLOWING); })()`, &above)
+		if !above {
+			t.Errorf("%s: a circle is drawn over the labels", when)
+		}
+	}
+	labelBoxes("on opening")
+	// The centres of the map's circles are few: the clusters' topics
+	// share them, and their labels must have moved apart.
+	var centres int
+	b.eval(`new Set(Array.from(document.querySelectorAll("#map circle.topic")).map(c => Math.round(+c.getAttribute("cx") / 8) + "," + Math.round(+c.getAttribute("cy") / 8))).size`, &centres)
+	if centres > k/2 {
+		t.Errorf("the clustered topics' circles have %d distinct centres, want at most %d: the test does not crowd the map", centres, k/2)
+	}
+	c := b.box(`#map circle[data-topic="0"]`)
+	b.click(c.X+c.W/2, c.Y+c.H/2)
+	labelBoxes("topic 0 selected")
+
+	// The scores a person looks for, in the first screen.
+	b.eval(`window.scrollTo(0, 0)`, nil)
+	var scores []struct {
+		Name   string
+		Top    float64
+		Bottom float64
+	}
+	b.eval(`Array.from(document.querySelectorAll(".scores .score")).map(e => { const r = e.getBoundingClientRect(); return {Name: e.querySelector(".score-name").textContent, Top: r.top, Bottom: r.bottom}; })`, &scores)
+	var names []string
+	for _, s := range scores {
+		names = append(names, s.Name)
+		if s.Top < 0 || s.Bottom > viewport {
+			t.Errorf("score %q spans %g–%g px, not within the first %d px", s.Name, s.Top, s.Bottom, viewport)
+		}
+	}
+	if want := []string{"held-out perplexity", "coherence (NPMI)", "coherence (UMass)", "topic diversity"}; !slices.Equal(names, want) {
+		t.Errorf("scores %q, want %q", names, want)
+	}
+	var first string
+	b.eval(`document.querySelector(".scores .score-value").textContent`, &first)
+	if first != "305.4" {
+		t.Errorf("held-out perplexity shown as %q, want 305.4", first)
+	}
+
+	// The warnings: a title, plain words and what to try in sight; the
+	// fit's own words in a closed <details>.
+	var warn struct {
+		Items, Tries, Closed int
+		Shown, Folded        string
+	}
+	b.eval(`(() => { const w = document.querySelector(".warnings"); const c = w.cloneNode(true); c.querySelectorAll("details").forEach(d => d.remove());
+		return {Items: w.querySelectorAll(".warning").length, Tries: w.querySelectorAll(".warning li").length,
+			Closed: Array.from(w.querySelectorAll("details")).filter(d => !d.open).length,
+			Shown: c.textContent, Folded: Array.from(w.querySelectorAll("details")).map(d => d.textContent).join(" ")}; })()`, &warn)
+	if warn.Items != 3 || warn.Closed != 3 || warn.Tries < 3 {
+		t.Errorf("warnings: %d items, %d closed details, %d things to try; want 3, 3, at least 3", warn.Items, warn.Closed, warn.Tries)
+	}
+	for _, jargon := range []string{"ℓ1", "Σα̂", "simplex", "whitening", "singular value"} {
+		if strings.Contains(warn.Shown, jargon) {
+			t.Errorf("the warnings say %q outside their technical detail: %s", jargon, warn.Shown)
+		}
+		if !strings.Contains(warn.Folded, jargon) {
+			t.Errorf("the warnings' technical detail lost %q", jargon)
+		}
+	}
+
+	// "How this model was made" and the topic table speak words.
+	var prov [][2]string
+	b.eval(`Array.from(document.querySelectorAll(".prov tr")).map(r => [r.querySelector("th").textContent, r.querySelector("td") ? r.querySelector("td").textContent : ""])`, &prov)
+	var rows []string
+	for _, r := range prov[1:] { // the first row names the model file
+		rows = append(rows, r[0]+" = "+r[1])
+	}
+	text := strings.Join(rows, "\n")
+	for _, raw := range []string{"{", "[", "_", `"`, "1.0000001"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("%q in how the model was made:\n%s", raw, text)
+		}
+	}
+	for _, want := range []string{"EM refinement", "training bound per token, by pass", "7 values, first -6.81, last -5.94", "chosen automatically: no"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("how the model was made lacks %q:\n%s", want, text)
+		}
+	}
+	var heads []string
+	b.eval(`Array.from(document.querySelectorAll(".topictable th")).map(e => e.textContent)`, &heads)
+	if !slices.Contains(heads, "UMass") || !slices.Contains(heads, "NPMI") || slices.ContainsFunc(heads, func(h string) bool { return strings.Contains(h, "_") }) {
+		t.Errorf("topic table columns %q, want UMass and NPMI and no JSON key", heads)
+	}
+	saveShot(t, b.screenshot(), "report-read.png", 1280)
+	if pr := b.problems(url); len(pr) > 0 {
+		t.Errorf("the page reported problems:\n%s", strings.Join(pr, "\n"))
 	}
 }

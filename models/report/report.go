@@ -48,8 +48,15 @@ type Data struct {
 	Summary string `json:"summary"`
 	// Notes say what the page cannot show and why.
 	Notes []string `json:"notes,omitempty"`
-	// Warnings are the fit's own doubts, from the model file.
-	Warnings []string `json:"warnings,omitempty"`
+	// Scores are the figures a person judges the model by (held-out
+	// perplexity, coherence, diversity), from the evaluations and held-out
+	// documents given; the page leads with them.
+	Scores []Score `json:"scores,omitempty"`
+	// NoScores, set for a topic model without Scores, says how to get them.
+	NoScores string `json:"no_scores,omitempty"`
+	// Warnings are the fit's own doubts, from the model file, in plain
+	// words (explain).
+	Warnings []Warning `json:"warnings,omitempty"`
 	// Provenance lists how the model was made, as name–value pairs.
 	Provenance [][2]string `json:"provenance"`
 	// Topics is set for topic models.
@@ -60,6 +67,13 @@ type Data struct {
 
 func (d *Data) prov(name, value string) {
 	d.Provenance = append(d.Provenance, [2]string{name, value})
+}
+
+// warn adds the fit's warnings to d, explained.
+func (d *Data) warn(ws []string) {
+	for _, w := range ws {
+		d.Warnings = append(d.Warnings, explain(w))
+	}
 }
 
 // Num is a number written with 4 significant digits (NaN and ±Inf as
@@ -233,7 +247,12 @@ func topicPage(ctx context.Context, d *Data, path string, m *models.Model, o Opt
 		}
 	}
 	if o.HeldOut != "" {
-		return heldOut(ctx, d, m, o)
+		if err := heldOut(ctx, d, m, o); err != nil {
+			return err
+		}
+	}
+	if len(d.Scores) == 0 {
+		d.NoScores = "No held-out perplexity or coherence was given. Score the model with streamfit eval --model MODEL --heldout HELDOUT --json > heldout.json (and --coherence CORPUS for coherence), then add --eval heldout.json to streamfit report, or give --heldout to it."
 	}
 	return nil
 }
@@ -252,6 +271,7 @@ func heldOut(ctx context.Context, d *Data, m *models.Model, o Options) error {
 	}
 	name := "held-out (" + filepath.Base(o.HeldOut) + ")"
 	d.prov(name+": perplexity", fmtNum(h.Perplexity))
+	d.score("perplexity", h.Perplexity, fmt.Sprintf("%d held-out documents of %s", h.Docs, filepath.Base(o.HeldOut)))
 	d.prov(name+": documents scored", fmt.Sprint(h.Docs))
 	d.prov(name+": observed / predicted tokens", fmt.Sprintf("%d / %d (document completion, topics smoothed by %g)", h.Observed, h.Predicted, h.Smooth))
 	return nil
@@ -276,9 +296,7 @@ func topicProvenance(d *Data, m *models.Model) {
 	d.prov("seed", strconv.FormatUint(f.Seed, 10))
 	d.prov("whitening", f.Whitening)
 	if f.Plan != nil {
-		if b, err := json.Marshal(f.Plan); err == nil {
-			d.prov("plan", string(b))
-		}
+		d.prov("plan", readableJSON(f.Plan))
 	}
 	s := f.Solver
 	d.prov("solver", fmt.Sprintf("%s, %d restarts, %d iterations, converged: %t", s.Name, s.Restarts, s.Iters, s.Converged))
@@ -287,9 +305,9 @@ func topicProvenance(d *Data, m *models.Model) {
 		d.prov("tensor residual", fmtNum(*s.Residual))
 	}
 	if n := len(f.M2Eigenvalues); n > 0 {
-		d.prov("M2 eigenvalues (first, last)", fmtNum(f.M2Eigenvalues[0])+", "+fmtNum(f.M2Eigenvalues[n-1]))
+		d.prov("second-moment eigenvalues", fmt.Sprintf("%d, largest %s, smallest %s", n, fmtNum(f.M2Eigenvalues[0]), fmtNum(f.M2Eigenvalues[n-1])))
 	}
-	d.Warnings = append(d.Warnings, f.Warnings...)
+	d.warn(f.Warnings)
 	extraFit(d, f)
 }
 
@@ -298,9 +316,10 @@ var shownFit = map[string]bool{"docs": true, "skipped": true, "tokens": true, "p
 	"seconds": true, "seed": true, "whitening": true, "plan": true, "solver": true,
 	"m2_eigenvalues": true, "projection_l1": true, "warnings": true}
 
-// extraFit lists the fit record's other fields as compact JSON, so that
-// what a fit records (a refinement's passes and bounds, sketch diagnostics)
-// reaches the page without the page knowing it.
+// extraFit lists the fit record's other fields, named in words and written
+// readably (an object one row per field), so that what a fit records (a
+// refinement's passes and bounds, sketch diagnostics) reaches the page
+// without the page knowing it.
 func extraFit(d *Data, f *models.FitRecord) {
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -314,10 +333,16 @@ func extraFit(d *Data, f *models.FitRecord) {
 		if shownFit[key] {
 			continue
 		}
-		v := string(all[key])
-		if len(v) > 400 {
-			v = v[:400] + "…"
+		var v any
+		if json.Unmarshal(all[key], &v) != nil {
+			continue
 		}
-		d.prov(key, v)
+		if obj, ok := v.(map[string]any); ok {
+			for _, sub := range slices.Sorted(maps.Keys(obj)) {
+				d.prov(words(key)+": "+words(sub), readable(obj[sub]))
+			}
+			continue
+		}
+		d.prov(words(key), readable(v))
 	}
 }

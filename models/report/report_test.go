@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,7 +165,7 @@ func TestEvalFile(t *testing.T) {
 	for _, f := range d.Topics.Figures {
 		names = append(names, f.Name)
 	}
-	if got := strings.Join(names, " "); got != "coherence.npmi coherence.umass topics.npmi topics.umass" {
+	if got := strings.Join(names, ", "); got != "coherence: NPMI coherence, coherence: UMass coherence, topics: NPMI coherence, topics: UMass coherence" {
 		t.Errorf("figures %q", got)
 	}
 	if v := d.Topics.Figures[0].Value; !math.IsNaN(float64(v[1])) || v[2] != 0.3 {
@@ -174,10 +175,18 @@ func TestEvalFile(t *testing.T) {
 		t.Errorf("topics.npmi = %v", v)
 	}
 	prov := fmt.Sprint(d.Provenance)
-	for _, want := range []string{"evaluation (eval.json): perplexity 934.5", "evaluation (eval.json): heldout.docs 600", "evaluation (eval.json): diversity 0.8"} {
+	for _, want := range []string{"evaluation (eval.json): perplexity 934.5", "evaluation (eval.json): heldout: documents 600", "evaluation (eval.json): topic diversity 0.8"} {
 		if !strings.Contains(prov, want) {
 			t.Errorf("provenance %s lacks %q", prov, want)
 		}
+	}
+	// The scores a person looks for, in the page's order, whatever the file's.
+	var scores []string
+	for _, s := range d.Scores {
+		scores = append(scores, fmt.Sprintf("%s %v (%s)", s.Name, s.Value, s.Source))
+	}
+	if got, want := strings.Join(scores, "; "), "held-out perplexity 934.5 (eval.json); topic diversity 0.8 (eval.json)"; got != want {
+		t.Errorf("scores %q, want %q", got, want)
 	}
 	if len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "per_doc (5 values)") {
 		t.Errorf("notes %q", d.Notes)
@@ -319,13 +328,65 @@ func TestFitProvenance(t *testing.T) {
 	for _, p := range d.Provenance {
 		prov[p[0]] = p[1]
 	}
-	if prov["input"] != "120 documents, 3400 tokens, 3-word vocabulary" || prov["passes"] != "3" || prov["sketch_tail"] != "0.5" {
+	if prov["input"] != "120 documents, 3400 tokens, 3-word vocabulary" || prov["passes"] != "3" || prov["sketch tail (its last singular value over the k-th)"] != "0.5" {
 		t.Errorf("provenance %v", d.Provenance)
 	}
-	if len(d.Warnings) != 1 || d.Warnings[0] != "the data depart from the model" {
-		t.Errorf("warnings %q", d.Warnings)
+	if len(d.Warnings) != 1 || d.Warnings[0].Detail != "the data depart from the model" || len(d.Warnings[0].Try) == 0 {
+		t.Errorf("warnings %+v", d.Warnings)
 	}
 	if d.Topics.Unit != "expected tokens" || d.Topics.Scale != 3400 {
 		t.Errorf("bars in %s × %g, want expected tokens × 3400", d.Topics.Unit, d.Topics.Scale)
+	}
+}
+
+// TestScoresOrder checks that the scores of several evaluation files come
+// in the page's order (perplexity, NPMI, UMass, diversity), each saying
+// where it comes from.
+func TestScoresOrder(t *testing.T) {
+	dir := t.TempDir()
+	coh := filepath.Join(dir, "coherence.json")
+	os.WriteFile(coh, []byte(`{"k": 2, "top": 10, "docs": 374, "umass": -0.95, "npmi": 0.33, "diversity": 0.76}`), 0o644)
+	held := filepath.Join(dir, "heldout.json")
+	os.WriteFile(held, []byte(`{"docs": 41, "perplexity": 305.4, "log_likelihood": -63875.5}`), 0o644)
+	d := &Data{Topics: &TopicView{}}
+	for _, p := range []string{coh, held} {
+		if err := evalFigures(d, p, "", 2, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, s := range d.Scores {
+		got = append(got, fmt.Sprintf("%s %v (%s)", s.Name, s.Value, s.Source))
+	}
+	want := []string{
+		"held-out perplexity 305.4 (heldout.json: 41 held-out documents)",
+		"coherence (NPMI) 0.33 (coherence.json: top 10 words of each topic, 374 documents)",
+		"coherence (UMass) -0.95 (coherence.json: top 10 words of each topic, 374 documents)",
+		"topic diversity 0.76 (coherence.json: top 10 words of each topic, 374 documents)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("scores\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestExplain checks that each warning a fit writes is explained in plain
+// words, with something to try, its own words kept as the detail.
+func TestExplain(t *testing.T) {
+	for _, c := range []struct{ warning, title string }{
+		{"the data depart from the model: the raw topics lie 1.93 (ℓ1, mean; max 4.22) from distributions and were projected onto the simplex, and Σα̂ is 1.39 against 1; the topics are a start for likelihood refinement (if k=16 exceeds what the data support, lower k)", "The first estimate of the topics needed large corrections"},
+		{"the data support 40 spectral topics, not k=50 (the second moment's small directions hold negative ones, as real text's do): the spectral fit has 40, and 10 more were split from the heaviest for the EM passes to separate", "The data hold fewer clear topics than you asked for"},
+		{"the sketch of the second moment barely decays past the k-th direction (last singular value 0.50 of the k-th): the topics may be poorly spanned, and the checks below may blame k; one power pass (PowerIters = 1, one more pass over the data) usually fixes it", "The data's summary may not separate the topics well"},
+		{"Σα̂ is 1.4, expected 1: some topics may be spurious (k=20 may exceed what the data support; try a lower k)", "Some topics may be spurious"},
+		{"topics 3 (0.41), 7 (0.52) had more than 0.30 of ℓ1 mass moved by the projection onto the simplex: poorly estimated or spurious (try a lower k)", "Some topics were estimated poorly"},
+		{"3 of the k=20 eigenvalues of the second moment are below 0.01 of the largest (the smallest is 0.004 of it): the data seem to support about 17 topics; try a lower k", "Some topics are weakly supported by the data"},
+		{"the decomposition of the set tensor: did not settle within 100 iterations (its answer is used; more Iters, another Solver or a lower k may help)", "The solver stopped before it settled"},
+	} {
+		w := explain(c.warning)
+		if w.Title != c.title || w.Detail != c.warning || w.Meaning == "" || len(w.Try) == 0 {
+			t.Errorf("%.40s…: explained as %+v, want the title %q", c.warning, w, c.title)
+		}
+	}
+	if w := explain("something new"); w.Meaning != "something new" || w.Detail != "something new" {
+		t.Errorf("an unknown warning: %+v", w)
 	}
 }
