@@ -33,6 +33,40 @@ type DenseKind[C any, M Fitted] struct {
 	ReadModel func(path string) (M, error)
 	// Gen is the model's generator, if it has one.
 	Gen Generator
+	// Infer gives each row of src shares of m's components, if the
+	// model's rows have them (RowInferring); nil when they do not.
+	Infer *RowInference[M]
+}
+
+// RowInference is how the models M of a DenseKind give every sample row
+// shares of their components (RowInferring.InferRows and Shape).
+type RowInference[M any] struct {
+	Rows  func(ctx context.Context, m M, src stream.DenseSource, workers int, emit func(first int64, rows int, shares []float64) error) error
+	Shape func(m M) (k, d int)
+}
+
+// InfersRows implements RowInferring: whether Infer is set.
+func (k *DenseKind[C, M]) InfersRows() bool { return k.Infer != nil }
+
+// InferRows implements RowInferring.
+func (k *DenseKind[C, M]) InferRows(ctx context.Context, m Fitted, src stream.DenseSource, workers int, emit func(first int64, rows int, shares []float64) error) error {
+	mm, ok := m.(M)
+	switch {
+	case k.Infer == nil:
+		return fmt.Errorf("%s: the model gives its rows no shares", k.KindName)
+	case !ok:
+		return fmt.Errorf("%s: a %T is not a %s model", k.KindName, m, k.KindName)
+	}
+	return k.Infer.Rows(ctx, mm, src, workers, emit)
+}
+
+// Shape implements RowInferring; 0, 0 when the kind does not infer.
+func (k *DenseKind[C, M]) Shape(m Fitted) (int, int) {
+	mm, ok := m.(M)
+	if k.Infer == nil || !ok {
+		return 0, 0
+	}
+	return k.Infer.Shape(mm)
 }
 
 // Name implements Kind.

@@ -166,6 +166,32 @@ type Inferring interface {
 	Shape(m Fitted) (k, d int)
 }
 
+// RowInferring is a Kind of dense sample rows whose models may give every
+// row shares of their components (streamfit infer): a Gaussian mixture's
+// responsibilities, scikit-learn's predict_proba. A kind that implements
+// it infers when InfersRows says so.
+type RowInferring interface {
+	// InfersRows reports whether the kind's models give rows shares.
+	InfersRows() bool
+	// InferRows calls emit with the shares under the model m of the rows
+	// of src, a batch at a time in row order: rows rows from the source's
+	// row first, shares holding k per row (emit must not keep it); workers
+	// bounds the goroutines (0: one per CPU).
+	InferRows(ctx context.Context, m Fitted, src stream.DenseSource, workers int, emit func(first int64, rows int, shares []float64) error) error
+	// Shape returns m's number of components k and row width d.
+	Shape(m Fitted) (k, d int)
+}
+
+// Infers reports whether the models of k give shares of their components
+// to documents (Inferring) or to sample rows (RowInferring).
+func Infers(k Kind) bool {
+	if _, ok := k.(Inferring); ok {
+		return true
+	}
+	r, ok := k.(RowInferring)
+	return ok && r.InfersRows()
+}
+
 // Generating is a Kind that draws data with known truth (streamfit gen).
 type Generating interface {
 	// Generator returns the model's generator.

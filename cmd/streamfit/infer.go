@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
-	"strconv"
+	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream/columnar"
@@ -18,29 +16,58 @@ import (
 )
 
 // inferAbout is the help of `streamfit infer`.
-const inferAbout = `Infers the topic shares of every document of --input with the model's topics
-fixed (lda: the posterior mean of θ, γ/Σγ of the variational E-step; topic: the
-posterior probability of each topic) and writes them as Parquet (zstd), one row
-per document in input order:
+const inferAbout = `Gives every document (or sample row) of --input its shares of the model's
+components, with the model fixed, and writes them one row per document in
+input order:
 
-  doc    int64          the document's index in the input (from 0)
-  id     int64|string   with --id-column: that column of the input (Parquet or
-                        Arrow, a file or a dataset directory), so the shares join
-                        back to the documents; of a long (doc, term, count) table,
-                        its doc column; of a directory of text files, with
-                        --id-column path, each file's path under it
-  theta  list<double>   its k topic shares (sum 1), in the model's topic order
+  lda     the topic shares of each document: the posterior mean of θ, γ/Σγ of
+          the variational E-step (gensim's get_document_topics, scikit-learn's
+          transform)
+  topic   the posterior probability of each topic
+  gmm     each row's component responsibilities, the posterior probability of
+          each component (scikit-learn's predict_proba); --input holds dense
+          rows (--values-column, --columns)
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
-by 0.001). Streamed: memory is a batch per worker, whatever the input's size.`
+by 0.001). Raw text is tokenized against --vocab, else against the vocabulary
+the model file holds.
+
+--out chooses the format by its extension: .parquet (zstd), .csv, .tsv,
+.jsonl or .ndjson (JSON Lines); - writes CSV to standard output; --out-format
+overrides either. The columns (row for gmm, component for topic):
+
+  doc         int64          the document's index in the input (from 0)
+  id          int64|string   with --id-column: that column of the input (Parquet
+                             or Arrow, a file or a dataset directory), so the
+                             shares join back to the documents; of a long (doc,
+                             term, count) table, its doc column; of a directory
+                             of text files, with --id-column path, each file's
+                             path under it
+  theta       list<double>   its k shares (sum 1), in the model's order: in CSV
+                             and TSV the columns topic_0 … topic_{k-1}, in JSON
+                             Lines an array
+
+With --top N, each document's N largest shares instead, one row per (document,
+topic), largest first (ties: the lower topic first):
+
+  doc, id     as above
+  topic       int32          the topic's index in the model
+  share       double         its share
+
+A file is written atomically: a failed run leaves none. Standard output is
+written as the documents are read. Streamed: memory is a batch per worker,
+whatever the input's size.`
 
 func runInfer(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("infer", "", inferAbout)
 	o := e.addReadFlags(fs)
 	addDocFlags(fs, o)
-	modelPath := fs.String("model", "model.json", "fitted lda or topic model")
-	input := fs.String("input", "", "documents (any format of `streamfit inspect`), or a directory of text files")
-	out := fs.String("out", "theta.parquet", "output Parquet file")
+	addDenseFlags(fs, o, false)
+	modelPath := fs.String("model", "model.json", "fitted model (lda, topic, gmm)")
+	input := fs.String("input", "", "documents (any format of `streamfit inspect`), a directory of text files, or dense rows for gmm")
+	out := fs.String("out", "theta.parquet", "output file: .parquet, .csv, .tsv, .jsonl or .ndjson by its extension; - for standard output")
+	format := fs.String("out-format", "", "output format, whatever the name of --out: "+strings.Join(shareFormats, ", ")+" (default: by the extension; csv for -)")
+	top := fs.Int("top", 0, "write each document's N largest shares, one row per (document, topic), largest first (0: every share, one row per document)")
 	idColumn := fs.String("id-column", "", "copy this integer or string column of a Parquet or Arrow --input (one value per document; of a long table, its --doc-column) into the output as id; path: the file names of a directory of text files")
 	prog := addProgressFlag(fs)
 	pos, err := e.parse(fs, args)
@@ -55,10 +82,21 @@ func runInfer(ctx context.Context, e *env, args []string) error {
 	if *input == "" {
 		return usagef("--input is required")
 	}
-	if err := checkOutputs([]string{*modelPath, *input, o.VocabPath}, *out); err != nil {
+	if *top < 0 {
+		return usagef("--top %d: want a number of shares ≥ 1 (0: every share)", *top)
+	}
+	file := *out
+	if file == "-" {
+		file = ""
+	}
+	if err := checkOutputs([]string{*modelPath, *input, o.VocabPath}, file); err != nil {
 		return err
 	}
-	k, m, err := inferModel(*modelPath)
+	outFormat, err := shareFormat(*out, *format)
+	if err != nil {
+		return err
+	}
+	inf, err := inferModel(*modelPath)
 	if err != nil {
 		return err
 	}
@@ -66,47 +104,145 @@ func runInfer(ctx context.Context, e *env, args []string) error {
 	pr, done := e.startProgress(*prog, "infer", fileSize(*input))
 	defer done()
 	o.Progress = pr
-	src, err := stream.Open(*input, *o)
+	src, run, err := inf.open(*input, *o)
 	if err != nil {
 		return err
 	}
 	defer stream.Close(src)
-	var ids *idSource
+	t := inf.table(*top)
 	if *idColumn != "" {
-		if ids, err = openIDs(src.Info(), *input, *idColumn, o.DocColumn); err != nil {
+		if t.ids, err = openIDs(src.Info(), *input, *idColumn, o.DocColumn); err != nil {
 			return err
 		}
 	}
-	n, err := inferTo(ctx, src, k, m, o.Workers, *out, ids)
+	n, err := writeShares(ctx, src.Info().Path, run, o.Workers, t, *out, outFormat, e.stdout)
 	if err != nil {
 		return err
 	}
 	done()
-	nk, _ := k.Shape(m)
-	e.printf("infer: topic shares of %d documents under %d topics in %.1fs → %s\n", n, nk, time.Since(start).Seconds(), *out)
+	where := *out
+	if where == "-" {
+		where = "standard output"
+	}
+	e.printf("infer: %s shares of %d %ss under %d %ss in %.1fs → %s\n", t.unit, n, inf.itemWord(), t.k, t.unit, time.Since(start).Seconds(), where)
 	return nil
 }
 
-// inferModel reads the model file at path by its kind, which must give
-// documents shares (models.Inferring).
-func inferModel(path string) (models.Inferring, models.Fitted, error) {
+// inferer is a model whose documents or sample rows have shares of its
+// components: its kind implements models.Inferring (documents) or
+// models.RowInferring (rows).
+type inferer struct {
+	name string
+	m    models.Fitted
+	docs models.Inferring    // nil for a model of rows
+	rows models.RowInferring // nil for a model of documents
+}
+
+// inferModel reads the model file at path by its kind, whose documents or
+// rows must have shares (models.Infers).
+func inferModel(path string) (*inferer, error) {
 	name, err := modelKind(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	k, err := models.Lookup(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	inf, ok := k.(models.Inferring)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: a %q model: infer gives the documents' shares under a topic model", path, name)
+	if !models.Infers(k) {
+		return nil, fmt.Errorf("%s: the %s model gives no shares to its documents or rows; infer reads %s models", path, name, strings.Join(models.Names(models.Infers), ", "))
 	}
 	m, err := k.Read(path)
 	if err != nil {
+		return nil, err
+	}
+	f := &inferer{name: name, m: m}
+	if d, ok := k.(models.Inferring); ok {
+		f.docs = d
+	} else {
+		f.rows = k.(models.RowInferring)
+	}
+	return f, nil
+}
+
+// inferRun runs a model's inference over its input, calling emit with the
+// shares a batch at a time.
+type inferRun func(ctx context.Context, workers int, emit func(first int64, n int, shares []float64) error) error
+
+// open opens the input at path as the model reads it: documents or dense
+// rows. Raw text without a vocabulary file is tokenized against the
+// model's vocabulary.
+func (f *inferer) open(path string, o stream.Options) (source, inferRun, error) {
+	if f.rows != nil {
+		src, err := stream.OpenDense(path, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return src, func(ctx context.Context, workers int, emit func(int64, int, []float64) error) error {
+			return f.rows.InferRows(ctx, f.m, src, workers, emit)
+		}, nil
+	}
+	src, err := openDocsWith(path, o, f.m)
+	if err != nil {
 		return nil, nil, err
 	}
-	return inf, m, nil
+	return src, func(ctx context.Context, workers int, emit func(int64, int, []float64) error) error {
+		return f.docs.Infer(ctx, f.m, src, workers, emit)
+	}, nil
+}
+
+// source is an opened input: documents or rows.
+type source interface{ Info() stream.Info }
+
+// openDocsWith opens path as documents; raw text without o.VocabPath is
+// tokenized against the vocabulary of the topic model m, when it has one.
+func openDocsWith(path string, o stream.Options, m models.Fitted) (stream.DocSource, error) {
+	src, err := stream.Open(path, o)
+	if err == nil || o.VocabPath != "" || !errors.Is(err, stream.ErrNeedVocab) {
+		return src, err
+	}
+	tm, ok := m.(*models.Model)
+	if !ok || tm.Vocab == nil {
+		return nil, fmt.Errorf("%w; the model file holds no vocabulary: pass --vocab", err)
+	}
+	ts, err := stream.OpenText(path, o)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := text.NewTokenizer(o)
+	if err != nil {
+		stream.Close(ts)
+		return nil, err
+	}
+	return closingDocs{text.NewBag(ts, tok, tm.Vocab, o.WithDefaults().Workers), ts}, nil
+}
+
+// closingDocs are documents that close the text they are made of.
+type closingDocs struct {
+	stream.DocSource
+	text stream.TextSource
+}
+
+func (c closingDocs) Close() error { return stream.Close(c.text) }
+
+// table is the layout of the model's shares, with top (--top).
+func (f *inferer) table(top int) shareTable {
+	t := shareTable{model: f.name, item: "doc", unit: "topic", top: top}
+	if f.rows != nil {
+		t.k, t.d = f.rows.Shape(f.m)
+		t.item, t.unit = "row", "component"
+	} else {
+		t.k, t.d = f.docs.Shape(f.m)
+	}
+	return t
+}
+
+// itemWord names what has shares, for messages.
+func (f *inferer) itemWord() string {
+	if f.rows != nil {
+		return "row"
+	}
+	return "document"
 }
 
 // idSource is where infer --id-column takes the documents' ids from, in
@@ -170,26 +306,46 @@ func openIDs(info stream.Info, path, col, docCol string) (*idSource, error) {
 }
 
 // inferTo writes the shares of src's documents under the model m of kind k
-// to the Parquet file out, atomically, and returns the number of
-// documents; with ids, each document's id from that column too.
+// to the file out, in the format its extension names, atomically, and
+// returns the number of documents; with ids, each document's id too.
 func inferTo(ctx context.Context, src stream.DocSource, k models.Inferring, m models.Fitted, workers int, out string, ids *idSource) (int64, error) {
-	w, err := newThetaWriter(out, k, m, ids)
+	format, err := shareFormat(out, "")
+	if err != nil {
+		return 0, err
+	}
+	f := &inferer{name: k.(models.Kind).Name(), m: m, docs: k}
+	t := f.table(0)
+	t.ids = ids
+	run := func(ctx context.Context, workers int, emit func(int64, int, []float64) error) error {
+		return k.Infer(ctx, m, src, workers, emit)
+	}
+	return writeShares(ctx, src.Info().Path, run, workers, t, out, format, nil)
+}
+
+// writeShares writes the shares run gives as the table t to out ("-":
+// stdout) in format, and returns the number of documents or rows; input
+// names the input in errors about its ids.
+func writeShares(ctx context.Context, input string, run inferRun, workers int, t shareTable, out, format string, stdout io.Writer) (int64, error) {
+	if t.top > t.k {
+		t.top = t.k
+	}
+	w, err := newShareWriter(out, format, t, stdout)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	var cur *idCursor
-	if ids != nil {
-		cur = newIDCursor(ctx, ids, src.Info().Path)
+	if t.ids != nil {
+		cur = newIDCursor(ctx, t.ids, input)
 		defer cur.stop()
 	}
-	err = k.Infer(ctx, m, src, workers, func(first int64, docs int, theta []float64) error {
+	err = run(ctx, workers, func(first int64, docs int, shares []float64) error {
 		v, err := cur.take(docs)
 		if err != nil {
 			return err
 		}
 		n += int64(docs)
-		return w.add(first, docs, theta, v)
+		return w.add(first, docs, shares, v)
 	})
 	if err == nil {
 		err = cur.finish(n)
@@ -256,104 +412,4 @@ func (c *idCursor) finish(docs int64) error {
 		return fmt.Errorf("%s: the id column has more values than the input has documents (%d)", c.path, docs)
 	}
 	return nil
-}
-
-// thetaRows is the number of documents per Parquet row group.
-const thetaRows = 1 << 16
-
-// thetaWriter writes document topic shares to a Parquet file, atomically,
-// one row group per thetaRows documents.
-type thetaWriter struct {
-	path string
-	k    int
-	f    *stream.AtomicFile
-	w    *pqarrow.FileWriter
-	b    *array.RecordBuilder
-	doc  *array.Int64Builder
-	ids  array.Builder // the id column, when asked for
-	list *array.ListBuilder
-	vals *array.Float64Builder
-	rows int
-}
-
-func newThetaWriter(path string, kind models.Inferring, m models.Fitted, ids *idSource) (*thetaWriter, error) {
-	k, d := kind.Shape(m)
-	md := arrow.NewMetadata([]string{"streamfit.d", "streamfit.k", "streamfit.model"}, []string{strconv.Itoa(d), strconv.Itoa(k), kind.(models.Kind).Name()})
-	fields := []arrow.Field{{Name: "doc", Type: arrow.PrimitiveTypes.Int64}}
-	if ids != nil {
-		var typ arrow.DataType = arrow.PrimitiveTypes.Int64
-		if ids.String {
-			typ = arrow.BinaryTypes.String
-		}
-		fields = append(fields, arrow.Field{Name: "id", Type: typ})
-	}
-	fields = append(fields, arrow.Field{Name: "theta", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)})
-	schema := arrow.NewSchema(fields, &md)
-	f, w, err := models.CreateParquet(path, schema)
-	if err != nil {
-		return nil, err
-	}
-	t := &thetaWriter{path: path, k: k, f: f, w: w, b: array.NewRecordBuilder(memory.NewGoAllocator(), schema)}
-	t.doc = t.b.Field(0).(*array.Int64Builder)
-	if ids != nil {
-		t.ids = t.b.Field(1)
-	}
-	t.list = t.b.Field(len(fields) - 1).(*array.ListBuilder)
-	t.vals = t.list.ValueBuilder().(*array.Float64Builder)
-	return t, nil
-}
-
-// add appends n documents from first with their shares (k each) and,
-// with an id column, their ids.
-func (t *thetaWriter) add(first int64, n int, theta []float64, ids columnar.IDs) error {
-	for i := range n {
-		t.doc.Append(first + int64(i))
-		switch b := t.ids.(type) {
-		case *array.Int64Builder:
-			b.Append(ids.Ints[i])
-		case *array.StringBuilder:
-			b.Append(ids.Strings[i])
-		}
-		t.list.Append(true)
-		t.vals.AppendValues(theta[i*t.k:(i+1)*t.k], nil)
-		if t.rows++; t.rows == thetaRows {
-			if err := t.flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// flush writes the buffered rows as one row group.
-func (t *thetaWriter) flush() error {
-	if t.rows == 0 {
-		return nil
-	}
-	rec := t.b.NewRecordBatch()
-	defer rec.Release()
-	t.rows = 0
-	if err := t.w.Write(rec); err != nil {
-		return fmt.Errorf("%s: %w", t.path, err)
-	}
-	return nil
-}
-
-func (t *thetaWriter) commit() error {
-	err := t.flush()
-	if cerr := t.w.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("%s: %w", t.path, cerr)
-	}
-	t.b.Release()
-	if err != nil {
-		t.f.Abort()
-		return err
-	}
-	return t.f.Commit()
-}
-
-func (t *thetaWriter) abort() {
-	t.w.Close()
-	t.b.Release()
-	t.f.Abort()
 }

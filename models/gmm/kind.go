@@ -36,6 +36,10 @@ var Kind = &models.DenseKind[Config, *Model]{
 	Fit:       Fit,
 	FitStats:  FitStats,
 	ReadModel: Read,
+	Infer: &models.RowInference[*Model]{
+		Rows:  Responsibilities,
+		Shape: (*Model).dims,
+	},
 	Gen: &models.Gen[synth.GMMConfig]{
 		GenName:   "gmm",
 		AboutText: "Draws a dense sample table from a Gaussian mixture and writes it as Parquet or Arrow (by the name of --out: column x = fixed_size_list<float64>), with the model in a JSON truth file.",

@@ -1,0 +1,34 @@
+package gmm_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamfit/streamfit/models/gmm"
+	"github.com/streamfit/streamfit/stream"
+)
+
+// Give rows the posterior probability of each component of a mixture
+// (scikit-learn's predict_proba): a row between two means splits evenly,
+// a row on a mean belongs to its component.
+func ExampleResponsibilities() {
+	m := &gmm.Model{Model: "gmm", K: 2, D: 2,
+		Weights:   []float64{0.5, 0.5},
+		Means:     [][]float64{{-2, 0}, {2, 0}},
+		Variances: []float64{1, 1},
+	}
+	rows := &stream.MemoryDense{All: &stream.Dense{Rows: 3, Cols: 2, Data: []float64{0, 0, 2, 0, -2, 1}}}
+	err := gmm.Responsibilities(context.Background(), m, rows, 0, func(first int64, n int, shares []float64) error {
+		for i := range n {
+			fmt.Printf("row %d: %.4f %.4f\n", first+int64(i), shares[2*i], shares[2*i+1])
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	// Output:
+	// row 0: 0.5000 0.5000
+	// row 1: 0.0003 0.9997
+	// row 2: 0.9997 0.0003
+}
