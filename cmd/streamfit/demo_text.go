@@ -147,7 +147,7 @@ func (d *textDemo) fit(ctx context.Context, train string, k int, seed uint64) (*
 	defer stream.Close(in)
 	var limit planLimit
 	cfg := lda.DefaultConfig(k) // fit lda's defaults
-	cfg.Seed, cfg.Progress, cfg.OnPlan = seed, d.e.ldaProgress(pf, "lda"), limit.onPlan
+	cfg.Seed, cfg.Progress, cfg.OnPlan = seed, d.e.ldaProgress(pf, "lda", in.Info().Rows), limit.onPlan
 	m, err := lda.Fit(ctx, in, cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", d.path, err)

@@ -142,7 +142,7 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 		defer stream.Close(ho)
 		opt.HeldOut = ho
 	}
-	cfg.Progress = e.ldaProgress(p, f.kind.Name())
+	cfg.Progress = e.ldaProgress(p, f.kind.Name(), src.Info().Rows)
 	sw, err := lda.FitK(ctx, src, ks, cfg, opt)
 	if err != nil {
 		return inputNamed(f.input, err)

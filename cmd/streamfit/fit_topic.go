@@ -137,7 +137,7 @@ func (e *env) fitDocs(ctx context.Context, f *fitFlags, cfg lda.Config, fit func
 		return err
 	}
 	defer stream.Close(src)
-	cfg.Progress = e.ldaProgress(p, f.kind.Name())
+	cfg.Progress = e.ldaProgress(p, f.kind.Name(), src.Info().Rows)
 	if cfg.Checkpoint, err = e.checkpoint(f.topic.ck, f.input, *f.o); err != nil { // checkpoint.go
 		return err
 	}
@@ -245,10 +245,10 @@ func (e *env) writeTopicModel(m *models.Model, f *fitFlags) error {
 // progress line (p nil: none), and on stderr, always, one line per pass
 // over the documents when it ends (its time, documents and rate; an EM
 // pass's bound), so a log of a batch job shows how the fit went.
-func (e *env) ldaProgress(p *stream.Progress, model string) func(lda.Progress) {
+func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda.Progress) {
 	var last time.Duration // when the previous pass ended
 	return func(pr lda.Progress) {
-		p.SetStage(ldaStage(pr))
+		p.SetStage(ldaStage(pr) + passShare(pr, docs, pr.Elapsed-last))
 		if !pr.Done || pr.Stage == "solve" {
 			return
 		}
@@ -281,6 +281,17 @@ func planVersusMeasured(model string, plan *lda.Plan, m *models.Model, cpu0 time
 		return fmt.Sprintf("fit %s: CPU %.1fs (the plan could not forecast it: the number of documents was unknown)", model, used)
 	}
 	return fmt.Sprintf("fit %s: CPU %.1fs; the plan forecast %.1fs, and %.1fs for the passes taken (%.2f× the CPU used)", model, used, forecast, taken, taken/used)
+}
+
+// passShare is ", N% of the pass, ETA T" for a pass over every document
+// (docs of them; < 0 unknown) that has run for took, or "".
+func passShare(pr lda.Progress, docs int64, took time.Duration) string {
+	if docs <= 0 || pr.Done || pr.Docs <= 0 || pr.Stage == "solve" || pr.Stage == "em-sample" {
+		return ""
+	}
+	frac := min(float64(pr.Docs)/float64(docs), 1)
+	eta := time.Duration(float64(took) * (1 - frac) / frac).Round(time.Second)
+	return fmt.Sprintf(", %.0f%% of the pass, ETA %s", 100*frac, eta)
 }
 
 // ldaStage names an LDA fit's stage for the progress line.
