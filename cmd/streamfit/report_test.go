@@ -53,7 +53,7 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("report --heldout lacks %s", want)
 	}
 	if want := fmt.Sprintf(`"scores":[{"name":"held-out perplexity","value":%s`, fmtFour(ho.Perplexity)); !strings.Contains(string(hpage), want) {
-		t.Errorf("report --heldout does not lead with the held-out perplexity: lacks %s", want)
+		t.Errorf("report --heldout does not open with the held-out perplexity: lacks %s", want)
 	}
 
 	// The single-topic model's page, from the same corpus.

@@ -91,13 +91,13 @@ const DefaultWithin = 0.01
 // fit of the largest k, scores them and recommends one:
 //
 //   - the spectral passes run once, for the largest k; every smaller k is
-//     whitened by the leading k directions of its whitening W and solved
+//     whitened by the top k directions of its whitening W and solved
 //     from the matching block of the pass's whitened moments
 //     (Ê3(W_k,W_k,W_k), W_kᵀÊ2W_k, W_kᵀM̂1, Ê2·W_k), with its own
 //     re-whitening, decomposition and recovery, as Fit runs them after its
 //     own passes (sweepBlocks). With the exact whitening (a vocabulary of
 //     at most ExactDim words) W_k is the whitening Fit computes for k and
-//     the spectral model is Fit's; with the randomized one the leading
+//     the spectral model is Fit's; with the randomized one the top
 //     directions are the Ritz vectors of M̂2 on span(W), which span M̂2's
 //     top-k eigenspace better than Fit's own sketch for k does. The
 //     largest k's model is Fit's. A k whose block the data refuse (or
@@ -298,16 +298,16 @@ func (s *sweepSpectral) solve(ctx context.Context, th *third, b *basis, cfg Conf
 }
 
 // sweepBlocks returns, for each k of ks (below b's K), the whitening by
-// the k leading directions of the whitening b and the moments mom of a
+// the top k directions of the whitening b and the moments mom of a
 // pass whitened by b, in that whitening (nil where the k-th direction is
 // not positive).
 //
-// The exact whitening's columns are already M̂2's leading eigenvectors,
-// largest first: the leading k columns and the leading blocks of the
+// The exact whitening's columns are already M̂2's top eigenvectors,
+// largest first: the top k columns and the top blocks of the
 // moments (copies: the solve consumes them), the very whitening and
 // moments Fit forms for k alone, up to the rounding of the pass's sums.
 //
-// A randomized whitening's columns are the leading left singular vectors
+// A randomized whitening's columns are the top left singular vectors
 // of the sketch M̂2·Ω, ordered by σᵢ ≈ λᵢ‖Ωᵀuᵢ‖, which reorders directions
 // of close eigenvalues: on a generated corpus of 8 topics the first 3
 // columns spanned the top-3 eigenspace of M̂2 at a smallest principal
@@ -315,7 +315,7 @@ func (s *sweepSpectral) solve(ctx context.Context, th *third, b *basis, cfg Conf
 // (TestSweepWhitening). So the whitening is first turned into the Ritz
 // vectors of M̂2 on span(W), W·R with R = D^{1/2}·V·Λ^{-1/2} where
 // QᵀM̂2Q = D^{1/2}(WᵀM̂2W)D^{1/2} = VΛVᵀ (Λ decreasing; WᵀM̂2W measured
-// by the pass), and the k leading Ritz vectors whiten k: the moments are
+// by the pass), and the top k Ritz vectors whiten k: the moments are
 // those of W·R_k (R_k the first k columns), Ê3(WR_k, WR_k, WR_k) =
 // Ê3(W,W,W)(R_k,R_k,R_k) and so on, a k×k change of basis that is exact
 // (no rounding beyond the products'), as the re-whitening is.
@@ -414,7 +414,7 @@ func rotatedWhitened(mom *implicit.Whitened, rk *mat.Dense) *implicit.Whitened {
 }
 
 // subWhitened returns the moments of the whitening by the first k columns
-// of the W that mom was formed with: the leading blocks of its whitened
+// of the W that mom was formed with: the top blocks of its whitened
 // moments and the first k columns of Ê2·W (copies: the solve consumes
 // them; RawM1 is shared, read only).
 func subWhitened(mom *implicit.Whitened, k int) *implicit.Whitened {
@@ -443,7 +443,7 @@ func subWhitened(mom *implicit.Whitened, k int) *implicit.Whitened {
 		RawM1: mom.RawM1, E2W: mat.DenseCopyOf(mom.E2W.Slice(0, d, 0, k))}
 }
 
-// subBasis is the whitening by the first k columns of b: its k leading
+// subBasis is the whitening by the first k columns of b: its top k
 // directions, their scales, and the tail σ_last/σ_k of the same sketch.
 func subBasis(b *basis, k int) *basis {
 	d, kb := b.w.Dims()

@@ -85,8 +85,8 @@ func subspaceCos(a, b *mat.Dense) float64 {
 }
 
 // TestSweepWhitening: the whitening of a smaller k taken from the largest
-// k's (its leading columns) is the whitening computed for that k alone.
-// With the exact whitening (vocabulary ≤ ExactDim) both are the leading
+// k's (its top columns) is the whitening computed for that k alone.
+// With the exact whitening (vocabulary ≤ ExactDim) both are the top
 // eigenvectors of the same M̂2, scaled by the same eigenvalues: equal up
 // to the sign of each column to rounding (1e-9 of the largest entry; the
 // two eigendecompositions are of the same matrix, so only LAPACK's
@@ -103,7 +103,7 @@ func TestSweepWhitening(t *testing.T) {
 		diff := maxColDiff(sub.w, alone.w)
 		t.Logf("exact whitening, k=%d from k=8: max column difference %.3g", k, diff)
 		if diff > 1e-9 {
-			t.Errorf("k=%d: the leading columns of k=8's whitening differ from k=%d's by %.3g (relative)", k, k, diff)
+			t.Errorf("k=%d: the top columns of k=8's whitening differ from k=%d's by %.3g (relative)", k, k, diff)
 		}
 		if !slices.Equal(sub.values, alone.values) {
 			t.Errorf("k=%d: scales %v, alone %v", k, sub.values, alone.values)
@@ -130,7 +130,7 @@ func TestSweepWhitening(t *testing.T) {
 		alone := whiteningFor(t, src, Config{K: k, Alpha0: 1, Seed: 1})
 		ex := subBasis(exact, k).w
 		cs, ca, cl := subspaceCos(bases[i].w, ex), subspaceCos(alone.w, ex), subspaceCos(subBasis(big, k).w, ex)
-		t.Logf("randomized whitening, k=%d: smallest principal cosine to the exact span %.6f from k=8 (Ritz), %.6f alone, %.6f from k=8's leading columns", k, cs, ca, cl)
+		t.Logf("randomized whitening, k=%d: smallest principal cosine to the exact span %.6f from k=8 (Ritz), %.6f alone, %.6f from k=8's top columns", k, cs, ca, cl)
 		if cs < 0.99 {
 			t.Errorf("k=%d: the sweep's whitening spans the top-%d eigenspace at a smallest principal cosine of %.4f, want ≥ 0.99", k, k, cs)
 		}

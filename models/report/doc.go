@@ -7,7 +7,7 @@
 // hmm, markov, hmm-snapshot, multiview) heat maps and bars of their
 // parameters; for every model how it was fitted, as a table in words, and
 // the fit's warnings in plain words (what each means, what to try), the
-// fit's own words folded in a <details>. The page leads with the scores a
+// fit's own words folded in a <details>. The page opens with the scores a
 // person judges a model by — held-out perplexity, coherence (UMass, NPMI),
 // topic diversity — when an evaluation file or held-out documents give
 // them. The map's topic labels are placed so that none covers another.

@@ -164,7 +164,7 @@
     // The labels lie above every circle, each where no other label covers
     // it; one moved off its circle is tied to it by a line.
     const labelLayer = sv("g", { class: "labels" }, map);
-    const leaders = sv("g", { class: "leaders" }, labelLayer);
+    const pointers = sv("g", { class: "pointers" }, labelLayer);
     const texts = [], items = [];
     for (const t of order) {
       texts[t] = sv("text", { x: px(T.x[t]), y: py(T.y[t]), class: "tlabel", "text-anchor": "middle", "dominant-baseline": "central", "data-topic": t }, labelLayer, String(t));
@@ -179,7 +179,7 @@
       if (dist > it.r) {
         // From the circle's edge to the nearest point of the label's box.
         const bx = Math.max(lx - it.w / 2, Math.min(it.x, lx + it.w / 2)), by = Math.max(ly - it.h / 2, Math.min(it.y, ly + it.h / 2));
-        sv("line", { x1: it.x + dx / dist * it.r, y1: it.y + dy / dist * it.r, x2: bx, y2: by, class: "leader" }, leaders);
+        sv("line", { x1: it.x + dx / dist * it.r, y1: it.y + dy / dist * it.r, x2: bx, y2: by, class: "pointer" }, pointers);
       }
     });
 

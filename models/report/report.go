@@ -50,7 +50,7 @@ type Data struct {
 	Notes []string `json:"notes,omitempty"`
 	// Scores are the figures a person judges the model by (held-out
 	// perplexity, coherence, diversity), from the evaluations and held-out
-	// documents given; the page leads with them.
+	// documents given; the page opens with them.
 	Scores []Score `json:"scores,omitempty"`
 	// NoScores, set for a topic model without Scores, says how to get them.
 	NoScores string `json:"no_scores,omitempty"`

@@ -145,7 +145,7 @@ func matchDataset(path string, head []byte) int {
 }
 
 // leftOut reports whether a dataset read leaves p, a file under dir, out:
-// it or a directory above it is named with a leading "." or "_".
+// it or a directory above it has a name beginning with "." or "_".
 func leftOut(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)
 	if err != nil {
