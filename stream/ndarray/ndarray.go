@@ -134,19 +134,18 @@ func (s *Source) Info() stream.Info { return s.info }
 
 // Rows is one pass over the samples.
 func (s *Source) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
-	return func(yield func(*stream.Dense, error) bool) {
+	return stream.PassRows(func(yield func(*stream.Dense) bool) error {
 		stopped := false
 		err := s.pass(ctx, func(b *stream.Dense) bool {
-			stopped = !yield(b, nil)
+			stopped = !yield(b)
 			return !stopped
 		})
 		if err == nil && !stopped {
+			// A file changed during the pass is an error at its end too.
 			err = s.stamp.Check()
 		}
-		if err != nil && !stopped {
-			yield(nil, err)
-		}
-	}
+		return err
+	})
 }
 
 func (s *Source) pass(ctx context.Context, yield func(*stream.Dense) bool) error {

@@ -139,16 +139,7 @@ func (s *Dense) Info() stream.Info { return s.info }
 
 // Rows is one pass over the samples.
 func (s *Dense) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
-	return func(yield func(*stream.Dense, error) bool) {
-		stopped := false
-		err := s.pass(ctx, func(b *stream.Dense) bool {
-			stopped = !yield(b, nil)
-			return !stopped
-		})
-		if err != nil && !stopped {
-			yield(nil, err)
-		}
-	}
+	return stream.PassRows(func(yield func(*stream.Dense) bool) error { return s.pass(ctx, yield) })
 }
 
 func (s *Dense) pass(ctx context.Context, yield func(*stream.Dense) bool) error {
