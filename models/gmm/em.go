@@ -13,6 +13,7 @@ import (
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 )
 
 // On real data the moment fit is a start: streamed EM passes refine it by
@@ -419,15 +420,7 @@ func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64)
 	return res, v, nil
 }
 
-func normalise(w []float64) {
-	var s float64
-	for _, x := range w {
-		s += x
-	}
-	for i := range w {
-		w[i] /= s
-	}
-}
+func normalise(w []float64) { floats.Scale(1/floats.Sum(w), w) }
 
 // emParams are the settings of an EM pass's statistics.
 type emParams struct {

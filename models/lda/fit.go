@@ -13,6 +13,7 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -243,16 +244,12 @@ func splitTopics(m *models.Model, k int, seed uint64) {
 
 // normalise scales v to sum to 1 (uniform when it sums to 0).
 func normalise(v []float64) {
-	s := 0.0
-	for _, x := range v {
-		s += x
+	if s := floats.Sum(v); s > 0 {
+		floats.Scale(1/s, v)
+		return
 	}
 	for i := range v {
-		if s > 0 {
-			v[i] /= s
-		} else {
-			v[i] = 1 / float64(len(v))
-		}
+		v[i] = 1 / float64(len(v))
 	}
 }
 
