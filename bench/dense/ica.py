@@ -3,8 +3,10 @@
 shortest, mixed by a random matrix A (D × K, condition number below 5,
 seeded), every sample a row. Fits
 
-  sf-ica     streamfit fit ica --k K
-  sf-ica-ojd streamfit fit ica --k K --solver ojd
+  sf-ica           streamfit fit ica --k K (the cumulant, then logcosh steps)
+  sf-ica-ojd       streamfit fit ica --k K --solver ojd
+  sf-ica-kurtosis  streamfit fit ica --k K --contrast kurtosis (the cumulant's
+                   own polishing steps)
   fastica    scikit-learn FastICA(n_components=K, whiten="unit-variance")
 
 under GNU time, and scores both with one scorer from the estimated
@@ -91,13 +93,15 @@ def main():
         path = os.path.join(out, f"speech-{case}.npy")
         np.save(path, x)
         truth_kurt = sorted(kurtosis(s).round(2).tolist())
-        for meth in ("sf-ica", "sf-ica-ojd", "fastica"):
+        for meth in ("sf-ica", "sf-ica-ojd", "sf-ica-kurtosis", "fastica"):
             base = os.path.join(out, f"speech-{case}-{meth}")
             model = base + ".json"
             if meth.startswith("sf-ica"):
                 cmd = [sf, "fit", "ica", "--input", path, "--k", str(k), "--out", model, "--progress", "off"]
                 if meth == "sf-ica-ojd":
                     cmd += ["--solver", "ojd"]
+                if meth == "sf-ica-kurtosis":
+                    cmd += ["--contrast", "kurtosis"]
             else:
                 cmd = [py, os.path.join(here, "sk_ica.py"), path, str(k), model]
             rc, wall, cpu, rss = timed(cmd, base + ".log")
