@@ -101,7 +101,7 @@ func buildModel(theta *mat.Dense, kurt []float64, b *mat.Dense, sp *spec, white 
 		}
 		m.Mixing[i] = col
 	}
-	m.Fit = &FitRecord{Rows: sp.n, Method: sp.method, Solver: cfg.Solver, Sigma2: sp.sigma2, Whitening: white, Lambda: res.Weights}
+	m.Fit = &FitRecord{Rows: sp.n, Method: sp.method, Solver: cfg.Solver, Contrast: cfg.Contrast, Sigma2: sp.sigma2, Whitening: white, Lambda: res.Weights}
 	m.Fit.Record("", res)
 	return m
 }

@@ -15,9 +15,11 @@ import (
 // registers it).
 var Kind = &models.DenseKind[Config, *Model]{
 	KindName: "ica",
-	About:    "independent component analysis by the fourth cumulant on dense samples",
+	About:    "independent component analysis on dense samples: the fourth cumulant, then FastICA's logcosh steps",
 	Flags: func(fs *flag.FlagSet, c *Config, use models.Use) func(*Config, models.Check) error {
 		models.WhiteningFlags(fs, &c.ExactDim, &c.Oversample, &c.PowerIters)
+		fs.StringVar(&c.Contrast, "contrast", ContrastLogcosh, "what the polishing passes after the solver maximise: logcosh (FastICA's tanh fixed point, robust on heavy-tailed sources) or kurtosis (the fourth cumulant's own fixed point)")
+		fs.IntVar(&c.Refine, "refine", 0, "the most polishing passes (0: 12 for logcosh, 2 for kurtosis; -1: none)")
 		if use == models.StatsFlags {
 			// The polishing passes are the solver's: their statistics
 			// depend on it.
@@ -89,6 +91,9 @@ func (m *Model) Section() models.Section {
 		s.Fact("second moment", f.Method)
 		s.Fact("noise variance σ²", models.FormatNum(f.Sigma2))
 		s.Fact("refinement iterations", strconv.Itoa(f.RefineIters))
+		if f.Contrast != "" {
+			s.Fact("refinement contrast", f.Contrast)
+		}
 	}
 	return s
 }

@@ -34,7 +34,9 @@ type FitRecord struct {
 	Whitening []float64 `json:"whitening"`
 	// Lambda are the third-order eigenvalues |κᵢ bᵢᵀv| from the solver.
 	Lambda []float64 `json:"lambda"`
-	// RefineIters is the number of fourth-order polishing steps taken.
+	// Contrast is what the polishing steps maximised (Config.Contrast).
+	Contrast string `json:"contrast,omitempty"`
+	// RefineIters is the number of polishing steps taken.
 	RefineIters int     `json:"refine_iters"`
 	Seconds     float64 `json:"seconds"`
 	// Convergence says whether the tensor decomposition converged.

@@ -37,7 +37,10 @@ import (
 
 // params are the settings of a fit its statistics depend on.
 type params struct {
-	Refine   int    `json:"refine"`
+	Refine int `json:"refine"`
+	// Contrast of the polishing passes; statistics written before it
+	// existed (no field) are "kurtosis"'s.
+	Contrast string `json:"contrast,omitempty"`
 	Solver   string `json:"solver"`
 	Restarts int    `json:"restarts,omitempty"`
 	Iters    int    `json:"iters,omitempty"`
@@ -61,6 +64,10 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 		return cfg, fmt.Errorf("ica: %w", err)
 	}
 	cfg.K, cfg.Refine, cfg.Solver, cfg.Restarts, cfg.Iters, cfg.Seed = h.K, p.Refine, p.Solver, p.Restarts, p.Iters, p.Seed
+	cfg.Contrast = p.Contrast
+	if cfg.Contrast == "" {
+		cfg.Contrast = ContrastKurtosis
+	}
 	cfg.ExactDim = h.D
 	if sk := p.Sketch; sk != nil {
 		cfg.ExactDim, cfg.Oversample, cfg.PowerIters = -1, sk.Oversample, sk.PowerIters
@@ -84,7 +91,10 @@ func (p *Plan) config(h *implicit.StatsHeader) (Config, error) {
 // applied) over rows of d columns.
 func header(cfg Config, d, phase int) implicit.StatsHeader {
 	sk := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
-	pr := params{Refine: cfg.Refine, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Sketch: sk}
+	pr := params{Refine: cfg.Refine, Contrast: cfg.Contrast, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Sketch: sk}
+	if pr.Contrast == ContrastKurtosis {
+		pr.Contrast = "" // as written before the contrast was a setting
+	}
 	h := implicit.StatsHeader{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
 	sk.Mark(&h)
 	h.Params, _ = json.Marshal(pr)
@@ -235,9 +245,14 @@ func (p *Plan) contractPass(bs *basis, phase int, fixed2 []implicit.Fixed, theta
 	k, d, path := bs.k, bs.d, p.Path
 	fixed := append(append(append([]implicit.Fixed(nil), bs.fixed1...), fixed2...), implicit.Fixed{Name: "theta", Values: append([]float64(nil), theta.RawMatrix().Data...)})
 	th := mat.DenseCopyOf(theta).RawMatrix()
+	logcosh := bs.cfg.Contrast == ContrastLogcosh
+	sums := []implicit.SumShape{{Name: "g", Len: k * k}, {Name: "q", Len: k}}
+	if logcosh {
+		sums = append(sums, implicit.SumShape{Name: "p", Len: k})
+	}
 	return &implicit.Pass{
 		Header: header(bs.cfg, d, phase),
-		Sums:   []implicit.SumShape{{Name: "g", Len: k * k}, {Name: "q", Len: k}},
+		Sums:   sums,
 		Fixed:  fixed,
 		Worker: func() implicit.BatchFunc {
 			var scratch, y []float64
@@ -247,7 +262,12 @@ func (p *Plan) contractPass(bs *basis, phase int, fixed2 []implicit.Fixed, theta
 					return err
 				}
 				z := whitenBatch(b, wr, bs.mw, &scratch)
-				addContract(z, th, &y, blas64.General{Rows: k, Cols: k, Stride: k, Data: out[0]}, out[1])
+				g := blas64.General{Rows: k, Cols: k, Stride: k, Data: out[0]}
+				if logcosh {
+					addLogcosh(z, th, &y, g, out[1], out[2])
+				} else {
+					addContract(z, th, &y, g, out[1])
+				}
 				return nil
 			}
 		},
@@ -318,17 +338,26 @@ func (p *Plan) advance(ctx context.Context, st *implicit.DenseStats) (*state, er
 		return nil, fmt.Errorf("ica: the statistics of pass %d do not carry the columns θ", st.Header.Phase)
 	}
 	theta := mat.NewDense(k, k, append([]float64(nil), th...))
-	g, kappa := finishContract(mat.NewDense(k, k, st.Sum("g")), st.Sum("q"), st.Rows, s, theta)
-	out.kappa, out.theta, out.iters, out.done = kappa, theta, it-1, true
+	sums := mat.NewDense(k, k, append([]float64(nil), st.Sum("g")...))
+	g, kappa := finishContract(mat.DenseCopyOf(sums), st.Sum("q"), st.Rows, s, theta)
+	out.kappa, out.theta, out.iters, out.done = kappa, mat.DenseCopyOf(theta), it-1, true
 	if it > maxIter {
 		return out, nil
 	}
-	change, ok := refineStep(theta, g, kappa)
+	var change float64
+	var ok bool
+	tol := refineTol
+	if bs.cfg.Contrast == ContrastLogcosh {
+		change, ok = logcoshStep(theta, sums, st.Sum("p"), st.Rows, s)
+		tol = logcoshTol
+	} else {
+		change, ok = refineStep(theta, g, kappa)
+	}
 	if !ok {
 		return out, nil
 	}
-	out.iters = it
-	out.done = change < refineTol || it == maxIter
+	out.theta, out.iters = theta, it
+	out.done = change < tol || it == maxIter
 	return out, nil
 }
 
