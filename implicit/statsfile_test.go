@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -75,8 +76,8 @@ func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 		pa.Add(b, omega)
 		ta.Add(b, w)
 	}
-	h := StatsHeader{Model: "lda", Phase: 1, D: d, K: k, Cols: cols, Alpha0: 1, Seed: 1, Exact: true,
-		VocabHash: VocabHash(d, nil), Basis: Fingerprint(omega), Shards: 1}
+	h := statsfile.Header{Model: "lda", Phase: 1, D: d, K: k, Cols: cols, Alpha0: 1, Seed: 1, Exact: true,
+		VocabHash: statsfile.VocabHash(d, nil), Basis: Fingerprint(omega), Shards: 1}
 	p1 = &Stats{Header: h}
 	p1.Pair, p1.Exact = pa, pe
 	h.Phase, h.Cols, h.Basis = 2, k, Fingerprint(w)
@@ -116,7 +117,7 @@ func TestPowerStatsFile(t *testing.T) {
 		t.Errorf("power statistics read back as power pass %d, W equal %t", got.Header.Power, slices.Equal(got.W, pw.W))
 	}
 	p1, _ := testExactStats(t, 4)
-	var ie *IncompatibleError
+	var ie *statsfile.IncompatibleError
 	if err := got.Merge(p1); !errors.As(err, &ie) || ie.Field != "power pass" {
 		t.Errorf("merge of power-pass and phase-1 statistics: %v", err)
 	}
@@ -205,17 +206,17 @@ func TestStatsCorrupt(t *testing.T) {
 		data []byte
 		want error
 	}{
-		{"empty", nil, ErrStatsTrunc},
-		{"magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), ErrStatsMagic},
-		{"json", []byte(`{"model":"lda"}`), ErrStatsMagic},
-		{"version", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 99); return b }), ErrStatsVersion},
-		{"truncated header", good[:20], ErrStatsTrunc},
-		{"truncated payload", good[:len(good)-10], ErrStatsTrunc},
-		{"trailing bytes", append(bytes.Clone(good), 0), ErrStatsTrunc},
-		{"payload bit", edit(func(b []byte) []byte { b[len(b)-statsTrailer-5] ^= 1; return b }), ErrStatsChecksum},
-		{"payload length", edit(func(b []byte) []byte { b[len(b)-statsTrailer] ^= 1; return b }), ErrStatsChecksum},
-		{"payload crc", edit(func(b []byte) []byte { b[len(b)-statsTrailer+9] ^= 1; return b }), ErrStatsChecksum},
-		{"header bit", edit(func(b []byte) []byte { b[20] ^= 1; return b }), ErrStatsChecksum},
+		{"empty", nil, statsfile.ErrTruncated},
+		{"magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), statsfile.ErrMagic},
+		{"json", []byte(`{"model":"lda"}`), statsfile.ErrMagic},
+		{"version", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 99); return b }), statsfile.ErrVersion},
+		{"truncated header", good[:20], statsfile.ErrTruncated},
+		{"truncated payload", good[:len(good)-10], statsfile.ErrTruncated},
+		{"trailing bytes", append(bytes.Clone(good), 0), statsfile.ErrTruncated},
+		{"payload bit", edit(func(b []byte) []byte { b[len(b)-statsfile.Trailer-5] ^= 1; return b }), statsfile.ErrChecksum},
+		{"payload length", edit(func(b []byte) []byte { b[len(b)-statsfile.Trailer] ^= 1; return b }), statsfile.ErrChecksum},
+		{"payload crc", edit(func(b []byte) []byte { b[len(b)-statsfile.Trailer+9] ^= 1; return b }), statsfile.ErrChecksum},
+		{"header bit", edit(func(b []byte) []byte { b[20] ^= 1; return b }), statsfile.ErrChecksum},
 	}
 	for _, c := range cases {
 		_, err := DecodeStats(c.data)
@@ -225,7 +226,7 @@ func TestStatsCorrupt(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "bad.stats")
 	os.WriteFile(path, good[:len(good)-3], 0o644)
-	if _, err := ReadStats(path); !errors.Is(err, ErrStatsTrunc) || !strings.Contains(err.Error(), path) {
+	if _, err := ReadStats(path); !errors.Is(err, statsfile.ErrTruncated) || !strings.Contains(err.Error(), path) {
 		t.Errorf("ReadStats of a truncated file: %v", err)
 	}
 }
@@ -246,23 +247,23 @@ func TestStatsMerge(t *testing.T) {
 	}
 	incompatible := []struct {
 		field string
-		edit  func(h *StatsHeader)
+		edit  func(h *statsfile.Header)
 	}{
-		{"model", func(h *StatsHeader) { h.Model = "topic" }},
-		{"phase", func(h *StatsHeader) { h.Phase = 2 }},
-		{"d (vocabulary size)", func(h *StatsHeader) { h.D = 31 }},
-		{"k", func(h *StatsHeader) { h.K = 4 }},
-		{"alpha0", func(h *StatsHeader) { h.Alpha0 = 0.5 }},
-		{"seed", func(h *StatsHeader) { h.Seed = 2 }},
-		{"vocabulary", func(h *StatsHeader) { h.VocabHash = VocabHash(30, []string{"x"}) }},
-		{"basis", func(h *StatsHeader) { h.Basis = 12345 }},
+		{"model", func(h *statsfile.Header) { h.Model = "topic" }},
+		{"phase", func(h *statsfile.Header) { h.Phase = 2 }},
+		{"d (vocabulary size)", func(h *statsfile.Header) { h.D = 31 }},
+		{"k", func(h *statsfile.Header) { h.K = 4 }},
+		{"alpha0", func(h *statsfile.Header) { h.Alpha0 = 0.5 }},
+		{"seed", func(h *statsfile.Header) { h.Seed = 2 }},
+		{"vocabulary", func(h *statsfile.Header) { h.VocabHash = statsfile.VocabHash(30, []string{"x"}) }},
+		{"basis", func(h *statsfile.Header) { h.Basis = 12345 }},
 	}
 	for _, c := range incompatible {
 		o, _ := testStats(t, 6)
 		c.edit(&o.Header)
 		err := a.Merge(o)
-		var ie *IncompatibleError
-		if !errors.As(err, &ie) || ie.Field != c.field || !errors.Is(err, ErrIncompatible) {
+		var ie *statsfile.IncompatibleError
+		if !errors.As(err, &ie) || ie.Field != c.field || !errors.Is(err, statsfile.ErrIncompatible) {
 			t.Errorf("%s: merge error %v", c.field, err)
 			continue
 		}
@@ -441,7 +442,7 @@ func TestExactStatsMerge(t *testing.T) {
 		other, _ := testExactStats(t, 25)
 		other.Header.Seed = 9
 		os.WriteFile(filepath.Join(dir, "seed"), encode(other), 0o644)
-		var ie0 *IncompatibleError
+		var ie0 *statsfile.IncompatibleError
 		if err := decode(a).MergeFile(filepath.Join(dir, "seed")); phase == 0 && (!errors.As(err, &ie0) || ie0.Field != "seed") {
 			t.Errorf("streamed merge of another seed: %v", err)
 		}
@@ -451,7 +452,7 @@ func TestExactStatsMerge(t *testing.T) {
 
 		// Plain totals with exact ones.
 		p1, p2 := testStats(t, 24)
-		var ie *IncompatibleError
+		var ie *statsfile.IncompatibleError
 		if err := decode(a).Merge([]*Stats{p1, p2}[phase]); !errors.As(err, &ie) || ie.Field != "exact totals" {
 			t.Errorf("phase %d: merge of exact and plain totals: %v", phase+1, err)
 		}

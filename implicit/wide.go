@@ -2,6 +2,7 @@ package implicit
 
 import (
 	"errors"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/big"
 	"math/bits"
@@ -164,7 +165,7 @@ func (s *WideSums) Add(x []float64) error {
 // Merge adds the totals o (of the same length).
 func (s *WideSums) Merge(o *WideSums) error {
 	if o.Len() != s.Len() || o.Name != s.Name {
-		return &IncompatibleError{Field: "sums", A: s.Name, B: o.Name}
+		return &statsfile.IncompatibleError{Field: "sums", A: s.Name, B: o.Name}
 	}
 	ok := true
 	for i := 0; i < len(s.t); i += wideLimbs {

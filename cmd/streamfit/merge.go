@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -35,7 +36,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if err := checkOutputs(inputs, *out); err != nil {
 		return err
 	}
-	model, err := implicit.PeekModel(inputs[0])
+	model, err := statsfile.PeekModel(inputs[0])
 	if err != nil {
 		return err
 	}
@@ -63,9 +64,9 @@ func (e *env) mergeTopic(ctx context.Context, inputs []string, out string) error
 			return err
 		}
 		if err := total.MergeFile(in); err != nil {
-			var ie *implicit.IncompatibleError
+			var ie *statsfile.IncompatibleError
 			if errors.As(err, &ie) {
-				return fmt.Errorf("%w: cannot merge %s: %s is %v in %s but %v in %s", implicit.ErrIncompatible, in, ie.Field, ie.B, in, ie.A, mergedName(inputs, in))
+				return fmt.Errorf("%w: cannot merge %s: %s is %v in %s but %v in %s", statsfile.ErrIncompatible, in, ie.Field, ie.B, in, ie.A, mergedName(inputs, in))
 			}
 			return fmt.Errorf("cannot merge: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"slices"
 	"strings"
 	"testing"
@@ -162,7 +163,7 @@ func TestShardsEveryModel(t *testing.T) {
 // provenance (the inputs and the number of shards it records).
 func statsBody(t *testing.T, path string) []byte {
 	t.Helper()
-	model, err := implicit.PeekModel(path)
+	model, err := statsfile.PeekModel(path)
 	if err != nil {
 		t.Fatal(err)
 	}

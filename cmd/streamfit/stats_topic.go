@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -250,7 +251,7 @@ func (e *env) appendStats(ctx context.Context, f *statsFlags, cfg lda.Config) er
 // driftError is the refusal of an append to the phase-2 statistics with
 // header h whose basis drifted by angle, with the command that recomputes
 // phase 2 over all the inputs.
-func (f *statsFlags) driftError(h implicit.StatsHeader, angle float64) error {
+func (f *statsFlags) driftError(h statsfile.Header, angle float64) error {
 	all := make([]string, 0, len(h.Inputs)+len(f.inputs))
 	for _, in := range h.Inputs {
 		all = append(all, quoteArg(in.Path))
@@ -267,7 +268,7 @@ func (f *statsFlags) driftError(h implicit.StatsHeader, angle float64) error {
 // and the flags that fix the fit (--k, --alpha0, --seed, --oversample,
 // --exact-dim) need not be repeated, and one given explicitly must agree
 // with the file.
-func (f *statsFlags) configFrom(cfg lda.Config, h implicit.StatsHeader, path string) (lda.Config, error) {
+func (f *statsFlags) configFrom(cfg lda.Config, h statsfile.Header, path string) (lda.Config, error) {
 	if f.kindGiven && f.kind.Name() != h.Model {
 		return cfg, usagef("the model %s differs from %s, computed with model=%s (leave the model out to use the file's)", f.kind.Name(), path, h.Model)
 	}
@@ -317,7 +318,7 @@ func (e *env) driftBasis(ctx context.Context, cfg lda.Config, p1, prev *implicit
 // samePowerPass checks that prev (from file previous) holds the power pass
 // after the statistics basis (from file path) for the same fit, so that its
 // Q can serve a new shard of that pass.
-func samePowerPass(basis, prev implicit.StatsHeader, path, previous string) error {
+func samePowerPass(basis, prev statsfile.Header, path, previous string) error {
 	if prev.Power != basis.Power+1 {
 		return usagef("--previous %s holds %s, but the power pass after %s (%s) is power pass %d", previous, phaseName(prev), path, phaseName(basis), basis.Power+1)
 	}
@@ -330,7 +331,7 @@ func samePowerPass(basis, prev implicit.StatsHeader, path, previous string) erro
 }
 
 // phaseName names the pass of statistics with header h.
-func phaseName(h implicit.StatsHeader) string {
+func phaseName(h statsfile.Header) string {
 	if h.Power > 0 {
 		return fmt.Sprintf("power pass %d", h.Power)
 	}

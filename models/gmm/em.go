@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/rand/v2"
 
@@ -445,7 +446,7 @@ func EMPass(m *Mixture, floor float64, phase int, path string) *implicit.Pass {
 		v = append(v, m.Variances[i]...)
 	}
 	pr, _ := json.Marshal(emParams{Diag: m.Diag(), VarFloor: floor})
-	h := implicit.StatsHeader{Model: "gmm-em", Phase: phase, D: d, K: k, Cols: k, Params: pr}
+	h := statsfile.Header{Model: "gmm-em", Phase: phase, D: d, K: k, Cols: k, Params: pr}
 	e := newEStep(w, mu, v, k, d, m.Diag())
 	e.path = path
 	return &implicit.Pass{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"path/filepath"
 	"time"
@@ -228,7 +229,7 @@ func (t *tracker) exactPass(ctx context.Context, src stream.DocSource, e *implic
 	}
 	pass := t.passes
 	stats := func() *implicit.Stats {
-		st := &implicit.Stats{Header: implicit.StatsHeader{Model: "checkpoint", Phase: pass, Basis: basis, Shards: 1}}
+		st := &implicit.Stats{Header: statsfile.Header{Model: "checkpoint", Phase: pass, Basis: basis, Shards: 1}}
 		st.Exact = e
 		fill(st)
 		return st

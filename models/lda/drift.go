@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -68,7 +69,7 @@ func BasisDrift(ctx context.Context, p1, p2 *implicit.Stats, cfg Config) (float6
 			p2.Passes, p2.Passes-1, p1.Header.Power)
 	}
 	if p1.Header.D != p2.Header.D || p1.Header.K != p2.Header.K {
-		return 0, &implicit.IncompatibleError{Field: "d×k", A: fmt.Sprintf("%d×%d", p1.Header.D, p1.Header.K), B: fmt.Sprintf("%d×%d", p2.Header.D, p2.Header.K)}
+		return 0, &statsfile.IncompatibleError{Field: "d×k", A: fmt.Sprintf("%d×%d", p1.Header.D, p1.Header.K), B: fmt.Sprintf("%d×%d", p2.Header.D, p2.Header.K)}
 	}
 	w, _, _, err := Whitening(ctx, p1, cfg)
 	if err != nil {

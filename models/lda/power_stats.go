@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -69,7 +70,7 @@ func PowerAdvice(ctx context.Context, p *implicit.Stats, cfg Config) (tail float
 // pass whose statistics have header h and give the basis b: the rule of
 // whitening (autoPowerTail), where the first sketch's extra columns show
 // no decay.
-func autoPower(h implicit.StatsHeader, b *basis) bool {
+func autoPower(h statsfile.Header, b *basis) bool {
 	return !b.exact && undecayed(h.Power, h.Cols, h.K, b.tail)
 }
 
@@ -84,7 +85,7 @@ func undecayed(powers, cols, k int, tail float64) bool {
 // powerPolicy checks that the phase-1 or power statistics with header h,
 // which give the basis b, hold the power passes of the Fit cfg describes
 // (see Phase2Stats).
-func powerPolicy(cfg Config, h implicit.StatsHeader, b *basis) error {
+func powerPolicy(cfg Config, h statsfile.Header, b *basis) error {
 	n := cfg.PowerIters
 	switch {
 	case b.exact:
@@ -155,7 +156,7 @@ func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.S
 	// Nothing below reads basis: its sums and exact arrays (d×cols each)
 	// can be collected during the pass.
 	h, vocab := basis.Header, basis.Vocab
-	if err := checkStats(h, cfg, d, implicit.VocabHash(d, info.Vocab)); err != nil {
+	if err := checkStats(h, cfg, d, statsfile.VocabHash(d, info.Vocab)); err != nil {
 		return nil, err
 	}
 	st, err := pairStats(ctx, src, q, cfg)

@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"errors"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -116,10 +117,10 @@ func TestPowerStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pwA.Merge(pwOther); !errors.Is(err, implicit.ErrIncompatible) {
+	if err := pwA.Merge(pwOther); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of power statistics of different bases: %v", err)
 	}
-	if err := pwA.Merge(p1a); !errors.Is(err, implicit.ErrIncompatible) {
+	if err := pwA.Merge(p1a); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of power with phase-1 statistics: %v", err)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"slices"
 	"time"
 
@@ -14,10 +15,10 @@ import (
 )
 
 // header describes statistics of phase over d words for cfg.
-func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) implicit.StatsHeader {
-	h := implicit.StatsHeader{
+func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) statsfile.Header {
+	h := statsfile.Header{
 		Model: cfg.modelName(), Phase: phase, D: d, K: cfg.K, Cols: cols, Alpha0: cfg.Alpha0, Seed: cfg.Seed,
-		Exact: cfg.exact(d), VocabHash: implicit.VocabHash(d, vocab), Basis: basis, Shards: 1,
+		Exact: cfg.exact(d), VocabHash: statsfile.VocabHash(d, vocab), Basis: basis, Shards: 1,
 	}
 	if !h.Exact {
 		h.Sketch, h.Oversample = sketchName, max(0, cfg.Oversample)
@@ -27,7 +28,7 @@ func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) im
 
 // checkStats reports whether statistics with header h can serve cfg over a
 // vocabulary of d words (with vocabHash; 0 skips the vocabulary check).
-func checkStats(h implicit.StatsHeader, cfg Config, d int, vocabHash uint64) error {
+func checkStats(h statsfile.Header, cfg Config, d int, vocabHash uint64) error {
 	want := header(cfg, d, nil, h.Phase, h.Cols, h.Basis)
 	want.VocabHash, want.Shards, want.Power = h.VocabHash, h.Shards, h.Power
 	if vocabHash != 0 {
@@ -45,7 +46,7 @@ func checkStats(h implicit.StatsHeader, cfg Config, d int, vocabHash uint64) err
 // header. The whitening settings (ExactDim, Oversample) are always taken
 // from the header: the statistics were computed with them. PowerIters is
 // left as it is: it states which fit a phase 2 reproduces (Phase2Stats).
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
+func ConfigFromStats(cfg Config, h statsfile.Header) Config {
 	if h.Exact {
 		cfg.ExactDim = h.D
 	} else {
@@ -193,7 +194,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStats(h, cfg, d, implicit.VocabHash(d, info.Vocab)); err != nil {
+	if err := checkStats(h, cfg, d, statsfile.VocabHash(d, info.Vocab)); err != nil {
 		return nil, err
 	}
 	var (

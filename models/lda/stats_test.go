@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -205,7 +206,7 @@ func TestStatsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p2old.Merge(p2new); !errors.Is(err, implicit.ErrIncompatible) {
+	if err := p2old.Merge(p2new); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of phase-2 statistics of different bases: %v", err)
 	}
 	if a, err := BasisDrift(ctx, p1old, &implicit.Stats{Header: p2new.Header, StatsPayload: p2new.StatsPayload}, cfg); err != nil || a > 1e-6 {
@@ -228,7 +229,7 @@ func TestStatsRefused(t *testing.T) {
 		"seed":   {K: 3, Alpha0: 1, Seed: 3},
 		"model":  {K: 3, Single: true, Seed: 2},
 	} {
-		if _, err := Phase2Stats(ctx, all, p1, bad); !errors.Is(err, implicit.ErrIncompatible) {
+		if _, err := Phase2Stats(ctx, all, p1, bad); !errors.Is(err, statsfile.ErrIncompatible) {
 			t.Errorf("%s: phase 2 with a different configuration: %v", name, err)
 		}
 	}
@@ -310,10 +311,10 @@ func TestEMPassesFromShards(t *testing.T) {
 		}
 		if pass == 1 {
 			// Statistics of the pass before (another model) are refused.
-			if err := total.Merge(stale); !errors.Is(err, implicit.ErrIncompatible) {
+			if err := total.Merge(stale); !errors.Is(err, statsfile.ErrIncompatible) {
 				t.Errorf("merged EM statistics of two models: %v", err)
 			}
-			if err := EMStep(m, stale, cfg); !errors.Is(err, implicit.ErrIncompatible) {
+			if err := EMStep(m, stale, cfg); !errors.Is(err, statsfile.ErrIncompatible) {
 				t.Errorf("M-step from the statistics of another model: %v", err)
 			}
 		}

@@ -1,11 +1,10 @@
 package shard
 
 import (
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/streamfit/streamfit/implicit"
 )
 
 // A directory's description follows its tree: a file rewritten in a
@@ -25,7 +24,7 @@ func TestDescribeDirectory(t *testing.T) {
 	}
 	write(filepath.Join(dir, "a.parquet"), "aaaa")
 	write(filepath.Join(sub, "b.parquet"), "bb")
-	describe := func() implicit.Input {
+	describe := func() statsfile.Input {
 		t.Helper()
 		in, err := Describe(dir)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -92,12 +93,12 @@ func (w LDA) partStats(ctx context.Context, p Part, o stream.Options, phase Phas
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Path, err)
 	}
-	st.Header.Inputs = []implicit.Input{desc}
+	st.Header.Inputs = []statsfile.Input{desc}
 	return st, nil
 }
 
 // PhaseOf returns the phase of statistics with header h.
-func PhaseOf(h implicit.StatsHeader) Phase {
+func PhaseOf(h statsfile.Header) Phase {
 	switch {
 	case h.Power > 0:
 		return Power
@@ -116,7 +117,7 @@ func PhaseOf(h implicit.StatsHeader) Phase {
 // phase 2 must then be recomputed over all the data.
 func (w LDA) Append(ctx context.Context, last *implicit.Stats, parts []Part, o stream.Options, updated *implicit.Stats, tol float64) (float64, error) {
 	h := last.Header
-	err := checkCovered(h, parts, func(p Part) (implicit.Input, error) {
+	err := checkCovered(h, parts, func(p Part) (statsfile.Input, error) {
 		src, desc, err := OpenDocs(p, o)
 		stream.Close(src)
 		return desc, err
@@ -226,7 +227,7 @@ func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *mod
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p.Path, err)
 			}
-			st.Header.Inputs = []implicit.Input{desc}
+			st.Header.Inputs = []statsfile.Input{desc}
 			return st, nil
 		}()
 		if err != nil {

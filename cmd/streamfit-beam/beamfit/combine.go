@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
 )
@@ -36,11 +37,11 @@ func encodeAcc(a statsAcc) ([]byte, error) {
 // decodeAcc parses statistics of either kind; no bytes are none.
 func decodeAcc(b []byte) (statsAcc, error) {
 	st, err := decode(b)
-	if !errors.Is(err, implicit.ErrStatsModel) {
+	if !errors.Is(err, statsfile.ErrModel) {
 		return statsAcc{st: st}, err
 	}
 	d, err := implicit.DecodeDenseStats(b)
-	if !errors.Is(err, implicit.ErrStatsModel) {
+	if !errors.Is(err, statsfile.ErrModel) {
 		return statsAcc{dense: d}, err
 	}
 	em, err := implicit.DecodeEMStats(b)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"iter"
 	"os"
 	"path/filepath"
@@ -172,7 +173,7 @@ func TestPipelineGMMRefusesTwice(t *testing.T) {
 	s := settingsOf(t, "gmm", "--k", "2", "--seed", "1")
 	for _, in := range [][]string{append(files, files[0]), append(files, dup)} {
 		err := pipeline(t, in, Options{Fit: s, Out: Output{Model: model}})
-		if !errors.Is(err, implicit.ErrOverlap) {
+		if !errors.Is(err, statsfile.ErrOverlap) {
 			t.Errorf("%v: got %v, want a refusal of the file given twice", in, err)
 		}
 	}

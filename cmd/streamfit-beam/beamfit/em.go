@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -109,7 +110,7 @@ func (f *emUnitFn) ProcessElement(ctx context.Context, u Unit, model []byte) ([]
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", u, err)
 	}
-	st.Header.Inputs = []implicit.Input{u.Input}
+	st.Header.Inputs = []statsfile.Input{u.Input}
 	return encode(ctx, st)
 }
 

@@ -3,6 +3,7 @@ package beamfit
 import (
 	"cmp"
 	"context"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"slices"
 
@@ -72,13 +73,13 @@ func (o Output) outputs(stats, fit func() error) error {
 // one file (the row groups of a file, each a work unit) into one range, so
 // merged statistics list each file once, as `streamfit stats` over whole
 // files does. Overlaps are still found against the joined ranges
-// (StatsHeader.Covers).
-func coalesce(in []implicit.Input) []implicit.Input {
+// (statsfile.Header.Covers).
+func coalesce(in []statsfile.Input) []statsfile.Input {
 	in = slices.Clone(in)
-	slices.SortStableFunc(in, func(a, b implicit.Input) int {
+	slices.SortStableFunc(in, func(a, b statsfile.Input) int {
 		return cmp.Or(cmp.Compare(a.Fingerprint, b.Fingerprint), cmp.Compare(start(a), start(b)))
 	})
-	var out []implicit.Input
+	var out []statsfile.Input
 	for _, x := range in {
 		if n := len(out); n > 0 {
 			last := &out[n-1]
@@ -93,7 +94,7 @@ func coalesce(in []implicit.Input) []implicit.Input {
 }
 
 // start is the first document of the input.
-func start(a implicit.Input) int64 {
+func start(a statsfile.Input) int64 {
 	if a.Docs == nil {
 		return 0
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"io"
 	"iter"
 
@@ -87,7 +88,7 @@ func unitStats(ctx context.Context, u Unit, o stream.Options, pass string, basis
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", u, err)
 	}
-	st.Header.Inputs = []implicit.Input{u.Input}
+	st.Header.Inputs = []statsfile.Input{u.Input}
 	return st, nil
 }
 
