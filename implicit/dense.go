@@ -286,7 +286,7 @@ func (s *DenseStats) Encode(ctx context.Context, w io.Writer) error {
 	})
 }
 
-// WriteDenseStats writes s to path atomically (see WriteStats).
+// WriteDenseStats writes s to path atomically (see WriteTopicStats).
 func WriteDenseStats(ctx context.Context, path string, s *DenseStats) error {
 	return statsfile.Create(ctx, path, s.Encode)
 }

@@ -195,7 +195,7 @@ func TestDenseStatsMergeAndFile(t *testing.T) {
 	if m, err := statsfile.PeekModel(path); err != nil || m != "test" {
 		t.Errorf("PeekModel: %q, %v", m, err)
 	}
-	if _, err := ReadStats(path); !errors.Is(err, statsfile.ErrModel) {
+	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrModel) {
 		t.Errorf("reading dense statistics as LDA's: %v", err)
 	}
 	data, _ := os.ReadFile(path)

@@ -51,7 +51,7 @@ func (s *EMStats) Encode(ctx context.Context, w io.Writer) error {
 	return statsfile.Write(ctx, w, &s.Header, func(zw io.Writer) error { return s.Acc.Encode(zw) })
 }
 
-// WriteEMStats writes s to path atomically (see WriteStats).
+// WriteEMStats writes s to path atomically (see WriteTopicStats).
 func WriteEMStats(ctx context.Context, path string, s *EMStats) error {
 	return statsfile.Create(ctx, path, s.Encode)
 }

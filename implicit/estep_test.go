@@ -579,7 +579,7 @@ func TestEMStatsFile(t *testing.T) {
 	if !reflect.DeepEqual(got, a) {
 		t.Fatal("EM statistics read back differ from those written")
 	}
-	if _, err := ReadStats(path); !errors.Is(err, statsfile.ErrModel) {
+	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrModel) {
 		t.Errorf("EM statistics read as LDA's: %v", err)
 	}
 	if _, err := ReadDenseStats(path); !errors.Is(err, statsfile.ErrModel) {

@@ -16,9 +16,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// StatsPayload is the body of a statistics file: the accumulators of the
+// TopicPayload is the body of a statistics file: the accumulators of the
 // phase and what later phases need.
-type StatsPayload struct {
+type TopicPayload struct {
 	// Pair holds the phase-1 sums against Ω.
 	Pair *PairAcc `json:"pair,omitempty"`
 	// Triple holds the phase-2 whitened sums.
@@ -47,15 +47,15 @@ type StatsPayload struct {
 	Exact *Exact `json:"exact,omitempty"`
 }
 
-// Stats is one statistics file in memory.
-type Stats struct {
+// TopicStats is one statistics file in memory.
+type TopicStats struct {
 	Header statsfile.Header
-	StatsPayload
+	TopicPayload
 }
 
 // WMatrix returns the stored whitening basis as a D×Cols matrix (sharing
 // the data), or nil when there is none.
-func (s *Stats) WMatrix() *mat.Dense {
+func (s *TopicStats) WMatrix() *mat.Dense {
 	if len(s.W) == 0 {
 		return nil
 	}
@@ -72,7 +72,7 @@ func Fingerprint(m mat.Matrix) uint64 {
 
 // Merge adds the statistics of o (another shard) into s. It refuses
 // statistics of a different fit with an *statsfile.IncompatibleError.
-func (s *Stats) Merge(o *Stats) error {
+func (s *TopicStats) Merge(o *TopicStats) error {
 	if err := s.mergeable(o, o.Exact != nil); err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (s *Stats) Merge(o *Stats) error {
 // mergeable reports why o (with exact totals or not) cannot be merged into
 // s, if it cannot: another fit, other accumulators, plain totals with exact
 // ones, or a shared input.
-func (s *Stats) mergeable(o *Stats, exact bool) error {
+func (s *TopicStats) mergeable(o *TopicStats, exact bool) error {
 	if err := s.Header.Compatible(o.Header); err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (s *Stats) mergeable(o *Stats, exact bool) error {
 }
 
 // mergeAccs merges o's accumulators into s's.
-func (s *Stats) mergeAccs(o *Stats) error {
+func (s *TopicStats) mergeAccs(o *TopicStats) error {
 	if s.Pair != nil {
 		if err := s.Pair.Merge(o.Pair); err != nil {
 			return err
@@ -121,7 +121,7 @@ func (s *Stats) mergeAccs(o *Stats) error {
 	return nil
 }
 
-func (s *Stats) kinds() string {
+func (s *TopicStats) kinds() string {
 	switch {
 	case s.Pair != nil && s.Triple != nil:
 		return "pair+triple"
@@ -136,7 +136,7 @@ func (s *Stats) kinds() string {
 // Encode writes s in the statistics file format to w, streaming: the
 // payload is compressed as it is written, in chunks, and Encode stops with
 // ctx's error when ctx ends (checked between chunks).
-func (s *Stats) Encode(ctx context.Context, w io.Writer) error {
+func (s *TopicStats) Encode(ctx context.Context, w io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func (s section) readChunk(r io.Reader, buf []byte, v []float64, lo []uint64) er
 }
 
 // sections lists the arrays of s in the order of the file.
-func (s *Stats) sections() []section {
+func (s *TopicStats) sections() []section {
 	var out []section
 	f := func(name string, v []float64) { out = append(out, section{name: name, f64: v}) }
 	if a := s.Pair; a != nil {
@@ -302,21 +302,21 @@ const sectionChunk = 8192
 // variable for tests).
 var writeChunk = 1 << 20
 
-// WriteStats writes s to path atomically: an interrupted write (ctx ended,
+// WriteTopicStats writes s to path atomically: an interrupted write (ctx ended,
 // an error) removes its temporary file and never leaves a file that looks
 // complete; a killed one leaves only a hidden temporary file (".NAME.tmp-*"),
-// which no reader opens and a later WriteStats of the same path removes
+// which no reader opens and a later WriteTopicStats of the same path removes
 // once it is older than stream.StaleTemp.
-func WriteStats(ctx context.Context, path string, s *Stats) error {
+func WriteTopicStats(ctx context.Context, path string, s *TopicStats) error {
 	return statsfile.Create(ctx, path, s.Encode)
 }
 
-// ReadStats reads a statistics file, verifying magic, version, lengths and
+// ReadTopicStats reads a statistics file, verifying magic, version, lengths and
 // checksums. The payload is decompressed and decoded as a stream, straight
 // into the arrays, so reading takes about one copy of the statistics.
-func ReadStats(path string) (*Stats, error) {
-	return statsfile.Open(path, func(r io.ReaderAt, size int64) (*Stats, error) {
-		return decodeStats(r, size, (*Stats).decodePayload)
+func ReadTopicStats(path string) (*TopicStats, error) {
+	return statsfile.Open(path, func(r io.ReaderAt, size int64) (*TopicStats, error) {
+		return decodeStats(r, size, (*TopicStats).decodePayload)
 	})
 }
 
@@ -325,9 +325,9 @@ func ReadStats(path string) (*Stats, error) {
 // totals as it arrives: merging holds one copy of the statistics, s, and a
 // chunk. After an error s is unusable (a damaged file is known to be damaged
 // only at its end). Statistics without exact totals are read whole.
-func (s *Stats) MergeFile(path string) error {
+func (s *TopicStats) MergeFile(path string) error {
 	if s.Exact == nil {
-		o, err := ReadStats(path)
+		o, err := ReadTopicStats(path)
 		if err != nil {
 			return err
 		}
@@ -349,7 +349,7 @@ func (s *Stats) MergeFile(path string) error {
 }
 
 // mergePayload reads the payload of o's file from zr and adds it to s.
-func (s *Stats) mergePayload(o *Stats, zr io.Reader) error {
+func (s *TopicStats) mergePayload(o *TopicStats, zr io.Reader) error {
 	meta, err := o.readMeta(zr)
 	if err != nil {
 		return err
@@ -396,16 +396,16 @@ func (s *Stats) mergePayload(o *Stats, zr io.Reader) error {
 	return nil
 }
 
-// DecodeStats parses the bytes of a statistics file.
-func DecodeStats(data []byte) (*Stats, error) {
-	return decodeStats(bytes.NewReader(data), int64(len(data)), (*Stats).decodePayload)
+// DecodeTopicStats parses the bytes of a statistics file.
+func DecodeTopicStats(data []byte) (*TopicStats, error) {
+	return decodeStats(bytes.NewReader(data), int64(len(data)), (*TopicStats).decodePayload)
 }
 
 // decodeStats reads a statistics file of LDA or the single-topic model of
-// size bytes from r: it checks and reads the header into a new Stats, lets
+// size bytes from r: it checks and reads the header into a new TopicStats, lets
 // payload read the decompressed payload, and checks the payload's checksum.
-func decodeStats(r io.ReaderAt, size int64, payload func(*Stats, io.Reader) error) (*Stats, error) {
-	s := &Stats{}
+func decodeStats(r io.ReaderAt, size int64, payload func(*TopicStats, io.Reader) error) (*TopicStats, error) {
+	s := &TopicStats{}
 	err := statsfile.Read(r, size, func(h *statsfile.Header) error {
 		s.Header = *h
 		if !TopicModel(s.Header.Model) {
@@ -420,7 +420,7 @@ func decodeStats(r io.ReaderAt, size int64, payload func(*Stats, io.Reader) erro
 }
 
 // TopicModel reports whether model names a model whose statistics are
-// Stats (LDA, "lda", the single-topic model, "topic", and the checkpoints
+// TopicStats (LDA, "lda", the single-topic model, "topic", and the checkpoints
 // of their passes, "checkpoint"); every other model's are DenseStats.
 func TopicModel(model string) bool {
 	return model == "lda" || model == "topic" || model == "checkpoint"
@@ -428,7 +428,7 @@ func TopicModel(model string) bool {
 
 // readMeta reads the metadata at the start of the payload into s (the
 // accumulators without their arrays) and returns it.
-func (s *Stats) readMeta(zr io.Reader) (*statsMeta, error) {
+func (s *TopicStats) readMeta(zr io.Reader) (*statsMeta, error) {
 	var lb [4]byte
 	if _, err := io.ReadFull(zr, lb[:]); err != nil {
 		return nil, err
@@ -483,7 +483,7 @@ func eachChunk(zr io.Reader, secs []section, meta *statsMeta, fn func(i, off int
 }
 
 // decodePayload reads the payload (statsMeta, then the sections) into s.
-func (s *Stats) decodePayload(zr io.Reader) error {
+func (s *TopicStats) decodePayload(zr io.Reader) error {
 	meta, err := s.readMeta(zr)
 	if err != nil {
 		return err
@@ -522,7 +522,7 @@ func (s *Stats) decodePayload(zr io.Reader) error {
 
 // allocate makes the arrays of the accumulators that the header promises,
 // after checking the accumulators' shapes against it.
-func (s *Stats) allocate(hasW bool) error {
+func (s *TopicStats) allocate(hasW bool) error {
 	h := s.Header
 	if h.D < 1 || h.Cols < 1 || h.K < 1 || h.D > maxDim || h.Cols > maxDim {
 		return fmt.Errorf("statistics file is inconsistent: d=%d, k=%d, cols=%d", h.D, h.K, h.Cols)

@@ -22,19 +22,19 @@ import (
 
 // testStats builds phase-1 statistics of a few random documents against a
 // random Ω, and phase-2 statistics against a random W, with plain totals.
-func testStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
+func testStats(t testing.TB, seed uint64) (p1, p2 *TopicStats) {
 	t.Helper()
 	return statsOf(t, seed, false)
 }
 
 // testExactStats is testStats with exact totals (Exact), as the commands
 // write them.
-func testExactStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
+func testExactStats(t testing.TB, seed uint64) (p1, p2 *TopicStats) {
 	t.Helper()
 	return statsOf(t, seed, true)
 }
 
-func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
+func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *TopicStats) {
 	t.Helper()
 	const d, k, cols = 30, 3, 5
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -78,10 +78,10 @@ func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 	}
 	h := statsfile.Header{Model: "lda", Phase: 1, D: d, K: k, Cols: cols, Alpha0: 1, Seed: 1, Exact: true,
 		VocabHash: statsfile.VocabHash(d, nil), Basis: Fingerprint(omega), Shards: 1}
-	p1 = &Stats{Header: h}
+	p1 = &TopicStats{Header: h}
 	p1.Pair, p1.Exact = pa, pe
 	h.Phase, h.Cols, h.Basis = 2, k, Fingerprint(w)
-	p2 = &Stats{Header: h}
+	p2 = &TopicStats{Header: h}
 	p2.Triple, p2.Exact = ta, te
 	p2.W = append([]float64(nil), w.RawMatrix().Data...)
 	p2.Values = []float64{3, 2, 1}
@@ -92,7 +92,7 @@ func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 // powerStats is the exact phase-1 statistics of testExactStats as those of
 // a power pass: Power 1 and the projection stored as W (any values: files
 // do not check it).
-func powerStats(t testing.TB, seed uint64) *Stats {
+func powerStats(t testing.TB, seed uint64) *TopicStats {
 	t.Helper()
 	p1, _ := testExactStats(t, seed)
 	p1.Header.Power = 1
@@ -106,10 +106,10 @@ func powerStats(t testing.TB, seed uint64) *Stats {
 func TestPowerStatsFile(t *testing.T) {
 	pw := powerStats(t, 3)
 	path := filepath.Join(t.TempDir(), "pw.stats")
-	if err := WriteStats(context.Background(), path, pw); err != nil {
+	if err := WriteTopicStats(context.Background(), path, pw); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadStats(path)
+	got, err := ReadTopicStats(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,15 +130,15 @@ func TestStatsRoundTrip(t *testing.T) {
 	p1, p2 := testStats(t, 1)
 	e1, e2 := testExactStats(t, 1)
 	dir := t.TempDir()
-	for i, s := range []*Stats{p1, p2, e1, e2} {
+	for i, s := range []*TopicStats{p1, p2, e1, e2} {
 		path := filepath.Join(dir, "s"+string(rune('1'+i))+".stats")
 		if (s.Exact != nil) != (i >= 2) {
 			t.Fatal("testExactStats without exact totals")
 		}
-		if err := WriteStats(context.Background(), path, s); err != nil {
+		if err := WriteTopicStats(context.Background(), path, s); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadStats(path)
+		got, err := ReadTopicStats(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestStatsNoCubes(t *testing.T) {
 	if err := p2.Encode(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeStats(buf.Bytes())
+	got, err := DecodeTopicStats(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestStatsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
-	if _, err := DecodeStats(good); err != nil {
+	if _, err := DecodeTopicStats(good); err != nil {
 		t.Fatal(err)
 	}
 	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
@@ -219,15 +219,15 @@ func TestStatsCorrupt(t *testing.T) {
 		{"header bit", edit(func(b []byte) []byte { b[20] ^= 1; return b }), statsfile.ErrChecksum},
 	}
 	for _, c := range cases {
-		_, err := DecodeStats(c.data)
+		_, err := DecodeTopicStats(c.data)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "bad.stats")
 	os.WriteFile(path, good[:len(good)-3], 0o644)
-	if _, err := ReadStats(path); !errors.Is(err, statsfile.ErrTruncated) || !strings.Contains(err.Error(), path) {
-		t.Errorf("ReadStats of a truncated file: %v", err)
+	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrTruncated) || !strings.Contains(err.Error(), path) {
+		t.Errorf("ReadTopicStats of a truncated file: %v", err)
 	}
 }
 
@@ -277,11 +277,11 @@ func TestStatsMerge(t *testing.T) {
 	}
 }
 
-// FuzzDecodeStats checks that no input makes the reader panic, and that what
+// FuzzDecodeTopicStats checks that no input makes the reader panic, and that what
 // it accepts encodes back to a readable file.
-func FuzzDecodeStats(f *testing.F) {
+func FuzzDecodeTopicStats(f *testing.F) {
 	p1, p2 := testStats(f, 9)
-	for _, s := range []*Stats{p1, p2, powerStats(f, 9)} {
+	for _, s := range []*TopicStats{p1, p2, powerStats(f, 9)} {
 		var buf bytes.Buffer
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			f.Fatal(err)
@@ -289,7 +289,7 @@ func FuzzDecodeStats(f *testing.F) {
 		f.Add(buf.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := DecodeStats(data)
+		s, err := DecodeTopicStats(data)
 		if err != nil {
 			return
 		}
@@ -297,7 +297,7 @@ func FuzzDecodeStats(f *testing.F) {
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecodeStats(buf.Bytes()); err != nil {
+		if _, err := DecodeTopicStats(buf.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -325,7 +325,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 	path := filepath.Join(dir, "s.stats")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := WriteStats(ctx, path, p1); !errors.Is(err, context.Canceled) {
+	if err := WriteTopicStats(ctx, path, p1); !errors.Is(err, context.Canceled) {
 		t.Errorf("write with an ended context: %v", err)
 	}
 	var full bytes.Buffer
@@ -348,7 +348,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * stream.StaleTemp)
 	os.Chtimes(stale, old, old)
-	if err := WriteStats(context.Background(), path, p1); err != nil {
+	if err := WriteTopicStats(context.Background(), path, p1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
@@ -357,7 +357,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Error("a recent temporary file was removed")
 	}
-	if _, err := ReadStats(path); err != nil {
+	if _, err := ReadTopicStats(path); err != nil {
 		t.Error(err)
 	}
 }
@@ -379,15 +379,15 @@ func lows(e *Exact) []any {
 // totals of another resolution and files whose exact totals do not fit
 // their accumulators are refused.
 func TestExactStatsMerge(t *testing.T) {
-	encode := func(s *Stats) []byte {
+	encode := func(s *TopicStats) []byte {
 		var buf bytes.Buffer
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()
 	}
-	decode := func(b []byte) *Stats {
-		s, err := DecodeStats(b)
+	decode := func(b []byte) *TopicStats {
+		s, err := DecodeTopicStats(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -396,7 +396,7 @@ func TestExactStatsMerge(t *testing.T) {
 	for phase := range 2 {
 		pick := func(seed uint64) []byte {
 			p1, p2 := testExactStats(t, seed)
-			return encode([]*Stats{p1, p2}[phase])
+			return encode([]*TopicStats{p1, p2}[phase])
 		}
 		a, b, c := pick(21), pick(22), pick(23)
 		ab, ba := decode(a), decode(b)
@@ -427,7 +427,7 @@ func TestExactStatsMerge(t *testing.T) {
 		for name, b := range map[string][]byte{"a": a, "b": b, "c": c} {
 			os.WriteFile(filepath.Join(dir, name), b, 0o644)
 		}
-		fm, err := ReadStats(filepath.Join(dir, "c"))
+		fm, err := ReadTopicStats(filepath.Join(dir, "c"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,7 +453,7 @@ func TestExactStatsMerge(t *testing.T) {
 		// Plain totals with exact ones.
 		p1, p2 := testStats(t, 24)
 		var ie *statsfile.IncompatibleError
-		if err := decode(a).Merge([]*Stats{p1, p2}[phase]); !errors.As(err, &ie) || ie.Field != "exact totals" {
+		if err := decode(a).Merge([]*TopicStats{p1, p2}[phase]); !errors.As(err, &ie) || ie.Field != "exact totals" {
 			t.Errorf("phase %d: merge of exact and plain totals: %v", phase+1, err)
 		}
 		// Exact totals of another resolution.
@@ -475,7 +475,7 @@ func TestExactStatsMerge(t *testing.T) {
 		}
 		o = decode(b)
 		o.Exact.arrays[0].name += "x"
-		if _, err := DecodeStats(encode(o)); err == nil || !strings.Contains(err.Error(), "inconsistent") {
+		if _, err := DecodeTopicStats(encode(o)); err == nil || !strings.Contains(err.Error(), "inconsistent") {
 			t.Errorf("phase %d: exact totals of another array: %v", phase+1, err)
 		}
 	}

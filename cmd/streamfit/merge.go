@@ -55,7 +55,7 @@ func (e *env) mergeTopic(ctx context.Context, inputs []string, out string) error
 	// The first file is read whole; the others are added to it as they are
 	// read, section by section (MergeFile), so the merge holds one copy of
 	// the statistics.
-	total, err := implicit.ReadStats(inputs[0])
+	total, err := implicit.ReadTopicStats(inputs[0])
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (e *env) mergeTopic(ctx context.Context, inputs []string, out string) error
 			return fmt.Errorf("cannot merge: %w", err)
 		}
 	}
-	if err := implicit.WriteStats(ctx, out, total); err != nil {
+	if err := implicit.WriteTopicStats(ctx, out, total); err != nil {
 		return err
 	}
 	h := total.Header

@@ -169,7 +169,7 @@ func statsBody(t *testing.T, path string) []byte {
 	}
 	var buf bytes.Buffer
 	if implicit.TopicModel(model) {
-		st, err := implicit.ReadStats(path)
+		st, err := implicit.ReadTopicStats(path)
 		if err != nil {
 			t.Fatal(err)
 		}

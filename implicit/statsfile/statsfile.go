@@ -6,7 +6,7 @@
 // reader reports, and atomic writing and checked reading of the files.
 //
 // The payload is each accumulator's own encoding: package implicit encodes
-// and decodes its accumulators (Stats, DenseStats, EMStats) through Write
+// and decodes its accumulators (TopicStats, DenseStats, EMStats) through Write
 // and Read, as image/png uses compress/zlib. This package holds no
 // statistics and imports no model.
 package statsfile
@@ -93,7 +93,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // they share no input (Disjoint).
 type Header struct {
 	// Model is "lda" or "topic" (the single-topic model), whose statistics
-	// are implicit.Stats, "em" for an EM pass of either, or a dense model
+	// are implicit.TopicStats, "em" for an EM pass of either, or a dense model
 	// ("gmm", ...), whose are implicit.DenseStats.
 	Model string `json:"model"`
 	// Phase is the pass: for LDA 1 (sketch of the second moment, E2·Ω, or with Power > 0 a

@@ -60,7 +60,7 @@ func orthoBasis(a *mat.Dense) (*mat.Dense, error) {
 // moment has moved since phase 2 was computed (see the incremental fits at
 // Phase1Stats). p1 must be of the pass phase 2 was whitened after: phase-2
 // statistics of a route with a power pass compare with power statistics.
-func BasisDrift(ctx context.Context, p1, p2 *implicit.Stats, cfg Config) (float64, error) {
+func BasisDrift(ctx context.Context, p1, p2 *implicit.TopicStats, cfg Config) (float64, error) {
 	if p2.Header.Phase != 2 || p2.WMatrix() == nil {
 		return 0, fmt.Errorf("lda: basis drift needs phase-2 statistics, got phase %d", p2.Header.Phase)
 	}

@@ -20,7 +20,7 @@ var ErrPowerPass = errors.New("the first sketch does not decay past k, so the de
 // sketchStats checks phase-1 or power statistics p against cfg and returns
 // the configuration they fix and the projection their sums were taken
 // against: Ω from the seed for phase 1, the stored Q for a power pass.
-func sketchStats(p *implicit.Stats, cfg Config) (Config, mat.Matrix, error) {
+func sketchStats(p *implicit.TopicStats, cfg Config) (Config, mat.Matrix, error) {
 	h := p.Header
 	if h.Phase != 1 || p.Pair == nil {
 		return cfg, nil, fmt.Errorf("lda: whitening needs phase-1 or power statistics, got phase %d", h.Phase)
@@ -58,7 +58,7 @@ func sketchStats(p *implicit.Stats, cfg Config) (Config, mat.Matrix, error) {
 // Config.PowerIters). The statistics route then needs PowerStats before
 // Phase2Stats, or cfg.PowerIters −1 to reproduce a fit without it. The tail
 // is 0 for the exact whitening.
-func PowerAdvice(ctx context.Context, p *implicit.Stats, cfg Config) (tail float64, power bool, err error) {
+func PowerAdvice(ctx context.Context, p *implicit.TopicStats, cfg Config) (tail float64, power bool, err error) {
 	b, err := whiteningStats(ctx, p, cfg)
 	if err != nil {
 		return 0, false, err
@@ -110,7 +110,7 @@ func powerPolicy(cfg Config, h statsfile.Header, b *basis) error {
 // of power pass i+1: they merge with those of the same pass (same Q), and
 // whiten like phase-1 statistics (Whitening, Phase2Stats). A vocabulary
 // whitened exactly takes no power pass.
-func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, cfg Config) (*implicit.Stats, error) {
+func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.TopicStats, cfg Config) (*implicit.TopicStats, error) {
 	d := src.Info().Terms
 	cfg, omega, err := sketchStats(basis, cfg)
 	if err != nil {
@@ -135,7 +135,7 @@ func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats
 // new inputs to power statistics. (Q stays that of the data like was
 // computed from; the drift of the subspace is checked where it matters, on
 // the W of phase 2: see BasisDrift.)
-func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.Stats, cfg Config) (*implicit.Stats, error) {
+func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.TopicStats, cfg Config) (*implicit.TopicStats, error) {
 	if like.Header.Power < 1 {
 		return nil, fmt.Errorf("lda: statistics of phase %d are not of a power pass", like.Header.Phase)
 	}
@@ -150,7 +150,7 @@ func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.St
 // projectedStats runs the pass of power statistics number power against
 // the orthonormal q over src; basis is the statistics q was taken from
 // (its vocabulary hash and words carry over).
-func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, q *mat.Dense, power int, cfg Config) (*implicit.Stats, error) {
+func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.TopicStats, q *mat.Dense, power int, cfg Config) (*implicit.TopicStats, error) {
 	info := src.Info()
 	d := info.Terms
 	// Nothing below reads basis: its sums and exact arrays (d×cols each)

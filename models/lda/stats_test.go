@@ -39,7 +39,7 @@ func shards(t *testing.T, cc synth.LDAConfig, frac float64) (all, a, b *stream.M
 
 // twoPhase runs both phases over the shards (phase 2 with the W of the merged
 // phase 1) and returns the merged phase-2 statistics.
-func twoPhase(t *testing.T, cfg Config, srcs ...stream.DocSource) *implicit.Stats {
+func twoPhase(t *testing.T, cfg Config, srcs ...stream.DocSource) *implicit.TopicStats {
 	t.Helper()
 	_, p2 := powerRoute(t, cfg, 0, srcs...)
 	return p2
@@ -66,7 +66,7 @@ func relDiff(t *testing.T, a, b *models.Model) float64 {
 	return out
 }
 
-func fitStats(t *testing.T, st *implicit.Stats, cfg Config) *models.Model {
+func fitStats(t *testing.T, st *implicit.TopicStats, cfg Config) *models.Model {
 	t.Helper()
 	m, err := FitStats(context.Background(), st, cfg)
 	if err != nil {
@@ -130,10 +130,10 @@ func testStatsMerge(t *testing.T, tol float64, f64 bool) {
 			}
 			// The file round trip is lossless: the same model bit for bit.
 			path := filepath.Join(t.TempDir(), "all.stats")
-			if err := implicit.WriteStats(context.Background(), path, mergedStats); err != nil {
+			if err := implicit.WriteTopicStats(context.Background(), path, mergedStats); err != nil {
 				t.Fatal(err)
 			}
-			back, err := implicit.ReadStats(path)
+			back, err := implicit.ReadTopicStats(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +209,7 @@ func TestStatsIncremental(t *testing.T) {
 	if err := p2old.Merge(p2new); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of phase-2 statistics of different bases: %v", err)
 	}
-	if a, err := BasisDrift(ctx, p1old, &implicit.Stats{Header: p2new.Header, StatsPayload: p2new.StatsPayload}, cfg); err != nil || a > 1e-6 {
+	if a, err := BasisDrift(ctx, p1old, &implicit.TopicStats{Header: p2new.Header, TopicPayload: p2new.TopicPayload}, cfg); err != nil || a > 1e-6 {
 		t.Errorf("drift of a basis against itself: %g, %v", a, err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // LDA (st), of a dense model (dense) or of an EM pass (em); all nil: none
 // yet, or only empty inputs.
 type statsAcc struct {
-	st    *implicit.Stats
+	st    *implicit.TopicStats
 	dense *implicit.DenseStats
 	em    *implicit.EMStats
 }
@@ -52,7 +52,7 @@ func decodeAcc(b []byte) (statsAcc, error) {
 func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil && a.em == nil }
 
 // mergeFn is the Beam combiner of shard statistics: its merge is the
-// library's (implicit.Stats.Merge, implicit.DenseStats.Merge,
+// library's (implicit.TopicStats.Merge, implicit.DenseStats.Merge,
 // implicit.EMStats.Merge), exact and
 // independent of the order and grouping the runner chooses, and it refuses
 // what `streamfit merge` refuses (statistics of another fit, or covering an

@@ -164,7 +164,7 @@ func (f *writeModelFn) ProcessElement(ctx context.Context, model, p2 []byte) err
 				return err
 			}
 			st.Header.Inputs = coalesce(st.Header.Inputs)
-			return implicit.WriteStats(ctx, out.Stats, st)
+			return implicit.WriteTopicStats(ctx, out.Stats, st)
 		}, func() error {
 			if out.NoTiming {
 				m.Fit.Seconds = 0

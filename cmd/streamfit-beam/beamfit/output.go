@@ -32,9 +32,9 @@ type Output struct {
 // write fits the model from the merged statistics st (when o.Model is set)
 // and writes the outputs; when the model cannot be written, the statistics
 // file written before it is removed, so a failed pipeline leaves neither.
-func (o Output) write(ctx context.Context, st *implicit.Stats) error {
+func (o Output) write(ctx context.Context, st *implicit.TopicStats) error {
 	st.Header.Inputs = coalesce(st.Header.Inputs)
-	return o.outputs(func() error { return implicit.WriteStats(ctx, o.Stats, st) }, func() error {
+	return o.outputs(func() error { return implicit.WriteTopicStats(ctx, o.Stats, st) }, func() error {
 		// As `streamfit fit --from-stats`: the exact totals' low words
 		// serve merges only.
 		st.Exact = nil
