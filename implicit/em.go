@@ -151,10 +151,8 @@ type emPart struct {
 // EMPieceEntries is the most entries (distinct words of documents) of the
 // pieces an EM pass cuts its batches into; a worker's expected counts of a
 // piece are a row of k for each of its distinct words. A corpus of long
-// documents comes in few batches (SpamAssassin's 5,442 e-mails, 1.1 million
-// entries, in two of 4,096 and 1,346 documents), and batch i goes to worker
-// i mod workers, so one worker would do three quarters of each pass; in
-// pieces of 2^18 entries it comes in six of 140,000–215,000. The EM
+// documents comes in few batches, and batch i goes to worker i mod
+// workers, so without pieces one worker could do most of a pass. The EM
 // statistics are exact, so pieces change nothing but the schedule.
 const EMPieceEntries = 1 << 18
 
