@@ -3,8 +3,8 @@ package implicit
 import (
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"

@@ -3,11 +3,11 @@ package implicit
 import (
 	"bytes"
 	"context"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -12,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 )
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"hash/crc32"
 	"io"
 	"iter"
@@ -15,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 )
 

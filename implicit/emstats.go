@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"io"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // EMModel is the model a statistics file of an EM pass names in its

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mathext"
 )

@@ -3,11 +3,12 @@ package implicit
 import (
 	"context"
 	"errors"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // TestDocSample checks the sample's share of the documents, its

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"io"
 	"math"
 	"os"
 	"slices"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"gonum.org/v1/gonum/mat"
 )
 

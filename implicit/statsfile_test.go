@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/internal/stream"
 	"gonum.org/v1/gonum/mat"
 )

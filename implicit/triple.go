@@ -3,9 +3,9 @@ package implicit
 import (
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"iter"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"

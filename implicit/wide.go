@@ -2,10 +2,11 @@ package implicit
 
 import (
 	"errors"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"math/big"
 	"math/bits"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // Wide exact totals.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"runtime/debug"
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"

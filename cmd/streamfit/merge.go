@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/shard"
 )

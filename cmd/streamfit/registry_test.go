@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )

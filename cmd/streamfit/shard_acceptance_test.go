@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // TestShardsEveryModel is the acceptance test of the statistics route for

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/models/shard"

@@ -3,8 +3,8 @@ package hmm
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -3,10 +3,10 @@ package lda
 import (
 	"context"
 	"errors"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"

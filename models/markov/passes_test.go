@@ -2,9 +2,9 @@ package markov
 
 import (
 	"context"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"

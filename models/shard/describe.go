@@ -3,12 +3,12 @@ package shard
 import (
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"hash/fnv"
 	"io"
 	"io/fs"
 	"path/filepath"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/internal/stream"
 )
 

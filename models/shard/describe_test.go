@@ -1,10 +1,11 @@
 package shard
 
 import (
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // A directory's description follows its tree: a file rewritten in a

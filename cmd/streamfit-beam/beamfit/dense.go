@@ -3,9 +3,9 @@ package beamfit
 import (
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"iter"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"

@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"

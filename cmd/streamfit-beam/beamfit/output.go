@@ -3,11 +3,11 @@ package beamfit
 import (
 	"cmp"
 	"context"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/lda"
 )
 

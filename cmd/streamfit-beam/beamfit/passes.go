@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"io"
 	"iter"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 )

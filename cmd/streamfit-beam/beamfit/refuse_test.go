@@ -3,7 +3,6 @@ package beamfit
 import (
 	"context"
 	"errors"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/docword"

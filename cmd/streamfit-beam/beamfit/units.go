@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streamfit/streamfit/implicit/statsfile"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/objstore"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
