@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
@@ -333,19 +332,10 @@ func (s *TopicStats) MergeFile(path string) error {
 		}
 		return s.Merge(o)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	return statsfile.With(path, func(r io.ReaderAt, size int64) error {
+		_, err := decodeStats(r, size, s.mergePayload)
 		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if _, err := decodeStats(f, st.Size(), s.mergePayload); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	})
 }
 
 // mergePayload reads the payload of o's file from zr and adds it to s.
