@@ -12,8 +12,8 @@ import (
 	"iter"
 	"math"
 	"slices"
-	"strings"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/internal/stream"
 )
 
@@ -28,10 +28,10 @@ import (
 // so any order and grouping of the same shards gives the same bytes), and
 // statistics are written and read in the versioned, checksummed statistics
 // file (WriteDenseStats, ReadDenseStats) with the model-agnostic header
-// StatsHeader and a section per array. Shards cut at batch boundaries give
+// statsfile.Header and a section per array. Shards cut at batch boundaries give
 // the totals of their union bit for bit.
 type DenseStats struct {
-	Header StatsHeader
+	Header statsfile.Header
 	// Rows counts the sample rows added.
 	Rows int64
 	// Sums are the pass's exact totals, in the order the pass lists them.
@@ -68,20 +68,8 @@ func (s *DenseStats) Get(name string) []float64 {
 	return nil
 }
 
-// DecodeParams checks that h describes statistics of one of models and
-// decodes their settings (Params) into p.
-func (h StatsHeader) DecodeParams(p any, models ...string) error {
-	if !slices.Contains(models, h.Model) {
-		return fmt.Errorf("%s statistics, not %s", h.Model, strings.Join(models, " or "))
-	}
-	if err := json.Unmarshal(h.Params, p); err != nil {
-		return fmt.Errorf("statistics settings: %w", err)
-	}
-	return nil
-}
-
 // FixedFingerprint fingerprints the names and exact values of fixed arrays
-// (never 0), for StatsHeader.Basis.
+// (never 0), for statsfile.Header.Basis.
 func FixedFingerprint(fixed []Fixed) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
@@ -98,8 +86,8 @@ func FixedFingerprint(fixed []Fixed) uint64 {
 }
 
 // Merge adds the statistics of o (another shard of the same pass) into s.
-// It refuses statistics of another fit or pass with an *IncompatibleError,
-// and statistics that share an input with ErrOverlap.
+// It refuses statistics of another fit or pass with an *statsfile.IncompatibleError,
+// and statistics that share an input with statsfile.ErrOverlap.
 func (s *DenseStats) Merge(o *DenseStats) error {
 	if err := s.Header.Compatible(o.Header); err != nil {
 		return err
@@ -112,15 +100,13 @@ func (s *DenseStats) Merge(o *DenseStats) error {
 		return n
 	}
 	if !slices.Equal(names(s), names(o)) {
-		return &IncompatibleError{Field: "sums", A: names(s), B: names(o)}
+		return &statsfile.IncompatibleError{Field: "sums", A: names(s), B: names(o)}
 	}
 	if !slices.EqualFunc(s.Fixed, o.Fixed, func(a, b Fixed) bool { return a.Name == b.Name && slices.Equal(a.Values, b.Values) }) {
-		return &IncompatibleError{Field: "basis", A: "stored basis", B: "a different basis"}
+		return &statsfile.IncompatibleError{Field: "basis", A: "stored basis", B: "a different basis"}
 	}
-	for _, in := range o.Header.Inputs {
-		if x, ok := s.Header.Covers(in); ok {
-			return fmt.Errorf("%w: %v and %v (fingerprint %s)", ErrOverlap, x, in, in.Fingerprint)
-		}
+	if err := s.Header.Disjoint(o.Header); err != nil {
+		return err
 	}
 	for i, t := range s.Sums {
 		if err := t.Merge(o.Sums[i]); err != nil {
@@ -128,9 +114,7 @@ func (s *DenseStats) Merge(o *DenseStats) error {
 		}
 	}
 	s.Rows += o.Rows
-	st := &Stats{Header: s.Header}
-	st.mergeHeader(&Stats{Header: o.Header})
-	s.Header = st.Header
+	s.Header.AddShards(o.Header)
 	return nil
 }
 
@@ -155,7 +139,7 @@ type SumShape struct {
 type Pass struct {
 	// Header is the header of the pass's statistics: Model, Phase, D, K and
 	// Params from the model; Basis is set from Fixed.
-	Header StatsHeader
+	Header statsfile.Header
 	Sums   []SumShape
 	Fixed  []Fixed
 	// Worker returns the function that adds one batch, with its own
@@ -257,11 +241,7 @@ type denseMeta struct {
 // Encode writes s in the statistics file format to w.
 func (s *DenseStats) Encode(ctx context.Context, w io.Writer) error {
 	if TopicModel(s.Header.Model) || s.Header.Model == "" || s.Header.Model == EMModel {
-		return fmt.Errorf("%w: dense statistics of model %q", ErrStatsModel, s.Header.Model)
-	}
-	hdr, err := json.Marshal(s.Header)
-	if err != nil {
-		return err
+		return fmt.Errorf("%w: dense statistics of model %q", statsfile.ErrModel, s.Header.Model)
 	}
 	meta := denseMeta{Rows: s.Rows}
 	for _, t := range s.Sums {
@@ -274,7 +254,7 @@ func (s *DenseStats) Encode(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return writeStatsFile(ctx, w, hdr, func(zw io.Writer) error {
+	return statsfile.Write(ctx, w, &s.Header, func(zw io.Writer) error {
 		buf := binary.LittleEndian.AppendUint32(nil, uint32(len(mj)))
 		buf = append(buf, mj...)
 		flush := func() error {
@@ -306,15 +286,15 @@ func (s *DenseStats) Encode(ctx context.Context, w io.Writer) error {
 	})
 }
 
-// WriteDenseStats writes s to path atomically (see WriteStats).
+// WriteDenseStats writes s to path atomically (see WriteTopicStats).
 func WriteDenseStats(ctx context.Context, path string, s *DenseStats) error {
-	return createStatsFile(ctx, path, s.Encode)
+	return statsfile.Create(ctx, path, s.Encode)
 }
 
 // ReadDenseStats reads a dense model's statistics file, verifying magic,
 // version, lengths and checksums.
 func ReadDenseStats(path string) (*DenseStats, error) {
-	return openStatsFile(path, decodeDenseStats)
+	return statsfile.Open(path, decodeDenseStats)
 }
 
 // DecodeDenseStats parses a dense model's statistics file held in data (as
@@ -327,12 +307,10 @@ func DecodeDenseStats(data []byte) (*DenseStats, error) {
 // decodeDenseStats reads a dense statistics file of size bytes from r.
 func decodeDenseStats(r io.ReaderAt, size int64) (*DenseStats, error) {
 	s := &DenseStats{}
-	err := readStatsFile(r, size, func(hdr []byte) error {
-		if err := json.Unmarshal(hdr, &s.Header); err != nil {
-			return fmt.Errorf("statistics header: %w", err)
-		}
+	err := statsfile.Read(r, size, func(h *statsfile.Header) error {
+		s.Header = *h
 		if TopicModel(s.Header.Model) || s.Header.Model == EMModel {
-			return fmt.Errorf("%w: %s statistics where a dense model's are read", ErrStatsModel, s.Header.Model)
+			return fmt.Errorf("%w: %s statistics where a dense model's are read", statsfile.ErrModel, s.Header.Model)
 		}
 		return nil
 	}, s.decode)
@@ -352,7 +330,7 @@ func (s *DenseStats) decode(zr io.Reader) error {
 		return err
 	}
 	ml := binary.LittleEndian.Uint32(lb[:])
-	if ml > maxHeader {
+	if ml > statsfile.MaxHeader {
 		return fmt.Errorf("metadata of %d bytes", ml)
 	}
 	mj := make([]byte, ml)

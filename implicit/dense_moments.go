@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -19,7 +20,7 @@ import (
 // MomentPass returns the first pass with header h over rows of d columns
 // (h.D), checking each batch with check. It refuses d beyond exactDim: the
 // exact second moment is d×d (beyond it, a model takes SecondSketch).
-func MomentPass(h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
+func MomentPass(h statsfile.Header, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
 	d := h.D
 	if d > exactDim {
 		return nil, fmt.Errorf("d=%d exceeds the exact dimension %d: the exact second moment is d×d (take the sketched passes, SecondSketch, or raise the exact dimension, ExactDim, to %d or more)", d, exactDim, d)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
@@ -28,7 +29,7 @@ import (
 // others depend on the merged pass before over exactly their rows.
 
 // SketchParams are the settings of a sketched second moment, recorded in
-// the settings (StatsHeader.Params) of every pass of a sketched fit.
+// the settings (statsfile.Header.Params) of every pass of a sketched fit.
 type SketchParams struct {
 	Oversample int    `json:"oversample"`
 	PowerIters int    `json:"power_iters"`
@@ -53,7 +54,7 @@ func (p SketchParams) Cols(d, k int) int {
 
 // Mark records the sketch in the header h of a pass of a sketched fit
 // (nothing when p is nil: the exact path).
-func (p *SketchParams) Mark(h *StatsHeader) {
+func (p *SketchParams) Mark(h *statsfile.Header) {
 	if p == nil {
 		return
 	}
@@ -65,7 +66,7 @@ func (p *SketchParams) Mark(h *StatsHeader) {
 type SecondSketch struct {
 	// Header is the header of the model's passes (Model, D, K, Params);
 	// Phase and the sketch's fields are set per pass.
-	Header StatsHeader
+	Header statsfile.Header
 	Params SketchParams
 	// Full says that the range finder must find as many directions as the
 	// test matrix has columns (Params.Cols(D, K)), not only K.
@@ -81,7 +82,7 @@ type SecondSketch struct {
 // NewSecondSketch returns the sketch with settings sp of a fit whose passes
 // have the header h (nil when sp is: the exact path); see SecondSketch for
 // full, check and product.
-func NewSecondSketch(h StatsHeader, sp *SketchParams, full bool, check func(*stream.Dense) error, product func(y, b *mat.Dense, mo *Moments, first bool)) *SecondSketch {
+func NewSecondSketch(h statsfile.Header, sp *SketchParams, full bool, check func(*stream.Dense) error, product func(y, b *mat.Dense, mo *Moments, first bool)) *SecondSketch {
 	if sp == nil {
 		return nil
 	}
@@ -120,7 +121,7 @@ func (s *SecondSketch) Extra() int {
 // FirstPass returns pass 1 of a fit of a dense model that whitens: the
 // first pass of its sketch sk when it has one (d beyond the exact
 // dimension), else the exact moments of MomentPass(h, exactDim, check).
-func FirstPass(sk *SecondSketch, h StatsHeader, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
+func FirstPass(sk *SecondSketch, h statsfile.Header, exactDim int, check func(*stream.Dense) error) (*Pass, error) {
 	if sk != nil {
 		return sk.First(), nil
 	}
@@ -128,7 +129,7 @@ func FirstPass(sk *SecondSketch, h StatsHeader, exactDim int, check func(*stream
 }
 
 // header returns the header of pass phase, whose basis has cols columns.
-func (s *SecondSketch) header(phase, cols int) StatsHeader {
+func (s *SecondSketch) header(phase, cols int) statsfile.Header {
 	h := s.Header
 	h.Phase, h.Cols = phase, cols
 	s.Params.Mark(&h)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/sketch"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -40,7 +41,7 @@ func TestSecondSketchPasses(t *testing.T) {
 		return &stream.MemoryDense{All: &stream.Dense{Rows: hi - lo, Cols: d, Data: data[lo*d : hi*d]}, BatchRows: 100}
 	}
 	sp := &SketchParams{Oversample: 4, PowerIters: power, Seed: 9}
-	h := StatsHeader{Model: "gmm", D: d, K: k}
+	h := statsfile.Header{Model: "gmm", D: d, K: k}
 	sk := NewSecondSketch(h, sp, true, func(*stream.Dense) error { return nil }, func(y, _ *mat.Dense, mo *Moments, _ bool) {
 		y.Scale(1/float64(mo.N), y)
 	})

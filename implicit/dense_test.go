@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -99,7 +100,7 @@ func TestWideSumsRange(t *testing.T) {
 // testPass sums x and x² of the rows.
 func testPass() *Pass {
 	return &Pass{
-		Header: StatsHeader{Model: "test", Phase: 1, D: 2, K: 1},
+		Header: statsfile.Header{Model: "test", Phase: 1, D: 2, K: 1},
 		Sums:   []SumShape{{Name: "x", Len: 2}, {Name: "xx", Len: 2}},
 		Fixed:  []Fixed{{Name: "basis", Values: []float64{0.5, 2}}},
 		Worker: func() BatchFunc {
@@ -149,8 +150,8 @@ func TestDenseStatsMergeAndFile(t *testing.T) {
 	b.All.Rows, b.All.Data = 360, b.All.Data[1280:]
 	sa, _ := p.Run(ctx, a.Rows, 2)
 	sb, _ := p.Run(ctx, b.Rows, 1)
-	sa.Header.Inputs = []Input{{Path: "f", Fingerprint: "1", Docs: &[2]int64{0, 640}}}
-	sb.Header.Inputs = []Input{{Path: "f", Fingerprint: "1", Docs: &[2]int64{640, 1000}}}
+	sa.Header.Inputs = []statsfile.Input{{Path: "f", Fingerprint: "1", Docs: &[2]int64{0, 640}}}
+	sb.Header.Inputs = []statsfile.Input{{Path: "f", Fingerprint: "1", Docs: &[2]int64{640, 1000}}}
 	ab, ba := clone(t, sa), clone(t, sb)
 	if err := ab.Merge(sb); err != nil {
 		t.Fatal(err)
@@ -165,18 +166,18 @@ func TestDenseStatsMergeAndFile(t *testing.T) {
 	if !equalStats(t, ab, whole) {
 		t.Error("merged shards differ from the whole")
 	}
-	if err := clone(t, sa).Merge(sa); !errors.Is(err, ErrOverlap) {
+	if err := clone(t, sa).Merge(sa); !errors.Is(err, statsfile.ErrOverlap) {
 		t.Errorf("merging a shard with itself: %v", err)
 	}
 	other := testPass()
 	other.Fixed[0].Values[1] = 3
 	so, _ := other.Run(ctx, b.Rows, 1)
-	if err := clone(t, sa).Merge(so); !errors.Is(err, ErrIncompatible) {
+	if err := clone(t, sa).Merge(so); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("another basis: %v", err)
 	}
 	sp := clone(t, sb)
 	sp.Header.Params = []byte(`{"a":1}`)
-	if err := clone(t, sa).Merge(sp); !errors.Is(err, ErrIncompatible) {
+	if err := clone(t, sa).Merge(sp); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("other settings: %v", err)
 	}
 
@@ -191,16 +192,16 @@ func TestDenseStatsMergeAndFile(t *testing.T) {
 	if !equalStats(t, back, whole) || back.Get("basis")[1] != 2 {
 		t.Error("the file does not read back as written")
 	}
-	if m, err := PeekModel(path); err != nil || m != "test" {
+	if m, err := statsfile.PeekModel(path); err != nil || m != "test" {
 		t.Errorf("PeekModel: %q, %v", m, err)
 	}
-	if _, err := ReadStats(path); !errors.Is(err, ErrStatsModel) {
+	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrModel) {
 		t.Errorf("reading dense statistics as LDA's: %v", err)
 	}
 	data, _ := os.ReadFile(path)
 	data[len(data)-30] ^= 0xff
 	os.WriteFile(path, data, 0o644)
-	if _, err := ReadDenseStats(path); !errors.Is(err, ErrStatsChecksum) {
+	if _, err := ReadDenseStats(path); !errors.Is(err, statsfile.ErrChecksum) {
 		t.Errorf("a damaged file: %v", err)
 	}
 }

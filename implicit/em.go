@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -107,7 +108,7 @@ func (a *EMAcc) arrays(bound []float64, boundLo []uint64) []fixedArray {
 // of merges.
 func (a *EMAcc) Merge(o *EMAcc) error {
 	if a.D != o.D || a.K != o.K {
-		return fmt.Errorf("%w: EM statistics of d=%d, k=%d and d=%d, k=%d", ErrIncompatible, a.D, a.K, o.D, o.K)
+		return fmt.Errorf("%w: EM statistics of d=%d, k=%d and d=%d, k=%d", statsfile.ErrIncompatible, a.D, a.K, o.D, o.K)
 	}
 	b, blo := []float64{a.Bound}, []uint64{a.boundLo}
 	ob, oblo := []float64{o.Bound}, []uint64{o.boundLo}
@@ -150,10 +151,8 @@ type emPart struct {
 // EMPieceEntries is the most entries (distinct words of documents) of the
 // pieces an EM pass cuts its batches into; a worker's expected counts of a
 // piece are a row of k for each of its distinct words. A corpus of long
-// documents comes in few batches (SpamAssassin's 5,442 e-mails, 1.1 million
-// entries, in two of 4,096 and 1,346 documents), and batch i goes to worker
-// i mod workers, so one worker would do three quarters of each pass; in
-// pieces of 2^18 entries it comes in six of 140,000–215,000. The EM
+// documents comes in few batches, and batch i goes to worker i mod
+// workers, so without pieces one worker could do most of a pass. The EM
 // statistics are exact, so pieces change nothing but the schedule.
 const EMPieceEntries = 1 << 18
 
@@ -290,6 +289,9 @@ func addFixedRows(s fixedScale, dst []float64, dlo []uint64, v []float64, lo []u
 	return ok
 }
 
+// crcTable is CRC-32C's, the checksum of an encoded EMAcc.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
 // emMagic opens an encoded EMAcc.
 const emMagic = "SFEMACC2"
 
@@ -341,12 +343,12 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 	var b [8]byte
 	for {
 		if _, err := io.ReadFull(tr, b[:1]); err != nil {
-			return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+			return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
 		}
 		if b[0] == '\n' {
 			break
 		}
-		if line = append(line, b[0]); len(line) > maxHeader {
+		if line = append(line, b[0]); len(line) > statsfile.MaxHeader {
 			return nil, errors.New("implicit: EM statistics: header too long")
 		}
 	}
@@ -360,17 +362,17 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 	a := NewEMAcc(h.D, h.K)
 	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches, a.Bound, a.boundLo = h.Docs, h.Tokens, h.Empty, h.Iters, h.Batches, h.Bound, h.BoundLo
 	if err := ReadFloats(tr, a.N, a.Suff); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
 	}
 	if err := readWords(tr, a.nLo, a.suffLo); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
 	}
 	sum := crc.Sum32()
 	if _, err := io.ReadFull(tr, b[:4]); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsTrunc)
+		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
 	}
 	if binary.LittleEndian.Uint32(b[:4]) != sum {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", ErrStatsChecksum)
+		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrChecksum)
 	}
 	return a, nil
 }

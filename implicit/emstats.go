@@ -3,13 +3,14 @@ package implicit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // EMModel is the model a statistics file of an EM pass names in its
-// header (StatsHeader.Model): its statistics are EMStats, whatever the
+// header (statsfile.Header.Model): its statistics are EMStats, whatever the
 // topic model ("lda" or "topic", in the header's Params).
 const EMModel = "em"
 
@@ -23,7 +24,7 @@ const EMModel = "em"
 // accumulator's encoding (EMAcc.Encode), in the statistics file layout
 // (magic, version, checksummed header, zstd payload, checksum).
 type EMStats struct {
-	Header StatsHeader
+	Header statsfile.Header
 	Acc    *EMAcc
 }
 
@@ -33,37 +34,33 @@ func (s *EMStats) Merge(o *EMStats) error {
 	if err := s.Header.Compatible(o.Header); err != nil {
 		return err
 	}
-	if err := s.Header.disjoint(o.Header); err != nil {
+	if err := s.Header.Disjoint(o.Header); err != nil {
 		return err
 	}
 	if err := s.Acc.Merge(o.Acc); err != nil {
 		return err
 	}
-	s.Header.addShards(o.Header)
+	s.Header.AddShards(o.Header)
 	return nil
 }
 
 // Encode writes s in the statistics file format to w.
 func (s *EMStats) Encode(ctx context.Context, w io.Writer) error {
 	if s.Header.Model != EMModel {
-		return fmt.Errorf("%w: EM statistics of model %q", ErrStatsModel, s.Header.Model)
+		return fmt.Errorf("%w: EM statistics of model %q", statsfile.ErrModel, s.Header.Model)
 	}
-	hdr, err := json.Marshal(s.Header)
-	if err != nil {
-		return err
-	}
-	return writeStatsFile(ctx, w, hdr, func(zw io.Writer) error { return s.Acc.Encode(zw) })
+	return statsfile.Write(ctx, w, &s.Header, func(zw io.Writer) error { return s.Acc.Encode(zw) })
 }
 
-// WriteEMStats writes s to path atomically (see WriteStats).
+// WriteEMStats writes s to path atomically (see WriteTopicStats).
 func WriteEMStats(ctx context.Context, path string, s *EMStats) error {
-	return createStatsFile(ctx, path, s.Encode)
+	return statsfile.Create(ctx, path, s.Encode)
 }
 
 // ReadEMStats reads the statistics file of an EM pass, verifying magic,
 // version, lengths and checksums.
 func ReadEMStats(path string) (*EMStats, error) {
-	return openStatsFile(path, decodeEMStats)
+	return statsfile.Open(path, decodeEMStats)
 }
 
 // DecodeEMStats parses the statistics file of an EM pass held in data.
@@ -73,12 +70,10 @@ func DecodeEMStats(data []byte) (*EMStats, error) {
 
 func decodeEMStats(r io.ReaderAt, size int64) (*EMStats, error) {
 	s := &EMStats{}
-	err := readStatsFile(r, size, func(hdr []byte) error {
-		if err := json.Unmarshal(hdr, &s.Header); err != nil {
-			return fmt.Errorf("statistics header: %w", err)
-		}
+	err := statsfile.Read(r, size, func(h *statsfile.Header) error {
+		s.Header = *h
 		if s.Header.Model != EMModel {
-			return fmt.Errorf("%w: %s statistics where an EM pass's are read", ErrStatsModel, s.Header.Model)
+			return fmt.Errorf("%w: %s statistics where an EM pass's are read", statsfile.ErrModel, s.Header.Model)
 		}
 		return nil
 	}, func(zr io.Reader) (err error) {

@@ -21,8 +21,8 @@ type TopicParams struct {
 	Single bool
 	// Tol stops a document's fixed-point iteration when an iteration moves
 	// less than this fraction of the document's tokens between topics
-	// (Σ_j |Δγ_j| < Tol·L; 0: DefaultEStepTol); MaxIter caps the
-	// iterations (0: DefaultEStepIters). Unused when Single (the posterior
+	// (Σ_j |Δγ_j| < Tol·L; 0: DefaultTol); MaxIter caps the
+	// iterations (0: DefaultMaxIter). Unused when Single (the posterior
 	// over one topic is exact).
 	Tol     float64
 	MaxIter int
@@ -38,16 +38,14 @@ type TopicParams struct {
 	Overrelax float64
 }
 
-// The E-step's defaults: the tolerance of the EM passes (on SpamAssassin
-// e-mails, k=10, 0.01 gave a held-out perplexity within 0.3% of 0.001 and
-// 0.0001 with half and a third of their iterations; bench/lda/RESULTS.md),
-// and a cap that ordinary documents do not reach at that tolerance.
+// The E-step's defaults, taken for TopicParams' zero Tol, MaxIter and
+// Prune: a document's iteration stops once a step moves less than 1% of its
+// tokens or after 100 steps (a cap ordinary documents do not reach at that
+// tolerance), and a topic below a thousandth of its tokens leaves it.
 const (
-	DefaultEStepTol   = 1e-2
-	DefaultEStepIters = 100
-	// DefaultPrune: a topic below a thousandth of a document's tokens
-	// leaves its iteration.
-	DefaultPrune = 1e-3
+	DefaultTol     = 1e-2
+	DefaultMaxIter = 100
+	DefaultPrune   = 1e-3
 )
 
 // Check validates p's shapes and entries.
@@ -130,10 +128,10 @@ func NewEStep(p *TopicParams) *EStep {
 		e.relax = p.Overrelax
 	}
 	if e.tol <= 0 {
-		e.tol = DefaultEStepTol
+		e.tol = DefaultTol
 	}
 	if e.iters <= 0 {
-		e.iters = DefaultEStepIters
+		e.iters = DefaultMaxIter
 	}
 	k := p.K
 	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mathext"
 )
@@ -461,10 +462,10 @@ func TestEMAccEncode(t *testing.T) {
 	}
 	bad := append([]byte(nil), data...)
 	bad[len(bad)-9] ^= 1
-	if _, err := DecodeEMAcc(bytes.NewReader(bad)); !errors.Is(err, ErrStatsChecksum) {
+	if _, err := DecodeEMAcc(bytes.NewReader(bad)); !errors.Is(err, statsfile.ErrChecksum) {
 		t.Errorf("flipped bit: %v", err)
 	}
-	if _, err := DecodeEMAcc(bytes.NewReader(data[:len(data)-3])); !errors.Is(err, ErrStatsTrunc) {
+	if _, err := DecodeEMAcc(bytes.NewReader(data[:len(data)-3])); !errors.Is(err, statsfile.ErrTruncated) {
 		t.Errorf("truncated: %v", err)
 	}
 	if _, err := DecodeEMAcc(bytes.NewReader([]byte("SFSTATS\n"))); err == nil {
@@ -563,8 +564,8 @@ func TestEMStatsFile(t *testing.T) {
 		if err := a.Pass(ctx, sub(src, lo, hi).Docs, 2, p, nil); err != nil {
 			t.Fatal(err)
 		}
-		in := Input{Path: path, Size: int64(hi - lo), Fingerprint: path}
-		return &EMStats{Header: StatsHeader{Model: EMModel, Phase: 1, D: d, K: k, Basis: 7, Shards: 1, Inputs: []Input{in}}, Acc: a}
+		in := statsfile.Input{Path: path, Size: int64(hi - lo), Fingerprint: path}
+		return &EMStats{Header: statsfile.Header{Model: EMModel, Phase: 1, D: d, K: k, Basis: 7, Shards: 1, Inputs: []statsfile.Input{in}}, Acc: a}
 	}
 	a, b := shard(0, 20, "a"), shard(20, 50, "b")
 	path := filepath.Join(t.TempDir(), "a.stats")
@@ -578,21 +579,21 @@ func TestEMStatsFile(t *testing.T) {
 	if !reflect.DeepEqual(got, a) {
 		t.Fatal("EM statistics read back differ from those written")
 	}
-	if _, err := ReadStats(path); !errors.Is(err, ErrStatsModel) {
+	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrModel) {
 		t.Errorf("EM statistics read as LDA's: %v", err)
 	}
-	if _, err := ReadDenseStats(path); !errors.Is(err, ErrStatsModel) {
+	if _, err := ReadDenseStats(path); !errors.Is(err, statsfile.ErrModel) {
 		t.Errorf("EM statistics read as a dense model's: %v", err)
 	}
 	if err := got.Merge(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := got.Merge(shard(20, 50, "b")); !errors.Is(err, ErrOverlap) {
+	if err := got.Merge(shard(20, 50, "b")); !errors.Is(err, statsfile.ErrOverlap) {
 		t.Errorf("a shard given twice: %v", err)
 	}
 	other := shard(0, 20, "c")
 	other.Header.Basis = 8
-	if err := got.Merge(other); !errors.Is(err, ErrIncompatible) {
+	if err := got.Merge(other); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("statistics of another model: %v", err)
 	}
 	data, err := os.ReadFile(path)
@@ -600,7 +601,7 @@ func TestEMStatsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	data[len(data)-30] ^= 1
-	if _, err := DecodeEMStats(data); !errors.Is(err, ErrStatsChecksum) {
+	if _, err := DecodeEMStats(data); !errors.Is(err, statsfile.ErrChecksum) {
 		t.Errorf("damaged file: %v", err)
 	}
 }

@@ -152,7 +152,7 @@ type fixedArray struct {
 	v     []float64
 	lo    []uint64
 	scale fixedScale
-	// field is the accumulator's field holding v, which Stats.Merge
+	// field is the accumulator's field holding v, which TopicStats.Merge
 	// detaches while the accumulator merges everything but the totals.
 	field *[]float64
 }
@@ -356,7 +356,7 @@ type PassOptions struct {
 	// Snapshot, when set, is called after a batch has been added, in batch
 	// order, with the number of batches the totals hold, at most once every
 	// SnapshotEvery (0: after every batch); the totals are rounded and
-	// consistent during the call (WriteStats may save them). Its error stops
+	// consistent during the call (WriteTopicStats may save them). Its error stops
 	// the pass.
 	Snapshot      func(batches int64) error
 	SnapshotEvery time.Duration

@@ -27,7 +27,7 @@ type RowStoreOptions struct {
 	ChunkRows int
 	// Float64 stores y in float64 instead of float32. float32 halves the
 	// disk and decompression work; its relative rounding (6e-8) is far below
-	// the sampling error of any moment estimate (bench/sketch/RESULTS.md).
+	// the sampling error of any moment estimate.
 	// 1/n3 is always kept in float64.
 	Float64 bool
 	// Workers is the number of goroutines decompressing and multiplying
@@ -184,9 +184,8 @@ func (s *RowStore) flush() error {
 		binary.LittleEndian.PutUint64(raw[p:], math.Float64bits(v))
 		p += 8
 	}
-	// Into the same buffer every chunk: a fresh one per chunk (≈0.4 MB at
-	// k=10) was garbage that grew with the rows and set the peak of the
-	// pass (bench/lda TestFitScaling).
+	// Into the same buffer every chunk: a fresh one per chunk would be
+	// garbage that grows with the rows and sets the peak of the pass.
 	s.comp = s.enc.EncodeAll(raw, s.comp[:0])
 	comp := s.comp
 	rf := s.files[0]

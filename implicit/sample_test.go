@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // TestDocSample checks the sample's share of the documents, its
@@ -115,10 +117,10 @@ func TestTripleCubeSample(t *testing.T) {
 	}
 	other := NewTripleAcc(d, k)
 	other.Cubes = DocSample{Rate: 0.3, Seed: 10}
-	if err := ref.Merge(other); !errors.Is(err, ErrIncompatible) {
+	if err := ref.Merge(other); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of cubes over another sample: %v", err)
 	}
-	if err := full.Merge(other); !errors.Is(err, ErrIncompatible) {
+	if err := full.Merge(other); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of cubes over a sample into those over every document: %v", err)
 	}
 }

@@ -15,25 +15,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/internal/stream"
 	"gonum.org/v1/gonum/mat"
 )
 
 // testStats builds phase-1 statistics of a few random documents against a
 // random Ω, and phase-2 statistics against a random W, with plain totals.
-func testStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
+func testStats(t testing.TB, seed uint64) (p1, p2 *TopicStats) {
 	t.Helper()
 	return statsOf(t, seed, false)
 }
 
 // testExactStats is testStats with exact totals (Exact), as the commands
 // write them.
-func testExactStats(t testing.TB, seed uint64) (p1, p2 *Stats) {
+func testExactStats(t testing.TB, seed uint64) (p1, p2 *TopicStats) {
 	t.Helper()
 	return statsOf(t, seed, true)
 }
 
-func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
+func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *TopicStats) {
 	t.Helper()
 	const d, k, cols = 30, 3, 5
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -75,12 +76,12 @@ func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 		pa.Add(b, omega)
 		ta.Add(b, w)
 	}
-	h := StatsHeader{Model: "lda", Phase: 1, D: d, K: k, Cols: cols, Alpha0: 1, Seed: 1, Exact: true,
-		VocabHash: VocabHash(d, nil), Basis: Fingerprint(omega), Shards: 1}
-	p1 = &Stats{Header: h}
+	h := statsfile.Header{Model: "lda", Phase: 1, D: d, K: k, Cols: cols, Alpha0: 1, Seed: 1, Exact: true,
+		VocabHash: statsfile.VocabHash(d, nil), Basis: Fingerprint(omega), Shards: 1}
+	p1 = &TopicStats{Header: h}
 	p1.Pair, p1.Exact = pa, pe
 	h.Phase, h.Cols, h.Basis = 2, k, Fingerprint(w)
-	p2 = &Stats{Header: h}
+	p2 = &TopicStats{Header: h}
 	p2.Triple, p2.Exact = ta, te
 	p2.W = append([]float64(nil), w.RawMatrix().Data...)
 	p2.Values = []float64{3, 2, 1}
@@ -91,7 +92,7 @@ func statsOf(t testing.TB, seed uint64, exact bool) (p1, p2 *Stats) {
 // powerStats is the exact phase-1 statistics of testExactStats as those of
 // a power pass: Power 1 and the projection stored as W (any values: files
 // do not check it).
-func powerStats(t testing.TB, seed uint64) *Stats {
+func powerStats(t testing.TB, seed uint64) *TopicStats {
 	t.Helper()
 	p1, _ := testExactStats(t, seed)
 	p1.Header.Power = 1
@@ -105,10 +106,10 @@ func powerStats(t testing.TB, seed uint64) *Stats {
 func TestPowerStatsFile(t *testing.T) {
 	pw := powerStats(t, 3)
 	path := filepath.Join(t.TempDir(), "pw.stats")
-	if err := WriteStats(context.Background(), path, pw); err != nil {
+	if err := WriteTopicStats(context.Background(), path, pw); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadStats(path)
+	got, err := ReadTopicStats(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestPowerStatsFile(t *testing.T) {
 		t.Errorf("power statistics read back as power pass %d, W equal %t", got.Header.Power, slices.Equal(got.W, pw.W))
 	}
 	p1, _ := testExactStats(t, 4)
-	var ie *IncompatibleError
+	var ie *statsfile.IncompatibleError
 	if err := got.Merge(p1); !errors.As(err, &ie) || ie.Field != "power pass" {
 		t.Errorf("merge of power-pass and phase-1 statistics: %v", err)
 	}
@@ -129,15 +130,15 @@ func TestStatsRoundTrip(t *testing.T) {
 	p1, p2 := testStats(t, 1)
 	e1, e2 := testExactStats(t, 1)
 	dir := t.TempDir()
-	for i, s := range []*Stats{p1, p2, e1, e2} {
+	for i, s := range []*TopicStats{p1, p2, e1, e2} {
 		path := filepath.Join(dir, "s"+string(rune('1'+i))+".stats")
 		if (s.Exact != nil) != (i >= 2) {
 			t.Fatal("testExactStats without exact totals")
 		}
-		if err := WriteStats(context.Background(), path, s); err != nil {
+		if err := WriteTopicStats(context.Background(), path, s); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadStats(path)
+		got, err := ReadTopicStats(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +181,7 @@ func TestStatsNoCubes(t *testing.T) {
 	if err := p2.Encode(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeStats(buf.Bytes())
+	got, err := DecodeTopicStats(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestStatsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
-	if _, err := DecodeStats(good); err != nil {
+	if _, err := DecodeTopicStats(good); err != nil {
 		t.Fatal(err)
 	}
 	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
@@ -205,28 +206,28 @@ func TestStatsCorrupt(t *testing.T) {
 		data []byte
 		want error
 	}{
-		{"empty", nil, ErrStatsTrunc},
-		{"magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), ErrStatsMagic},
-		{"json", []byte(`{"model":"lda"}`), ErrStatsMagic},
-		{"version", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 99); return b }), ErrStatsVersion},
-		{"truncated header", good[:20], ErrStatsTrunc},
-		{"truncated payload", good[:len(good)-10], ErrStatsTrunc},
-		{"trailing bytes", append(bytes.Clone(good), 0), ErrStatsTrunc},
-		{"payload bit", edit(func(b []byte) []byte { b[len(b)-statsTrailer-5] ^= 1; return b }), ErrStatsChecksum},
-		{"payload length", edit(func(b []byte) []byte { b[len(b)-statsTrailer] ^= 1; return b }), ErrStatsChecksum},
-		{"payload crc", edit(func(b []byte) []byte { b[len(b)-statsTrailer+9] ^= 1; return b }), ErrStatsChecksum},
-		{"header bit", edit(func(b []byte) []byte { b[20] ^= 1; return b }), ErrStatsChecksum},
+		{"empty", nil, statsfile.ErrTruncated},
+		{"magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), statsfile.ErrMagic},
+		{"json", []byte(`{"model":"lda"}`), statsfile.ErrMagic},
+		{"version", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 99); return b }), statsfile.ErrVersion},
+		{"truncated header", good[:20], statsfile.ErrTruncated},
+		{"truncated payload", good[:len(good)-10], statsfile.ErrTruncated},
+		{"trailing bytes", append(bytes.Clone(good), 0), statsfile.ErrTruncated},
+		{"payload bit", edit(func(b []byte) []byte { b[len(b)-statsfile.Trailer-5] ^= 1; return b }), statsfile.ErrChecksum},
+		{"payload length", edit(func(b []byte) []byte { b[len(b)-statsfile.Trailer] ^= 1; return b }), statsfile.ErrChecksum},
+		{"payload crc", edit(func(b []byte) []byte { b[len(b)-statsfile.Trailer+9] ^= 1; return b }), statsfile.ErrChecksum},
+		{"header bit", edit(func(b []byte) []byte { b[20] ^= 1; return b }), statsfile.ErrChecksum},
 	}
 	for _, c := range cases {
-		_, err := DecodeStats(c.data)
+		_, err := DecodeTopicStats(c.data)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "bad.stats")
 	os.WriteFile(path, good[:len(good)-3], 0o644)
-	if _, err := ReadStats(path); !errors.Is(err, ErrStatsTrunc) || !strings.Contains(err.Error(), path) {
-		t.Errorf("ReadStats of a truncated file: %v", err)
+	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrTruncated) || !strings.Contains(err.Error(), path) {
+		t.Errorf("ReadTopicStats of a truncated file: %v", err)
 	}
 }
 
@@ -246,23 +247,23 @@ func TestStatsMerge(t *testing.T) {
 	}
 	incompatible := []struct {
 		field string
-		edit  func(h *StatsHeader)
+		edit  func(h *statsfile.Header)
 	}{
-		{"model", func(h *StatsHeader) { h.Model = "topic" }},
-		{"phase", func(h *StatsHeader) { h.Phase = 2 }},
-		{"d (vocabulary size)", func(h *StatsHeader) { h.D = 31 }},
-		{"k", func(h *StatsHeader) { h.K = 4 }},
-		{"alpha0", func(h *StatsHeader) { h.Alpha0 = 0.5 }},
-		{"seed", func(h *StatsHeader) { h.Seed = 2 }},
-		{"vocabulary", func(h *StatsHeader) { h.VocabHash = VocabHash(30, []string{"x"}) }},
-		{"basis", func(h *StatsHeader) { h.Basis = 12345 }},
+		{"model", func(h *statsfile.Header) { h.Model = "topic" }},
+		{"phase", func(h *statsfile.Header) { h.Phase = 2 }},
+		{"d (vocabulary size)", func(h *statsfile.Header) { h.D = 31 }},
+		{"k", func(h *statsfile.Header) { h.K = 4 }},
+		{"alpha0", func(h *statsfile.Header) { h.Alpha0 = 0.5 }},
+		{"seed", func(h *statsfile.Header) { h.Seed = 2 }},
+		{"vocabulary", func(h *statsfile.Header) { h.VocabHash = statsfile.VocabHash(30, []string{"x"}) }},
+		{"basis", func(h *statsfile.Header) { h.Basis = 12345 }},
 	}
 	for _, c := range incompatible {
 		o, _ := testStats(t, 6)
 		c.edit(&o.Header)
 		err := a.Merge(o)
-		var ie *IncompatibleError
-		if !errors.As(err, &ie) || ie.Field != c.field || !errors.Is(err, ErrIncompatible) {
+		var ie *statsfile.IncompatibleError
+		if !errors.As(err, &ie) || ie.Field != c.field || !errors.Is(err, statsfile.ErrIncompatible) {
 			t.Errorf("%s: merge error %v", c.field, err)
 			continue
 		}
@@ -276,11 +277,11 @@ func TestStatsMerge(t *testing.T) {
 	}
 }
 
-// FuzzDecodeStats checks that no input makes the reader panic, and that what
+// FuzzDecodeTopicStats checks that no input makes the reader panic, and that what
 // it accepts encodes back to a readable file.
-func FuzzDecodeStats(f *testing.F) {
+func FuzzDecodeTopicStats(f *testing.F) {
 	p1, p2 := testStats(f, 9)
-	for _, s := range []*Stats{p1, p2, powerStats(f, 9)} {
+	for _, s := range []*TopicStats{p1, p2, powerStats(f, 9)} {
 		var buf bytes.Buffer
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			f.Fatal(err)
@@ -288,7 +289,7 @@ func FuzzDecodeStats(f *testing.F) {
 		f.Add(buf.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := DecodeStats(data)
+		s, err := DecodeTopicStats(data)
 		if err != nil {
 			return
 		}
@@ -296,7 +297,7 @@ func FuzzDecodeStats(f *testing.F) {
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecodeStats(buf.Bytes()); err != nil {
+		if _, err := DecodeTopicStats(buf.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -324,7 +325,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 	path := filepath.Join(dir, "s.stats")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := WriteStats(ctx, path, p1); !errors.Is(err, context.Canceled) {
+	if err := WriteTopicStats(ctx, path, p1); !errors.Is(err, context.Canceled) {
 		t.Errorf("write with an ended context: %v", err)
 	}
 	var full bytes.Buffer
@@ -347,7 +348,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * stream.StaleTemp)
 	os.Chtimes(stale, old, old)
-	if err := WriteStats(context.Background(), path, p1); err != nil {
+	if err := WriteTopicStats(context.Background(), path, p1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
@@ -356,7 +357,7 @@ func TestWriteStatsInterrupted(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Error("a recent temporary file was removed")
 	}
-	if _, err := ReadStats(path); err != nil {
+	if _, err := ReadTopicStats(path); err != nil {
 		t.Error(err)
 	}
 }
@@ -378,15 +379,15 @@ func lows(e *Exact) []any {
 // totals of another resolution and files whose exact totals do not fit
 // their accumulators are refused.
 func TestExactStatsMerge(t *testing.T) {
-	encode := func(s *Stats) []byte {
+	encode := func(s *TopicStats) []byte {
 		var buf bytes.Buffer
 		if err := s.Encode(context.Background(), &buf); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()
 	}
-	decode := func(b []byte) *Stats {
-		s, err := DecodeStats(b)
+	decode := func(b []byte) *TopicStats {
+		s, err := DecodeTopicStats(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +396,7 @@ func TestExactStatsMerge(t *testing.T) {
 	for phase := range 2 {
 		pick := func(seed uint64) []byte {
 			p1, p2 := testExactStats(t, seed)
-			return encode([]*Stats{p1, p2}[phase])
+			return encode([]*TopicStats{p1, p2}[phase])
 		}
 		a, b, c := pick(21), pick(22), pick(23)
 		ab, ba := decode(a), decode(b)
@@ -426,7 +427,7 @@ func TestExactStatsMerge(t *testing.T) {
 		for name, b := range map[string][]byte{"a": a, "b": b, "c": c} {
 			os.WriteFile(filepath.Join(dir, name), b, 0o644)
 		}
-		fm, err := ReadStats(filepath.Join(dir, "c"))
+		fm, err := ReadTopicStats(filepath.Join(dir, "c"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +442,7 @@ func TestExactStatsMerge(t *testing.T) {
 		other, _ := testExactStats(t, 25)
 		other.Header.Seed = 9
 		os.WriteFile(filepath.Join(dir, "seed"), encode(other), 0o644)
-		var ie0 *IncompatibleError
+		var ie0 *statsfile.IncompatibleError
 		if err := decode(a).MergeFile(filepath.Join(dir, "seed")); phase == 0 && (!errors.As(err, &ie0) || ie0.Field != "seed") {
 			t.Errorf("streamed merge of another seed: %v", err)
 		}
@@ -451,8 +452,8 @@ func TestExactStatsMerge(t *testing.T) {
 
 		// Plain totals with exact ones.
 		p1, p2 := testStats(t, 24)
-		var ie *IncompatibleError
-		if err := decode(a).Merge([]*Stats{p1, p2}[phase]); !errors.As(err, &ie) || ie.Field != "exact totals" {
+		var ie *statsfile.IncompatibleError
+		if err := decode(a).Merge([]*TopicStats{p1, p2}[phase]); !errors.As(err, &ie) || ie.Field != "exact totals" {
 			t.Errorf("phase %d: merge of exact and plain totals: %v", phase+1, err)
 		}
 		// Exact totals of another resolution.
@@ -474,7 +475,7 @@ func TestExactStatsMerge(t *testing.T) {
 		}
 		o = decode(b)
 		o.Exact.arrays[0].name += "x"
-		if _, err := DecodeStats(encode(o)); err == nil || !strings.Contains(err.Error(), "inconsistent") {
+		if _, err := DecodeTopicStats(encode(o)); err == nil || !strings.Contains(err.Error(), "inconsistent") {
 			t.Errorf("phase %d: exact totals of another array: %v", phase+1, err)
 		}
 	}

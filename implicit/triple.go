@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -333,7 +334,7 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 		return fmt.Errorf("implicit: cannot merge triple statistics with and without the cube sums Y3")
 	}
 	if a.Cubes.All() != o.Cubes.All() || !a.Cubes.All() && a.Cubes != o.Cubes {
-		return fmt.Errorf("%w: triple statistics whose cubes sum other samples of the documents (%+v, %+v)", ErrIncompatible, a.Cubes, o.Cubes)
+		return fmt.Errorf("%w: triple statistics whose cubes sum other samples of the documents (%+v, %+v)", statsfile.ErrIncompatible, a.Cubes, o.Cubes)
 	}
 	if err := mergeBasis(&a.Basis, o.Basis); err != nil {
 		return err

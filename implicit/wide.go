@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // Wide exact totals.
@@ -164,7 +166,7 @@ func (s *WideSums) Add(x []float64) error {
 // Merge adds the totals o (of the same length).
 func (s *WideSums) Merge(o *WideSums) error {
 	if o.Len() != s.Len() || o.Name != s.Name {
-		return &IncompatibleError{Field: "sums", A: s.Name, B: o.Name}
+		return &statsfile.IncompatibleError{Field: "sums", A: s.Name, B: o.Name}
 	}
 	ok := true
 	for i := 0; i < len(s.t); i += wideLimbs {

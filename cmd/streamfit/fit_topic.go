@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
@@ -74,7 +75,7 @@ func (e *env) fitTopic(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 		return e.fitSweep(ctx, f, s)
 	}
 	if f.fromStats != "" {
-		if kind, err := implicit.PeekModel(f.fromStats); err == nil && kind == implicit.EMModel {
+		if kind, err := statsfile.PeekModel(f.fromStats); err == nil && kind == implicit.EMModel {
 			if f.input != "" {
 				return usagef("--from-stats of an EM pass applies its M-step to --model; an --input does not apply")
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/shard"
 )
@@ -35,7 +36,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if err := checkOutputs(inputs, *out); err != nil {
 		return err
 	}
-	model, err := implicit.PeekModel(inputs[0])
+	model, err := statsfile.PeekModel(inputs[0])
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func (e *env) mergeTopic(ctx context.Context, inputs []string, out string) error
 	// The first file is read whole; the others are added to it as they are
 	// read, section by section (MergeFile), so the merge holds one copy of
 	// the statistics.
-	total, err := implicit.ReadStats(inputs[0])
+	total, err := implicit.ReadTopicStats(inputs[0])
 	if err != nil {
 		return err
 	}
@@ -63,14 +64,14 @@ func (e *env) mergeTopic(ctx context.Context, inputs []string, out string) error
 			return err
 		}
 		if err := total.MergeFile(in); err != nil {
-			var ie *implicit.IncompatibleError
+			var ie *statsfile.IncompatibleError
 			if errors.As(err, &ie) {
-				return fmt.Errorf("%w: cannot merge %s: %s is %v in %s but %v in %s", implicit.ErrIncompatible, in, ie.Field, ie.B, in, ie.A, mergedName(inputs, in))
+				return fmt.Errorf("%w: cannot merge %s: %s is %v in %s but %v in %s", statsfile.ErrIncompatible, in, ie.Field, ie.B, in, ie.A, mergedName(inputs, in))
 			}
 			return fmt.Errorf("cannot merge: %w", err)
 		}
 	}
-	if err := implicit.WriteStats(ctx, out, total); err != nil {
+	if err := implicit.WriteTopicStats(ctx, out, total); err != nil {
 		return err
 	}
 	h := total.Header

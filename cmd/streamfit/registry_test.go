@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -62,7 +63,7 @@ type toyPlan struct{ cfg toyConfig }
 func (p toyPlan) First(d int) (*implicit.Pass, error) {
 	params, _ := json.Marshal(p.cfg.Scale)
 	return &implicit.Pass{
-		Header: implicit.StatsHeader{Model: toyName, Phase: 1, D: d, K: 1, Cols: 1, Params: params},
+		Header: statsfile.Header{Model: toyName, Phase: 1, D: d, K: 1, Cols: 1, Params: params},
 		Sums:   []implicit.SumShape{{Name: "sum", Len: d}},
 		Worker: func() implicit.BatchFunc {
 			return func(b *stream.Dense, out [][]float64, _ func() error) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // TestShardsEveryModel is the acceptance test of the statistics route for
@@ -162,13 +163,13 @@ func TestShardsEveryModel(t *testing.T) {
 // provenance (the inputs and the number of shards it records).
 func statsBody(t *testing.T, path string) []byte {
 	t.Helper()
-	model, err := implicit.PeekModel(path)
+	model, err := statsfile.PeekModel(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	if implicit.TopicModel(model) {
-		st, err := implicit.ReadStats(path)
+		st, err := implicit.ReadTopicStats(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/models/shard"
@@ -216,7 +216,7 @@ func parseRange(name, v, what string) (*[2]int64, error) {
 func appendErr(err error, last string) error {
 	var ce *shard.CoveredError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("%v: %w: %s already covers it (as %v)", ce.Input, implicit.ErrOverlap, last, ce.As)
+		return fmt.Errorf("%v: %w: %s already covers it (as %v)", ce.Input, statsfile.ErrOverlap, last, ce.As)
 	}
 	return denseErr(err)
 }

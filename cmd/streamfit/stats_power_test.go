@@ -116,11 +116,11 @@ func TestStatsPower(t *testing.T) {
 	}
 	// One shard of the three files computes Q once and gives the same sums.
 	r.must("stats", "--phase", "power", "--basis", r.p("m1.stats"), "--out", r.p("u.pw.stats"), r.p("docword.a.txt"), r.p("docword.b.txt"), r.p("docword.c.txt"))
-	u, err := implicit.ReadStats(r.p("u.pw.stats"))
+	u, err := implicit.ReadTopicStats(r.p("u.pw.stats"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged, err := implicit.ReadStats(r.p("mp.stats"))
+	merged, err := implicit.ReadTopicStats(r.p("mp.stats"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/models/shard"
@@ -131,12 +132,12 @@ func (e *env) topicStats(ctx context.Context, f *statsFlags, s *lda.Settings) er
 // topicBasis reads the basis of a phase after the first, with the settings
 // of the fit it fixes, and with --previous the running statistics whose
 // basis or Q to reuse instead.
-func (e *env) topicBasis(ctx context.Context, f *statsFlags, cfg lda.Config) (shard.Phase, *implicit.Stats, lda.Config, error) {
+func (e *env) topicBasis(ctx context.Context, f *statsFlags, cfg lda.Config) (shard.Phase, *implicit.TopicStats, lda.Config, error) {
 	phase := shard.Phase(f.phase)
 	if f.phase == "1" {
 		return phase, nil, cfg, nil
 	}
-	base, err := implicit.ReadStats(f.basis)
+	base, err := implicit.ReadTopicStats(f.basis)
 	if err != nil {
 		return phase, nil, cfg, err
 	}
@@ -152,7 +153,7 @@ func (e *env) topicBasis(ctx context.Context, f *statsFlags, cfg lda.Config) (sh
 	if base.Header.Phase != 1 {
 		return phase, nil, cfg, usagef("--previous needs a phase-1 (or power) --basis to compare with")
 	}
-	prev, err := implicit.ReadStats(f.previous)
+	prev, err := implicit.ReadTopicStats(f.previous)
 	if err != nil {
 		return phase, nil, cfg, err
 	}
@@ -169,7 +170,7 @@ func (e *env) topicBasis(ctx context.Context, f *statsFlags, cfg lda.Config) (sh
 
 // topicPhase computes the statistics of phase against base over the
 // inputs, writes them and prints what follows.
-func (e *env) topicPhase(ctx context.Context, f *statsFlags, cfg lda.Config, phase shard.Phase, base *implicit.Stats) error {
+func (e *env) topicPhase(ctx context.Context, f *statsFlags, cfg lda.Config, phase shard.Phase, base *implicit.TopicStats) error {
 	p, done := e.startProgress(*f.prog, "stats", 0)
 	defer done()
 	o := *f.o
@@ -181,7 +182,7 @@ func (e *env) topicPhase(ctx context.Context, f *statsFlags, cfg lda.Config, pha
 	if err != nil {
 		return denseErr(err)
 	}
-	if err := implicit.WriteStats(ctx, f.out, total); err != nil {
+	if err := implicit.WriteTopicStats(ctx, f.out, total); err != nil {
 		return err
 	}
 	done()
@@ -201,7 +202,7 @@ func (e *env) topicPhase(ctx context.Context, f *statsFlags, cfg lda.Config, pha
 // --append names (see the help of stats) and writes the sum to --out.
 func (e *env) appendStats(ctx context.Context, f *statsFlags, cfg lda.Config) error {
 	last := f.appendTo
-	total, err := implicit.ReadStats(last)
+	total, err := implicit.ReadTopicStats(last)
 	if err != nil {
 		return err
 	}
@@ -216,12 +217,12 @@ func (e *env) appendStats(ctx context.Context, f *statsFlags, cfg lda.Config) er
 	if cfg, err = f.configFrom(cfg, h, last); err != nil {
 		return err
 	}
-	var updated *implicit.Stats
+	var updated *implicit.TopicStats
 	switch {
 	case h.Phase == 1 && f.basis != "":
 		return usagef("--basis is for appending to phase-2 statistics (the drift of a power pass's Q shows in the W of phase 2)")
 	case h.Phase == 2 && h.Power == 0 && f.basis != "":
-		if updated, err = implicit.ReadStats(f.basis); err != nil {
+		if updated, err = implicit.ReadTopicStats(f.basis); err != nil {
 			return err
 		}
 	}
@@ -239,7 +240,7 @@ func (e *env) appendStats(ctx context.Context, f *statsFlags, cfg lda.Config) er
 	if updated != nil {
 		e.printf("stats: basis drift %.3g rad ≤ %g: appending with the basis of %s\n", angle, f.driftTol, last)
 	}
-	if err := implicit.WriteStats(ctx, f.out, total); err != nil {
+	if err := implicit.WriteTopicStats(ctx, f.out, total); err != nil {
 		return err
 	}
 	done()
@@ -250,7 +251,7 @@ func (e *env) appendStats(ctx context.Context, f *statsFlags, cfg lda.Config) er
 // driftError is the refusal of an append to the phase-2 statistics with
 // header h whose basis drifted by angle, with the command that recomputes
 // phase 2 over all the inputs.
-func (f *statsFlags) driftError(h implicit.StatsHeader, angle float64) error {
+func (f *statsFlags) driftError(h statsfile.Header, angle float64) error {
 	all := make([]string, 0, len(h.Inputs)+len(f.inputs))
 	for _, in := range h.Inputs {
 		all = append(all, quoteArg(in.Path))
@@ -267,7 +268,7 @@ func (f *statsFlags) driftError(h implicit.StatsHeader, angle float64) error {
 // and the flags that fix the fit (--k, --alpha0, --seed, --oversample,
 // --exact-dim) need not be repeated, and one given explicitly must agree
 // with the file.
-func (f *statsFlags) configFrom(cfg lda.Config, h implicit.StatsHeader, path string) (lda.Config, error) {
+func (f *statsFlags) configFrom(cfg lda.Config, h statsfile.Header, path string) (lda.Config, error) {
 	if f.kindGiven && f.kind.Name() != h.Model {
 		return cfg, usagef("the model %s differs from %s, computed with model=%s (leave the model out to use the file's)", f.kind.Name(), path, h.Model)
 	}
@@ -297,7 +298,7 @@ func (f *statsFlags) configFrom(cfg lda.Config, h implicit.StatsHeader, path str
 // driftBasis returns the basis of phase 2 given merged phase-1 or power
 // statistics p1 (from file path) and the running phase-2 statistics prev
 // (from file previous), printing the drift (see shard.LDA.Drift).
-func (e *env) driftBasis(ctx context.Context, cfg lda.Config, p1, prev *implicit.Stats, path, previous string, tol float64) (*implicit.Stats, error) {
+func (e *env) driftBasis(ctx context.Context, cfg lda.Config, p1, prev *implicit.TopicStats, path, previous string, tol float64) (*implicit.TopicStats, error) {
 	b, angle, err := shard.LDA{Config: cfg}.Drift(ctx, p1, prev, tol)
 	if err != nil {
 		return nil, fmt.Errorf("%s vs %s: %w", path, previous, err)
@@ -317,7 +318,7 @@ func (e *env) driftBasis(ctx context.Context, cfg lda.Config, p1, prev *implicit
 // samePowerPass checks that prev (from file previous) holds the power pass
 // after the statistics basis (from file path) for the same fit, so that its
 // Q can serve a new shard of that pass.
-func samePowerPass(basis, prev implicit.StatsHeader, path, previous string) error {
+func samePowerPass(basis, prev statsfile.Header, path, previous string) error {
 	if prev.Power != basis.Power+1 {
 		return usagef("--previous %s holds %s, but the power pass after %s (%s) is power pass %d", previous, phaseName(prev), path, phaseName(basis), basis.Power+1)
 	}
@@ -330,7 +331,7 @@ func samePowerPass(basis, prev implicit.StatsHeader, path, previous string) erro
 }
 
 // phaseName names the pass of statistics with header h.
-func phaseName(h implicit.StatsHeader) string {
+func phaseName(h statsfile.Header) string {
 	if h.Power > 0 {
 		return fmt.Sprintf("power pass %d", h.Power)
 	}
@@ -341,7 +342,7 @@ func phaseName(h implicit.StatsHeader) string {
 // phase-1 or power statistics st give (what says whose) and, when the
 // default fit would take a power pass after them, that and next, the
 // commands that compute it.
-func (e *env) powerAdvice(ctx context.Context, cmd string, st *implicit.Stats, what, next string) error {
+func (e *env) powerAdvice(ctx context.Context, cmd string, st *implicit.TopicStats, what, next string) error {
 	if st.Header.Exact {
 		return nil
 	}
@@ -385,7 +386,7 @@ func (f *statsFlags) nextPower(basis, out string) string {
 // drifting whitening basis are described at lda.Phase1Stats; `stats --phase 2
 // --previous` prints the drift angle.
 func fitFromStats(ctx context.Context, path string, cfg lda.Config) (*models.Model, error) {
-	st, err := implicit.ReadStats(path)
+	st, err := implicit.ReadTopicStats(path)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +398,7 @@ func fitFromStats(ctx context.Context, path string, cfg lda.Config) (*models.Mod
 }
 
 // docs is the number of documents the statistics used.
-func docs(st *implicit.Stats) int64 {
+func docs(st *implicit.TopicStats) int64 {
 	if st.Pair != nil {
 		return st.Pair.Docs
 	}

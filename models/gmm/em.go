@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
@@ -445,7 +446,7 @@ func EMPass(m *Mixture, floor float64, phase int, path string) *implicit.Pass {
 		v = append(v, m.Variances[i]...)
 	}
 	pr, _ := json.Marshal(emParams{Diag: m.Diag(), VarFloor: floor})
-	h := implicit.StatsHeader{Model: "gmm-em", Phase: phase, D: d, K: k, Cols: k, Params: pr}
+	h := statsfile.Header{Model: "gmm-em", Phase: phase, D: d, K: k, Cols: k, Params: pr}
 	e := newEStep(w, mu, v, k, d, m.Diag())
 	e.path = path
 	return &implicit.Pass{

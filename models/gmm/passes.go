@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -51,10 +52,10 @@ type Plan struct {
 
 // header returns the header of pass phase of a fit with cfg over rows of d
 // columns.
-func header(cfg Config, d, phase int) implicit.StatsHeader {
+func header(cfg Config, d, phase int) statsfile.Header {
 	cfg.defaults()
 	pr := params{Differing: cfg.Differing, Sigma2: cfg.Sigma2, SigmaMin: cfg.SigmaMin, Sketch: cfg.sketch(d)}
-	h := implicit.StatsHeader{Model: "gmm", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
+	h := statsfile.Header{Model: "gmm", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
 	pr.Sketch.Mark(&h)
 	h.Params, _ = json.Marshal(pr)
 	return h
@@ -69,7 +70,7 @@ func (c Config) sketch(d int) *implicit.SketchParams {
 // ConfigFromStats returns cfg with the settings that the statistics' header
 // h fixes (K, Differing, Sigma2, SigmaMin, and on the sketched path the
 // sketch's Oversample, PowerIters and Seed) taken from it.
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, "gmm"); err != nil {
 		return cfg, fmt.Errorf("gmm: %w", err)
@@ -84,7 +85,7 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 
 // config returns the settings of the pass after (or of) the statistics
 // with header h, defaults applied.
-func (p *Plan) config(h implicit.StatsHeader) (Config, error) {
+func (p *Plan) config(h statsfile.Header) (Config, error) {
 	cfg, err := ConfigFromStats(p.Config, h)
 	cfg.defaults()
 	return cfg, err

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -127,7 +128,7 @@ func BWPass(m *Model, phase int, path string) *implicit.Pass {
 		Algorithm string `json:"algorithm"`
 	}{"baum-welch"})
 	return &implicit.Pass{
-		Header:  implicit.StatsHeader{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
+		Header:  statsfile.Header{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
 		Sums:    []implicit.SumShape{{Name: "pi", Len: k}, {Name: "trans", Len: k * k}, {Name: "emit", Len: k * d}, {Name: "ll", Len: 1}, {Name: "seqs", Len: 1}},
 		Fixed:   []implicit.Fixed{{Name: "pi", Values: pi}, {Name: "a", Values: a}, {Name: "o", Values: o}},
 		Ordered: true,

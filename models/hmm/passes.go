@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
@@ -33,7 +33,7 @@ type Plan struct {
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Windows).
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, "hmm"); err != nil {
 		return cfg, fmt.Errorf("hmm: %w", err)
@@ -51,7 +51,7 @@ func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 	pj, _ := json.Marshal(params{Windows: cfg.Windows})
 	path := p.Path
 	return &multiview.TriplePlan{
-		Header:  implicit.StatsHeader{Model: "hmm", D: d, K: cfg.K, Params: pj},
+		Header:  statsfile.Header{Model: "hmm", D: d, K: cfg.K, Params: pj},
 		Dims:    [3]int{d, d, d},
 		Ordered: true,
 		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/ica"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -180,7 +180,7 @@ func TestContrastSettings(t *testing.T) {
 	// Statistics written before the contrast was a setting carry none in
 	// their parameters: they are the fourth cumulant's.
 	params, _ := json.Marshal(map[string]any{"refine": 2, "solver": "rtpm", "seed": 1})
-	cfg, err := ica.ConfigFromStats(ica.Config{}, implicit.StatsHeader{Model: "ica", Phase: 3, D: 3, K: 3, Params: params})
+	cfg, err := ica.ConfigFromStats(ica.Config{}, statsfile.Header{Model: "ica", Phase: 3, D: 3, K: 3, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}

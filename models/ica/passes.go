@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
@@ -58,7 +59,7 @@ type Plan struct {
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Refine, the solver's settings, Seed).
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, "ica"); err != nil {
 		return cfg, fmt.Errorf("ica: %w", err)
@@ -75,7 +76,7 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 	return cfg, nil
 }
 
-func (p *Plan) config(h *implicit.StatsHeader) (Config, error) {
+func (p *Plan) config(h *statsfile.Header) (Config, error) {
 	cfg := p.Config
 	if h != nil {
 		var err error
@@ -89,13 +90,13 @@ func (p *Plan) config(h *implicit.StatsHeader) (Config, error) {
 
 // header returns the header of pass phase of a fit with cfg (defaults
 // applied) over rows of d columns.
-func header(cfg Config, d, phase int) implicit.StatsHeader {
+func header(cfg Config, d, phase int) statsfile.Header {
 	sk := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
 	pr := params{Refine: cfg.Refine, Contrast: cfg.Contrast, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Sketch: sk}
 	if pr.Contrast == ContrastKurtosis {
 		pr.Contrast = "" // as written before the contrast was a setting
 	}
-	h := implicit.StatsHeader{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
+	h := statsfile.Header{Model: "ica", Phase: phase, D: d, K: cfg.K, Cols: cfg.K}
 	sk.Mark(&h)
 	h.Params, _ = json.Marshal(pr)
 	return h

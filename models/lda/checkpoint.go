@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
@@ -82,7 +83,7 @@ func (c *checkpointer) path(pass int, partial bool) string {
 // load returns the saved statistics of pass (nil when there are none) and
 // whether the pass had ended. basis is the fingerprint of the pass's
 // projection, which the saved statistics must share.
-func (c *checkpointer) load(pass int, basis uint64) (*implicit.Stats, bool, error) {
+func (c *checkpointer) load(pass int, basis uint64) (*implicit.TopicStats, bool, error) {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, false, err
 	}
@@ -94,7 +95,7 @@ func (c *checkpointer) load(pass int, basis uint64) (*implicit.Stats, bool, erro
 	}
 	for _, done := range []bool{true, false} {
 		path := c.path(pass, !done)
-		st, err := implicit.ReadStats(path)
+		st, err := implicit.ReadTopicStats(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -115,9 +116,9 @@ func (c *checkpointer) load(pass int, basis uint64) (*implicit.Stats, bool, erro
 }
 
 // save writes the statistics of pass atomically.
-func (c *checkpointer) save(pass int, done bool, st *implicit.Stats) error {
+func (c *checkpointer) save(pass int, done bool, st *implicit.TopicStats) error {
 	st.Header.Run = c.run
-	if err := implicit.WriteStats(context.Background(), c.path(pass, !done), st); err != nil {
+	if err := implicit.WriteTopicStats(context.Background(), c.path(pass, !done), st); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	if done {
@@ -130,7 +131,7 @@ func (c *checkpointer) save(pass int, done bool, st *implicit.Stats) error {
 // resuming from and saving checkpoints when the fit has them.
 func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *implicit.PairAcc, omega mat.Matrix, workers int, onBatch func(int)) error {
 	return t.accPass(ctx, src, acc.Fingerprint(omega), workers, onBatch, accPass{
-		restore: func(st *implicit.Stats) bool {
+		restore: func(st *implicit.TopicStats) bool {
 			if st.Pair == nil {
 				return false
 			}
@@ -140,7 +141,7 @@ func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *impl
 			return true
 		},
 		exact: func(prev *implicit.Exact) (*implicit.Exact, error) { return implicit.NewPairExact(acc, omega, prev) },
-		fill: func(st *implicit.Stats) {
+		fill: func(st *implicit.TopicStats) {
 			st.Header.D, st.Header.K, st.Header.Cols, st.Pair = acc.D, acc.Cols, acc.Cols, acc
 		},
 	})
@@ -149,7 +150,7 @@ func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *impl
 // exactTriple runs acc's pass whitened by w over src, as exactPair.
 func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *implicit.TripleAcc, w *mat.Dense, workers int, onBatch func(int)) error {
 	return t.accPass(ctx, src, acc.Fingerprint(w), workers, onBatch, accPass{
-		restore: func(st *implicit.Stats) bool {
+		restore: func(st *implicit.TopicStats) bool {
 			if st.Triple == nil {
 				return false
 			}
@@ -159,7 +160,7 @@ func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *im
 			return true
 		},
 		exact: func(prev *implicit.Exact) (*implicit.Exact, error) { return implicit.NewTripleExact(acc, w, prev) },
-		fill: func(st *implicit.Stats) {
+		fill: func(st *implicit.TopicStats) {
 			st.Header.D, st.Header.K, st.Header.Cols, st.Triple = acc.D, acc.K, acc.K, acc
 		},
 	})
@@ -170,9 +171,9 @@ func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *im
 // checkpoint's accumulator into the pass's and reports whether it held
 // one, and fill completes statistics with the accumulator.
 type accPass struct {
-	restore func(*implicit.Stats) bool
+	restore func(*implicit.TopicStats) bool
 	exact   func(prev *implicit.Exact) (*implicit.Exact, error)
-	fill    func(*implicit.Stats)
+	fill    func(*implicit.TopicStats)
 }
 
 // accPass runs p against the projection whose fingerprint is basis.
@@ -189,7 +190,7 @@ func (t *tracker) accPass(ctx context.Context, src stream.DocSource, basis uint6
 }
 
 // resumed is the checkpoint a pass resumes from (nil: none).
-type resumed struct{ st *implicit.Stats }
+type resumed struct{ st *implicit.TopicStats }
 
 // exact returns the checkpoint's exact totals (nil without a checkpoint).
 func (r resumed) exact() *implicit.Exact {
@@ -202,7 +203,7 @@ func (r resumed) exact() *implicit.Exact {
 // resume loads the checkpoint of the current pass, if the fit has one:
 // restore copies its accumulator into the pass's and reports whether it
 // held one. It returns the checkpoint and whether the pass had ended.
-func (t *tracker) resume(basis uint64, restore func(*implicit.Stats) bool) (resumed, bool, error) {
+func (t *tracker) resume(basis uint64, restore func(*implicit.TopicStats) bool) (resumed, bool, error) {
 	if t.ckpt == nil {
 		return resumed{}, false, nil
 	}
@@ -217,7 +218,7 @@ func (t *tracker) resume(basis uint64, restore func(*implicit.Stats) bool) (resu
 // saving checkpoints while it runs and when it ends, of statistics that
 // fill completes with the accumulator. The tracker keeps the exact totals
 // of the pass (t.exact) for statistics.
-func (t *tracker) exactPass(ctx context.Context, src stream.DocSource, e *implicit.Exact, workers int, onBatch func(int), done bool, basis uint64, fill func(*implicit.Stats)) error {
+func (t *tracker) exactPass(ctx context.Context, src stream.DocSource, e *implicit.Exact, workers int, onBatch func(int), done bool, basis uint64, fill func(*implicit.TopicStats)) error {
 	t.exact = e
 	c := t.ckpt
 	if c == nil {
@@ -227,8 +228,8 @@ func (t *tracker) exactPass(ctx context.Context, src stream.DocSource, e *implic
 		return nil
 	}
 	pass := t.passes
-	stats := func() *implicit.Stats {
-		st := &implicit.Stats{Header: implicit.StatsHeader{Model: "checkpoint", Phase: pass, Basis: basis, Shards: 1}}
+	stats := func() *implicit.TopicStats {
+		st := &implicit.TopicStats{Header: statsfile.Header{Model: "checkpoint", Phase: pass, Basis: basis, Shards: 1}}
 		st.Exact = e
 		fill(st)
 		return st

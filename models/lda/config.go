@@ -97,11 +97,9 @@ type Config struct {
 	// tokens (implicit.TripleAcc.Cubes), each weighted by the inverse of
 	// the sample's share, while every other sum of the pass runs over
 	// all of them (0 or negative: every document). The sample's noise
-	// adds to the spectral fit's error: on data drawn from LDA, where
-	// nothing else limits it, cubes of a twelfth of 250,000 documents
-	// raised the mean ℓ1 to the true topics from 0.060 to 0.080 after EM
-	// (bench/scale/RESULTS.md); on real text, where the model's misfit
-	// dominates, the cost was within the noise of the held-out perplexity.
+	// adds to the spectral fit's error, which matters on data drawn from
+	// LDA, where nothing else limits it, and is lost in the model's misfit
+	// on real text.
 	CubeSample int64
 
 	// float64Sums forms the batch partial sums in float64 instead of float32
@@ -147,8 +145,7 @@ const (
 // need not be polished); for the explicit tensor of a pure spectral fit
 // (cfg.EM.Passes 0) orthogonal joint diagonalisation, with its plug-in
 // stage ("ojd") up to ojdPlugInMaxK topics and without it ("ojd0") up to
-// jdMaxK, and RTPM above. The measurements behind the choice are in
-// bench/real/RESULTS.md ("The pure spectral fit's solver").
+// jdMaxK, and RTPM above.
 func (cfg Config) solverFor(t Third) string {
 	switch {
 	case cfg.Solver != "":
@@ -166,7 +163,7 @@ func (cfg Config) solverFor(t Third) string {
 // ojdPlugInMaxK is the largest k whose pure spectral fit runs ojd's
 // plug-in stage: its k projections along the first stage's factors make
 // each Jacobi sweep O(k⁴), which pays for itself in perplexity only at the
-// smaller k (bench/real/RESULTS.md).
+// smaller k.
 const ojdPlugInMaxK = 64
 
 // jdMaxK is the largest k whose pure spectral fit defaults to joint
@@ -177,7 +174,7 @@ const jdMaxK = 128
 // (the solver's own default is max(20, k)). A block phase runs until its
 // slowest start settles, so the solve's cost grows faster than linearly in
 // the starts, while only the best start of each block is kept; more starts
-// than this moved no topic measurably (bench/lda/RESULTS.md).
+// than this moved no topic measurably.
 const rtpmStarts = 30
 
 // restartsFor is the Restarts the named solver gets: cfg.Restarts when
@@ -272,8 +269,7 @@ func (cfg Config) withDefaults(d int) (Config, error) {
 	}
 	if cfg.Oversample == 0 {
 		// Ten extra columns suffice: topics are mapped back through M̂2·W,
-		// so W only has to span them roughly (corpus M of issue 3, k=50:
-		// mean ℓ1 0.081 with 10 extra columns, 0.080 with 25).
+		// so W only has to span them roughly.
 		cfg.Oversample = sketch.DefaultOversample
 	}
 	return cfg, nil

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -59,7 +60,7 @@ func orthoBasis(a *mat.Dense) (*mat.Dense, error) {
 // moment has moved since phase 2 was computed (see the incremental fits at
 // Phase1Stats). p1 must be of the pass phase 2 was whitened after: phase-2
 // statistics of a route with a power pass compare with power statistics.
-func BasisDrift(ctx context.Context, p1, p2 *implicit.Stats, cfg Config) (float64, error) {
+func BasisDrift(ctx context.Context, p1, p2 *implicit.TopicStats, cfg Config) (float64, error) {
 	if p2.Header.Phase != 2 || p2.WMatrix() == nil {
 		return 0, fmt.Errorf("lda: basis drift needs phase-2 statistics, got phase %d", p2.Header.Phase)
 	}
@@ -68,7 +69,7 @@ func BasisDrift(ctx context.Context, p1, p2 *implicit.Stats, cfg Config) (float6
 			p2.Passes, p2.Passes-1, p1.Header.Power)
 	}
 	if p1.Header.D != p2.Header.D || p1.Header.K != p2.Header.K {
-		return 0, &implicit.IncompatibleError{Field: "d×k", A: fmt.Sprintf("%d×%d", p1.Header.D, p1.Header.K), B: fmt.Sprintf("%d×%d", p2.Header.D, p2.Header.K)}
+		return 0, &statsfile.IncompatibleError{Field: "d×k", A: fmt.Sprintf("%d×%d", p1.Header.D, p1.Header.K), B: fmt.Sprintf("%d×%d", p2.Header.D, p2.Header.K)}
 	}
 	w, _, _, err := Whitening(ctx, p1, cfg)
 	if err != nil {

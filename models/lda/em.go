@@ -19,27 +19,16 @@ import (
 // expected word-topic counts add up over the pass (implicit.EMAcc), then an
 // M-step. The zero value refines nothing: the pure spectral fit.
 //
-// Batch EM by default, online EM (Online) as an option. Both were
-// measured from the same spectral start on the real corpora
-// (bench/real/RESULTS.md, "Online EM from the spectral start"; SpamAssassin
-// and Debian descriptions, k = 20, 50, 100). One online pass is mostly
-// better than one batch pass (held-out perplexity 3–8% lower, but 0.9%
-// higher at Debian k=100), but from the second pass on batch EM's
-// over-relaxed M-step catches up: three online passes, about the CPU of
-// the batch default's four or five (−8% to +8%), end 1.3–2.1% above its
-// held-out perplexity on SpamAssassin and 0%, 7.5% and 19% above on Debian
-// (k = 20, 50, 100); nowhere does online EM reach it within 2% with 25%
-// less CPU. An online pass costs more than a batch one (0.51 against 0.43
-// CPU-s at SpamAssassin k=50, 1.0–1.4 against 0.87 at Debian k=50): its
-// M-step and the exact statistics' bookkeeping run over all d·k entries
-// once per mini-batch. Online EM keeps a higher topic diversity on Debian
-// (0.78–0.84 against 0.71–0.74), which is what it is offered for. A batch
-// pass also gives statistics that add up over batches and shards (the
-// statistics route, the Beam pipeline), one M-step per pass whose bound
-// does not decrease (exactly so with E-steps run to convergence; the
-// stopping rule reads it), and a state between passes of d·k numbers;
-// online EM's state is twice that, its pass's bound mixes parameters, and
-// its model depends on the mini-batch size.
+// Batch EM by default, online EM (Online) as an option: a batch pass
+// gives statistics that add up over batches and shards (the statistics
+// route, the Beam pipeline), one M-step per pass whose bound does not
+// decrease (exactly so with E-steps run to convergence; the stopping rule
+// reads it), and a state between passes of d·k numbers; online EM's state
+// is twice that, its pass's bound mixes parameters and its model depends
+// on the mini-batch size, and it is offered for the higher topic
+// diversity it keeps on some corpora. An online pass costs more than a
+// batch one: its M-step and the exact statistics' bookkeeping run over all
+// d·k entries once per mini-batch.
 type EM struct {
 	// Passes caps the EM passes (0: none).
 	Passes int
@@ -94,41 +83,26 @@ type EM struct {
 	FullPasses int
 }
 
-// Defaults of EM. The tolerance ends the passes where the held-out
-// perplexity has stopped moving much: on SpamAssassin (k=10, 20, 50) and
-// Debian descriptions (k=10), 0.005 took 4 passes and came within 2–3% of
-// the perplexity of 0.001 (7–10 passes); bench/lda/RESULTS.md.
-//
-// DefaultEMTol went from 0.005 to 0.01 with the over-relaxed M-step
-// (DefaultRelax): from the spectral start, batch EM's steps in log β point
-// the same way pass after pass and each falls short, so stretching them by
-// half (Salakhutdinov and Roweis 2003, "Adaptive overrelaxed bound
-// optimization methods") reaches in four passes the held-out perplexity
-// plain EM reached in five (SpamAssassin k=20, 50, Debian k=20) and in five
-// what it reached in six (Debian k=50); with the looser tolerance the
-// passes stop one earlier at a perplexity as good or better
-// (bench/real/RESULTS.md).
+// Defaults of EM. DefaultEMTol ends the passes where the held-out
+// perplexity has stopped moving much; DefaultRelax stretches each M-step
+// in log β by half (Salakhutdinov and Roweis 2003, "Adaptive overrelaxed
+// bound optimization methods"), since from the spectral start batch EM's
+// steps point the same way pass after pass and each falls short.
 const (
 	DefaultEMTol = 1e-2
 	DefaultEta   = 0.01
 	DefaultRelax = 1.5
-	// DefaultEStepTol and DefaultEStepPrune are looser than the E-step's
-	// own defaults (1e-2 and 1e-3, which inference and scoring keep): a
-	// document's iteration stops when it moves less than 3% of its tokens,
-	// and a topic leaves it below 1% of them. An EM pass only needs the
-	// expected counts to a precision the next pass refines anyway: on
-	// SpamAssassin and Debian descriptions at k=20 and 50 the default fit
-	// took 13–22% less CPU with held-out perplexity within 0.25% of the
-	// E-step's defaults (bench/real/RESULTS.md).
+	// DefaultEStepTol and DefaultEStepPrune are the EM passes' E-step
+	// tolerance and pruning, looser than the E-step's own defaults
+	// (implicit.DefaultTol and DefaultPrune, which inference and scoring
+	// keep): a document's iteration stops when it moves less than 3% of
+	// its tokens, and a topic leaves it below 1% of them, since a pass
+	// only needs the expected counts to a precision the next pass refines.
 	DefaultEStepTol   = 0.03
 	DefaultEStepPrune = 0.01
 	// DefaultEStepOverrelax stretches each document's fixed-point steps
-	// by half (successive over-relaxation of γ): on SpamAssassin and
-	// Debian descriptions at k = 10, 20, 50, 100 the default fit took
-	// 8–14% less CPU (with the M-step's square root), held-out perplexity
-	// within 0.4% (mostly lower); 1.3 saved as much at k = 20 and 50, 1.8
-	// less, and 2.0 made the iteration oscillate (2.5–3× the CPU)
-	// (bench/real/RESULTS.md).
+	// by half (successive over-relaxation of γ): the same fixed points in
+	// fewer iterations; 2 makes the iteration oscillate.
 	DefaultEStepOverrelax = 1.5
 	// DefaultSample is the least EM.Sample by default: 2^22 tokens, at
 	// most 40 MiB of entries in memory with the held-out sample's.

@@ -46,19 +46,12 @@ import (
 // α and the step count); a pass interrupted part-way is read again from
 // its start, which gives the same model as an uninterrupted fit.
 
-// Defaults of online EM (EM.Online), measured on the two real corpora
-// (bench/real/RESULTS.md, "Online EM from the spectral start"). κ 0.5 was
-// worse on Debian descriptions (1280 against 1153 after two passes) and
-// 0.9 on SpamAssassin. τ₀ trades held-out perplexity against topic
-// diversity: τ₀ = the mini-batches in a pass (6 on SpamAssassin, 55 on
-// Debian) keeps the first steps from outweighing the spectral start and
-// took three Debian passes at k=50 from 1115 to 1083 (k=100: 959 to 855,
-// batch's default 809), but lowered the diversity on both corpora
-// (SpamAssassin k=50 0.57 to 0.52, Debian k=50 0.83 to 0.79) and the
-// perplexity on SpamAssassin rose (431 to 437). τ₀ 1 keeps online EM's
-// one advantage over batch EM, a higher diversity on Debian (0.83 against
-// 0.74 at k=50); --em-tau0 55 is the setting for a perplexity nearer
-// batch EM's there.
+// Defaults of online EM (EM.Online): the mini-batch, and the step size
+// ρ_t = (τ₀ + t)^(−κ) of its t-th mini-batch. τ₀ trades held-out
+// perplexity against topic diversity: a τ₀ of about the mini-batches in a
+// pass keeps the first steps from outweighing the spectral start and
+// lowers the perplexity, τ₀ 1 keeps the higher diversity online EM is
+// offered for.
 const (
 	DefaultMiniBatch = 1024
 	DefaultKappa     = 0.7

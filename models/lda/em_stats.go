@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -78,12 +79,12 @@ func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg
 // cfg.EM: the pass (Phase, from 1), the model's fingerprint (Basis,
 // EMFingerprint), its shape and vocabulary, and the settings (Params).
 // It reports ErrEMDone when m needs no more passes.
-func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
+func EMHeader(m *models.Model, cfg Config) (statsfile.Header, error) {
 	if EMDone(m, cfg) {
-		return implicit.StatsHeader{}, ErrEMDone
+		return statsfile.Header{}, ErrEMDone
 	}
 	if cfg.EM.Online {
-		return implicit.StatsHeader{}, errors.New("lda: the EM passes' statistics route runs batch EM; online EM runs in one process (Fit, RefineEM)")
+		return statsfile.Header{}, errors.New("lda: the EM passes' statistics route runs batch EM; online EM runs in one process (Fit, RefineEM)")
 	}
 	em := cfg.EM.withDefaults()
 	params, err := json.Marshal(struct {
@@ -97,7 +98,7 @@ func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
 		Relax      float64 `json:"relax"`
 	}{m.Model, em.Tol, em.Eta, em.FitAlpha, em.EStepTol, em.EStepPrune, em.EStepOverrelax, em.Relax})
 	if err != nil {
-		return implicit.StatsHeader{}, err
+		return statsfile.Header{}, err
 	}
 	pass := 1
 	if m.Fit.EM != nil {
@@ -105,9 +106,9 @@ func EMHeader(m *models.Model, cfg Config) (implicit.StatsHeader, error) {
 	}
 	var vocab uint64
 	if m.Vocab != nil {
-		vocab = implicit.VocabHash(m.D, m.Vocab)
+		vocab = statsfile.VocabHash(m.D, m.Vocab)
 	}
-	return implicit.StatsHeader{Model: implicit.EMModel, Phase: pass, D: m.D, K: m.K, Alpha0: m.Alpha0,
+	return statsfile.Header{Model: implicit.EMModel, Phase: pass, D: m.D, K: m.K, Alpha0: m.Alpha0,
 		VocabHash: vocab, Basis: EMFingerprint(m), Params: params}, nil
 }
 

@@ -36,8 +36,8 @@ func ExampleFitStats() {
 	cfg := lda.Config{K: 3, Alpha0: 1, Seed: 1}
 
 	// merged runs one phase over every shard and adds up the statistics.
-	merged := func(phase func(stream.DocSource) (*implicit.Stats, error)) *implicit.Stats {
-		var sum *implicit.Stats
+	merged := func(phase func(stream.DocSource) (*implicit.TopicStats, error)) *implicit.TopicStats {
+		var sum *implicit.TopicStats
 		for _, shard := range shards {
 			st, err := phase(shard)
 			if err != nil {
@@ -51,8 +51,8 @@ func ExampleFitStats() {
 		}
 		return sum
 	}
-	p1 := merged(func(src stream.DocSource) (*implicit.Stats, error) { return lda.Phase1Stats(ctx, src, cfg) })
-	p2 := merged(func(src stream.DocSource) (*implicit.Stats, error) { return lda.Phase2Stats(ctx, src, p1, cfg) })
+	p1 := merged(func(src stream.DocSource) (*implicit.TopicStats, error) { return lda.Phase1Stats(ctx, src, cfg) })
+	p2 := merged(func(src stream.DocSource) (*implicit.TopicStats, error) { return lda.Phase2Stats(ctx, src, p1, cfg) })
 	m, err := lda.FitStats(ctx, p2, cfg)
 	if err != nil {
 		panic(err)

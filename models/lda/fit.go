@@ -22,50 +22,19 @@ import (
 // whitened third moment fewer than k positive eigenvalues.
 var ErrTooManyTopics = errors.New("k is larger than the data support")
 
-// Fit learns an LDA (or, with cfg.Single, a single-topic) model from src in
-// two passes (plus cfg.PowerIters, or with PowerIters 0 one automatic power
-// pass when the first sketch does not decay; see Config.PowerIters). Real
-// text can add passes, with PowerIters 0: when W holds a negative direction
-// of M̂2 (WᵀM̂2W not positive definite), a power pass over the first
-// sketch's range comes before pass 2, whitening with M̂2's k largest
-// positive Ritz values there; when that range holds fewer than k positive
-// ones, the fit starts over with a sketch of more columns (up to 5 passes
-// in all on the corpora measured). The fit sees the negative direction on
-// its first documents (peekNegative: pass 1 keeps them, or, resumed after
-// pass 1, they are read again; not a pass); should they miss it, pass 2
-// finds it, and the power pass and pass 2 again follow:
-//
-//  1. pass 1 accumulates the document counts, M̂1 and Ê2·Ω for a seeded
-//     sparse sign test matrix Ω of k+oversample columns (the identity for a
-//     vocabulary of at most ExactDim words), never M2 itself; the top-k left
-//     singular vectors Q of the sketch M2·Ω span the topics (the range
-//     finder; exact eigenvectors for a small vocabulary), and W = Q D^{-1/2}
-//     whitens M2 approximately (docs/MATH.md §4.1);
-//  2. pass 2 accumulates the whitened third moment, corrected for LDA (docs/MATH.md
-//     §3.5), in the representation cfg.Third names (the packed k×k×k
-//     tensor, a tensor sketch, or the whitened rows on disk; Auto asks
-//     PlanSource), together with Ê2·W; WᵀM̂2W from the same pass re-whitens
-//     the tensor exactly (W → W·P, P = (WᵀM̂2W)^{-1/2}, a k×k change of
-//     basis), so W need only span the topics well;
-//  3. the tensor decomposition (RTPM for the explicit tensor, the
-//     simultaneous power method for the others, where a contraction is a
-//     pass over the rows or a set of FFTs) finds the eigenpairs (λᵢ, vᵢ),
-//     and μᵢ = (α₀+2)/2·λᵢ·M̂2WP·vᵢ, αᵢ = 4α₀(α₀+1)/((α₀+2)²λᵢ²) (docs/MATH.md
-//     §4.4, with (Wᵀ)⁺ replaced by M̂2·W, which equals it when W spans the
-//     top-k eigenspace exactly and otherwise maps back through the measured
-//     second moment instead of projecting the topics onto span(W):
-//     M2·W·vᵢ = √wᵢ·μᵢ holds for any W with WᵀM2W = I); each topic is
-//     projected onto the simplex and the topics are ordered by weight;
-//  4. with cfg.EM.Passes > 0, variational EM passes over src refine that
-//     spectral fit by likelihood (EM; one more pass each).
-//
-// With the explicit tensor, Fit is the same computation as
-// FitStats(Phase2Stats(Phase1Stats(src))) on one shard
-// (FitStats(Phase2Stats(PowerStats(Phase1Stats(src)))) when Fit takes a
-// power pass) and gives the same model bit for bit before the EM passes:
-// both add the batches' partial sums as the same exact totals
-// (implicit.Exact; see checkpoint.go). The same source, cfg.Seed and
-// representation give an identical model whatever cfg.Workers.
+// Fit learns an LDA (or, with cfg.Single, a single-topic) model of
+// cfg.K topics from src: two streamed passes for the spectral fit, a power
+// pass or a wider sketch when real text needs them (at most 5 passes on
+// the corpora measured), then cfg.EM.Passes likelihood passes (the package
+// comment describes each). Memory is O(d·k + k³), or O(d·k) with the
+// sketched or implicit third moment, whatever the number of documents.
+// The same source, cfg.Seed and representation give the same model bit for
+// bit whatever cfg.Workers; with the explicit tensor it is the model the
+// shard workflow gives (FitStats of the merged Phase1Stats, PowerStats and
+// Phase2Stats) before the EM passes. Errors: a bad cfg, a source error
+// (naming the source), ErrTooManyTopics when the data support fewer than
+// k topics, implicit.ErrNoDocs when no document has 3 tokens, and ctx's
+// error when ctx ends.
 func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, error) {
 	start := time.Now()
 	info := src.Info()

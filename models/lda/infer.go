@@ -26,8 +26,7 @@ const DefaultSmooth = 1e-3
 // smooth (DefaultSmooth when 0; negative: none). Topics and weights of any
 // origin can be given, e.g. another library's topic matrix with its α.
 // The E-step's fixed-point steps are over-relaxed as in the EM passes
-// (DefaultEStepOverrelax): the same posterior in fewer iterations
-// (bench/real/RESULTS.md).
+// (DefaultEStepOverrelax): the same posterior in fewer iterations.
 func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*implicit.TopicParams, error) {
 	k := len(topics)
 	if k == 0 || len(alpha) != k {

@@ -78,12 +78,10 @@ func (t *tracker) send(next func() Progress) {
 // stream.FreeList and pools dropped with the pass, 40–90 MB at vocabulary
 // 2,000 with two workers), which are garbage once it ends; while they are
 // still uncollected, the next pass allocates a second set, or the solve its
-// scratch, on top of them, and the peak RSS depended on whether the
-// collector happened to run in between (117–186 MB for one fit at k=10,
-// vocabulary 2,000, at HEAD 700cbea; 113–121 MB with collect). One forced
-// cycle per stage costs a few milliseconds of CPU against seconds of pass;
-// it is what makes the peak the same at n and 8n
-// documents (bench/lda TestFitScaling). Below collectMin of heap (live and
+// scratch, on top of them, and the peak RSS would depend on whether the
+// collector happened to run in between. One forced cycle per stage costs a
+// few milliseconds of CPU against seconds of pass; it is what makes the
+// peak the same at n and 8n documents. Below collectMin of heap (live and
 // not yet collected) it does nothing: a small fit has little to gain, and
 // many small fits (tests, cross-validation) would pay a cycle per stage.
 func collect() {

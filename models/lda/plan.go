@@ -99,8 +99,7 @@ type Cost struct {
 	// passes' decoding and accumulation and the GEMMs use both cores, the
 	// whitening's SVDs mostly one); fits given free cores kept 1.4–1.9 of
 	// them busy, so about CPUSeconds/1.4–CPUSeconds/1.9; on a loaded
-	// machine it is CPUSeconds divided by the cores the fit gets
-	// (bench/lda/SCALE.md).
+	// machine it is CPUSeconds divided by the cores the fit gets.
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// EM is the predicted cost of the EM passes, which CPUSeconds (and
 	// CPUSecondsPower) include: their number is the stopping rule's, so
@@ -155,13 +154,12 @@ func ParseBytes(s string) (int64, error) {
 // Cost-model constants: CPU time (user + system, all cores) and peak RSS.
 // The passes' costs per entry and per document, the decoding, the EM
 // passes' and the process's own are fitted to the stages of default fits of
-// the four bench/real corpora (k = 10–100) and of 250,000 generated and
-// 1.5 million repeated-Debian documents (bench/scale/calibrate.sh and
-// fitcosts.py; TestPlanCalibration holds the prediction for the passes
-// taken within 1.5× of every one of them); the solver's and the moments'
-// rates come from fits of 20,000–100,000 documents at k=10/50/100
-// (bench/lda/SCALE.md). Times in nanoseconds, rates in flops per
-// nanosecond of CPU.
+// real and generated corpora (k = 10–100, up to 1.5 million documents;
+// TestPlanCalibration holds the prediction for the passes taken within
+// 1.5× of every one of them); the solver's and the moments' rates to fits
+// of 20,000–100,000 documents at k=10/50/100. bench/lda/SCALE.md records
+// the fits and the commands that refit the constants. Times in
+// nanoseconds, rates in flops per nanosecond of CPU.
 const (
 	// nsPerNNZ is a pass's cost per stored entry apart from the k-wide
 	// work: decoding, regrouping, the per-term scalars (28–30 in the
@@ -227,7 +225,7 @@ const (
 	baseBytes = 100 << 20
 	// inFlightMax caps the decoded data in flight, predicted as a third of
 	// the decoded source (8 bytes per entry) up to this: fitted to the peak
-	// RSS of fits of 20,000 to 800,000 documents (bench/lda/SCALE.md), which
+	// RSS of fits of 20,000 to 800,000 documents, which
 	// exceed baseBytes plus the statistics by 0 MB (a 5 MB file) to about
 	// 100–120 MB (files of several 64 MB row groups).
 	inFlightMax = 112 << 20
@@ -262,7 +260,7 @@ const (
 	// 14,606 column iterations against 21,500 when all were carried.
 	rtpmActive = 0.68
 	// sketchErrC is C in the sketch's relative contraction error
-	// C·k^1.5/√(b·count), fitted to bench/sketch/RESULTS.md.
+	// C·k^1.5/√(b·count), fitted to measured contraction errors.
 	sketchErrC = 0.35
 	// sketchLanesMem is implicit's number of partial sketches of a pass.
 	sketchLanesMem = 4
@@ -285,14 +283,14 @@ const (
 	// aims at: at k=10 (20,000 documents of 200 words over 2,000) 1024×3
 	// (predicted 0.2) leaves the simultaneous method and RTPM unconverged,
 	// 2048×3 (0.14) gives mean ℓ1 0.155, 4096×3 (0.10) 0.063 and 8192×3
-	// 0.055 against 0.048 explicit (bench/lda/SCALE.md).
+	// 0.055 against 0.048 explicit.
 	maxSketchErr = 0.1
 )
 
 // EMCost is the predicted CPU of the EM passes: PassSeconds for a pass over
 // every document and SampleSeconds for one on the sample of a larger
 // corpus (with the held-out sample's score), and the passes of each kind
-// the prediction assumes. On the real corpora of bench/real the stopping
+// the prediction assumes. On the real corpora measured the stopping
 // rule took 4 to 6 passes; on data drawn from LDA itself 2.
 type EMCost struct {
 	PassSeconds   float64 `json:"pass_seconds"`
@@ -643,8 +641,7 @@ func sketchAdvice(k, count int) string {
 // smallest power-of-two length whose predicted contraction error
 // sketchError(k, b, 3) is at most maxSketchErr (0.1), within [2¹⁰, 2²²]
 // and a quarter of the budget. The error of a sketch falls only as 1/√b,
-// so at large k an accurate sketch is larger than the explicit tensor
-// (bench/sketch/RESULTS.md).
+// so at large k an accurate sketch is larger than the explicit tensor.
 func DefaultSketch(k int, memory int64) (b, count int) {
 	count = 3
 	b, _ = sketchLenFor(k, count, func(b int) bool { return int64(sketchLanesMem+3)*int64(count)*int64(b)*8 < memory/4 })

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
@@ -19,7 +20,7 @@ var ErrPowerPass = errors.New("the first sketch does not decay past k, so the de
 // sketchStats checks phase-1 or power statistics p against cfg and returns
 // the configuration they fix and the projection their sums were taken
 // against: Ω from the seed for phase 1, the stored Q for a power pass.
-func sketchStats(p *implicit.Stats, cfg Config) (Config, mat.Matrix, error) {
+func sketchStats(p *implicit.TopicStats, cfg Config) (Config, mat.Matrix, error) {
 	h := p.Header
 	if h.Phase != 1 || p.Pair == nil {
 		return cfg, nil, fmt.Errorf("lda: whitening needs phase-1 or power statistics, got phase %d", h.Phase)
@@ -57,7 +58,7 @@ func sketchStats(p *implicit.Stats, cfg Config) (Config, mat.Matrix, error) {
 // Config.PowerIters). The statistics route then needs PowerStats before
 // Phase2Stats, or cfg.PowerIters −1 to reproduce a fit without it. The tail
 // is 0 for the exact whitening.
-func PowerAdvice(ctx context.Context, p *implicit.Stats, cfg Config) (tail float64, power bool, err error) {
+func PowerAdvice(ctx context.Context, p *implicit.TopicStats, cfg Config) (tail float64, power bool, err error) {
 	b, err := whiteningStats(ctx, p, cfg)
 	if err != nil {
 		return 0, false, err
@@ -69,7 +70,7 @@ func PowerAdvice(ctx context.Context, p *implicit.Stats, cfg Config) (tail float
 // pass whose statistics have header h and give the basis b: the rule of
 // whitening (autoPowerTail), where the first sketch's extra columns show
 // no decay.
-func autoPower(h implicit.StatsHeader, b *basis) bool {
+func autoPower(h statsfile.Header, b *basis) bool {
 	return !b.exact && undecayed(h.Power, h.Cols, h.K, b.tail)
 }
 
@@ -84,7 +85,7 @@ func undecayed(powers, cols, k int, tail float64) bool {
 // powerPolicy checks that the phase-1 or power statistics with header h,
 // which give the basis b, hold the power passes of the Fit cfg describes
 // (see Phase2Stats).
-func powerPolicy(cfg Config, h implicit.StatsHeader, b *basis) error {
+func powerPolicy(cfg Config, h statsfile.Header, b *basis) error {
 	n := cfg.PowerIters
 	switch {
 	case b.exact:
@@ -109,7 +110,7 @@ func powerPolicy(cfg Config, h implicit.StatsHeader, b *basis) error {
 // of power pass i+1: they merge with those of the same pass (same Q), and
 // whiten like phase-1 statistics (Whitening, Phase2Stats). A vocabulary
 // whitened exactly takes no power pass.
-func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, cfg Config) (*implicit.Stats, error) {
+func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.TopicStats, cfg Config) (*implicit.TopicStats, error) {
 	d := src.Info().Terms
 	cfg, omega, err := sketchStats(basis, cfg)
 	if err != nil {
@@ -134,7 +135,7 @@ func PowerStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats
 // new inputs to power statistics. (Q stays that of the data like was
 // computed from; the drift of the subspace is checked where it matters, on
 // the W of phase 2: see BasisDrift.)
-func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.Stats, cfg Config) (*implicit.Stats, error) {
+func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.TopicStats, cfg Config) (*implicit.TopicStats, error) {
 	if like.Header.Power < 1 {
 		return nil, fmt.Errorf("lda: statistics of phase %d are not of a power pass", like.Header.Phase)
 	}
@@ -149,13 +150,13 @@ func PowerStatsLike(ctx context.Context, src stream.DocSource, like *implicit.St
 // projectedStats runs the pass of power statistics number power against
 // the orthonormal q over src; basis is the statistics q was taken from
 // (its vocabulary hash and words carry over).
-func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, q *mat.Dense, power int, cfg Config) (*implicit.Stats, error) {
+func projectedStats(ctx context.Context, src stream.DocSource, basis *implicit.TopicStats, q *mat.Dense, power int, cfg Config) (*implicit.TopicStats, error) {
 	info := src.Info()
 	d := info.Terms
 	// Nothing below reads basis: its sums and exact arrays (d×cols each)
 	// can be collected during the pass.
 	h, vocab := basis.Header, basis.Vocab
-	if err := checkStats(h, cfg, d, implicit.VocabHash(d, info.Vocab)); err != nil {
+	if err := checkStats(h, cfg, d, statsfile.VocabHash(d, info.Vocab)); err != nil {
 		return nil, err
 	}
 	st, err := pairStats(ctx, src, q, cfg)

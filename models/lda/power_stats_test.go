@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
@@ -21,9 +22,9 @@ func powerCorpus(t *testing.T) (all, a, b *stream.MemoryDocs, cfg Config) {
 }
 
 // mergeAll runs phase over every source and merges the results in order.
-func mergeAll(t *testing.T, phase func(stream.DocSource) (*implicit.Stats, error), srcs ...stream.DocSource) *implicit.Stats {
+func mergeAll(t *testing.T, phase func(stream.DocSource) (*implicit.TopicStats, error), srcs ...stream.DocSource) *implicit.TopicStats {
 	t.Helper()
-	var total *implicit.Stats
+	var total *implicit.TopicStats
 	for _, s := range srcs {
 		st, err := phase(s)
 		if err != nil {
@@ -40,15 +41,15 @@ func mergeAll(t *testing.T, phase func(stream.DocSource) (*implicit.Stats, error
 
 // powerRoute runs phase 1, powers power passes and phase 2 over the sources
 // (each phase merged in the order given) and fits the model.
-func powerRoute(t *testing.T, cfg Config, powers int, srcs ...stream.DocSource) (*implicit.Stats, *implicit.Stats) {
+func powerRoute(t *testing.T, cfg Config, powers int, srcs ...stream.DocSource) (*implicit.TopicStats, *implicit.TopicStats) {
 	t.Helper()
 	ctx := context.Background()
-	basis := mergeAll(t, func(s stream.DocSource) (*implicit.Stats, error) { return Phase1Stats(ctx, s, cfg) }, srcs...)
+	basis := mergeAll(t, func(s stream.DocSource) (*implicit.TopicStats, error) { return Phase1Stats(ctx, s, cfg) }, srcs...)
 	for range powers {
 		prev := basis
-		basis = mergeAll(t, func(s stream.DocSource) (*implicit.Stats, error) { return PowerStats(ctx, s, prev, cfg) }, srcs...)
+		basis = mergeAll(t, func(s stream.DocSource) (*implicit.TopicStats, error) { return PowerStats(ctx, s, prev, cfg) }, srcs...)
 	}
-	return basis, mergeAll(t, func(s stream.DocSource) (*implicit.Stats, error) { return Phase2Stats(ctx, s, basis, cfg) }, srcs...)
+	return basis, mergeAll(t, func(s stream.DocSource) (*implicit.TopicStats, error) { return Phase2Stats(ctx, s, basis, cfg) }, srcs...)
 }
 
 // TestPowerStats is the acceptance test of power passes in the statistics
@@ -60,7 +61,7 @@ func powerRoute(t *testing.T, cfg Config, powers int, srcs ...stream.DocSource) 
 func TestPowerStats(t *testing.T) {
 	ctx := context.Background()
 	all, a, b, cfg := powerCorpus(t)
-	p1 := mergeAll(t, func(s stream.DocSource) (*implicit.Stats, error) { return Phase1Stats(ctx, s, cfg) }, a, b)
+	p1 := mergeAll(t, func(s stream.DocSource) (*implicit.TopicStats, error) { return Phase1Stats(ctx, s, cfg) }, a, b)
 	tail, power, err := PowerAdvice(ctx, p1, cfg)
 	if err != nil || !power || !(tail > autoPowerTail) {
 		t.Fatalf("phase-1 advice: tail %.3f, power pass %t, %v; want a power pass", tail, power, err)
@@ -116,10 +117,10 @@ func TestPowerStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pwA.Merge(pwOther); !errors.Is(err, implicit.ErrIncompatible) {
+	if err := pwA.Merge(pwOther); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of power statistics of different bases: %v", err)
 	}
-	if err := pwA.Merge(p1a); !errors.Is(err, implicit.ErrIncompatible) {
+	if err := pwA.Merge(p1a); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of power with phase-1 statistics: %v", err)
 	}
 
@@ -132,7 +133,7 @@ func TestPowerStats(t *testing.T) {
 	if err := pwA.Merge(pwB); err != nil {
 		t.Fatal(err)
 	}
-	p2a := mergeAll(t, func(s stream.DocSource) (*implicit.Stats, error) { return Phase2Stats(ctx, s, pwA, cfg) }, a, b)
+	p2a := mergeAll(t, func(s stream.DocSource) (*implicit.TopicStats, error) { return Phase2Stats(ctx, s, pwA, cfg) }, a, b)
 	if d := relDiff(t, fitStats(t, p2a, cfg), union); d != 0 {
 		t.Errorf("appended power statistics give a model %.3g away from the union's", d)
 	}

@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 
 // header describes statistics of phase over d words for cfg.
-func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) implicit.StatsHeader {
-	h := implicit.StatsHeader{
+func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) statsfile.Header {
+	h := statsfile.Header{
 		Model: cfg.modelName(), Phase: phase, D: d, K: cfg.K, Cols: cols, Alpha0: cfg.Alpha0, Seed: cfg.Seed,
-		Exact: cfg.exact(d), VocabHash: implicit.VocabHash(d, vocab), Basis: basis, Shards: 1,
+		Exact: cfg.exact(d), VocabHash: statsfile.VocabHash(d, vocab), Basis: basis, Shards: 1,
 	}
 	if !h.Exact {
 		h.Sketch, h.Oversample = sketchName, max(0, cfg.Oversample)
@@ -27,7 +28,7 @@ func header(cfg Config, d int, vocab []string, phase, cols int, basis uint64) im
 
 // checkStats reports whether statistics with header h can serve cfg over a
 // vocabulary of d words (with vocabHash; 0 skips the vocabulary check).
-func checkStats(h implicit.StatsHeader, cfg Config, d int, vocabHash uint64) error {
+func checkStats(h statsfile.Header, cfg Config, d int, vocabHash uint64) error {
 	want := header(cfg, d, nil, h.Phase, h.Cols, h.Basis)
 	want.VocabHash, want.Shards, want.Power = h.VocabHash, h.Shards, h.Power
 	if vocabHash != 0 {
@@ -45,7 +46,7 @@ func checkStats(h implicit.StatsHeader, cfg Config, d int, vocabHash uint64) err
 // header. The whitening settings (ExactDim, Oversample) are always taken
 // from the header: the statistics were computed with them. PowerIters is
 // left as it is: it states which fit a phase 2 reproduces (Phase2Stats).
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
+func ConfigFromStats(cfg Config, h statsfile.Header) Config {
 	if h.Exact {
 		cfg.ExactDim = h.D
 	} else {
@@ -74,7 +75,7 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
 // Σc/ℓ and Ê2·Ω for the Ω that cfg determines (see Fit).
 //
 // Sharded and incremental fits run Fit's passes as phases, each a pass over
-// every shard whose results are added (implicit.Stats.Merge):
+// every shard whose results are added (implicit.TopicStats.Merge):
 //
 //  1. Phase1Stats: counts, Σc/ℓ and Ê2·Ω, with the Ω that cfg.Seed
 //     determines (the d×d identity for a vocabulary of at most ExactDim
@@ -121,7 +122,7 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) Config {
 // statistics and the running phase-2 W. Beyond the tolerance, recompute the
 // power pass over all the data from the merged phase-1 statistics (a new Q)
 // and phase 2 after it, which is then the default Fit of all the data.
-func Phase1Stats(ctx context.Context, src stream.DocSource, cfg Config) (*implicit.Stats, error) {
+func Phase1Stats(ctx context.Context, src stream.DocSource, cfg Config) (*implicit.TopicStats, error) {
 	d := src.Info().Terms
 	cfg, err := cfg.withDefaults(d)
 	if err != nil {
@@ -133,14 +134,14 @@ func Phase1Stats(ctx context.Context, src stream.DocSource, cfg Config) (*implic
 // pairStats runs a pass of phase-1 sums against omega over src, with exact
 // totals, into statistics of the first sketch (the caller numbers a power
 // pass).
-func pairStats(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg Config) (*implicit.Stats, error) {
+func pairStats(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg Config) (*implicit.TopicStats, error) {
 	info := src.Info()
 	track := newTracker(cfg)
 	acc, err := pairPass(ctx, src, omega, cfg, track)
 	if err != nil {
 		return nil, err
 	}
-	st := &implicit.Stats{Header: header(cfg, info.Terms, info.Vocab, 1, acc.Cols, acc.Basis)}
+	st := &implicit.TopicStats{Header: header(cfg, info.Terms, info.Vocab, 1, acc.Cols, acc.Basis)}
 	st.Pair, st.Vocab, st.Exact = acc, info.Vocab, track.exact
 	return st, nil
 }
@@ -149,7 +150,7 @@ func pairStats(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg 
 // merged phase-1 or power statistics, as Fit does after its first pass or
 // its last power pass (D are the top-k eigenvalues of M̂2 when exact reports
 // the dense path, else the singular values of the sketch M̂2·Ω or M̂2·Q).
-func Whitening(ctx context.Context, p1 *implicit.Stats, cfg Config) (w *mat.Dense, values []float64, exact bool, err error) {
+func Whitening(ctx context.Context, p1 *implicit.TopicStats, cfg Config) (w *mat.Dense, values []float64, exact bool, err error) {
 	b, err := whiteningStats(ctx, p1, cfg)
 	if err != nil {
 		return nil, nil, false, err
@@ -159,7 +160,7 @@ func Whitening(ctx context.Context, p1 *implicit.Stats, cfg Config) (w *mat.Dens
 
 // whiteningStats is Whitening with the whole basis; its passes count the
 // first sketch and the power passes of p1.
-func whiteningStats(ctx context.Context, p1 *implicit.Stats, cfg Config) (*basis, error) {
+func whiteningStats(ctx context.Context, p1 *implicit.TopicStats, cfg Config) (*basis, error) {
 	cfg, omega, err := sketchStats(p1, cfg)
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func whiteningStats(ctx context.Context, p1 *implicit.Stats, cfg Config) (*basis
 // exactly N; −1 none; 0 (the default Fit) none where the first sketch
 // decays, else one or more, and a phase-1 basis whose sketch does not decay
 // is refused with ErrPowerPass (see PowerAdvice).
-func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stats, cfg Config) (*implicit.Stats, error) {
+func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.TopicStats, cfg Config) (*implicit.TopicStats, error) {
 	info := src.Info()
 	d := info.Terms
 	h := basis.Header
@@ -193,7 +194,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStats(h, cfg, d, implicit.VocabHash(d, info.Vocab)); err != nil {
+	if err := checkStats(h, cfg, d, statsfile.VocabHash(d, info.Vocab)); err != nil {
 		return nil, err
 	}
 	var (
@@ -240,7 +241,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 		return nil, err
 	}
 	_, k := w.Dims()
-	st := &implicit.Stats{Header: header(cfg, d, info.Vocab, 2, k, implicit.Fingerprint(w))}
+	st := &implicit.TopicStats{Header: header(cfg, d, info.Vocab, 2, k, implicit.Fingerprint(w))}
 	st.Header.VocabHash = h.VocabHash
 	st.Triple, st.Exact = acc, track.exact
 	st.W = slices.Clone(w.RawMatrix().Data)
@@ -256,7 +257,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Stat
 // of Fit does after its second pass, without Fit's EM passes (cfg.EM is not
 // read: RefineEM runs them over the documents). Fields of cfg left zero that
 // the statistics fix are taken from them (ConfigFromStats).
-func FitStats(ctx context.Context, st *implicit.Stats, cfg Config) (*models.Model, error) {
+func FitStats(ctx context.Context, st *implicit.TopicStats, cfg Config) (*models.Model, error) {
 	start := time.Now()
 	h := st.Header
 	if h.Phase != 2 || st.Triple == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -38,7 +39,7 @@ func shards(t *testing.T, cc synth.LDAConfig, frac float64) (all, a, b *stream.M
 
 // twoPhase runs both phases over the shards (phase 2 with the W of the merged
 // phase 1) and returns the merged phase-2 statistics.
-func twoPhase(t *testing.T, cfg Config, srcs ...stream.DocSource) *implicit.Stats {
+func twoPhase(t *testing.T, cfg Config, srcs ...stream.DocSource) *implicit.TopicStats {
 	t.Helper()
 	_, p2 := powerRoute(t, cfg, 0, srcs...)
 	return p2
@@ -65,7 +66,7 @@ func relDiff(t *testing.T, a, b *models.Model) float64 {
 	return out
 }
 
-func fitStats(t *testing.T, st *implicit.Stats, cfg Config) *models.Model {
+func fitStats(t *testing.T, st *implicit.TopicStats, cfg Config) *models.Model {
 	t.Helper()
 	m, err := FitStats(context.Background(), st, cfg)
 	if err != nil {
@@ -129,10 +130,10 @@ func testStatsMerge(t *testing.T, tol float64, f64 bool) {
 			}
 			// The file round trip is lossless: the same model bit for bit.
 			path := filepath.Join(t.TempDir(), "all.stats")
-			if err := implicit.WriteStats(context.Background(), path, mergedStats); err != nil {
+			if err := implicit.WriteTopicStats(context.Background(), path, mergedStats); err != nil {
 				t.Fatal(err)
 			}
-			back, err := implicit.ReadStats(path)
+			back, err := implicit.ReadTopicStats(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,10 +206,10 @@ func TestStatsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p2old.Merge(p2new); !errors.Is(err, implicit.ErrIncompatible) {
+	if err := p2old.Merge(p2new); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of phase-2 statistics of different bases: %v", err)
 	}
-	if a, err := BasisDrift(ctx, p1old, &implicit.Stats{Header: p2new.Header, StatsPayload: p2new.StatsPayload}, cfg); err != nil || a > 1e-6 {
+	if a, err := BasisDrift(ctx, p1old, &implicit.TopicStats{Header: p2new.Header, TopicPayload: p2new.TopicPayload}, cfg); err != nil || a > 1e-6 {
 		t.Errorf("drift of a basis against itself: %g, %v", a, err)
 	}
 }
@@ -228,7 +229,7 @@ func TestStatsRefused(t *testing.T) {
 		"seed":   {K: 3, Alpha0: 1, Seed: 3},
 		"model":  {K: 3, Single: true, Seed: 2},
 	} {
-		if _, err := Phase2Stats(ctx, all, p1, bad); !errors.Is(err, implicit.ErrIncompatible) {
+		if _, err := Phase2Stats(ctx, all, p1, bad); !errors.Is(err, statsfile.ErrIncompatible) {
 			t.Errorf("%s: phase 2 with a different configuration: %v", name, err)
 		}
 	}
@@ -310,10 +311,10 @@ func TestEMPassesFromShards(t *testing.T) {
 		}
 		if pass == 1 {
 			// Statistics of the pass before (another model) are refused.
-			if err := total.Merge(stale); !errors.Is(err, implicit.ErrIncompatible) {
+			if err := total.Merge(stale); !errors.Is(err, statsfile.ErrIncompatible) {
 				t.Errorf("merged EM statistics of two models: %v", err)
 			}
-			if err := EMStep(m, stale, cfg); !errors.Is(err, implicit.ErrIncompatible) {
+			if err := EMStep(m, stale, cfg); !errors.Is(err, statsfile.ErrIncompatible) {
 				t.Errorf("M-step from the statistics of another model: %v", err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
@@ -51,7 +52,7 @@ func (p *Plan) model() string {
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Alpha0, Sigma2).
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, chainName, hmmName); err != nil {
 		return cfg, fmt.Errorf("markov: %w", err)
@@ -60,7 +61,7 @@ func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
 	return cfg, nil
 }
 
-func (p *Plan) withHeader(h implicit.StatsHeader) (*Plan, error) {
+func (p *Plan) withHeader(h statsfile.Header) (*Plan, error) {
 	cfg, err := ConfigFromStats(p.Config, h)
 	if err != nil {
 		return nil, err
@@ -69,14 +70,14 @@ func (p *Plan) withHeader(h implicit.StatsHeader) (*Plan, error) {
 	return &Plan{Config: cfg, Path: p.Path, Chain: h.Model == chainName}, nil
 }
 
-func (p *Plan) header(d, phase int) implicit.StatsHeader {
+func (p *Plan) header(d, phase int) statsfile.Header {
 	c := p.Config
 	k := c.K
 	if p.Chain {
 		k = d
 	}
 	pj, _ := json.Marshal(params{Alpha0: c.Alpha0, Sigma2: c.Sigma2})
-	return implicit.StatsHeader{Model: p.model(), Phase: phase, D: d, K: k, Cols: k, Params: pj}
+	return statsfile.Header{Model: p.model(), Phase: phase, D: d, K: k, Cols: k, Params: pj}
 }
 
 // First returns pass 1 for rows of d columns.

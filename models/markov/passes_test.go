@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -13,7 +14,7 @@ import (
 func pairPass(ctx context.Context, src stream.DenseSource, d, workers int, check func(*stream.Dense, int) error) (*pairStats, error) {
 	tri := d * (d + 1) / 2
 	p := &implicit.Pass{
-		Header:  implicit.StatsHeader{Model: "markov", Phase: 1, D: d},
+		Header:  statsfile.Header{Model: "markov", Phase: 1, D: d},
 		Sums:    []implicit.SumShape{{Name: "sum", Len: d}, {Name: "xx", Len: tri}, {Name: "c2", Len: tri}, {Name: "sets", Len: 1}},
 		Ordered: true,
 		Worker: func() implicit.BatchFunc {
@@ -33,7 +34,7 @@ func triplePass(ctx context.Context, src stream.DenseSource, d int, wSet, wPoint
 	_, k := wSet.Dims()
 	n3 := len(solver.NewSym3(k).Data)
 	p := &implicit.Pass{
-		Header:  implicit.StatsHeader{Model: "hmm-snapshot", Phase: 2, D: d},
+		Header:  statsfile.Header{Model: "hmm-snapshot", Phase: 2, D: d},
 		Sums:    []implicit.SumShape{{Name: "c3", Len: n3}, {Name: "sets", Len: 1}, {Name: "v3", Len: n3}},
 		Ordered: true,
 		Worker: func() implicit.BatchFunc {

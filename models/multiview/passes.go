@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
@@ -26,7 +27,7 @@ import (
 type TriplePlan struct {
 	// Header is the statistics' header (Model, D, K, Params); the passes
 	// set Phase and Cols.
-	Header implicit.StatsHeader
+	Header statsfile.Header
 	// Dims are the widths of the three views.
 	Dims [3]int
 	// Triples returns one worker's function that calls fn with the triples
@@ -39,7 +40,7 @@ type TriplePlan struct {
 	Ordered bool
 }
 
-func (p *TriplePlan) header(phase int) implicit.StatsHeader {
+func (p *TriplePlan) header(phase int) statsfile.Header {
 	h := p.Header
 	h.Phase, h.Cols = phase, h.K
 	return h
@@ -190,7 +191,7 @@ type Plan struct {
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
 // fixes (K, Views, Rotate and, with Rotate, the Seed of the rotation).
-func ConfigFromStats(cfg Config, h implicit.StatsHeader) (Config, error) {
+func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, "multiview"); err != nil {
 		return cfg, fmt.Errorf("multiview: %w", err)
@@ -227,7 +228,7 @@ func (p *Plan) triplePlan(d int) (*TriplePlan, error) {
 	}
 	path := p.Path
 	return &TriplePlan{
-		Header: implicit.StatsHeader{Model: "multiview", D: d, K: cfg.K, Params: pj},
+		Header: statsfile.Header{Model: "multiview", D: d, K: cfg.K, Params: pj},
 		Dims:   dims,
 		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {
 			v := newViewCutter(path, d, views, rot)
@@ -253,8 +254,8 @@ func (p *Plan) Planner() Triples {
 // TriplesOf returns the Triples of a model with settings cfg, whose
 // statistics' headers fix some of them (fromStats), and whose passes for
 // rows of d columns build returns.
-func TriplesOf[C any](cfg C, fromStats func(C, implicit.StatsHeader) (C, error), build func(cfg C, d int) (*TriplePlan, error)) Triples {
-	return Triples{Build: func(h *implicit.StatsHeader, d int) (*TriplePlan, error) {
+func TriplesOf[C any](cfg C, fromStats func(C, statsfile.Header) (C, error), build func(cfg C, d int) (*TriplePlan, error)) Triples {
+	return Triples{Build: func(h *statsfile.Header, d int) (*TriplePlan, error) {
 		c := cfg
 		if h != nil {
 			var err error
@@ -270,7 +271,7 @@ func TriplesOf[C any](cfg C, fromStats func(C, implicit.StatsHeader) (C, error),
 // returns for rows of d columns, with the settings the header h of earlier
 // statistics fixes (h nil: the first pass, with the model's own settings).
 type Triples struct {
-	Build func(h *implicit.StatsHeader, d int) (*TriplePlan, error)
+	Build func(h *statsfile.Header, d int) (*TriplePlan, error)
 }
 
 // First returns pass 1 for rows of d columns.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
@@ -83,7 +84,7 @@ func (m Dense) run(ctx context.Context, parts []Part, o stream.Options, pass fun
 		if err != nil {
 			return nil, err
 		}
-		st.Header.Inputs = []implicit.Input{desc}
+		st.Header.Inputs = []statsfile.Input{desc}
 		if total == nil {
 			total = st
 		} else if err := total.Merge(st); err != nil {
@@ -134,7 +135,7 @@ func (m Dense) Append(ctx context.Context, last *implicit.DenseStats, parts []Pa
 	if _, err := m.Plan("").Like(ctx, last); err != nil {
 		return nil, 0, err
 	}
-	err := checkCovered(last.Header, parts, func(p Part) (implicit.Input, error) {
+	err := checkCovered(last.Header, parts, func(p Part) (statsfile.Input, error) {
 		src, desc, err := OpenDense(p, o)
 		stream.Close(src)
 		return desc, err

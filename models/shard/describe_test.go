@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // A directory's description follows its tree: a file rewritten in a
@@ -25,7 +25,7 @@ func TestDescribeDirectory(t *testing.T) {
 	}
 	write(filepath.Join(dir, "a.parquet"), "aaaa")
 	write(filepath.Join(sub, "b.parquet"), "bb")
-	describe := func() implicit.Input {
+	describe := func() statsfile.Input {
 		t.Helper()
 		in, err := Describe(dir)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
@@ -37,7 +38,7 @@ type LDA struct {
 // Stats computes the statistics of phase over parts, as one shard, with
 // the merged statistics basis of the phase before (nil for phase 1). Every
 // part is recorded as an input of the statistics.
-func (w LDA) Stats(ctx context.Context, parts []Part, o stream.Options, phase Phase, basis *implicit.Stats) (*implicit.Stats, error) {
+func (w LDA) Stats(ctx context.Context, parts []Part, o stream.Options, phase Phase, basis *implicit.TopicStats) (*implicit.TopicStats, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no input")
 	}
@@ -70,13 +71,13 @@ func (w LDA) Stats(ctx context.Context, parts []Part, o stream.Options, phase Ph
 }
 
 // partStats computes the statistics of phase over one part.
-func (w LDA) partStats(ctx context.Context, p Part, o stream.Options, phase Phase, base *implicit.Stats) (*implicit.Stats, error) {
+func (w LDA) partStats(ctx context.Context, p Part, o stream.Options, phase Phase, base *implicit.TopicStats) (*implicit.TopicStats, error) {
 	src, desc, err := OpenDocs(p, o)
 	if err != nil {
 		return nil, err
 	}
 	defer stream.Close(src)
-	var st *implicit.Stats
+	var st *implicit.TopicStats
 	switch phase {
 	case Phase1:
 		st, err = lda.Phase1Stats(ctx, src, w.Config)
@@ -92,12 +93,12 @@ func (w LDA) partStats(ctx context.Context, p Part, o stream.Options, phase Phas
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Path, err)
 	}
-	st.Header.Inputs = []implicit.Input{desc}
+	st.Header.Inputs = []statsfile.Input{desc}
 	return st, nil
 }
 
 // PhaseOf returns the phase of statistics with header h.
-func PhaseOf(h implicit.StatsHeader) Phase {
+func PhaseOf(h statsfile.Header) Phase {
 	switch {
 	case h.Power > 0:
 		return Power
@@ -114,9 +115,9 @@ func PhaseOf(h implicit.StatsHeader) Phase {
 // data, the new included; may be nil) gives the basis whose drift from
 // last's is returned, and beyond tol the append is refused with ErrDrift:
 // phase 2 must then be recomputed over all the data.
-func (w LDA) Append(ctx context.Context, last *implicit.Stats, parts []Part, o stream.Options, updated *implicit.Stats, tol float64) (float64, error) {
+func (w LDA) Append(ctx context.Context, last *implicit.TopicStats, parts []Part, o stream.Options, updated *implicit.TopicStats, tol float64) (float64, error) {
 	h := last.Header
-	err := checkCovered(h, parts, func(p Part) (implicit.Input, error) {
+	err := checkCovered(h, parts, func(p Part) (statsfile.Input, error) {
 		src, desc, err := OpenDocs(p, o)
 		stream.Close(src)
 		return desc, err
@@ -124,7 +125,7 @@ func (w LDA) Append(ctx context.Context, last *implicit.Stats, parts []Part, o s
 	if err != nil {
 		return 0, err
 	}
-	phase, base := PhaseOf(h), (*implicit.Stats)(nil)
+	phase, base := PhaseOf(h), (*implicit.TopicStats)(nil)
 	var angle float64
 	switch phase {
 	case Power:
@@ -153,7 +154,7 @@ func (w LDA) Append(ctx context.Context, last *implicit.Stats, parts []Part, o s
 // W, while the largest principal angle between its W and p1's (returned) is
 // at most tol, else p1 (a new W, whose phase 2 must be recomputed over all
 // the data).
-func (w LDA) Drift(ctx context.Context, p1, prev *implicit.Stats, tol float64) (*implicit.Stats, float64, error) {
+func (w LDA) Drift(ctx context.Context, p1, prev *implicit.TopicStats, tol float64) (*implicit.TopicStats, float64, error) {
 	angle, err := lda.BasisDrift(ctx, p1, prev, w.Config)
 	if err != nil {
 		return nil, 0, err
@@ -167,20 +168,20 @@ func (w LDA) Drift(ctx context.Context, p1, prev *implicit.Stats, tol float64) (
 // Fit fits the model from merged phase-2 statistics (lda.FitStats). The
 // exact totals' low words serve merges only; they are dropped from st
 // first, so that they are not held through the solve.
-func (w LDA) Fit(ctx context.Context, st *implicit.Stats) (*models.Model, error) {
+func (w LDA) Fit(ctx context.Context, st *implicit.TopicStats) (*models.Model, error) {
 	st.Exact = nil
 	return lda.FitStats(ctx, st, w.Config)
 }
 
 // MergeStatsFiles merges LDA statistics files: the first is read whole and
 // the others are added to it as they are read, section by section
-// (implicit.Stats.MergeFile), so the merge holds about one copy of the
+// (implicit.TopicStats.MergeFile), so the merge holds about one copy of the
 // statistics. An error names the file it is about.
-func MergeStatsFiles(ctx context.Context, paths []string) (*implicit.Stats, error) {
+func MergeStatsFiles(ctx context.Context, paths []string) (*implicit.TopicStats, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no statistics to merge")
 	}
-	total, err := implicit.ReadStats(paths[0])
+	total, err := implicit.ReadTopicStats(paths[0])
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *mod
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p.Path, err)
 			}
-			st.Header.Inputs = []implicit.Input{desc}
+			st.Header.Inputs = []statsfile.Input{desc}
 			return st, nil
 		}()
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"math"
 
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
 )
@@ -48,7 +48,7 @@ func (p Part) check() error {
 
 // OpenDocs opens the documents of the part, and describes them for the
 // provenance of their statistics.
-func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error) {
+func OpenDocs(p Part, o stream.Options) (stream.DocSource, statsfile.Input, error) {
 	pieces := func(path string, o stream.Options, first, end int) (stream.DocSource, [2]int64, error) {
 		src, err := columnar.OpenPieces(path, o, first, end)
 		if err != nil {
@@ -63,7 +63,7 @@ func OpenDocs(p Part, o stream.Options) (stream.DocSource, implicit.Input, error
 // OpenDense opens the sample rows of the part, and describes them for the
 // provenance of their statistics. With p.Groups the rows are those of the
 // groups the part owns (see Part).
-func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, error) {
+func OpenDense(p Part, o stream.Options) (stream.DenseSource, statsfile.Input, error) {
 	pieces := func(path string, o stream.Options, first, end int) (stream.DenseSource, [2]int64, error) {
 		src, err := columnar.OpenDensePieces(path, o, first, end)
 		if err != nil {
@@ -96,10 +96,10 @@ func OpenDense(p Part, o stream.Options) (stream.DenseSource, implicit.Input, er
 // openPart opens the part p of a file: its pieces by pieces (which returns
 // the rows they hold), or the whole file by whole, cut to p.Rows by ranged.
 func openPart[S any](p Part, o stream.Options, pieces func(string, stream.Options, int, int) (S, [2]int64, error),
-	whole func(string, stream.Options) (S, error), ranged func(S, [2]int64) S) (S, implicit.Input, error) {
+	whole func(string, stream.Options) (S, error), ranged func(S, [2]int64) S) (S, statsfile.Input, error) {
 	var none S
 	if err := p.check(); err != nil {
-		return none, implicit.Input{}, err
+		return none, statsfile.Input{}, err
 	}
 	desc, err := Describe(p.Path)
 	if err != nil {
@@ -344,23 +344,23 @@ func (g groupRange) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
 }
 
 // CoveredError refuses an append of an input (a part of a file) that the
-// statistics appended to already cover; errors.Is(err, implicit.ErrOverlap)
+// statistics appended to already cover; errors.Is(err, statsfile.ErrOverlap)
 // holds.
 type CoveredError struct {
 	// Input is the input appended, As the one of the statistics that
 	// covers the same rows.
-	Input, As implicit.Input
+	Input, As statsfile.Input
 }
 
 func (e *CoveredError) Error() string {
-	return fmt.Sprintf("%v: %v: the statistics already cover it (as %v)", e.Input, implicit.ErrOverlap, e.As)
+	return fmt.Sprintf("%v: %v: the statistics already cover it (as %v)", e.Input, statsfile.ErrOverlap, e.As)
 }
 
-// Unwrap makes errors.Is(err, implicit.ErrOverlap) hold.
-func (e *CoveredError) Unwrap() error { return implicit.ErrOverlap }
+// Unwrap makes errors.Is(err, statsfile.ErrOverlap) hold.
+func (e *CoveredError) Unwrap() error { return statsfile.ErrOverlap }
 
 // checkCovered refuses parts that the statistics of header h cover.
-func checkCovered(h implicit.StatsHeader, parts []Part, describe func(Part) (implicit.Input, error)) error {
+func checkCovered(h statsfile.Header, parts []Part, describe func(Part) (statsfile.Input, error)) error {
 	for _, p := range parts {
 		desc, err := describe(p)
 		if err != nil {

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
 // statsAcc is the accumulator of mergeFn: the statistics merged so far, of
 // LDA (st), of a dense model (dense) or of an EM pass (em); all nil: none
 // yet, or only empty inputs.
 type statsAcc struct {
-	st    *implicit.Stats
+	st    *implicit.TopicStats
 	dense *implicit.DenseStats
 	em    *implicit.EMStats
 }
@@ -36,11 +37,11 @@ func encodeAcc(a statsAcc) ([]byte, error) {
 // decodeAcc parses statistics of either kind; no bytes are none.
 func decodeAcc(b []byte) (statsAcc, error) {
 	st, err := decode(b)
-	if !errors.Is(err, implicit.ErrStatsModel) {
+	if !errors.Is(err, statsfile.ErrModel) {
 		return statsAcc{st: st}, err
 	}
 	d, err := implicit.DecodeDenseStats(b)
-	if !errors.Is(err, implicit.ErrStatsModel) {
+	if !errors.Is(err, statsfile.ErrModel) {
 		return statsAcc{dense: d}, err
 	}
 	em, err := implicit.DecodeEMStats(b)
@@ -51,7 +52,7 @@ func decodeAcc(b []byte) (statsAcc, error) {
 func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil && a.em == nil }
 
 // mergeFn is the Beam combiner of shard statistics: its merge is the
-// library's (implicit.Stats.Merge, implicit.DenseStats.Merge,
+// library's (implicit.TopicStats.Merge, implicit.DenseStats.Merge,
 // implicit.EMStats.Merge), exact and
 // independent of the order and grouping the runner chooses, and it refuses
 // what `streamfit merge` refuses (statistics of another fit, or covering an

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -54,7 +55,7 @@ func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implic
 	if in := st.Header.Inputs[0]; in.Fingerprint != u.Input.Fingerprint || (u.Piece >= 0 && *in.Docs != *u.Input.Docs) {
 		return nil, fmt.Errorf("%v: the file changed after the pipeline was planned", u)
 	}
-	st.Header.Inputs = []implicit.Input{u.Input}
+	st.Header.Inputs = []statsfile.Input{u.Input}
 	return encode(ctx, st)
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
@@ -172,7 +173,7 @@ func TestPipelineGMMRefusesTwice(t *testing.T) {
 	s := settingsOf(t, "gmm", "--k", "2", "--seed", "1")
 	for _, in := range [][]string{append(files, files[0]), append(files, dup)} {
 		err := pipeline(t, in, Options{Fit: s, Out: Output{Model: model}})
-		if !errors.Is(err, implicit.ErrOverlap) {
+		if !errors.Is(err, statsfile.ErrOverlap) {
 			t.Errorf("%v: got %v, want a refusal of the file given twice", in, err)
 		}
 	}

@@ -3,7 +3,7 @@
 // IPC record batches, whole files otherwise), each unit's shard statistics
 // are computed by the library (models/lda: Phase1Stats, PowerStats,
 // Phase2Stats), a Beam combiner merges them with the library's exact merge
-// (implicit.Stats.Merge), each phase takes the merged statistics of the one
+// (implicit.TopicStats.Merge), each phase takes the merged statistics of the one
 // before as a side input, and the last step fits the model (lda.FitStats)
 // or writes the merged statistics for `streamfit stats --append`. A dense
 // model (Settings.Model: GMM, ICA, multiview, HMM, the snapshot models)

@@ -96,7 +96,7 @@ func (f *templateFn) ProcessElement(ctx context.Context, merged []byte) ([]byte,
 		return nil, fmt.Errorf("pass %s: no statistics to start from (no documents?)", f.Pass)
 	}
 	cfg := f.Fit.config()
-	var t *implicit.Stats
+	var t *implicit.TopicStats
 	if f.Pass == passPower {
 		t, err = powerTemplate(ctx, basis, cfg)
 	} else {

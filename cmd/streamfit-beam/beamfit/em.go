@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -109,7 +110,7 @@ func (f *emUnitFn) ProcessElement(ctx context.Context, u Unit, model []byte) ([]
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", u, err)
 	}
-	st.Header.Inputs = []implicit.Input{u.Input}
+	st.Header.Inputs = []statsfile.Input{u.Input}
 	return encode(ctx, st)
 }
 
@@ -163,7 +164,7 @@ func (f *writeModelFn) ProcessElement(ctx context.Context, model, p2 []byte) err
 				return err
 			}
 			st.Header.Inputs = coalesce(st.Header.Inputs)
-			return implicit.WriteStats(ctx, out.Stats, st)
+			return implicit.WriteTopicStats(ctx, out.Stats, st)
 		}, func() error {
 			if out.NoTiming {
 				m.Fit.Seconds = 0

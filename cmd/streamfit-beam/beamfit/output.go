@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/lda"
 )
 
@@ -31,9 +32,9 @@ type Output struct {
 // write fits the model from the merged statistics st (when o.Model is set)
 // and writes the outputs; when the model cannot be written, the statistics
 // file written before it is removed, so a failed pipeline leaves neither.
-func (o Output) write(ctx context.Context, st *implicit.Stats) error {
+func (o Output) write(ctx context.Context, st *implicit.TopicStats) error {
 	st.Header.Inputs = coalesce(st.Header.Inputs)
-	return o.outputs(func() error { return implicit.WriteStats(ctx, o.Stats, st) }, func() error {
+	return o.outputs(func() error { return implicit.WriteTopicStats(ctx, o.Stats, st) }, func() error {
 		// As `streamfit fit --from-stats`: the exact totals' low words
 		// serve merges only.
 		st.Exact = nil
@@ -72,13 +73,13 @@ func (o Output) outputs(stats, fit func() error) error {
 // one file (the row groups of a file, each a work unit) into one range, so
 // merged statistics list each file once, as `streamfit stats` over whole
 // files does. Overlaps are still found against the joined ranges
-// (StatsHeader.Covers).
-func coalesce(in []implicit.Input) []implicit.Input {
+// (statsfile.Header.Covers).
+func coalesce(in []statsfile.Input) []statsfile.Input {
 	in = slices.Clone(in)
-	slices.SortStableFunc(in, func(a, b implicit.Input) int {
+	slices.SortStableFunc(in, func(a, b statsfile.Input) int {
 		return cmp.Or(cmp.Compare(a.Fingerprint, b.Fingerprint), cmp.Compare(start(a), start(b)))
 	})
-	var out []implicit.Input
+	var out []statsfile.Input
 	for _, x := range in {
 		if n := len(out); n > 0 {
 			last := &out[n-1]
@@ -93,7 +94,7 @@ func coalesce(in []implicit.Input) []implicit.Input {
 }
 
 // start is the first document of the input.
-func start(a implicit.Input) int64 {
+func start(a statsfile.Input) int64 {
 	if a.Docs == nil {
 		return 0
 	}

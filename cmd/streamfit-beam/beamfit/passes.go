@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -29,11 +30,11 @@ func encode[S any, P interface {
 }
 
 // decode parses statistics encoded by encode; no bytes are nil statistics.
-func decode(b []byte) (*implicit.Stats, error) {
+func decode(b []byte) (*implicit.TopicStats, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	return implicit.DecodeStats(b)
+	return implicit.DecodeTopicStats(b)
 }
 
 // basisCache keeps the statistics decoded from the last side input, which
@@ -67,13 +68,13 @@ const (
 // with o: phase 1 (basis unused), a power pass with the Q of the power
 // statistics basis, or phase 2 with the W of the phase-2 statistics basis
 // (the templates of basisFn). They record u as their input.
-func unitStats(ctx context.Context, u Unit, o stream.Options, pass string, basis *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+func unitStats(ctx context.Context, u Unit, o stream.Options, pass string, basis *implicit.TopicStats, cfg lda.Config) (*implicit.TopicStats, error) {
 	src, err := u.open(o)
 	if err != nil {
 		return nil, err
 	}
 	defer stream.Close(src)
-	var st *implicit.Stats
+	var st *implicit.TopicStats
 	switch pass {
 	case passPhase1:
 		st, err = lda.Phase1Stats(ctx, src, cfg)
@@ -87,7 +88,7 @@ func unitStats(ctx context.Context, u Unit, o stream.Options, pass string, basis
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", u, err)
 	}
-	st.Header.Inputs = []implicit.Input{u.Input}
+	st.Header.Inputs = []statsfile.Input{u.Input}
 	return st, nil
 }
 
@@ -97,7 +98,7 @@ func unitStats(ctx context.Context, u Unit, o stream.Options, pass string, basis
 // every work unit then reuses instead of computing it again.
 type noDocs struct{ info stream.Info }
 
-func noDocsOf(st *implicit.Stats) noDocs {
+func noDocsOf(st *implicit.TopicStats) noDocs {
 	return noDocs{stream.Info{Format: "none", Terms: st.Header.D, Vocab: st.Vocab}}
 }
 
@@ -111,7 +112,7 @@ func (noDocs) Docs(context.Context) iter.Seq2[*stream.Docs, error] {
 // statistics basis (phase 1, or the power pass before): statistics of no
 // documents that hold the pass's Q, or nil when the pass is not taken (the
 // default fit's sketch decays past k, or the whitening is exact).
-func powerTemplate(ctx context.Context, basis *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+func powerTemplate(ctx context.Context, basis *implicit.TopicStats, cfg lda.Config) (*implicit.TopicStats, error) {
 	if basis.Header.Exact {
 		return nil, nil
 	}
@@ -127,6 +128,6 @@ func powerTemplate(ctx context.Context, basis *implicit.Stats, cfg lda.Config) (
 // phase2Template returns the template of phase 2 after the merged phase-1
 // or power statistics basis: statistics of no documents that hold the
 // whitening W (computed from basis as `streamfit stats --phase 2` does).
-func phase2Template(ctx context.Context, basis *implicit.Stats, cfg lda.Config) (*implicit.Stats, error) {
+func phase2Template(ctx context.Context, basis *implicit.TopicStats, cfg lda.Config) (*implicit.TopicStats, error) {
 	return lda.Phase2Stats(ctx, noDocsOf(basis), basis, cfg)
 }

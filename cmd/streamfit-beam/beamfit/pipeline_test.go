@@ -146,7 +146,7 @@ func reference(t *testing.T, dir string, files []string, common []string, powerI
 	t.Helper()
 	p1 = filepath.Join(dir, "ref1.stats")
 	run(t, append(append([]string{"stats", "--phase", "1", "--out", p1}, common...), files...)...)
-	st, err := implicit.ReadStats(p1)
+	st, err := implicit.ReadTopicStats(p1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func sameSums(t *testing.T, a, b string) bool {
 	t.Helper()
 	var enc [2][]byte
 	for i, path := range []string{a, b} {
-		st, err := implicit.ReadStats(path)
+		st, err := implicit.ReadTopicStats(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +292,7 @@ func TestPipelineMatchesCLI(t *testing.T) {
 			if !sameSums(t, stats, ref2) {
 				t.Errorf("merged phase-2 statistics differ from streamfit stats --phase 2 over the same files")
 			}
-			st, err := implicit.ReadStats(stats)
+			st, err := implicit.ReadTopicStats(stats)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/docword"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -32,7 +32,7 @@ func TestPlanRefusesRepeatedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range [][]string{{files[0], files[1], files[0]}, {files[0], cp}} {
-		if _, err := Plan(context.Background(), in, stream.Options{}); !errors.Is(err, implicit.ErrOverlap) {
+		if _, err := Plan(context.Background(), in, stream.Options{}); !errors.Is(err, statsfile.ErrOverlap) {
 			t.Errorf("Plan(%q): %v, want ErrOverlap", in, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/objstore"
-	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
@@ -24,7 +24,7 @@ type Unit struct {
 	// Input describes the file (shard.Describe) as it was when the
 	// pipeline was planned, with the range of documents the unit covers
 	// (nil: the whole file); it is the provenance of the unit's statistics.
-	Input implicit.Input `json:"input"`
+	Input statsfile.Input `json:"input"`
 	// Piece is the index of the row group (record batch); −1 for a whole
 	// file.
 	Piece int `json:"piece"`
@@ -133,7 +133,7 @@ func hasMeta(p string) bool {
 // each whole file does (no batch spans two pieces), so the statistics of
 // the units merge to exactly those of the files. A file given twice (the
 // same content, by shard.Describe's fingerprint, under the same or
-// another name) is refused with implicit.ErrOverlap, as a merge of
+// another name) is refused with statsfile.ErrOverlap, as a merge of
 // statistics covering it twice is.
 func Plan(ctx context.Context, files []string, o stream.Options) ([]Unit, error) {
 	return plan(ctx, files, o, func(path string, o stream.Options, first, end int) (any, error) {
@@ -175,7 +175,7 @@ func plan(ctx context.Context, files []string, o stream.Options, open func(path 
 			return nil, err
 		}
 		if first, ok := seen[desc.Fingerprint]; ok {
-			return nil, fmt.Errorf("%s: %w: it is %s again (fingerprint %s)", path, implicit.ErrOverlap, first, desc.Fingerprint)
+			return nil, fmt.Errorf("%s: %w: it is %s again (fingerprint %s)", path, statsfile.ErrOverlap, first, desc.Fingerprint)
 		}
 		seen[desc.Fingerprint] = path
 		pieces, err := filePieces(path, o, open)
