@@ -19,8 +19,9 @@ var Kind = &models.DenseKind[Config, *Model]{
 		fs.BoolVar(&c.Windows, "windows", false, "use every window of three steps, not only the first three of each sequence")
 		if use == models.FitFlags {
 			fs.BoolVar(&c.Discrete, "discrete", false, "observations are one-hot symbols (project O's columns onto the simplex)")
+			emFlags(fs, c)
 		}
-		return nil
+		return checkEM
 	},
 	Common: func(c *Config, m models.Common) {
 		m.Apply(&c.K, &c.Seed, &c.Solver, &c.Restarts, &c.Iters, nil)
@@ -55,7 +56,7 @@ func TruthOf(g *synth.HMMSeq) *Model {
 }
 
 // Summary implements models.Fitted.
-func (m *Model) Summary() string { return fmt.Sprintf("k=%d", m.K) }
+func (m *Model) Summary() string { return fmt.Sprintf("k=%d", m.K) + emSummary(m.Fit) }
 
 // Warnings implements models.Fitted.
 func (m *Model) Warnings() []string { return models.RecordWarnings(m.Fit) }
