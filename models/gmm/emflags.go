@@ -30,7 +30,7 @@ func checkEM(c *Config, ck models.Check) error {
 	case !(e.Tol > 0) || math.IsInf(e.Tol, 0):
 		return fmt.Errorf("--em-tol=%g: want a finite tolerance > 0", e.Tol)
 	case ck.FromStats && ck.Has("em-passes") && e.Passes > 0:
-		return fmt.Errorf("--from-stats has no rows for the EM passes: fit from --input, or give --em-passes 0")
+		return fmt.Errorf("--em-passes: a fit from merged statistics (--from-stats, a pipeline's) has no rows for the EM passes: fit from --input, or give --em-passes 0")
 	}
 	if e.Passes == 0 || ck.FromStats {
 		c.EM = nil

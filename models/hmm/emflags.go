@@ -31,7 +31,7 @@ func checkEM(c *Config, ck models.Check) error {
 	case !(e.Tol > 0) || math.IsInf(e.Tol, 0):
 		return fmt.Errorf("--em-tol=%g: want a finite tolerance > 0", e.Tol)
 	case asked && ck.FromStats:
-		return fmt.Errorf("--from-stats has no sequences for the Baum–Welch passes: fit from --input, or give --em-passes 0")
+		return fmt.Errorf("--em-passes: a fit from merged statistics (--from-stats, a pipeline's) has no sequences for the Baum–Welch passes: fit from --input, or give --em-passes 0")
 	case asked && !c.Discrete:
 		return fmt.Errorf("--em-passes: the Baum–Welch passes are for one-hot observations (--discrete); give --em-passes 0 or --discrete")
 	}
