@@ -38,8 +38,9 @@ type Config struct {
 	Workers int
 	// EM, when set, refines the moment fit by streamed EM passes over the
 	// rows (Start, then Refine; its Seed and Workers are the Config's),
-	// and the model has a variance per component whatever Differing. The
-	// moment fit is then only the start: a K above d, or above the
+	// and the model has a variance per component. The moment fit is then
+	// only the start, with a variance per component whatever Differing
+	// (unless Sigma2 is given): a K above d, or above the
 	// directions the moments resolve, starts the components they do not
 	// give at sample rows, with a warning, instead of failing. nil: the
 	// moment fit alone. DefaultConfig sets it.

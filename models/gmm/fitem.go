@@ -9,8 +9,9 @@ import (
 	"github.com/streamfit/streamfit/stream"
 )
 
-// fitEM is Fit with cfg.EM set: the moment fit (at the largest k ≤ cfg.K
-// it gives), the start of the EM passes from it (Start: the components
+// fitEM is Fit with cfg.EM set: the moment fit with a variance per
+// component (unless cfg.Sigma2 is given; at the largest k ≤ cfg.K it
+// gives), the start of the EM passes from it (Start: the components
 // it does not give at sample rows) and the passes (Refine). The model
 // has a variance per component; its record is the moment fit's with the
 // passes' (FitRecord.EM), and a warning when the moments gave fewer than
@@ -59,6 +60,9 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 func momentStart(ctx context.Context, src stream.DenseSource, cfg Config, d int) (*Model, string, error) {
 	c := cfg
 	c.EM = nil
+	// A variance per component: the start the EM passes refine best
+	// (bench/dense/RESULTS.md), unless the common one is known.
+	c.Differing = c.Differing || c.Sigma2 == 0
 	var why string
 	if cfg.K > d {
 		why = fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d)

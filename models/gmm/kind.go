@@ -18,7 +18,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 	About:    "spherical Gaussian mixture on dense samples (common or differing variances)",
 	Flags: func(fs *flag.FlagSet, c *Config, use models.Use) func(*Config, models.Check) error {
 		models.WhiteningFlags(fs, &c.ExactDim, &c.Oversample, &c.PowerIters)
-		fs.BoolVar(&c.Differing, "differing", false, "a variance per component (of the moment fit; the EM passes always fit one)")
+		fs.BoolVar(&c.Differing, "differing", false, "a variance per component in the moment fit with --em-passes 0 (the EM passes always start from and fit one)")
 		fs.Float64Var(&c.Sigma2, "sigma2", 0, "known common variance (0: estimate it; negative is an error)")
 		if use == models.FitFlags {
 			emFlags(fs, c)
