@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -102,6 +103,9 @@ func (m *Model) Section() models.Section {
 		s.Fact("differing variances", strconv.FormatBool(f.Differing))
 		s.Fact("σ² (common)", models.FormatNum(f.Sigma2))
 		s.Fact("Σ weights before normalising", models.FormatNum(f.WeightSum))
+		if f.EM != nil {
+			s.Fact("EM passes", strings.TrimPrefix(emSummary(f.EM), ", then "))
+		}
 	}
 	return s
 }

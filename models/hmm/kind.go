@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -81,6 +82,9 @@ func (m *Model) Section() models.Section {
 		s.DenseFit(f.Rows, m.D, f.Passes, f.Solver, f.Seconds, f.Convergence)
 		s.Fact("sequences", strconv.FormatInt(f.Sequences, 10))
 		s.Fact("ℓ1 moved by simplex projections", models.FormatNum(f.Projected))
+		if f.EM != nil {
+			s.Fact("Baum–Welch passes", strings.TrimPrefix(emSummary(f), ", then "))
+		}
 	}
 	return s
 }
