@@ -38,7 +38,7 @@ func ExampleLookup() {
 	fmt.Println(m.Summary())
 	// Output:
 	// gmm: spherical Gaussian mixture on dense samples (common or differing variances)
-	// 3 components in d=6 from 20000 rows, 2 passes (exact)
+	// 3 components in d=6 from 20000 rows, 2 passes (exact), then 2 EM passes (log-likelihood -9.1825 per row)
 }
 
 // The registered models, as the commands list them.

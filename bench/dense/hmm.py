@@ -6,10 +6,13 @@ its first 200 characters; a sequence per description, 27 symbols. The
 first HMM_DOCS descriptions (default 1000) in file order, every 10th held
 out. Fits, for each k (default 2, 5, 10),
 
-  sf-hmm       streamfit fit hmm --discrete --windows (an .npz of one-hot
-               rows, x, and the description number, seq)
+  sf-hmm       streamfit fit hmm --discrete --windows --em-passes 0 (the
+               moment fit alone; an .npz of one-hot rows, x, and the
+               description number, seq)
   sf-hmm-bw    hmmfit: the same moment fit, then Baum–Welch passes from it
                (hmm.Start, hmm.Refine; bench/dense/hmmfit)
+  sf-hmm-default  streamfit fit hmm --discrete --windows: the command
+               line's default, the same passes as hmmfit's
   pomegranate  pomegranate's HiddenMarkovModel.from_samples(
                DiscreteDistribution, k, algorithm="baum-welch") (Debian
                python3-pomegranate 0.14)
@@ -22,7 +25,8 @@ state). A model that gives a held-out character probability 0 scores
 floored at 10⁻⁶ and renormalised. Appends one JSON line per fit to
 OUT/hmm.jsonl.
 
-Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000)
+Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000,
+HMM_METHODS="sf-hmm sf-hmm-bw sf-hmm-default pomegranate")
 """
 import glob
 import json
@@ -129,12 +133,14 @@ def main():
         json.dump([s.tolist() for s in train], f)
     res = open(os.path.join(out, "hmm.jsonl"), "a")
     for k in [int(v) for v in os.environ.get("HMM_KS", "2 5 10").split()]:
-        for meth in ("sf-hmm", "sf-hmm-bw", "pomegranate"):
+        for meth in os.environ.get("HMM_METHODS", "sf-hmm sf-hmm-bw sf-hmm-default pomegranate").split():
             base = os.path.join(out, f"chars-k{k}-{meth}")
             model = base + ".json"
-            if meth == "sf-hmm":
+            if meth in ("sf-hmm", "sf-hmm-default"):
                 cmd = [sf, "fit", "hmm", "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--discrete", "--windows", "--k", str(k), "--out", model, "--progress", "off"]
+                if meth == "sf-hmm":
+                    cmd += ["--em-passes", "0"]
             elif meth == "sf-hmm-bw":
                 cmd = [os.environ["HMMFIT"], "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--k", str(k), "--out", model]
@@ -153,6 +159,8 @@ def main():
                     row["warnings"] = m.get("stats", {}).get("warnings")
                     if "baum_welch" in m:
                         row["passes"] = m["baum_welch"]["passes"]
+                    elif "em" in m.get("stats", {}):
+                        row["passes"] = m["stats"]["em"]["passes"]
                 else:
                     o, t, pi = (np.asarray(m[key], dtype=float) for key in ("O", "T", "pi"))
                     row["fit_cpu_seconds"] = m["fit_cpu_seconds"]

@@ -186,6 +186,7 @@ func (e *env) fitDense(ctx context.Context, f *fitFlags, s models.DenseSettings)
 	p, done := e.startProgress(*f.prog, "fit "+f.kind.Name(), 0)
 	defer done()
 	f.o.Progress = p
+	ctx = models.WithPassLog(ctx, e.densePassLog(p, f.kind.Name(), start))
 	var m models.Fitted
 	if f.fromStats != "" {
 		m, err = fitDenseStats(ctx, f.fromStats, s, f.common)

@@ -253,21 +253,13 @@ func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda
 		if !pr.Done || pr.Stage == "solve" {
 			return
 		}
-		clear := ""
-		if p != nil && e.terminal() {
-			clear = "\r\033[K"
-		}
 		took := pr.Elapsed - last
 		last = pr.Elapsed
-		rate := ""
-		if s := took.Seconds(); s > 0 && pr.Docs > 0 {
-			rate = fmt.Sprintf(", %d documents, %.0f/s", pr.Docs, float64(pr.Docs)/s)
-		}
 		bound := ""
 		if pr.Stage == "em" || pr.Stage == "em-sample" {
 			bound = fmt.Sprintf("; bound %.5f per token", pr.Bound)
 		}
-		e.printf("%sfit %s: pass %d (%s) done in %.1fs%s (%.1fs in all)%s\n", clear, model, pr.Pass, pr.Stage, took.Seconds(), rate, pr.Elapsed.Seconds(), bound)
+		e.passLine(p, model, pr.Pass, pr.Stage, took, pr.Elapsed, pr.Docs, "documents", bound)
 	}
 }
 

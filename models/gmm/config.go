@@ -36,6 +36,31 @@ type Config struct {
 	// Workers is the number of goroutines per pass (default 1). Results are
 	// identical for a given value, and agree to rounding across values.
 	Workers int
+	// EM, when set, refines the moment fit by streamed EM passes over the
+	// rows (Start, then Refine; its Seed and Workers are the Config's),
+	// and the model has a variance per component. The moment fit is then
+	// only the start, with a variance per component whatever Differing
+	// (unless Sigma2 is given): a K above d, or above the
+	// directions the moments resolve, starts the components they do not
+	// give at sample rows, with a warning, instead of failing. nil: the
+	// moment fit alone. DefaultConfig sets it.
+	EM *EMConfig
+}
+
+// DefaultEMPasses and DefaultEMTol are the EM passes' cap and stopping
+// gain (per row, of the average log-likelihood) of the default fit
+// (DefaultConfig, `streamfit fit gmm`): scikit-learn's max_iter and tol,
+// the settings of bench/dense/RESULTS.md.
+const (
+	DefaultEMPasses = 100
+	DefaultEMTol    = 1e-3
+)
+
+// DefaultConfig is the configuration of the command line's default fit of
+// k components: seed 1, the moment fit refined by up to DefaultEMPasses
+// EM passes. Set EM to nil for the moment fit alone.
+func DefaultConfig(k int) Config {
+	return Config{K: k, Seed: 1, EM: &EMConfig{Passes: DefaultEMPasses, Tol: DefaultEMTol}}
 }
 
 func (c *Config) defaults() {

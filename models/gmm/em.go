@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
@@ -106,9 +107,13 @@ type EMRun struct {
 	// pass started from (non-decreasing).
 	LogLik    []float64 `json:"loglik"`
 	Converged bool      `json:"converged"`
+	// Tol is the gain per pass below which the passes stopped (EMConfig.Tol).
+	Tol float64 `json:"tol,omitempty"`
 	// Started says how the components were started: from the moment fit,
 	// or some from sample rows.
 	Started string `json:"started"`
+	// Rows is the number of rows each pass read.
+	Rows int64 `json:"-"`
 }
 
 // Diag reports whether m has a variance per feature.
@@ -270,7 +275,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		for _, r := range rows {
 			all.Data = append(all.Data, r...)
 		}
-		warm, err := Refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg)
+		warm, err := refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg, false)
 		if err != nil {
 			return nil, err
 		}
@@ -614,14 +619,23 @@ func MStep(m *Mixture, st *implicit.DenseStats, floor float64) (*Mixture, float6
 // cfg.Tol in average log-likelihood per row, or cfg.Passes passes, and
 // returns the mixture of the last M step with the passes' log-likelihoods
 // in its EM record.
+//
+// Each pass is handed to the log ctx carries (models.WithPassLog).
 func Refine(ctx context.Context, src stream.DenseSource, start *Mixture, cfg EMConfig) (*Mixture, error) {
+	return refine(ctx, src, start, cfg, true)
+}
+
+// refine is Refine; log says whether the passes go to ctx's log (not
+// those on the sample in memory of Start).
+func refine(ctx context.Context, src stream.DenseSource, start *Mixture, cfg EMConfig, log bool) (*Mixture, error) {
 	cfg.defaults()
 	m := start
-	run := &EMRun{}
+	run := &EMRun{Tol: cfg.Tol}
 	if start.EM != nil {
 		run.Started = start.EM.Started
 	}
 	for p := range cfg.Passes {
+		t0 := time.Now()
 		st, err := EMPass(m, cfg.VarFloor, p+1, src.Info().Path).Run(ctx, src.Rows, cfg.Workers)
 		if err != nil {
 			return nil, err
@@ -632,7 +646,11 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Mixture, cfg EMC
 		}
 		run.Passes++
 		run.LogLik = append(run.LogLik, ll)
+		run.Rows = st.Rows
 		m = next
+		if log {
+			models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "em", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
+		}
 		if n := len(run.LogLik); n > 1 && run.LogLik[n-1]-run.LogLik[n-2] < cfg.Tol {
 			run.Converged = true
 			break

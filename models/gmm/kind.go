@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -16,15 +17,18 @@ import (
 var Kind = &models.DenseKind[Config, *Model]{
 	KindName: "gmm",
 	About:    "spherical Gaussian mixture on dense samples (common or differing variances)",
-	Flags: func(fs *flag.FlagSet, c *Config, _ models.Use) func(*Config, models.Check) error {
+	Flags: func(fs *flag.FlagSet, c *Config, use models.Use) func(*Config, models.Check) error {
 		models.WhiteningFlags(fs, &c.ExactDim, &c.Oversample, &c.PowerIters)
-		fs.BoolVar(&c.Differing, "differing", false, "a variance per component")
+		fs.BoolVar(&c.Differing, "differing", false, "a variance per component in the moment fit with --em-passes 0 (the EM passes always start from and fit one)")
 		fs.Float64Var(&c.Sigma2, "sigma2", 0, "known common variance (0: estimate it; negative is an error)")
-		return func(c *Config, _ models.Check) error {
+		if use == models.FitFlags {
+			emFlags(fs, c)
+		}
+		return func(c *Config, ck models.Check) error {
 			if c.Sigma2 < 0 {
 				return fmt.Errorf("--sigma2=%g: a variance cannot be negative (0 estimates it)", c.Sigma2)
 			}
-			return nil
+			return checkEM(c, ck)
 		}
 	},
 	Common: func(c *Config, m models.Common) {
@@ -67,7 +71,11 @@ func (m *Model) Summary() string {
 	if m.Fit == nil {
 		return fmt.Sprintf("%d components in d=%d", m.K, m.D)
 	}
-	return fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Fit.Rows, m.Fit.Passes, m.Fit.Method)
+	s := fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Fit.Rows, m.Fit.Passes, m.Fit.Method)
+	if e := m.Fit.EM; e != nil {
+		s += emSummary(e)
+	}
+	return s
 }
 
 // Warnings implements models.Fitted.
@@ -95,6 +103,9 @@ func (m *Model) Section() models.Section {
 		s.Fact("differing variances", strconv.FormatBool(f.Differing))
 		s.Fact("σ² (common)", models.FormatNum(f.Sigma2))
 		s.Fact("Σ weights before normalising", models.FormatNum(f.WeightSum))
+		if f.EM != nil {
+			s.Fact("EM passes", strings.TrimPrefix(emSummary(f.EM), ", then "))
+		}
 	}
 	return s
 }

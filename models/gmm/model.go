@@ -40,6 +40,10 @@ type FitRecord struct {
 	Seconds   float64 `json:"seconds"`
 	// Convergence says whether the tensor decomposition converged.
 	models.Convergence
+	// EM records the EM passes that refined the moment fit (Config.EM):
+	// the fields above then describe the moment fit, the model the passes'
+	// result. nil: the moment fit alone.
+	EM *EMRun `json:"em,omitempty"`
 }
 
 // Write stores the model as indented JSON, atomically.

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -59,6 +61,8 @@ type BWRun struct {
 	// from (non-decreasing).
 	LogLik    []float64 `json:"loglik"`
 	Converged bool      `json:"converged"`
+	// Tol is the gain per pass below which the passes stopped (BWConfig.Tol).
+	Tol float64 `json:"tol,omitempty"`
 }
 
 // Refined is an HMM refined by Baum–Welch passes: the Model's fields and
@@ -325,14 +329,16 @@ func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
 
 // Refine runs Baum–Welch passes over src (rows in sequence order, with
 // their sequence ids) from start, until a pass gains less than cfg.Tol in
-// log-likelihood per row or cfg.Passes passes.
+// log-likelihood per row or cfg.Passes passes. Each pass is handed to the
+// log ctx carries (models.WithPassLog).
 func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWConfig) (*Refined, error) {
 	cfg.defaults()
 	if src.Info().Cols != start.D {
 		return nil, fmt.Errorf("hmm: the rows have %d columns, the model %d", src.Info().Cols, start.D)
 	}
-	m, run := start, &BWRun{}
+	m, run := start, &BWRun{Tol: cfg.Tol}
 	for p := range cfg.Passes {
+		t0 := time.Now()
 		st, err := BWPass(m, p+1, src.Info().Path).Run(ctx, src.Rows, 1)
 		if err != nil {
 			return nil, err
@@ -344,6 +350,7 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 		run.Passes++
 		run.LogLik = append(run.LogLik, ll)
 		m = next
+		models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "baum-welch", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
 		if n := len(run.LogLik); n > 1 && run.LogLik[n-1]-run.LogLik[n-2] < cfg.Tol {
 			run.Converged = true
 			break

@@ -37,13 +37,22 @@ type Config struct {
 	Restarts, Iters int
 	// Seed fixes every random choice.
 	Seed uint64
+	// EM, when set, refines the moment fit of Discrete observations by
+	// Baum–Welch passes over the sequences (Start, then Refine). nil: the
+	// moment fit alone. DefaultConfig sets it.
+	EM *BWConfig
 }
 
 // blockTriples is the number of triples handed to the accumulators at once.
 const blockTriples = 1024
 
 // Fit learns a k-state HMM from sequences in src (two ordered passes).
+//
+// With cfg.EM set, Baum–Welch passes follow (see Config.EM).
 func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	if cfg.EM != nil {
+		return fitBW(ctx, src, cfg)
+	}
 	start := time.Now()
 	info := src.Info()
 	d := info.Cols

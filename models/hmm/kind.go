@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -19,8 +20,9 @@ var Kind = &models.DenseKind[Config, *Model]{
 		fs.BoolVar(&c.Windows, "windows", false, "use every window of three steps, not only the first three of each sequence")
 		if use == models.FitFlags {
 			fs.BoolVar(&c.Discrete, "discrete", false, "observations are one-hot symbols (project O's columns onto the simplex)")
+			emFlags(fs, c)
 		}
-		return nil
+		return checkEM
 	},
 	Common: func(c *Config, m models.Common) {
 		m.Apply(&c.K, &c.Seed, &c.Solver, &c.Restarts, &c.Iters, nil)
@@ -55,7 +57,7 @@ func TruthOf(g *synth.HMMSeq) *Model {
 }
 
 // Summary implements models.Fitted.
-func (m *Model) Summary() string { return fmt.Sprintf("k=%d", m.K) }
+func (m *Model) Summary() string { return fmt.Sprintf("k=%d", m.K) + emSummary(m.Fit) }
 
 // Warnings implements models.Fitted.
 func (m *Model) Warnings() []string { return models.RecordWarnings(m.Fit) }
@@ -80,6 +82,9 @@ func (m *Model) Section() models.Section {
 		s.DenseFit(f.Rows, m.D, f.Passes, f.Solver, f.Seconds, f.Convergence)
 		s.Fact("sequences", strconv.FormatInt(f.Sequences, 10))
 		s.Fact("ℓ1 moved by simplex projections", models.FormatNum(f.Projected))
+		if f.EM != nil {
+			s.Fact("Baum–Welch passes", strings.TrimPrefix(emSummary(f), ", then "))
+		}
 	}
 	return s
 }

@@ -93,7 +93,9 @@ func Bind(fs *flag.FlagSet, name string) (*Settings, func() error, error) {
 		s.Model = k.Name()
 		ds.Flags(fs)
 		return s, func() error {
-			if err := ds.Check(models.Check{Given: models.Given(fs)}); err != nil {
+			// The pipeline fits a dense model from the merged statistics
+			// of its last pass (FitStats): no likelihood passes follow.
+			if err := ds.Check(models.Check{Given: models.Given(fs), FromStats: true}); err != nil {
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
 			var err error

@@ -1,0 +1,88 @@
+package gmm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/streamfit/streamfit/stream"
+)
+
+// fitEM is Fit with cfg.EM set: the moment fit with a variance per
+// component (unless cfg.Sigma2 is given; at the largest k ≤ cfg.K it
+// gives), the start of the EM passes from it (Start: the components
+// it does not give at sample rows) and the passes (Refine). The model
+// has a variance per component; its record is the moment fit's with the
+// passes' (FitRecord.EM), and a warning when the moments gave fewer than
+// cfg.K components.
+func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
+	t0 := time.Now()
+	d := src.Info().Cols
+	if d <= 0 {
+		return nil, fmt.Errorf("gmm: the source does not report its number of columns")
+	}
+	if cfg.K < 1 {
+		return nil, fmt.Errorf("gmm: k=%d, need at least one component", cfg.K)
+	}
+	em := *cfg.EM
+	em.Seed, em.Workers = cfg.Seed, max(cfg.Workers, 1)
+	mom, warn, err := momentStart(ctx, src, cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	start, err := Start(ctx, src, mom, cfg.K, em)
+	if err != nil {
+		return nil, err
+	}
+	mix, err := Refine(ctx, src, start, em)
+	if err != nil {
+		return nil, err
+	}
+	m := mix.Spherical()
+	rec := &FitRecord{Rows: mix.EM.Rows, Method: "none", Solver: cfg.Solver}
+	if mom != nil {
+		rec = mom.Fit
+	}
+	if warn != "" {
+		rec.Warnings = append(rec.Warnings, warn)
+	}
+	rec.EM = mix.EM
+	rec.Seconds = time.Since(t0).Seconds()
+	m.Fit = rec
+	return m, nil
+}
+
+// momentStart returns the moment fit of cfg.K components, or when the
+// moments do not give that many, of the largest k they give (nil when
+// none), with the warning that says so. Other errors (the rows') are
+// returned.
+func momentStart(ctx context.Context, src stream.DenseSource, cfg Config, d int) (*Model, string, error) {
+	c := cfg
+	c.EM = nil
+	// A variance per component: the start the EM passes refine best
+	// (bench/dense/RESULTS.md), unless the common one is known.
+	c.Differing = c.Differing || c.Sigma2 == 0
+	var why string
+	if cfg.K > d {
+		why = fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d)
+	}
+	for c.K = min(cfg.K, d); c.K >= 1; {
+		m, err := Fit(ctx, src, c)
+		var short *shortError
+		switch {
+		case err == nil:
+			if c.K == cfg.K {
+				return m, "", nil
+			}
+			return m, fmt.Sprintf("the moments give %d of the %d components (%s); EM starts the other %d at sample rows", c.K, cfg.K, why, cfg.K-c.K), nil
+		case !errors.As(err, &short):
+			return nil, "", err
+		}
+		if why == "" {
+			why = err.Error()
+		}
+		c.K = min(c.K-1, short.positive)
+	}
+	return nil, fmt.Sprintf("the moments give none of the %d components (%s); EM starts them at sample rows", cfg.K, why), nil
+}
