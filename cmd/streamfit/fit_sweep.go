@@ -15,6 +15,7 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/report"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -81,7 +82,7 @@ type sweepFlags struct {
 func addSweepFlags(fs *flag.FlagSet) *sweepFlags {
 	s := &sweepFlags{}
 	fs.StringVar(&s.heldout, "heldout", "", "with a list of --k: the held-out documents every k is scored on (default: every 10th document of --input held out, the models fitted on the others)")
-	fs.BoolVar(&s.json, "json", false, "with a list of --k: print the table of scores and the recommended k as JSON on stdout")
+	fs.BoolVar(&s.json, "json", false, "with a list of --k: print the table of scores, the recommended k and the model files as JSON on stdout (streamfit report --sweep draws it)")
 	return s
 }
 
@@ -153,7 +154,7 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 	if f.sweep.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sw)
+		return enc.Encode(report.SweepFile{Sweep: *sw, Files: outs})
 	}
 	if sw.Recommended == 0 {
 		if f.input == "" {

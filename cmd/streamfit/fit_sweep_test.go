@@ -16,8 +16,8 @@ import (
 
 // TestFitSweep: fit lda with a list of k writes a model per k, prints a
 // row of scores per k and recommends the k of the generated truth; --json
-// gives the same table; a list for a dense model or a bad list is a usage
-// error.
+// gives the same table, which report --sweep draws beside the recommended
+// k's model; a list for a dense model or a bad list is a usage error.
 func TestFitSweep(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "c.parquet")
@@ -45,6 +45,16 @@ func TestFitSweep(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "j-k7.json")); err != nil {
 		t.Errorf("--out without {k}: %v", err)
+	}
+	// report --sweep shows the recommended k's model with the curves.
+	sp := filepath.Join(dir, "sweep.json")
+	if err := os.WriteFile(sp, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "report", "--sweep", sp, "--out", filepath.Join(dir, "r.html"))
+	page := string(readFile(t, filepath.Join(dir, "r.html")))
+	if !strings.Contains(page, "streamfit report: j-k5.json") || !strings.Contains(page, `"sweep":{"source":"sweep.json","k":[3,5,7]`) {
+		t.Errorf("report --sweep: the page does not show j-k5.json with the sweep's curves")
 	}
 	for _, args := range [][]string{
 		{"fit", "gmm", "--input", in, "--k", "2,3"},
