@@ -157,9 +157,12 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 		return enc.Encode(report.SweepFile{Sweep: *sw, Files: outs})
 	}
 	if sw.Recommended == 0 {
-		if f.input == "" {
+		switch {
+		case f.topic.emStart:
+			e.printf("fit %s: the start of every k's EM passes; run them over the shards per model (stats --phase em --model M.json, merge, fit --from-stats --model M.json)\n", f.kind.Name())
+		case f.input == "":
 			e.printf("fit %s: the spectral fits of %s; the EM passes and the scores need the documents: give them with --input, and the held-out documents with --heldout\n", f.kind.Name(), f.fromStats)
-		} else {
+		default:
 			e.printf("fit %s: not scored: the statistics hold every document of --input; give held-out documents with --heldout to score every k and recommend one\n", f.kind.Name())
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,7 +73,8 @@ func TestFitSweep(t *testing.T) {
 // `fit --from-stats --k 2,4,6 --input --heldout` writes the model files of
 // the sweep over the documents (`fit --input --k 2,4,6 --heldout`) byte for
 // byte and prints the same scores, whatever --workers; without --input
-// it writes the spectral fits; statistics of another largest k, and
+// it writes the spectral fits, with --em-start the EM passes' starts;
+// statistics of another largest k, and
 // --heldout without --input, are refused.
 func TestFitSweepFromStats(t *testing.T) {
 	const d = 150
@@ -123,6 +125,18 @@ func TestFitSweepFromStats(t *testing.T) {
 		if m, err := models.Read(p(fmt.Sprintf("sp-k%d.json", k))); err != nil || m.K != k || m.Fit.EM != nil {
 			t.Errorf("k=%d from statistics alone: %v", k, err)
 		}
+	}
+	// --em-start: the starts of the EM passes; the largest k's is the
+	// single fit's from the same statistics.
+	code, _, msg = streamfit(t, "fit", "lda", "--from-stats", p("m2.stats"), "--k", "2,4,6", "--em-start", "--progress", "off", "--out", p("st-k{k}.json"))
+	if code != 0 || !strings.Contains(msg, "start of every k's EM passes") {
+		t.Errorf("--em-start: exit %d: %s", code, msg)
+	}
+	mustRun(t, "fit", "lda", "--from-stats", p("m2.stats"), "--em-start", "--progress", "off", "--out", p("st-single.json"))
+	a, errA := models.Read(p("st-k6.json"))
+	b, errB := models.Read(p("st-single.json"))
+	if errA != nil || errB != nil || a.Fit.Solver.Name != "simultaneous" || !slices.Equal(a.Alpha, b.Alpha) || !slices.EqualFunc(a.Topics, b.Topics, slices.Equal) {
+		t.Errorf("--em-start: the sweep's start of k=6 differs from the single fit's (%v, %v)", errA, errB)
 	}
 	for _, c := range []struct {
 		args []string

@@ -66,6 +66,11 @@ statistics of two bases cannot be merged.
 Power and phase 2 take the model, --k, --alpha0, --seed and --oversample from
 the basis file; given explicitly, they must agree with it.
 
+A sweep over k (fit --k 10,20,50): the statistics of its largest k serve every
+k of it (--k takes the list, and computes those of the largest); then
+` + "`streamfit fit lda --from-stats p2.stats --k 10,20,50 --input F --heldout TEST`" + `
+gives the models and scores of ` + "`fit --input F --k 10,20,50 --heldout TEST`" + `.
+
 The EM passes of the default fit (--phase em --model M.json): the statistics
 of the next EM pass of the model M.json over the INPUTs. Start from
 ` + "`streamfit fit lda --from-stats p2.stats --solver simultaneous --em-passes 0`" + `
