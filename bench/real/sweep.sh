@@ -5,10 +5,12 @@
 #              (one set of spectral passes for the largest k, EM passes shared)
 #   separate   streamfit fit lda --input TRAIN --k K for each K (the default fit),
 #              each scored by streamfit eval --heldout TEST (the same
-#              document-completion perplexity the sweep computes)
+#              document-completion perplexity the sweep computes) and
+#              --coherence TRAIN (the sweep's coherence)
 # and prints per corpus each k's held-out perplexity from the sweep and from
 # its separate fit, the CPU seconds (user + system, GNU time) of the sweep,
-# of the single fit at the largest k and of the separate fits together, and
+# of the single fit at the largest k and of the separate fits together
+# (without and with their scoring: the sweep's figure includes its own), and
 # the k the sweep recommends against the k the same rule (the smallest k
 # within 1% of the lowest held-out perplexity) picks from the separate fits.
 # The tables are written to $OUT/sweep.md.
@@ -55,7 +57,8 @@ for c in $CORPORA; do
 	timed "$c-sweep" "$sf" fit lda --input "$train" --k "$list" --heldout "$test" --json --progress off --out "$out/$c-sweep-k{k}.json"
 	for k in $KS; do
 		timed "$c-k$k" "$sf" fit lda --input "$train" --k "$k" --progress off --out "$out/$c-k$k.json"
-		"$sf" eval --model "$out/$c-k$k.json" --heldout "$test" --json >"$out/$c-k$k.eval.json"
+		timed "$c-k$k.eval" "$sf" eval --model "$out/$c-k$k.json" --heldout "$test" --json
+		timed "$c-k$k.coherence" "$sf" eval --model "$out/$c-k$k.json" --coherence "$train" --json
 	done
 done
 
@@ -69,14 +72,16 @@ def rule(perp):  # the sweep's rule (lda.recommend): smallest k within 1% of the
 for c in corpora:
     sw = json.load(open(f"{out}/{c}-sweep.out"))
     by = {s["k"]: s for s in sw["scores"]}
-    sep = {k: json.load(open(f"{out}/{c}-k{k}.eval.json"))["perplexity"] for k in ks}
+    sep = {k: json.load(open(f"{out}/{c}-k{k}.eval.out"))["perplexity"] for k in ks}
     print(f"\n{c}: the sweep k = {','.join(map(str, ks))} against the separate default fits\n")
     print("| k | held-out perplexity, sweep | separate fit | sweep / separate | EM passes (sweep) | separate fit CPU s |")
     print("|---:|---:|---:|---:|---:|---:|")
     for k in ks:
         print(f"| {k} | {by[k]['perplexity']:.1f} | {sep[k]:.1f} | {by[k]['perplexity'] / sep[k]:.4f} | {by[k]['em_passes']} | {cpu(f'{c}-k{k}'):.1f} |")
     s, one, four = cpu(f"{c}-sweep"), cpu(f"{c}-k{ks[-1]}"), sum(cpu(f"{c}-k{k}") for k in ks)
-    print(f"\nCPU s: sweep {s:.1f} (its {sw['passes']} passes), single fit at k = {ks[-1]} {one:.1f}, "
-          f"the {len(ks)} separate fits {four:.1f}: sweep / single = {s / one:.2f}, separate / single = {four / one:.2f}")
+    scored = four + sum(cpu(f"{c}-k{k}.eval") + cpu(f"{c}-k{k}.coherence") for k in ks)
+    print(f"\nCPU s: sweep {s:.1f} (its {sw['passes']} passes, with its scores), single fit at k = {ks[-1]} {one:.1f}, "
+          f"the {len(ks)} separate fits {four:.1f} ({scored:.1f} with eval --heldout and --coherence of each): "
+          f"sweep / single = {s / one:.2f}, separate / single = {four / one:.2f} ({scored / one:.2f} scored)")
     print(f"recommended k: sweep {sw['recommended']}, the same rule over the separate fits {rule(sep)}")
 EOF
