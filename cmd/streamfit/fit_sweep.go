@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/report"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -79,7 +82,7 @@ type sweepFlags struct {
 func addSweepFlags(fs *flag.FlagSet) *sweepFlags {
 	s := &sweepFlags{}
 	fs.StringVar(&s.heldout, "heldout", "", "with a list of --k: the held-out documents every k is scored on (default: every 10th document of --input held out, the models fitted on the others)")
-	fs.BoolVar(&s.json, "json", false, "with a list of --k: print the table of scores and the recommended k as JSON on stdout")
+	fs.BoolVar(&s.json, "json", false, "with a list of --k: print the table of scores, the recommended k and the model files as JSON on stdout (streamfit report --sweep draws it)")
 	return s
 }
 
@@ -96,8 +99,10 @@ func sweepOut(out string, k int) string {
 // checkSweep refuses the settings a sweep does not serve.
 func (f *fitFlags) checkSweep() error {
 	switch {
-	case f.fromStats != "":
-		return usagef("a list of --k fits from --input, not --from-stats")
+	case f.fromStats == "" && f.input == "":
+		return usagef("--input is required")
+	case f.fromStats != "" && f.input == "" && f.sweep.heldout != "":
+		return usagef("--heldout scores the models of --from-stats after their EM passes over --input, and their coherence over it: give --input")
 	case *f.topic.ck.dir != "":
 		return usagef("a list of --k is not checkpointed; leave out --checkpoint")
 	case f.topic.topicsParquet != "":
@@ -106,9 +111,10 @@ func (f *fitFlags) checkSweep() error {
 	return nil
 }
 
-// fitSweep fits every k of --k from one set of spectral passes and shared
-// EM passes (lda.FitK), writes a model file per k, and prints each k's
-// scores and the recommended k.
+// fitSweep fits every k of --k from one set of spectral passes (or the
+// statistics of its largest k, --from-stats) and shared EM passes
+// (lda.FitK, lda.FitKStats), writes a model file per k, and prints each
+// k's scores and the recommended k.
 func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error {
 	if err := f.checkSweep(); err != nil {
 		return err
@@ -118,34 +124,16 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 	for i, k := range ks {
 		outs[i] = sweepOut(f.out, k)
 	}
-	if err := checkOutputs([]string{f.input, f.o.VocabPath, f.sweep.heldout}, outs...); err != nil {
+	if err := checkOutputs([]string{f.input, f.o.VocabPath, f.sweep.heldout, f.fromStats}, outs...); err != nil {
 		return err
 	}
 	cpu0 := sysinfo.CPUTime()
-	cfg := f.config(s)
 	p, done := e.startProgress(*f.prog, "fit "+f.kind.Name(), 0)
 	defer done()
 	f.o.Progress = p
-	src, err := e.openDocs(f.topic.spill, "fit", f.input, *f.o)
+	sw, err := e.runSweep(ctx, f, s, p)
 	if err != nil {
 		return err
-	}
-	defer stream.Close(src)
-	var opt lda.SweepOptions
-	if f.sweep.heldout != "" {
-		o := *f.o
-		o.Progress = nil
-		ho, err := stream.Open(f.sweep.heldout, o)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.sweep.heldout, err)
-		}
-		defer stream.Close(ho)
-		opt.HeldOut = ho
-	}
-	cfg.Progress = e.ldaProgress(p, f.kind.Name(), src.Info().Rows)
-	sw, err := lda.FitK(ctx, src, ks, cfg, opt)
-	if err != nil {
-		return inputNamed(f.input, err)
 	}
 	for i, m := range sw.Models {
 		g := *f
@@ -155,18 +143,99 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 		}
 	}
 	done()
-	e.printf("fit %s: %d models (k = %s) from %d passes over the documents, CPU %.1fs → %s\n", f.kind.Name(), len(ks), f.ks.String(), sw.Passes, (sysinfo.CPUTime() - cpu0).Seconds(), strings.Join(outs, ", "))
+	from := fmt.Sprintf("from %d passes over the documents", sw.Passes)
+	if f.fromStats != "" {
+		from = "from the statistics " + f.fromStats
+		if f.input != "" {
+			from += fmt.Sprintf(" and %d EM passes over the documents", sweepEMPasses(sw))
+		}
+	}
+	e.printf("fit %s: %d models (k = %s) %s, CPU %.1fs → %s\n", f.kind.Name(), len(ks), f.ks.String(), from, (sysinfo.CPUTime() - cpu0).Seconds(), strings.Join(outs, ", "))
 	if f.sweep.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sw)
+		return enc.Encode(report.SweepFile{Sweep: *sw, Files: outs})
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if sw.Recommended == 0 {
+		switch {
+		case f.topic.emStart:
+			e.printf("fit %s: the start of every k's EM passes; run them over the shards per model (stats --phase em --model M.json, merge, fit --from-stats --model M.json)\n", f.kind.Name())
+		case f.input == "":
+			e.printf("fit %s: the spectral fits of %s; the EM passes and the scores need the documents: give them with --input, and the held-out documents with --heldout\n", f.kind.Name(), f.fromStats)
+		default:
+			e.printf("fit %s: not scored: the statistics hold every document of --input; give held-out documents with --heldout to score every k and recommend one\n", f.kind.Name())
+		}
+		return nil
+	}
+	printSweep(e.stdout, sw)
+	return nil
+}
+
+// sweepEMPasses is the EM passes of a sweep whose EM passes were shared:
+// those of the model that took the most.
+func sweepEMPasses(sw *lda.Sweep) int {
+	em := 0
+	for _, s := range sw.Scores {
+		em = max(em, s.EMPasses)
+	}
+	return em
+}
+
+// printSweep prints the table of a sweep's scores and its recommendation.
+func printSweep(w io.Writer, sw *lda.Sweep) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "k\theld-out perplexity\tUMass\tNPMI\tdiversity\tEM passes\t\n")
 	for _, sc := range sw.Scores {
 		fmt.Fprintf(tw, "%d\t%.1f\t%.3f\t%.3f\t%.2f\t%d\t\n", sc.K, sc.Perplexity, sc.UMass, sc.NPMI, sc.Diversity, sc.EMPasses)
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "recommended k=%d: %s (held out: %s)\n", sw.Recommended, sw.Rule, sw.HeldOut)
-	return nil
+	fmt.Fprintf(w, "recommended k=%d: %s (held out: %s)\n", sw.Recommended, sw.Rule, sw.HeldOut)
+}
+
+// runSweep opens the documents (--input, when given) and the held-out
+// documents (--heldout) and runs the sweep: FitK over the documents, or
+// FitKStats from --from-stats, with the EM passes over --input when given
+// (else the spectral fits, as fit --from-stats without --input writes),
+// scored when there are held-out documents.
+func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *stream.Progress) (*lda.Sweep, error) {
+	cfg := f.config(s)
+	var src stream.DocSource
+	if f.input != "" {
+		var err error
+		if src, err = e.openDocs(f.topic.spill, "fit", f.input, *f.o); err != nil {
+			return nil, err
+		}
+		defer stream.Close(src)
+		cfg.Progress = e.ldaProgress(p, f.kind.Name(), src.Info().Rows)
+	}
+	var opt lda.SweepOptions
+	if f.sweep.heldout != "" {
+		o := *f.o
+		o.Progress = nil
+		ho, err := stream.Open(f.sweep.heldout, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.sweep.heldout, err)
+		}
+		defer stream.Close(ho)
+		opt.HeldOut = ho
+	}
+	if f.fromStats == "" {
+		sw, err := lda.FitK(ctx, src, f.ks.ks, cfg, opt)
+		return sw, inputNamed(f.input, err)
+	}
+	st, err := implicit.ReadStats(f.fromStats)
+	if err != nil {
+		return nil, err
+	}
+	sc := f.statsConfig(s)
+	sc.Progress = cfg.Progress
+	if src == nil && !f.topic.emStart {
+		sc.EM = lda.EM{} // the pure spectral fits, as fit --from-stats without --input
+	}
+	opt.NoScore = opt.HeldOut == nil
+	sw, err := lda.FitKStats(ctx, st, src, f.ks.ks, sc, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.fromStats, err)
+	}
+	return sw, nil
 }

@@ -1,20 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream/synth"
 )
 
 // TestFitSweep: fit lda with a list of k writes a model per k, prints a
 // row of scores per k and recommends the k of the generated truth; --json
-// gives the same table; a list for a dense model or a bad list is a usage
-// error.
+// gives the same table, which report --sweep draws beside the recommended
+// k's model; a list for a dense model or a bad list is a usage error.
 func TestFitSweep(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "c.parquet")
@@ -43,6 +47,16 @@ func TestFitSweep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "j-k7.json")); err != nil {
 		t.Errorf("--out without {k}: %v", err)
 	}
+	// report --sweep shows the recommended k's model with the curves.
+	sp := filepath.Join(dir, "sweep.json")
+	if err := os.WriteFile(sp, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "report", "--sweep", sp, "--out", filepath.Join(dir, "r.html"))
+	page := string(readFile(t, filepath.Join(dir, "r.html")))
+	if !strings.Contains(page, "streamfit report: j-k5.json") || !strings.Contains(page, `"sweep":{"source":"sweep.json","k":[3,5,7]`) {
+		t.Errorf("report --sweep: the page does not show j-k5.json with the sweep's curves")
+	}
 	for _, args := range [][]string{
 		{"fit", "gmm", "--input", in, "--k", "2,3"},
 		{"fit", "lda", "--input", in, "--k", "3,x"},
@@ -51,6 +65,90 @@ func TestFitSweep(t *testing.T) {
 	} {
 		if code, _, msg := streamfit(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, %s", args, code, msg)
+		}
+	}
+}
+
+// TestFitSweepFromStats: `stats --k 2,4,6` over two shards, merged, then
+// `fit --from-stats --k 2,4,6 --input --heldout` writes the model files of
+// the sweep over the documents (`fit --input --k 2,4,6 --heldout`) byte for
+// byte and prints the same scores, whatever --workers; without --input
+// it writes the spectral fits, with --em-start the EM passes' starts;
+// statistics of another largest k, and
+// --heldout without --input, are refused.
+func TestFitSweepFromStats(t *testing.T) {
+	const d = 150
+	docs := corpusDocs(t, synth.LDAConfig{Docs: 2500, Vocab: d, K: 6, Alpha0: 1, DocLen: 60, Seed: 21})
+	p := tempPaths(t)
+	for name, cut := range map[string][2]int{"a": {0, 1000}, "b": {1000, 2000}, "train": {0, 2000}, "held": {2000, 2500}} {
+		writeDocword(t, p("docword."+name+".txt"), docs, d, cut[0], cut[1])
+	}
+	common := []string{"--batch-rows", "250", "--progress", "off"}
+	scores := func(js string) string {
+		t.Helper()
+		var sw struct {
+			Scores      json.RawMessage `json:"scores"`
+			Recommended int             `json:"recommended"`
+		}
+		if err := json.Unmarshal([]byte(js), &sw); err != nil {
+			t.Fatalf("%v: %s", err, js)
+		}
+		return fmt.Sprintf("%s recommended %d", sw.Scores, sw.Recommended)
+	}
+	direct := scores(mustRun(t, append([]string{"fit", "lda", "--input", p("docword.train.txt"), "--k", "2,4,6", "--heldout", p("docword.held.txt"),
+		"--json", "--no-timing", "--workers", "2", "--out", p("d-k{k}.json")}, common...)...))
+	for _, w := range []string{"1", "3"} {
+		for _, phase := range []string{"1", "2"} {
+			basis := map[string]string{"1": "", "2": "m1.stats"}[phase]
+			for _, s := range []string{"a", "b"} {
+				mustRun(t, append(append(statsArgs(p, phase, s+phase+".stats", basis), "--k", "2,4,6", "--workers", w, p("docword."+s+".txt")), common...)...)
+			}
+			mergeFiles(t, p, "m"+phase+".stats", "b"+phase+".stats", "a"+phase+".stats")
+		}
+		got := scores(mustRun(t, append([]string{"fit", "lda", "--from-stats", p("m2.stats"), "--input", p("docword.train.txt"), "--k", "2,4,6",
+			"--heldout", p("docword.held.txt"), "--json", "--no-timing", "--workers", w, "--out", p("s-k{k}.json")}, common...)...))
+		if got != direct {
+			t.Errorf("--workers %s: the scores from statistics differ:\n%s\nfrom the documents:\n%s", w, got, direct)
+		}
+		for _, k := range []string{"2", "4", "6"} {
+			if !bytes.Equal(readFile(t, p("s-k"+k+".json")), readFile(t, p("d-k"+k+".json"))) {
+				t.Errorf("--workers %s: k=%s: the model from statistics differs from the sweep over the documents", w, k)
+			}
+		}
+	}
+	// No documents: the spectral fits.
+	code, _, msg := streamfit(t, "fit", "lda", "--from-stats", p("m2.stats"), "--k", "2,4,6", "--progress", "off", "--out", p("sp-k{k}.json"))
+	if code != 0 || !strings.Contains(msg, "need the documents") {
+		t.Errorf("from statistics alone: exit %d: %s", code, msg)
+	}
+	for _, k := range []int{2, 4, 6} {
+		if m, err := models.Read(p(fmt.Sprintf("sp-k%d.json", k))); err != nil || m.K != k || m.Fit.EM != nil {
+			t.Errorf("k=%d from statistics alone: %v", k, err)
+		}
+	}
+	// --em-start: the starts of the EM passes; the largest k's is the
+	// single fit's from the same statistics.
+	code, _, msg = streamfit(t, "fit", "lda", "--from-stats", p("m2.stats"), "--k", "2,4,6", "--em-start", "--progress", "off", "--out", p("st-k{k}.json"))
+	if code != 0 || !strings.Contains(msg, "start of every k's EM passes") {
+		t.Errorf("--em-start: exit %d: %s", code, msg)
+	}
+	mustRun(t, "fit", "lda", "--from-stats", p("m2.stats"), "--em-start", "--progress", "off", "--out", p("st-single.json"))
+	a, errA := models.Read(p("st-k6.json"))
+	b, errB := models.Read(p("st-single.json"))
+	if errA != nil || errB != nil || a.Fit.Solver.Name != "simultaneous" || !slices.Equal(a.Alpha, b.Alpha) || !slices.EqualFunc(a.Topics, b.Topics, slices.Equal) {
+		t.Errorf("--em-start: the sweep's start of k=6 differs from the single fit's (%v, %v)", errA, errB)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--k", "2,4", "--input", p("docword.train.txt")}, 1, "largest k"},
+		{[]string{"--k", "2,4,6", "--heldout", p("docword.held.txt")}, 2, "give --input"},
+	} {
+		args := append([]string{"fit", "lda", "--from-stats", p("m2.stats"), "--out", p("x-k{k}.json")}, c.args...)
+		if code, _, msg := streamfit(t, args...); code != c.code || !strings.Contains(msg, c.want) {
+			t.Errorf("%q: exit %d: %s", c.args, code, msg)
 		}
 	}
 }

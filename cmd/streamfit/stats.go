@@ -49,6 +49,7 @@ type statsFlags struct {
 	fs        *flag.FlagSet
 	settings  models.Settings
 	common    models.Common
+	ks        kFlag // --k, which sets common.K
 	o         *stream.Options
 	prog      *progressMode
 	phase     string
@@ -87,7 +88,8 @@ func newStatsFlags(e *env, k models.Kind) *statsFlags {
 	f.fs = fs
 	f.o = e.addReadFlags(fs)
 	fs.StringVar(&f.out, "out", "shard.stats", "output statistics file (with --append: LAST itself)")
-	fs.IntVar(&f.common.K, "k", 10, "number of topics, components or states")
+	f.common.K, f.ks.k = 10, &f.common.K
+	fs.Var(&f.ks, "k", "number of topics, components or states (default 10); lda and topic also take the list or range of a sweep (fit --k 10,20,50), whose statistics are those of its largest k")
 	fs.Uint64Var(&f.common.Seed, "seed", 1, "random seed: determines the sketch Ω; every shard must use the same")
 	fs.StringVar(&f.appendTo, "append", "", "existing statistics to which to add those of the INPUTs (see above)")
 	fs.Float64Var(&f.driftTol, "drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to a pass with a basis is refused")
@@ -135,6 +137,8 @@ func (e *env) parseStats(k models.Kind, args []string) (*statsFlags, error) {
 		return nil, usagef("--row-groups takes one INPUT file, not %d: row groups are numbered within one file", len(inputs))
 	case f.common.K < 1:
 		return nil, usagef("--k=%d: need at least one topic", f.common.K)
+	case len(f.ks.ks) > 1 && !f.isTopic():
+		return nil, usagef("--k %s: a list of k is for lda and topic", f.ks.String())
 	}
 	if err := f.settings.Check(models.Check{Given: f.given, Read: f.o}); err != nil {
 		return nil, usageError{err.Error()}
@@ -143,6 +147,12 @@ func (e *env) parseStats(k models.Kind, args []string) (*statsFlags, error) {
 		f.out = f.appendTo // statistics appended to in place
 	}
 	return f, checkOutputs(append([]string{f.basis, f.previous, f.o.VocabPath}, inputs...), f.out)
+}
+
+// isTopic reports whether the model is lda or topic (not a dense model).
+func (f *statsFlags) isTopic() bool {
+	_, ok := f.settings.(*lda.Settings)
+	return ok
 }
 
 // given reports whether the flag name was given on the command line.

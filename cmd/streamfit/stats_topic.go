@@ -67,6 +67,11 @@ statistics of two bases cannot be merged.
 Power and phase 2 take the model, --k, --alpha0, --seed and --oversample from
 the basis file; given explicitly, they must agree with it.
 
+A sweep over k (fit --k 10,20,50): the statistics of its largest k serve every
+k of it (--k takes the list, and computes those of the largest); then
+` + "`streamfit fit lda --from-stats p2.stats --k 10,20,50 --input F --heldout TEST`" + `
+gives the models and scores of ` + "`fit --input F --k 10,20,50 --heldout TEST`" + `.
+
 The EM passes of the default fit (--phase em --model M.json): the statistics
 of the next EM pass of the model M.json over the INPUTs. Start from
 ` + "`streamfit fit lda --from-stats p2.stats --solver simultaneous --em-passes 0`" + `
@@ -191,6 +196,10 @@ func (e *env) topicPhase(ctx context.Context, f *statsFlags, cfg lda.Config, pha
 		from = fmt.Sprintf("%v, row groups %s", total.Header.Inputs[0], f.pieces)
 	}
 	e.printf("stats: %s of %s (d=%d, k=%d) from %s, %d documents → %s\n", phaseName(total.Header), total.Header.Model, total.Header.D, total.Header.K, from, docs(total), f.out)
+	if total.Header.Phase == 2 && len(f.ks.ks) > 1 {
+		e.printf("stats: the statistics of k=%d hold those of every k of the sweep; fit them all (the EM passes and the scores read the documents):\n  streamfit fit %s --from-stats %s --k %s --input DOCS --heldout TEST --out 'model-k{k}.json'\n",
+			total.Header.K, total.Header.Model, quoteArg(f.out), f.ks.String())
+	}
 	if total.Header.Phase == 1 {
 		next := "Next, if this shard is all the data (else merge the shards' phase-1 statistics, which judges them together):\n  " + f.nextPower(f.out, f.out)
 		return e.powerAdvice(ctx, "stats", total, "this shard's", next)

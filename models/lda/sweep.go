@@ -123,17 +123,14 @@ const DefaultWithin = 0.01
 // supported. The memory is the sum of the models' (d·Σk for the moments'
 // blocks and the EM statistics). The same source, ks and cfg give the same
 // models and scores whatever cfg.Workers.
+//
+// FitKStats runs the same sweep from the statistics route's files
+// (Phase1Stats, Phase2Stats of the largest k, merged over shards).
 func FitK(ctx context.Context, src stream.DocSource, ks []int, cfg Config, opt SweepOptions) (*Sweep, error) {
 	start := time.Now()
-	ks = slices.Clone(ks)
-	slices.Sort(ks)
-	if len(ks) == 0 {
-		return nil, errors.New("lda: FitK needs at least one k")
-	}
-	for i := 1; i < len(ks); i++ {
-		if ks[i] == ks[i-1] {
-			return nil, fmt.Errorf("lda: k=%d is listed twice", ks[i])
-		}
+	ks, err := sweepKs(ks)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case cfg.Third != "" && cfg.Third != Explicit && cfg.Third != Auto:
@@ -148,35 +145,75 @@ func FitK(ctx context.Context, src stream.DocSource, ks []int, cfg Config, opt S
 	if !opt.NoScore && held == nil {
 		train, held, where = heldOutSplit{src, false}, heldOutSplit{src, true}, "every 10th"
 	}
-	sw := &Sweep{}
 	track := newTracker(cfg)
 	ms, shared, err := sweepSpectralFits(ctx, train, ks, cfg, track)
 	if err != nil {
 		return nil, err
 	}
-	emShared, err := refineAll(ctx, train, ms, cfg, track, opt.OnEM)
-	if err != nil {
-		return nil, err
+	return finishSweep(ctx, sweepRun{ks: ks, models: ms, shared: shared, train: train, held: held, where: where,
+		vocab: train.Info().Vocab, track: track, start: start}, cfg, opt)
+}
+
+// sweepKs returns ks sorted, or an error when it is empty or lists a k
+// twice.
+func sweepKs(ks []int) ([]int, error) {
+	ks = slices.Clone(ks)
+	slices.Sort(ks)
+	if len(ks) == 0 {
+		return nil, errors.New("lda: FitK needs at least one k")
 	}
-	info := train.Info()
-	for i, m := range ms {
-		m.Vocab = info.Vocab
-		m.Fit.Passes = track.passes
-		m.Fit.Seconds = time.Since(start).Seconds()
-		s := KScore{K: ks[i], SharedStart: shared[i], EMShared: emShared[i]}
+	for i := 1; i < len(ks); i++ {
+		if ks[i] == ks[i-1] {
+			return nil, fmt.Errorf("lda: k=%d is listed twice", ks[i])
+		}
+	}
+	return ks, nil
+}
+
+// sweepRun is a sweep whose spectral models are fitted: what finishSweep
+// needs to refine and score them.
+type sweepRun struct {
+	ks     []int
+	models []*models.Model // the spectral fit of each k of ks
+	shared []bool          // which came from the largest k's passes
+	// train is the documents the EM passes and the coherence read (nil:
+	// none, the spectral models are the sweep's), held the held-out
+	// documents (nil: no scores) and where says where they came from.
+	train, held stream.DocSource
+	where       string
+	vocab       []string
+	track       *tracker // the sweep's passes so far
+	start       time.Time
+}
+
+// finishSweep runs the shared EM passes of r's models over r.train, scores
+// them unless opt.NoScore, and returns the sweep.
+func finishSweep(ctx context.Context, r sweepRun, cfg Config, opt SweepOptions) (*Sweep, error) {
+	emShared := make([]bool, len(r.models))
+	if r.train != nil {
+		var err error
+		if emShared, err = refineAll(ctx, r.train, r.models, cfg, r.track, opt.OnEM); err != nil {
+			return nil, err
+		}
+	}
+	sw := &Sweep{Models: r.models, Passes: r.track.passes}
+	for i, m := range r.models {
+		m.Vocab = r.vocab
+		m.Fit.Passes = r.track.passes
+		m.Fit.Seconds = time.Since(r.start).Seconds()
+		s := KScore{K: r.ks[i], SharedStart: r.shared[i], EMShared: emShared[i]}
 		if m.Fit.EM != nil {
 			s.EMPasses = m.Fit.EM.Passes
 		}
 		sw.Scores = append(sw.Scores, s)
 	}
-	sw.Models, sw.Passes = ms, track.passes
 	if !opt.NoScore {
-		sw.HeldOut = where
-		if err := scoreSweep(ctx, sw, train, held, cfg, opt); err != nil {
+		sw.HeldOut = r.where
+		if err := scoreSweep(ctx, sw, r.train, r.held, cfg, opt); err != nil {
 			return nil, err
 		}
 	}
-	sw.Seconds = time.Since(start).Seconds()
+	sw.Seconds = time.Since(r.start).Seconds()
 	return sw, nil
 }
 

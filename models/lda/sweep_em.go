@@ -82,6 +82,13 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 		ms[i].Topics = nil // the start holds them
 	}
 	docs := newEMDocs(src, em, states[big])
+	read := docs.pass(false)
+	if docs.limit == 0 {
+		// No copy is kept (sampling is off): the passes read the source's
+		// own batches, which go back to its free list when every model has
+		// taken them (teePass), rather than a copy of each per pass.
+		read = src.Docs
+	}
 	accs := make([]*implicit.EMAcc, len(ms))
 	for i, m := range ms {
 		accs[i] = implicit.NewEMAcc(m.D, m.K)
@@ -99,7 +106,7 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 		pass := track.begin()
 		label := passLabel(pass, "em")
 		err := stage(ctx, label, func(ctx context.Context) error {
-			return teePass(ctx, docs.pass(false), len(run), func(ctx context.Context, r int, batches func(context.Context) iter.Seq2[*stream.Docs, error]) error {
+			return teePass(ctx, read, len(run), func(ctx context.Context, r int, batches func(context.Context) iter.Seq2[*stream.Docs, error]) error {
 				i := run[r]
 				accs[i].Reset()
 				var onBatch func(int)
@@ -135,10 +142,10 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 }
 
 // teePass reads docs once and runs n passes over it concurrently, run(i,
-// batches) for i = 0..n−1, each seeing every batch of docs in order (as a
-// view: the batches must not be recycled by their source while any pass
-// may read them, as emDocs' copies are not). The first error ends all of
-// them and is returned.
+// batches) for i = 0..n−1, each seeing every batch of docs in order as a
+// view of its own (stream.Docs.Share): a batch goes back to its source's
+// pool or free list when every pass has released its view. The first error
+// ends all of them and is returned.
 func teePass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], n int,
 	run func(ctx context.Context, i int, batches func(context.Context) iter.Seq2[*stream.Docs, error]) error) error {
 	g, gctx := errgroup.WithContext(ctx)
@@ -156,10 +163,9 @@ func teePass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 			if err != nil {
 				return err
 			}
-			for _, c := range chans {
-				v := &stream.Docs{Start: b.Start, Offsets: b.Offsets, Terms: b.Terms, Counts: b.Counts}
+			for i, v := range b.Share(n) {
 				select {
-				case c <- v:
+				case chans[i] <- v:
 				case <-gctx.Done():
 					return gctx.Err()
 				}
@@ -172,7 +178,8 @@ func teePass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 			// Drain what the pass left (it stopped early, or failed), so
 			// the reader never waits on it.
 			defer func() {
-				for range chans[i] {
+				for b := range chans[i] {
+					b.Release()
 				}
 			}()
 			return run(gctx, i, func(ctx context.Context) iter.Seq2[*stream.Docs, error] {

@@ -10,7 +10,10 @@
 // fit's own words folded in a <details>. The page opens with the scores a
 // person judges a model by — held-out perplexity, coherence (UMass, NPMI),
 // topic diversity — when an evaluation file or held-out documents give
-// them. The map's topic labels are placed so that none covers another.
+// them. The map's topic labels are placed so that none covers another. With
+// a sweep over k (SweepFile, the JSON of `streamfit fit lda --k LIST
+// --json`) the page draws each k's held-out perplexity against k with the
+// coherence curves beside it, the recommended k marked.
 //
 // The page has no external resource: its script, style and data are inlined
 // and a Content-Security-Policy forbids everything else (no network request

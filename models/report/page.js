@@ -36,6 +36,7 @@
   el("h1", {}, main, "streamfit report: " + D.title);
   el("p", { class: "summary" }, main, D.summary);
   scores();
+  if (D.sweep) sweep(D.sweep);
   warnings();
   list("What this page cannot show", D.notes, "notes");
   if (D.topics) topics(D.topics);
@@ -60,6 +61,73 @@
     } else if (D.no_scores) {
       el("p", { class: "note noscores" }, main, D.no_scores);
     }
+  }
+
+  // The sweep over k: held-out perplexity against k, the coherence curves
+  // beside it, the recommended k marked in each, and the table of scores.
+  function sweep(S) {
+    const sec = el("section", { class: "sweep" }, main);
+    el("h2", {}, sec, "How many topics?");
+    let about = "The sweep " + S.source + " fitted k = " + S.k.join(", ") + ".";
+    if (S.recommended) about += " Recommended k = " + S.recommended + ": " + S.rule + "; held out: " + S.held_out + ".";
+    if (S.shown) about += " This page shows the model of k = " + S.shown + ".";
+    el("p", { class: "note" }, sec, about);
+    if (S.perplexity) {
+      const row = el("div", { class: "curves" }, sec);
+      curve(row, "Held-out perplexity (lower is better)", S.k, S.perplexity, S);
+      curve(row, "Coherence, NPMI (higher is better)", S.k, S.npmi, S);
+      curve(row, "Coherence, UMass (higher is better)", S.k, S.umass, S);
+    }
+    const table = el("table", { class: "sweeptable" }, sec);
+    const head = el("tr", {}, table);
+    const cols = S.perplexity ? ["k", "held-out perplexity", "NPMI", "UMass", "diversity", "EM passes"] : ["k", "EM passes"];
+    for (const c of cols) el("th", {}, head, c);
+    S.k.forEach((k, i) => {
+      const cls = (k === S.recommended ? "rec" : "") + (k === S.shown ? " shown" : "");
+      const tr = el("tr", { "data-k": k, class: cls.trim() }, table);
+      el("td", { class: "num" }, tr, String(k) + (k === S.recommended ? " (recommended)" : ""));
+      if (S.perplexity) for (const v of [S.perplexity[i], S.npmi[i], S.umass[i], S.diversity[i]]) el("td", { class: "num" }, tr, fmt(v));
+      el("td", { class: "num" }, tr, String(S.em_passes[i]));
+    });
+  }
+
+  // curve draws vals against ks as a line with a point per k; the
+  // recommended k's point is ringed and a dashed line marks it, and the
+  // page's model's k is filled.
+  function curve(parent, title, ks, vals, S) {
+    const box = el("div", { class: "panel curve" }, parent);
+    el("h3", {}, box, title);
+    const W = 360, H = 220, l = 58, r = 16, t = 14, b = 40;
+    const svg = sv("svg", { width: W, height: H, class: "curve" }, box);
+    const good = vals.filter((v) => v !== null);
+    let lo = Math.min(...good), hi = Math.max(...good);
+    if (!(hi > lo)) { lo -= 1; hi += 1; }
+    const pad = (hi - lo) * 0.08;
+    lo -= pad; hi += pad;
+    const k0 = ks[0], k1 = ks[ks.length - 1];
+    const x = (k) => (k1 > k0 ? l + (W - l - r) * (k - k0) / (k1 - k0) : (l + W - r) / 2);
+    const y = (v) => t + (H - t - b) * (hi - v) / (hi - lo);
+    sv("line", { x1: l, x2: W - r, y1: H - b, y2: H - b, class: "axis" }, svg);
+    sv("line", { x1: l, x2: l, y1: t, y2: H - b, class: "axis" }, svg);
+    sv("text", { x: l - 4, y: t + 8, "text-anchor": "end", class: "lab" }, svg, fmt(hi));
+    sv("text", { x: l - 4, y: H - b, "text-anchor": "end", class: "lab" }, svg, fmt(lo));
+    sv("text", { x: (l + W - r) / 2, y: H - 6, "text-anchor": "middle", class: "lab" }, svg, "k (topics)");
+    const every = Math.ceil(ks.length / 10);
+    ks.forEach((k, i) => {
+      if (i % every === 0 || k === S.recommended) sv("text", { x: x(k), y: H - b + 14, "text-anchor": "middle", class: "lab" }, svg, String(k));
+    });
+    if (S.recommended) {
+      sv("line", { x1: x(S.recommended), x2: x(S.recommended), y1: t, y2: H - b, class: "recline" }, svg);
+    }
+    const pts = [];
+    ks.forEach((k, i) => { if (vals[i] !== null) pts.push(x(k) + "," + y(vals[i])); });
+    sv("polyline", { points: pts.join(" "), class: "line" }, svg);
+    ks.forEach((k, i) => {
+      if (vals[i] === null) return;
+      const cls = "pt" + (k === S.recommended ? " rec" : "") + (k === S.shown ? " shown" : "");
+      const c = sv("circle", { cx: x(k), cy: y(vals[i]), r: k === S.recommended ? 6 : 4, class: cls, "data-k": k }, svg);
+      sv("title", {}, c, "k = " + k + ": " + fmt(vals[i]) + (k === S.recommended ? " (recommended)" : ""));
+    });
   }
 
   // The fit's doubts: what each means and what to try, the fit's own words

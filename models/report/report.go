@@ -35,6 +35,9 @@ type Options struct {
 	// which a topic model's document-completion perplexity is computed, as
 	// `streamfit eval --heldout` does (lda.Perplexity), and listed.
 	HeldOut string
+	// SweepPath names a sweep file (ReadSweep) whose curves over k the
+	// page of a topic model shows; empty for none.
+	SweepPath string
 	// Workers bounds the goroutines reading ThetaPath (0: GOMAXPROCS).
 	Workers int
 }
@@ -59,6 +62,9 @@ type Data struct {
 	Warnings []Warning `json:"warnings,omitempty"`
 	// Provenance lists how the model was made, as name–value pairs.
 	Provenance [][2]string `json:"provenance"`
+	// Sweep, when set, is the sweep over k the model came from
+	// (Options.SweepPath).
+	Sweep *SweepView `json:"sweep,omitempty"`
 	// Topics is set for topic models.
 	Topics *TopicView `json:"topics,omitempty"`
 	// Panels are the page's other charts, in order.
@@ -190,6 +196,8 @@ func (d *Data) page(ctx context.Context, path, name string, o Options) (k, dim i
 		return 0, 0, fmt.Errorf("%s: a document–topic table %w (a %q model)", o.ThetaPath, ErrNotApplicable, name)
 	case o.Vocab != nil:
 		return 0, 0, fmt.Errorf("a vocabulary %w (a %q model)", ErrNotApplicable, name)
+	case o.SweepPath != "":
+		return 0, 0, fmt.Errorf("%s: a sweep over the number of topics %w (a %q model)", o.SweepPath, ErrNotApplicable, name)
 	default:
 		sec := s.Section()
 		d.section(sec)
@@ -248,6 +256,11 @@ func topicPage(ctx context.Context, d *Data, path string, m *models.Model, o Opt
 	}
 	if o.HeldOut != "" {
 		if err := heldOut(ctx, d, m, o); err != nil {
+			return err
+		}
+	}
+	if o.SweepPath != "" {
+		if err := sweepView(d, o.SweepPath, m.K); err != nil {
 			return err
 		}
 	}

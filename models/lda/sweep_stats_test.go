@@ -1,0 +1,115 @@
+package lda
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+// part is documents lo..hi−1 of src, in batches of 512.
+func part(src *stream.MemoryDocs, lo, hi int) *stream.MemoryDocs {
+	d := &stream.Docs{Offsets: []int{0}}
+	for i := lo; i < hi; i++ {
+		d.AppendDoc(src.All.Doc(i))
+	}
+	return &stream.MemoryDocs{All: d, Terms: src.Terms, BatchRows: 512}
+}
+
+// sweepJSON is what two sweeps compare: every model.json without its
+// timing, and the scores.
+func sweepJSON(t *testing.T, sw *Sweep) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, m := range sw.Models {
+		c := *m
+		c.ClearTiming()
+		if err := json.NewEncoder(&buf).Encode(&c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := json.NewEncoder(&buf).Encode(sw.Scores); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestSweepFromStats: the sweep from the merged phase-2 statistics of its
+// largest k, computed over two shards cut at a batch boundary, with the EM
+// passes over the documents, gives FitK's models and scores bit for bit,
+// with the exact whitening and the randomized one, whatever the workers;
+// statistics of another k, and scores without held-out documents, are
+// refused.
+func TestSweepFromStats(t *testing.T) {
+	ctx := context.Background()
+	for _, vocab := range []int{200, 500} {
+		// 4096 documents in two shards of 2048 (4 batches of 512 each),
+		// and 512 more of the same topics held out.
+		cc := synth.LDAConfig{Docs: 4608, Vocab: vocab, K: 8, Alpha0: 1, DocLen: 80, Seed: 11}
+		_, all, held, _ := shards(t, cc, 4096.0/4608)
+		a, b := part(all, 0, 2048), part(all, 2048, 4096)
+		ks := []int{3, 5, 8}
+		cfg := DefaultConfig(0)
+		cfg.EM.Passes = 4
+		cfg.Workers = 2
+		opt := SweepOptions{HeldOut: held}
+		direct, err := FitK(ctx, all, ks, cfg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sweepJSON(t, direct)
+		// The statistics route takes the power pass where FitK took one
+		// (its spectral passes beyond the two).
+		spectral := direct.Passes
+		for _, s := range direct.Scores {
+			spectral = min(spectral, direct.Passes-s.EMPasses)
+		}
+		sc := cfg
+		sc.K = 8
+		_, st := powerRoute(t, sc, spectral-2, a, b)
+		for _, w := range []int{1, 3} {
+			c := cfg
+			c.Workers = w
+			sw, err := FitKStats(ctx, st, all, ks, c, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(sweepJSON(t, sw), want) {
+				t.Errorf("vocabulary %d, %d workers: the sweep from statistics differs from FitK", vocab, w)
+			}
+			if sw.Recommended != direct.Recommended || sw.Passes != direct.Passes {
+				t.Errorf("vocabulary %d: recommended %d in %d passes, FitK %d in %d", vocab, sw.Recommended, sw.Passes, direct.Recommended, direct.Passes)
+			}
+		}
+		t.Logf("vocabulary %d: %d passes (%d spectral), recommended k=%d", vocab, direct.Passes, spectral, direct.Recommended)
+		// No documents: the spectral fits, scored by nothing.
+		spec, err := FitKStats(ctx, st, nil, ks, cfg, SweepOptions{NoScore: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range spec.Models {
+			if m.K != ks[i] || m.Fit.EM != nil {
+				t.Errorf("k=%d without documents: a model of %d topics, EM %v", ks[i], m.K, m.Fit.EM)
+			}
+		}
+		for _, bad := range []struct {
+			ks   []int
+			src  stream.DocSource
+			opt  SweepOptions
+			want string
+		}{
+			{[]int{3, 5}, all, opt, "largest k"},
+			{[]int{3, 5, 8, 9}, all, opt, "largest k"},
+			{ks, all, SweepOptions{}, "held out"},
+			{ks, nil, opt, "held out"},
+		} {
+			if _, err := FitKStats(ctx, st, bad.src, bad.ks, cfg, bad.opt); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("ks %v: %v, want an error about %q", bad.ks, err, bad.want)
+			}
+		}
+	}
+}
