@@ -223,7 +223,7 @@ func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *str
 		sw, err := lda.FitK(ctx, src, f.ks.ks, cfg, opt)
 		return sw, inputNamed(f.input, err)
 	}
-	st, err := implicit.ReadStats(f.fromStats)
+	st, err := implicit.ReadTopicStats(f.fromStats)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func TestShardsEveryModel(t *testing.T) {
 		gen    []string // streamfit gen arguments (model, sizes)
 		model  string   // --model of stats and fit
 		flags  []string // settings, given to stats and fit alike
-		passes int // the statistics passes (0: as many as the whole file's fit took)
+		passes int      // the statistics passes (0: as many as the whole file's fit took)
 		// fitOnly are flags of fit only (the solver's).
 		fitOnly []string
 		// em says that the fit refines by EM passes after the spectral fit

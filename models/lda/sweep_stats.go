@@ -35,7 +35,7 @@ import (
 // shards were merged. A smaller k whose block the data refuse is an error
 // (FitK takes passes of its own for it; from statistics, fit that k from
 // statistics of its own).
-func FitKStats(ctx context.Context, st *implicit.Stats, src stream.DocSource, ks []int, cfg Config, opt SweepOptions) (*Sweep, error) {
+func FitKStats(ctx context.Context, st *implicit.TopicStats, src stream.DocSource, ks []int, cfg Config, opt SweepOptions) (*Sweep, error) {
 	start := time.Now()
 	ks, err := sweepKs(ks)
 	if err != nil {
