@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 

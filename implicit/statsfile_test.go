@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 

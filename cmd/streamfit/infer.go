@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/text"
 )
