@@ -12,6 +12,23 @@ type Progress struct {
 	rows, bytes, total, totalRows atomic.Int64
 	stage                         atomic.Pointer[string]
 	start                         time.Time
+	pass                          atomic.Pointer[passMark]
+}
+
+// passMark is where the current pass began: the rows read before it and
+// when.
+type passMark struct {
+	rows int64
+	at   time.Time
+}
+
+// StartPass marks the start of a pass over the input: String then counts
+// the rows read since, at their own rate, so a fit's line says how far
+// this pass is (not the sum over every pass so far).
+func (p *Progress) StartPass() {
+	if p != nil {
+		p.pass.Store(&passMark{rows: p.rows.Load(), at: time.Now()})
+	}
 }
 
 // NewProgress starts a progress counter; total is the expected number of bytes
@@ -80,7 +97,11 @@ func (p *Progress) String() string {
 	el := time.Since(p.start).Seconds()
 	rows, by, tot := p.rows.Load(), p.bytes.Load(), p.total.Load()
 	el = max(el, 1e-9)
-	s := fmt.Sprintf("%d rows (%.0f/s)", rows, float64(rows)/el)
+	shown, shownEl := rows, el
+	if m := p.pass.Load(); m != nil {
+		shown, shownEl = rows-m.rows, max(time.Since(m.at).Seconds(), 1e-9)
+	}
+	s := fmt.Sprintf("%d rows (%.0f/s)", shown, float64(shown)/shownEl)
 	if st := p.stage.Load(); st != nil && *st != "" {
 		s = *st + " · read " + s
 	}
