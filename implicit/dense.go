@@ -14,7 +14,7 @@ import (
 	"slices"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // DenseStats are the statistics of one pass of a dense model's fit (GMM,

@@ -5,7 +5,7 @@ import (
 	"iter"
 	"sync"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // sequencer lets concurrent workers take turns in a fixed order: turn i

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // WriteJSON writes v as indented JSON, with a final newline, to path

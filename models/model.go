@@ -8,7 +8,7 @@ import (
 	"os"
 	"reflect"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Model is a fitted topic model as written to model.json. Its field names match

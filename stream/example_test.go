@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/streamfit/streamfit/stream"
+	_ "github.com/streamfit/streamfit/stream/formats"
 )
 
 // A program that imports only package stream writes a Parquet file of

@@ -2,9 +2,9 @@ package stream
 
 import (
 	"flag"
+	"fmt"
+	"regexp"
 	"strings"
-
-	"github.com/streamfit/streamfit/stream/text"
 )
 
 // DocFlags registers on fs the flags that say how to read documents into
@@ -26,9 +26,10 @@ func DocFlags(fs *flag.FlagSet, o *Options) {
 func TextFlags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.TextColumn, "text-column", DefaultTextColumn, "raw text column")
 	fs.Func("token-pattern", "raw text: regular expression for one token (default: 2+ letters or digits)", func(s string) error {
-		// A pattern that does not compile is a usage error, found here.
-		if _, err := text.NewTokenizer(Options{TokenPattern: s, StopWords: "none"}); err != nil {
-			return err
+		// A pattern that does not compile is a usage error, found here
+		// (stream/text compiles it the same way when it tokenizes).
+		if _, err := regexp.Compile(s); err != nil {
+			return fmt.Errorf("token pattern: %w", err)
 		}
 		o.TokenPattern = s
 		return nil

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/bench/rss"
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Job is one measured run, meant to execute alone in a fresh process so

@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/stream"
+	_ "github.com/streamfit/streamfit/stream/formats"
 )
 
 func main() {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/streamfit/streamfit/stream"
+	_ "github.com/streamfit/streamfit/stream/formats"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 

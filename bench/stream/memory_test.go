@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/bench/rss"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Memory bound of a full pass with default settings (issue 2): the peak RSS

@@ -248,7 +248,12 @@ func (e *env) writeTopicModel(m *models.Model, f *fitFlags) error {
 // pass's bound), so a log of a batch job shows how the fit went.
 func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda.Progress) {
 	var last time.Duration // when the previous pass ended
+	pass := -1
 	return func(pr lda.Progress) {
+		if pr.Pass != pass {
+			pass = pr.Pass
+			p.StartPass()
+		}
 		p.SetStage(ldaStage(pr) + passShare(pr, docs, pr.Elapsed-last))
 		if !pr.Done || pr.Stage == "solve" {
 			return

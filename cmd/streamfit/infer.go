@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/columnar"
 	"github.com/streamfit/streamfit/stream/text"
 )
@@ -27,6 +27,11 @@ input order:
   gmm     each row's component responsibilities, the posterior probability of
           each component (scikit-learn's predict_proba); --input holds dense
           rows (--values-column, --columns)
+  hmm     each time step's state posteriors given its whole sequence
+          (forward–backward; hmmlearn's predict_proba): --input holds one
+          row per step, the sequence id in --group-column; one-hot rows are
+          symbols, others Gaussian around the state means with one variance
+          estimated from the rows
 
 Topics are smoothed as for eval --heldout (mixed with the uniform distribution
 by 0.001). Raw text is tokenized against --vocab, else against the vocabulary
@@ -34,7 +39,7 @@ the model file holds.
 
 --out chooses the format by its extension: .parquet (zstd), .csv, .tsv,
 .jsonl or .ndjson (JSON Lines); - writes CSV to standard output; --out-format
-overrides either. The columns (row for gmm, component for topic):
+overrides either. The columns (row for gmm and hmm, component for topic; an hmm's components are its states):
 
   doc         int64          the document's index in the input (from 0)
   id          int64|string   with --id-column: that column of the input (Parquet
@@ -62,9 +67,9 @@ func runInfer(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("infer", "", inferAbout)
 	o := e.addReadFlags(fs)
 	addDocFlags(fs, o)
-	addDenseFlags(fs, o, false)
-	modelPath := fs.String("model", "model.json", "fitted model (lda, topic, gmm)")
-	input := fs.String("input", "", "documents (any format of `streamfit inspect`), a directory of text files, or dense rows for gmm")
+	addDenseFlags(fs, o, true)
+	modelPath := fs.String("model", "model.json", "fitted model (lda, topic, gmm, hmm)")
+	input := fs.String("input", "", "documents (any format of `streamfit inspect`), a directory of text files, or dense rows for gmm and hmm")
 	out := fs.String("out", "theta.parquet", "output file: .parquet, .csv, .tsv, .jsonl or .ndjson by its extension; - for standard output")
 	format := fs.String("out-format", "", "output format, whatever the name of --out: "+strings.Join(shareFormats, ", ")+" (default: by the extension; csv for -)")
 	top := fs.Int("top", 0, "write each document's N largest shares, one row per (document, topic), largest first (0: every share, one row per document)")

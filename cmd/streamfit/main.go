@@ -21,9 +21,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
 	_ "github.com/streamfit/streamfit/models/all"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // command is one subcommand: its one-line summary and its entry point, which

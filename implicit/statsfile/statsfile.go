@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // A statistics file holds the accumulators of one pass (phase) of a fit over

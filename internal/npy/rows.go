@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Matrix is an .npy array read as n rows of d numbers: a C-order array of

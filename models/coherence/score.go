@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // DefaultTop is the number of top words per topic scored by default (the

@@ -33,6 +33,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 	Fit:       Fit,
 	FitStats:  FitStats,
 	ReadModel: Read,
+	Infer:     &models.RowInference[*Model]{Rows: Posteriors, Shape: (*Model).dims},
 	Gen: &models.Gen[synth.HMMSeqConfig]{
 		GenName:   "hmm",
 		AboutText: "Draws sequences from a hidden Markov model and writes them as a dense sample table, Parquet or Arrow (by the name of --out: column x = fixed_size_list<float64>, plus an int64 group column of sequence ids), with the model in a JSON truth file.",

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // emCheckpoint saves the model after every EM pass in the fit's checkpoint

@@ -7,8 +7,8 @@ import (
 	"math"
 
 	"github.com/streamfit/streamfit/implicit"
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Online (stepwise) EM, EM.Online: the passes read the documents in

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/sketch"
+	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	core "github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -32,7 +31,7 @@ func (f *freeListDocs) Info() stream.Info {
 
 func (f *freeListDocs) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(yield func(*stream.Docs, error) bool) {
-		l := core.NewFreeList(0)
+		l := stream.NewFreeList(0)
 		seen := map[*stream.Docs]bool{}
 		defer func() {
 			f.mu.Lock()

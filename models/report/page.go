@@ -9,7 +9,7 @@ import (
 	"html"
 	"io"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 //go:embed page.js

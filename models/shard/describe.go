@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // fingerprintSpan is how much of each end of a file its fingerprint reads.

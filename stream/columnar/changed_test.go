@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // A Parquet or Arrow file changed between two passes is an error of the

@@ -21,7 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 var exts = map[kind]string{kindParquet: ".parquet", kindArrow: ".arrow", kindStream: ".arrows"}

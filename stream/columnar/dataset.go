@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // FormatDataset names a directory of Parquet (or Arrow IPC) files read as

@@ -4,7 +4,7 @@ import (
 	"context"
 	"iter"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // DensePieceSource is the sample rows of a range of row groups (record

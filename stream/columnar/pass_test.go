@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // A pass over a lists or pairs table uses one fixed set of batches, the same

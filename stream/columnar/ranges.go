@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // ErrRange reports a range of row groups (record batches) that cannot be

@@ -13,7 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 func write(t *testing.T, dir, name, text string) string {

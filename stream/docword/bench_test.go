@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/streamfit/streamfit/internal/stream"
 	"github.com/streamfit/streamfit/internal/sysinfo"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // BenchmarkRead reads a corpus of 100k documents × ~78 entries (7.8M nnz)

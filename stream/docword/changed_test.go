@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/internal/mmap"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // A file rewritten between two passes (same size, in place) or truncated

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // FuzzParse feeds arbitrary files to the reader: it must not panic, every

@@ -8,7 +8,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // header is the preamble of a docword file: three lines holding D, W and

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // randomCorpus makes n documents over w terms with distinct terms in random

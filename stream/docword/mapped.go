@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/streamfit/streamfit/internal/mmap"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // mapping is an uncompressed docword file mapped into memory for one pass:

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // chunk is a run of whole lines cut from the decompressed file.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"iter"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Source is a docword file opened for reading; every call to Docs is a pass

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // maxLine is the longest line a pass accepts; real entry lines are a few dozen

@@ -6,7 +6,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // stitcher turns parsed parts, in file order, into batches of documents. The

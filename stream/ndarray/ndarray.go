@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/internal/npy"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Format is the registry name of the format.

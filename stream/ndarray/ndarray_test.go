@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/internal/npy"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // NPY encodes values (row-major, shape) as the bytes numpy.save writes for

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // A damaged .npz is an error naming the file, the member and what is

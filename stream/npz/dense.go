@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/internal/npy"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/ndarray"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/internal/npy"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // npy2 encodes a C-order little-endian array of shape as numpy.save does.

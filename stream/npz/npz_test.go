@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/internal/npy"
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // npyArray encodes values as a one-dimensional .npy array of descr (a

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // denseGen is the generated-table machinery shared by the dense generators

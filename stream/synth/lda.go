@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // LDAConfig describes a corpus drawn from latent Dirichlet allocation (or, with

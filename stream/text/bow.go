@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 func init() { stream.SetTokenizer(OpenBag) }

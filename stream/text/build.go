@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Defaults of BuildOptions.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // fruit is small enough to check by hand:

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 func init() {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 func TestDir(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // Text as editors and other systems leave it: a byte order mark at the

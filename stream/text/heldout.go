@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // HeldOut splits src by position into a training and a held-out source:

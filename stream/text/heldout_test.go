@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // TestHeldOut checks both parts against the rule i%every == every−1 over

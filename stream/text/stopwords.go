@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/streamfit/streamfit/internal/stream"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // EnglishStopWords is the built-in "english" stop word list: pronouns,

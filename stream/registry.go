@@ -75,7 +75,7 @@ func Detect(path, forced string) (Format, error) {
 	if forced != "" {
 		f, ok := lookup(forced)
 		if !ok {
-			return Format{}, Errorf(path, 0, -1, "", ErrFormat, "format %q is not one of %s", forced, strings.Join(Formats(), ", "))
+			return Format{}, Errorf(path, 0, -1, "", ErrFormat, "format %q is not one of %s", forced, knownFormats())
 		}
 		return f, nil
 	}
@@ -130,12 +130,28 @@ func best(path string, head []byte) (Format, error) {
 		}
 	}
 	if score == 0 {
-		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "cannot tell the format from the name or content; known formats: %s", strings.Join(sortedNames(), ", "))
+		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "cannot tell the format from the name or content; known formats: %s", knownLocked())
 	}
 	if tie {
-		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "format is ambiguous; known formats: %s", strings.Join(sortedNames(), ", "))
+		return Format{}, Errorf(path, 0, -1, "", ErrFormat, "format is ambiguous; known formats: %s", knownLocked())
 	}
 	return top, nil
+}
+
+// knownFormats lists the registered formats for an error message, or, when
+// none is, says which import links them in (a program that imports only this
+// package has none).
+func knownFormats() string {
+	formatsMu.RLock()
+	defer formatsMu.RUnlock()
+	return knownLocked()
+}
+
+func knownLocked() string {
+	if len(formats) == 0 {
+		return `none is linked into this program (import _ "github.com/streamfit/streamfit/stream/formats", or any model package)`
+	}
+	return strings.Join(sortedNames(), ", ")
 }
 
 func sortedNames() []string {

@@ -37,3 +37,23 @@ func TestProgressLine(t *testing.T) {
 		t.Fatal("a nil Progress printed something")
 	}
 }
+
+// After StartPass the line counts the rows of the pass, not of every pass
+// so far: a fit reading a 400-row file a second time is at row 150 of it.
+func TestProgressRowsPerPass(t *testing.T) {
+	p := NewProgress(0)
+	p.SetStage("pass 1")
+	p.StartPass()
+	p.Add(400, 0)
+	if s := p.String(); !strings.Contains(s, "read 400 rows") {
+		t.Fatalf("first pass: %q", s)
+	}
+	p.SetStage("pass 2")
+	p.StartPass()
+	p.Add(150, 0)
+	if s := p.String(); !strings.Contains(s, "read 150 rows") || p.Rows() != 550 {
+		t.Fatalf("second pass: %q (rows in all %d)", s, p.Rows())
+	}
+	var none *Progress
+	none.StartPass()
+}

@@ -24,6 +24,13 @@ func TestOpenDenseOnlyFormat(t *testing.T) {
 			return &MemoryDense{All: &Dense{Cols: 1}}, nil
 		},
 	})
+	// The registry is shared with the examples, which list the built-in
+	// formats.
+	t.Cleanup(func() {
+		formatsMu.Lock()
+		delete(formats, "test-dense-only")
+		formatsMu.Unlock()
+	})
 	p := filepath.Join(t.TempDir(), "x.denseonly")
 	if err := os.WriteFile(p, []byte("1\n"), 0o644); err != nil {
 		t.Fatal(err)
