@@ -18,6 +18,8 @@ func runTopics(ctx context.Context, e *env, args []string) error {
 	top := fs.Int("top", 10, "words per topic")
 	lambda := fs.Float64("relevance", 1, "rank words by relevance with this λ in [0, 1] (1: by probability)")
 	vocabPath := fs.String("vocab", "", "vocabulary file, when the model does not carry one")
+	out := fs.String("out", "", "write the table (topic, weight, rank, term, word, probability) to this file instead of printing: .csv, .tsv or .jsonl by its extension, - for standard output as CSV")
+	outFormat := fs.String("out-format", "", "the format of --out when its extension does not say: csv, tsv or jsonl")
 	if pos, err := e.parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -39,8 +41,32 @@ func runTopics(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("%s has %d words but the model has d=%d", *vocabPath, len(vocab), m.D)
 		}
 	}
+	if *out != "" {
+		return writeTable(*out, *outFormat, e.stdout, []string{"topic", "weight", "rank", "term", "word", "probability"}, topicRows(m, vocab, *top, *lambda))
+	}
+	if *outFormat != "" {
+		return usagef("--out-format needs --out")
+	}
 	e.printTopics(m, vocab, *top, *lambda)
 	return nil
+}
+
+// topicRows is the long table of each topic's top words: one row per
+// (topic, rank), the word's probability in the topic beside it (the word
+// is empty without a vocabulary).
+func topicRows(m *models.Model, vocab []string, top int, lambda float64) [][]tableCell {
+	pi := models.TopicWeights(m.K, m.Alpha)
+	var rows [][]tableCell
+	for t, words := range models.TopWords(m.Topics, m.Alpha, top, lambda) {
+		for r, w := range words {
+			word := ""
+			if vocab != nil {
+				word = vocab[w]
+			}
+			rows = append(rows, []tableCell{intCell(t), numCell(pi[t]), intCell(r + 1), intCell(w), strCell(word), numCell(m.Topics[t][w])})
+		}
+	}
+	return rows
 }
 
 // printTopics writes one line per topic: index, weight α (normalised), and
