@@ -33,5 +33,6 @@ func (e *env) densePassLog(p *stream.Progress, model string, start time.Time) fu
 		tail := fmt.Sprintf("; log-likelihood %.5f per row", d.LogLik)
 		p.SetStage(fmt.Sprintf("pass %d (%s)%s", d.Pass, d.Stage, tail))
 		e.passLine(p, model, d.Pass, d.Stage, d.Took, time.Since(start), d.Rows, "rows", tail)
+		p.StartPass() // the next pass's line counts its own rows
 	}
 }
