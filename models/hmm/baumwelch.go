@@ -119,12 +119,9 @@ func fix(p []float64, floor float64) []float64 {
 // over the sequences; phase numbers it, path names the input in errors.
 func BWPass(m *Model, phase int, path string) *implicit.Pass {
 	k, d := m.K, m.D
-	a := make([]float64, k*k) // a[i*k+j] = Pr(j | i)
+	a := transitions(m)
 	o := make([]float64, 0, k*d)
 	for i := range k {
-		for j := range k {
-			a[i*k+j] = m.T[j][i]
-		}
 		o = append(o, m.O[i]...)
 	}
 	pi := append([]float64(nil), m.Pi...)
@@ -190,13 +187,7 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 		return nil
 	}
 	k, d := f.k, f.d
-	grow := func(s []float64, m int) []float64 {
-		if cap(s) < m {
-			return make([]float64, m)
-		}
-		return s[:m]
-	}
-	f.b, f.al, f.be, f.c = grow(f.b, n*k), grow(f.al, n*k), grow(f.be, n*k), grow(f.c, n)
+	f.b, f.al, f.be, f.c = growTo(f.b, n*k), growTo(f.al, n*k), growTo(f.be, n*k), growTo(f.c, n)
 	// Emissions b[t,j] = Σₛ x[t,s] O[j,s].
 	for t := range n {
 		x := f.rows[t*d : (t+1)*d]
@@ -210,47 +201,12 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 			f.b[t*k+j] = s
 		}
 	}
-	// Scaled forward pass.
+	if t := scaledForwardBackward(f.pi, f.a, f.b, n, k, f.al, f.be, f.c); t >= 0 {
+		return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
+	}
 	var ll float64
-	for t := range n {
-		row := f.al[t*k : (t+1)*k]
-		for j := range k {
-			var s float64
-			if t == 0 {
-				s = f.pi[j]
-			} else {
-				prev := f.al[(t-1)*k : t*k]
-				for i := range k {
-					s += prev[i] * f.a[i*k+j]
-				}
-			}
-			row[j] = s * f.b[t*k+j]
-		}
-		var c float64
-		for _, v := range row {
-			c += v
-		}
-		if !(c > 0) {
-			return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
-		}
-		for j := range row {
-			row[j] /= c
-		}
-		f.c[t] = c
-		ll += math.Log(c)
-	}
-	// Scaled backward pass.
-	for j := range k {
-		f.be[(n-1)*k+j] = 1
-	}
-	for t := n - 2; t >= 0; t-- {
-		for i := range k {
-			var s float64
-			for j := range k {
-				s += f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
-			}
-			f.be[t*k+i] = s / f.c[t+1]
-		}
+	for _, v := range f.c[:n] {
+		ll += math.Log(v)
 	}
 	// γ, ξ and the sums.
 	for t := range n {

@@ -31,7 +31,7 @@ func Posteriors(ctx context.Context, m *Model, src stream.DenseSource, workers i
 		return err
 	}
 	path := src.Info().Path
-	s := smoother{m: m, em: em}
+	s := smoother{m: m, em: em, a: transitions(m)}
 	var (
 		rows  []float64
 		id    int64
@@ -171,6 +171,7 @@ func emissionOf(ctx context.Context, m *Model, src stream.DenseSource) (emission
 type smoother struct {
 	m         *Model
 	em        emission
+	a         []float64 // transitions(m)
 	b, al, be []float64
 	c         []float64
 }
@@ -182,52 +183,12 @@ type smoother struct {
 func (s *smoother) smooth(rows []float64, n int) ([]float64, int) {
 	m := s.m
 	k, d := m.K, m.D
-	grow := func(x []float64, l int) []float64 {
-		if cap(x) < l {
-			return make([]float64, l)
-		}
-		return x[:l]
-	}
-	s.b, s.al, s.be, s.c = grow(s.b, n*k), grow(s.al, n*k), grow(s.be, n*k), grow(s.c, n)
+	s.b, s.al, s.be, s.c = growTo(s.b, n*k), growTo(s.al, n*k), growTo(s.be, n*k), growTo(s.c, n)
 	for t := range n {
 		s.emit(rows[t*d:(t+1)*d], s.b[t*k:(t+1)*k])
 	}
-	// Scaled forward pass; T[i][j] = Pr(y_{t+1} = i | y_t = j).
-	for t := range n {
-		row := s.al[t*k : (t+1)*k]
-		var c float64
-		for i := range k {
-			v := m.Pi[i]
-			if t > 0 {
-				prev := s.al[(t-1)*k : t*k]
-				v = 0
-				for j := range k {
-					v += m.T[i][j] * prev[j]
-				}
-			}
-			row[i] = max(v, 0) * s.b[t*k+i]
-			c += row[i]
-		}
-		if !(c > 0) || math.IsInf(c, 0) {
-			return nil, t
-		}
-		for i := range row {
-			row[i] /= c
-		}
-		s.c[t] = c
-	}
-	// Scaled backward pass.
-	for j := range k {
-		s.be[(n-1)*k+j] = 1
-	}
-	for t := n - 2; t >= 0; t-- {
-		for j := range k {
-			var v float64
-			for i := range k {
-				v += max(m.T[i][j], 0) * s.b[(t+1)*k+i] * s.be[(t+1)*k+i]
-			}
-			s.be[t*k+j] = v / s.c[t+1]
-		}
+	if t := scaledForwardBackward(m.Pi, s.a, s.b, n, k, s.al, s.be, s.c); t >= 0 {
+		return nil, t
 	}
 	// γ_t ∝ α_t β_t; the scaled product already sums to 1 up to rounding.
 	for t := range n {

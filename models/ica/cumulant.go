@@ -82,9 +82,12 @@ func finishThird(s *mat.SymDense, g *solver.Sym3, n int64, v []float64) (*solver
 	return t, s
 }
 
-// addContract adds a block of whitened rows z to the sums Σ z (θᵢᵀz)³
-// (columns of g, k×c) and Σ (θᵢᵀz)⁴ (q), with scratch *y.
-func addContract(z, th blas64.General, y *[]float64, g blas64.General, q []float64) {
+// addContract adds a block of whitened rows z to the sums of a polishing
+// step for the columns θᵢ of th (k×c), with y = θᵢᵀz: Σ y⁴ (q, for the
+// kurtoses) and, with p nil (the kurtosis contrast), Σ z y³ (columns of
+// g); with p given (logcosh), Σ z tanh(y) into g and Σ (1 − tanh²(y))
+// into p. *y is scratch.
+func addContract(z, th blas64.General, y *[]float64, g blas64.General, q, p []float64) {
 	r, c := z.Rows, th.Cols
 	if cap(*y) < r*c {
 		*y = make([]float64, r*c)
@@ -94,25 +97,10 @@ func addContract(z, th blas64.General, y *[]float64, g blas64.General, q []float
 	for i, v := range yb.Data {
 		v2 := v * v
 		q[i%c] += v2 * v2
-		yb.Data[i] = v2 * v
-	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, z, yb, 1, g)
-}
-
-// addLogcosh adds a block of whitened rows z to the sums of a logcosh
-// step for the columns θᵢ of th: Σ z tanh(θᵢᵀz) (columns of g, k×c),
-// Σ (θᵢᵀz)⁴ (q, for the kurtoses) and Σ (1 − tanh²(θᵢᵀz)) (p), with
-// scratch *y.
-func addLogcosh(z, th blas64.General, y *[]float64, g blas64.General, q, p []float64) {
-	r, c := z.Rows, th.Cols
-	if cap(*y) < r*c {
-		*y = make([]float64, r*c)
-	}
-	yb := blas64.General{Rows: r, Cols: c, Stride: c, Data: (*y)[:r*c]}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, z, th, 0, yb)
-	for i, v := range yb.Data {
-		v2 := v * v
-		q[i%c] += v2 * v2
+		if p == nil {
+			yb.Data[i] = v2 * v
+			continue
+		}
 		t := math.Tanh(v)
 		p[i%c] += 1 - t*t
 		yb.Data[i] = t
@@ -138,15 +126,7 @@ func logcoshStep(theta, g *mat.Dense, p []float64, n int64, s mat.Symmetric) (fl
 			next.Set(j, i, g.At(j, i)/nf-p[i]/nf*st.At(j, i))
 		}
 	}
-	if !symOrth(next) {
-		return 0, false
-	}
-	var change float64
-	for i := range c {
-		change = math.Max(change, 1-math.Abs(mat.Dot(next.ColView(i), theta.ColView(i))))
-	}
-	theta.Copy(next)
-	return change, true
+	return moveTo(theta, next)
 }
 
 // finishContract turns the sums of n rows into g = K(I,θᵢ,θᵢ,θᵢ) (scaling
@@ -184,14 +164,23 @@ func refineStep(theta, g *mat.Dense, kappa []float64) (float64, bool) {
 			}
 		}
 	}
-	if !symOrth(g) {
+	return moveTo(theta, g)
+}
+
+// moveTo ends a polishing step: it orthonormalises the columns of next
+// (symOrth) and makes them theta's, returning the largest change of a
+// column, 1 − |cos| with its sign free; false when next's columns are
+// dependent (theta is then unchanged).
+func moveTo(theta, next *mat.Dense) (float64, bool) {
+	if !symOrth(next) {
 		return 0, false
 	}
+	_, c := theta.Dims()
 	var change float64
-	for i := range k {
-		change = math.Max(change, 1-math.Abs(mat.Dot(g.ColView(i), theta.ColView(i))))
+	for i := range c {
+		change = math.Max(change, 1-math.Abs(mat.Dot(next.ColView(i), theta.ColView(i))))
 	}
-	theta.Copy(g)
+	theta.Copy(next)
 	return change, true
 }
 

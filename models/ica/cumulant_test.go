@@ -43,7 +43,7 @@ func TestCumulantBruteForce(t *testing.T) {
 		}
 		z := whitenBatch(b, w.RawMatrix(), mw, &scratch)
 		addThird(z, v, s2.RawSymmetric(), g3)
-		addContract(z, theta.RawMatrix(), &y, g4.RawMatrix(), q4)
+		addContract(z, theta.RawMatrix(), &y, g4.RawMatrix(), q4, nil)
 	}
 	tv, sz := finishThird(s2, g3, n, v)
 	g, kappa := finishContract(g4, q4, n, sz, theta)

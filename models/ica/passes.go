@@ -264,11 +264,11 @@ func (p *Plan) contractPass(bs *basis, phase int, fixed2 []implicit.Fixed, theta
 				}
 				z := whitenBatch(b, wr, bs.mw, &scratch)
 				g := blas64.General{Rows: k, Cols: k, Stride: k, Data: out[0]}
+				var p []float64 // the kurtosis contrast's pass has no Σ g'
 				if logcosh {
-					addLogcosh(z, th, &y, g, out[1], out[2])
-				} else {
-					addContract(z, th, &y, g, out[1])
+					p = out[2]
 				}
+				addContract(z, th, &y, g, out[1], p)
 				return nil
 			}
 		},

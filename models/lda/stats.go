@@ -263,18 +263,10 @@ func FitStats(ctx context.Context, st *implicit.TopicStats, cfg Config) (*models
 	if h.Phase != 2 || st.Triple == nil {
 		return nil, fmt.Errorf("lda: fitting needs merged phase-2 statistics, got phase %d (run the phase-2 pass with this file as its basis first)", h.Phase)
 	}
-	cfg, err := ConfigFromStats(cfg, h).withDefaults(h.D)
+	cfg, b, err := phase2Basis(st, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStats(h, cfg, h.D, 0); err != nil {
-		return nil, err
-	}
-	w := st.WMatrix()
-	if w == nil || len(st.Values) != cfg.K {
-		return nil, errors.New("lda: phase-2 statistics lack the whitening basis or its eigenvalues")
-	}
-	b := &basis{w: mat.DenseCopyOf(w), values: slices.Clone(st.Values), exact: h.Exact, passes: st.Passes, tail: st.Tail, negative: st.Negative}
 	m, err := solve(ctx, st.Triple, b, cfg)
 	var neg *negativeError
 	if errors.As(err, &neg) && !h.Exact && st.Passes == 1 && cfg.PowerIters >= 0 {
@@ -292,4 +284,23 @@ func FitStats(ctx context.Context, st *implicit.TopicStats, cfg Config) (*models
 	m.Fit.Plan = &PlanRecord{Third: Explicit, Auto: cfg.Third == Auto, Solver: cfg.solverFor(Explicit)}
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
+}
+
+// phase2Basis returns cfg completed from the phase-2 statistics st
+// (ConfigFromStats, the defaults, checked against them) and the whitening
+// they were taken with.
+func phase2Basis(st *implicit.TopicStats, cfg Config) (Config, *basis, error) {
+	h := st.Header
+	cfg, err := ConfigFromStats(cfg, h).withDefaults(h.D)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if err := checkStats(h, cfg, h.D, 0); err != nil {
+		return cfg, nil, err
+	}
+	w := st.WMatrix()
+	if w == nil || len(st.Values) != cfg.K {
+		return cfg, nil, errors.New("lda: phase-2 statistics lack the whitening basis or its eigenvalues")
+	}
+	return cfg, &basis{w: mat.DenseCopyOf(w), values: slices.Clone(st.Values), exact: h.Exact, passes: st.Passes, tail: st.Tail, negative: st.Negative}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/mat"
 )
 
 // FitKStats is FitK from the merged phase-2 statistics st of its largest k
@@ -60,18 +59,10 @@ func FitKStats(ctx context.Context, st *implicit.TopicStats, src stream.DocSourc
 		}
 	}
 	cfg.K, cfg.Third = 0, Explicit
-	top, err := ConfigFromStats(cfg, h).withDefaults(h.D)
+	top, b, err := phase2Basis(st, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStats(h, top, h.D, 0); err != nil {
-		return nil, err
-	}
-	w := st.WMatrix()
-	if w == nil || len(st.Values) != top.K {
-		return nil, errors.New("lda: phase-2 statistics lack the whitening basis or its eigenvalues")
-	}
-	b := &basis{w: mat.DenseCopyOf(w), values: slices.Clone(st.Values), exact: h.Exact, passes: st.Passes, tail: st.Tail, negative: st.Negative}
 	sweep := &sweepSpectral{ks: ks[:len(ks)-1], models: map[int]*models.Model{}}
 	track := newTracker(top)
 	track.passes = st.Passes + 1
