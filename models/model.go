@@ -111,6 +111,11 @@ type EMSample struct {
 	// was undone.
 	HeldOut []float64 `json:"held_out,omitempty"`
 	Undone  bool      `json:"undone,omitempty"`
+	// FullGain is the sample's learning curve's prediction, where its
+	// passes ended, of the relative rise of the held-out bound the passes
+	// over every document would bring; below the fit's threshold they did
+	// not run.
+	FullGain *float64 `json:"full_gain,omitempty"`
 }
 
 // SolverRecord are the tensor decomposition's diagnostics.

@@ -81,6 +81,16 @@ type EM struct {
 	// sample's (0: DefaultFullPasses; negative: none, the sample's passes
 	// end the refinement).
 	FullPasses int
+	// SampleTol is the stopping rule's tolerance for the passes on the
+	// sample, which cost the sample's share of a pass over every document
+	// (0: Tol/DefaultSampleTolDiv).
+	SampleTol float64
+	// FullGain skips the passes over every document when the sample's
+	// learning curve (em_sample.go, fullGain) predicts they would raise
+	// the held-out sample's bound by less than FullGain relatively (0:
+	// SampleTol, the least rise a pass on the sample goes on for;
+	// negative: they always run).
+	FullGain float64
 }
 
 // Defaults of EM. DefaultEMTol ends the passes where the held-out
@@ -114,6 +124,11 @@ const (
 	SampleTokensPerParam = 4
 	// DefaultFullPasses is EM.FullPasses.
 	DefaultFullPasses = 1
+	// DefaultSampleTolDiv divides EM.Tol into the sample's tolerance: a
+	// pass on a sample of a tenth of the corpus costs a tenth of one over
+	// every document, so the sample's passes go on to where the passes
+	// over every document would otherwise take them.
+	DefaultSampleTolDiv = 5
 	// startMix is the weight of the uniform distribution mixed into the
 	// spectral topics before the first E-step: the projection onto the
 	// simplex leaves exact zeros, and a word with probability zero in a
@@ -142,6 +157,12 @@ func (e EM) withDefaults() EM {
 	}
 	if e.FullPasses == 0 {
 		e.FullPasses = DefaultFullPasses
+	}
+	if e.SampleTol <= 0 {
+		e.SampleTol = e.Tol / DefaultSampleTolDiv
+	}
+	if e.FullGain == 0 {
+		e.FullGain = e.SampleTol
 	}
 	if e.Online {
 		if e.MiniBatch == 0 {
@@ -177,6 +198,9 @@ type emState struct {
 	prevAlpha []float64
 	prevBeta  []float64
 	undone    bool
+	// gain is the sample's prediction of what the passes over every
+	// document would add (fullGain; NaN: not measured).
+	gain float64
 }
 
 // startHolds reports, after the first M-step on the sample was undone,
@@ -269,13 +293,19 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	// per pass would leave the last one for the collector, and the heap
 	// would grow by it before each collection.
 	fresh := implicit.NewEMAcc(m.D, m.K)
+	var half *implicit.EMAcc // the first half of a sample pass from memory
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
 		sampled := st.sampling(em)
+		// A pass on the sample in memory runs as its two halves, whose
+		// statistics the learning curve compares where the sample's
+		// passes end; the memory copy exists only after a whole pass in
+		// this process, so no saved partial pass is resumed here.
+		halves := sampled && docs.full && em.FullGain > 0
 		pass := track.begin()
 		acc := fresh
 		var opt implicit.PassOptions
-		if ck != nil {
+		if ck != nil && !halves {
 			n := len(st.bounds) + 1
 			saved, err := ck.loadPartial(n)
 			if err != nil {
@@ -291,8 +321,22 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		if sampled {
 			label = "em-sample"
 		}
+		onBatch := func(n int) { track.report(pass, label, n, false) }
 		if err := stage(ctx, passLabel(pass, label), func(ctx context.Context) error {
-			return acc.PassFrom(ctx, docs.pass(sampled), cfg.Workers, &st.params, func(n int) { track.report(pass, label, n, false) }, opt)
+			if !halves {
+				return acc.PassFrom(ctx, docs.pass(sampled), cfg.Workers, &st.params, onBatch, opt)
+			}
+			if half == nil {
+				half = implicit.NewEMAcc(m.D, m.K)
+			}
+			half.Reset()
+			if err := half.Pass(ctx, docs.half(0), cfg.Workers, &st.params, onBatch); err != nil {
+				return err
+			}
+			if err := acc.Pass(ctx, docs.half(1), cfg.Workers, &st.params, onBatch); err != nil {
+				return err
+			}
+			return acc.Merge(half)
 		}); err != nil {
 			return err
 		}
@@ -321,7 +365,14 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			}
 			st.done = st.done || em.FullPasses < 0
 		case !st.sampling(em):
-			st.prevAlpha, st.prevBeta = nil, nil
+			if sampled && halves && !st.done {
+				if st.gain, err = st.fullGain(ctx, acc, half, em, docs.heldOut(), cfg.Workers); err != nil {
+					return err
+				}
+				// The sample is as good as the corpus for this model.
+				st.done = st.gain < em.FullGain
+			}
+			st.prevAlpha, st.prevBeta, half = nil, nil, nil
 		}
 		if track.hook != nil {
 			track.send(func() Progress {
@@ -409,7 +460,11 @@ func (st *emState) step(acc *implicit.EMAcc, em EM, sampled bool) (float64, erro
 		// A fall after an over-relaxed step is the step's overshoot,
 		// which the plain step that follows corrects.
 		rel := (bound - st.bounds[n-1]) / math.Abs(st.bounds[n-1])
-		conv = rel < em.Tol && (rel >= 0 || !st.relaxed(em))
+		tol := em.Tol
+		if sampled {
+			tol = em.SampleTol
+		}
+		conv = rel < tol && (rel >= 0 || !st.relaxed(em))
 	}
 	firstFull := false
 	switch {
@@ -481,7 +536,7 @@ func startState(m *models.Model, em EM) *emState {
 			p.Alpha[j] /= s
 		}
 	}
-	return &emState{params: p, tokens: m.Fit.Tokens, rate: emSampleRate(em, d, k, m.Fit.Tokens), seed: m.Fit.Seed}
+	return &emState{params: p, tokens: m.Fit.Tokens, rate: emSampleRate(em, d, k, m.Fit.Tokens), seed: m.Fit.Seed, gain: math.NaN()}
 }
 
 // mStep sets the topics to the MAP estimate from the expected counts,

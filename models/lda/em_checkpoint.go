@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -57,6 +58,7 @@ type emHeader struct {
 	HeldOut      []float64 `json:"held_out,omitempty"`
 	Undone       bool      `json:"undone,omitempty"`
 	Prev         bool      `json:"prev,omitempty"`
+	Gain         *float64  `json:"gain,omitempty"`
 }
 
 func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
@@ -71,6 +73,9 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 		if em.Sample != 0 || em.FullPasses != DefaultFullPasses {
 			run += fmt.Sprintf(" sample=%d full-passes=%d", em.Sample, em.FullPasses)
 		}
+		if em.SampleTol != em.Tol/DefaultSampleTolDiv || em.FullGain != em.SampleTol {
+			run += fmt.Sprintf(" sample-tol=%g full-gain=%g", em.SampleTol, em.FullGain)
+		}
 	}
 	return &emCheckpoint{
 		path: filepath.Join(c.Dir, "em.ckpt"), partial: filepath.Join(c.Dir, "em.partial"), every: max(0, c.Every), run: run,
@@ -82,6 +87,9 @@ func (c *emCheckpoint) save(st *emState) error {
 	p := &st.params
 	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done, SamplePasses: st.samplePasses, SampleDone: st.sampleDone,
 		HeldOut: st.heldOut, Undone: st.undone, Prev: st.prevBeta != nil}
+	if !math.IsNaN(st.gain) {
+		h.Gain = &st.gain
+	}
 	if err := writeCheckpoint(c.path, h, func(w io.Writer) error {
 		if h.Prev {
 			return implicit.WriteFloats(w, p.Alpha, p.Beta, st.prevAlpha, st.prevBeta)
@@ -104,6 +112,9 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		}
 		st.bounds, st.done, st.samplePasses, st.sampleDone = h.Bounds, h.Done, h.SamplePasses, h.SampleDone
 		st.heldOut, st.undone = h.HeldOut, h.Undone
+		if h.Gain != nil {
+			st.gain = *h.Gain
+		}
 		vs := [][]float64{st.params.Alpha, st.params.Beta}
 		if h.Prev {
 			st.prevAlpha, st.prevBeta = make([]float64, len(st.params.Alpha)), make([]float64, len(st.params.Beta))

@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"iter"
+	"math"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
@@ -25,7 +26,11 @@ import (
 // current parameters is measured, and a sample pass that lowered it is
 // undone (the parameters before it are restored) and ends the sample's
 // passes. They also end when they converge on the sample (the stopping
-// rule) or leave EM.FullPasses passes of the cap. When the first M-step on
+// rule at EM.SampleTol, tighter than EM.Tol since a pass on the sample
+// costs its share of a pass over every document) or leave EM.FullPasses
+// passes of the cap. Where they end, the sample's learning curve
+// (fullGain) predicts what the passes over every document would add;
+// below EM.FullGain they are skipped. When the first M-step on
 // the sample is undone, the sample has taught nothing: if that step
 // lowered the held-out bound by less than the stopping rule's tolerance,
 // EM's start is already as good as the rule asks (data drawn from LDA
@@ -164,6 +169,21 @@ func (e *emDocs) pass(sample bool) func(context.Context) iter.Seq2[*stream.Docs,
 	}
 }
 
+// half returns the pass over half the sample kept in memory: every other
+// batch of it, from the first (i = 0) or the second (i = 1); nil when the
+// sample is not in memory. The two halves' statistics add up to the whole
+// sample's exactly (implicit.EMAcc's totals do not depend on the split).
+func (e *emDocs) half(i int) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	if !e.full || !e.sampled() {
+		return nil
+	}
+	var bs []*stream.Docs
+	for j := i; j < len(e.batch); j += 2 {
+		bs = append(bs, e.batch[j])
+	}
+	return memoryPass(bs)
+}
+
 // heldOut returns the documents of the held-out sample, which the pass on
 // the sample before it has kept in memory (nil: it could not keep them,
 // and the sample's passes run without the check).
@@ -198,4 +218,52 @@ func emRecordSample(rec *models.EMStats, st *emState) {
 		return
 	}
 	rec.Sample = &models.EMSample{Rate: st.rate, Passes: st.samplePasses, HeldOut: st.heldOut, Undone: st.undone}
+	if !math.IsNaN(st.gain) {
+		g := st.gain
+		rec.Sample.FullGain = &g
+	}
+}
+
+// fullGain predicts, when the sample's passes end, how much passes over
+// every document would raise the held-out sample's bound per token,
+// relatively: the learning curve of the sample. acc holds the last pass's statistics over
+// the sample and half those over half of it (emDocs.half), both under the
+// parameters the pass started from (st.prev). Each gives a plain M-step
+// from them, scored on the held-out sample; if the bound's shortfall
+// falls as 1/n in the documents n an M-step sees (the error of an
+// estimate from n documents), the gain g from half the sample to all of
+// it, h·n tokens to n, predicts the gain from all of it to the corpus's
+// n/rate: g·(1 − rate)/(1/h − 1). NaN when it cannot be measured (no
+// held-out sample, no parameters to start from, or halves not in two).
+func (st *emState) fullGain(ctx context.Context, acc, half *implicit.EMAcc, em EM, held func(context.Context) iter.Seq2[*stream.Docs, error], workers int) (float64, error) {
+	if held == nil || st.prevBeta == nil || half == nil || half.Tokens == 0 || half.Tokens >= acc.Tokens || st.tokens <= 0 {
+		return math.NaN(), nil
+	}
+	p := st.params
+	p.Alpha, p.Beta = make([]float64, len(st.prevAlpha)), make([]float64, len(st.prevBeta))
+	score := func(a *implicit.EMAcc) (float64, error) {
+		copy(p.Alpha, st.prevAlpha)
+		copy(p.Beta, st.prevBeta)
+		mStep(&p, a, em.Eta*float64(a.Tokens)/float64(st.tokens), em.FitAlpha, 1)
+		var bound float64
+		var tokens int64
+		err := stage(ctx, "em-learning-curve", func(ctx context.Context) (err error) {
+			bound, tokens, err = implicit.EMBound(ctx, held, workers, &p)
+			return err
+		})
+		if err != nil || tokens == 0 {
+			return math.NaN(), err
+		}
+		return bound / float64(tokens), nil
+	}
+	all, err := score(acc)
+	if err != nil {
+		return 0, err
+	}
+	part, err := score(half)
+	if err != nil {
+		return 0, err
+	}
+	h := float64(half.Tokens) / float64(acc.Tokens)
+	return (all - part) * (1 - st.rate) / (1/h - 1) / math.Abs(all), nil
 }

@@ -42,6 +42,7 @@ func trainingBound(t *testing.T, src stream.DocSource, m *models.Model) float64 
 // giving the model of passes that read the source, bit for bit.
 func TestEMSample(t *testing.T) {
 	cc, cfg := sampledCorpus()
+	cfg.EM.FullGain = -1 // the pass over every document whatever the sample's learning curve
 	var ref *models.Model
 	for _, workers := range []int{1, 3} {
 		src, _ := corpus(t, cc)
@@ -97,6 +98,101 @@ func TestEMSample(t *testing.T) {
 	a.Fit.Seconds, b.Fit.Seconds = 0, 0
 	if a.Fit.EM.Sample != nil || !reflect.DeepEqual(a, b) {
 		t.Error("EM passes from the documents kept in memory differ from passes over the source")
+	}
+}
+
+// TestEMFullGain checks the sample's learning curve, which decides whether
+// the passes over every document run, on corpora whose topics the model
+// cannot hold (drawn from 8, fitted with 4, as real text departs from LDA).
+// A sample of 50 tokens per topic-word parameter predicts a gain below the
+// sample's tolerance: the passes end on the sample, and the pass over
+// every document they skip would have raised the corpus's bound by less
+// than that tolerance too. A sample of 12 tokens per parameter predicts
+// more: the pass runs, and it raises the corpus's bound by more than the
+// threshold.
+func TestEMFullGain(t *testing.T) {
+	fewer := synth.LDAConfig{Docs: 6000, Vocab: 600, K: 8, Alpha0: 1, DocLen: 60, Seed: 8, BatchRows: 200}
+	for _, c := range []struct {
+		name string
+		cc   synth.LDAConfig
+		cfg  Config
+		skip bool
+	}{
+		{"50 tokens a parameter", func() synth.LDAConfig { cc, _ := sampledCorpus(); return cc }(), func() Config { _, cfg := sampledCorpus(); return cfg }(), true},
+		{"12 tokens a parameter", fewer, Config{K: 4, Alpha0: 1, Seed: 3, Workers: 2, Third: Explicit, EM: EM{Passes: 10, FitAlpha: true, Sample: 30000}}, false},
+	} {
+		src, _ := corpus(t, c.cc)
+		m, err := Fit(context.Background(), src, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		always := c.cfg
+		always.EM.FullGain = -1
+		mf, err := Fit(context.Background(), src, always)
+		if err != nil {
+			t.Fatal(err)
+		}
+		em := c.cfg.EM.withDefaults()
+		s := m.Fit.EM.Sample
+		if s == nil || s.FullGain == nil || mf.Fit.EM.Sample.FullGain != nil {
+			t.Fatalf("%s: sample %+v: want the learning curve measured (and not with FullGain < 0)", c.name, s)
+		}
+		ms := m
+		if !c.skip {
+			// The sample's model alone, for the gain the pass brought.
+			none := c.cfg
+			none.EM.FullPasses = -1
+			if ms, err = Fit(context.Background(), src, none); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, bf := trainingBound(t, src, ms), trainingBound(t, src, mf)
+		gain := (bf - b) / -b
+		t.Logf("%s: rate %.3f, %d passes on the sample, predicted gain %.3g, the pass over every document's %.3g", c.name, s.Rate, s.Passes, *s.FullGain, gain)
+		skipped := m.Fit.EM.Passes == s.Passes
+		switch {
+		case skipped != c.skip:
+			t.Errorf("%s: %d passes, %d on the sample: want the pass over every document skipped=%t", c.name, m.Fit.EM.Passes, s.Passes, c.skip)
+		case c.skip && (*s.FullGain >= em.SampleTol || gain >= em.SampleTol):
+			t.Errorf("%s: predicted gain %.3g, the skipped pass's %.3g: want both below %g", c.name, *s.FullGain, gain, em.SampleTol)
+		case !c.skip && (*s.FullGain < em.SampleTol || gain < em.SampleTol):
+			t.Errorf("%s: predicted gain %.3g, the pass's %.3g: want both at least %g", c.name, *s.FullGain, gain, em.SampleTol)
+		}
+	}
+}
+
+// TestEMHalves checks that the two halves of the sample in memory give the
+// whole sample's statistics bit for bit.
+func TestEMHalves(t *testing.T) {
+	cc, cfg := sampledCorpus()
+	src, _ := corpus(t, cc)
+	m := m0(t, src, cfg)
+	em := cfg.EM.withDefaults()
+	st := startState(m, em)
+	docs := newEMDocs(src, em, st)
+	ctx := context.Background()
+	whole := implicit.NewEMAcc(m.D, m.K)
+	if err := whole.Pass(ctx, docs.pass(true), 2, &st.params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if docs.half(0) == nil {
+		t.Fatal("the sample is not in memory after a pass over it")
+	}
+	a, b := implicit.NewEMAcc(m.D, m.K), implicit.NewEMAcc(m.D, m.K)
+	if err := a.Pass(ctx, docs.half(0), 3, &st.params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Pass(ctx, docs.half(1), 1, &st.params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a.Tokens == 0 || b.Tokens == 0 {
+		t.Fatalf("halves of %d and %d tokens", a.Tokens, b.Tokens)
+	}
+	if err := b.Merge(a); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b.N, whole.N) || !reflect.DeepEqual(b.Suff, whole.Suff) || b.Bound != whole.Bound || b.Tokens != whole.Tokens {
+		t.Error("the halves' statistics differ from the whole sample's")
 	}
 }
 

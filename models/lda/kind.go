@@ -105,6 +105,7 @@ func (s *Settings) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.EM.Sample, "em-sample", 0, "batch EM on a corpus of more tokens: the first passes run on a seeded sample of the documents of about this many tokens, held in memory, until they converge on it; then --em-full-passes read every document (0: the larger of 2^22 and 4 per topic-word parameter, 4·d·k; -1: every pass reads every document)")
 	fs.Int64Var(&c.CubeSample, "cube-sample", 0, cubeSampleHelp)
 	fs.IntVar(&c.EM.FullPasses, "em-full-passes", DefaultFullPasses, "batch EM on a sampled corpus (--em-sample): the passes over every document after the sample's (0: none; the sample's passes give the model)")
+	fs.Float64Var(&c.EM.FullGain, "em-full-gain", 0, "batch EM on a sampled corpus: skip the passes over every document when the sample's learning curve predicts they would raise the held-out bound by less than this, relatively (0: --em-tol/5, the sample's own stopping tolerance; -1: always run them)")
 	fs.StringVar(&s.em, "em", "batch", "the EM passes: batch (one M-step per pass, over-relaxed; the statistics route and Beam run these) or online (an M-step after every --em-minibatch documents, step size (--em-tau0 + t)^-(--em-kappa))")
 	fs.IntVar(&c.EM.MiniBatch, "em-minibatch", DefaultMiniBatch, "--em online: documents per M-step")
 	fs.Float64Var(&c.EM.Kappa, "em-kappa", DefaultKappa, "--em online: the step size's decay exponent, in (0.5, 1]")

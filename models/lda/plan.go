@@ -349,11 +349,13 @@ func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 		return c
 	}
 	// The sample's passes (and the held-out sample's score) from memory
-	// after the first, which reads the whole source; then em.FullPasses
-	// over the source.
+	// after the first, which reads the whole source, to their cap: their
+	// tolerance (em.SampleTol) is tight, and on real text they reach it;
+	// then em.FullPasses over the source, which the sample's learning
+	// curve may skip.
 	held := rate * heldOutShare
 	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held))
-	c.SamplePasses = min(em.Passes-max(em.FullPasses, 0), typicalEMPasses)
+	c.SamplePasses = em.Passes - max(em.FullPasses, 0)
 	c.PassSeconds = pass(docs, nnz) + c.ReadSeconds
 	c.Passes = max(em.FullPasses, 0)
 	return c
@@ -566,7 +568,10 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			}
 			emLive += kept * 8
 			if !known || float64(p.Tokens) > sample {
-				emLive += d * k * 8
+				// The parameters before an M-step on the sample, the
+				// statistics of half of it and the parameters the
+				// learning curve scores (fullGain).
+				emLive += 4 * d * k * 8
 			}
 		}
 		live = math.Max(live, emLive)
