@@ -96,7 +96,11 @@ func newEMDocs(src stream.DocSource, em EM, st *emState) *emDocs {
 	if e.sampled() {
 		e.train = implicit.DocSample{Rate: st.rate, Seed: st.seed}
 		e.val = implicit.DocSample{Rate: min(1, st.rate*heldOutShare), Seed: ^st.seed}
+		// The samples' tokens are drawn: up to a tenth more than their
+		// expected size is kept rather than none (entries can be as many
+		// as tokens, where every word of a document is distinct).
 		e.limit += int64(float64(e.limit) * heldOutShare)
+		e.limit += e.limit / 10
 	}
 	return e
 }
