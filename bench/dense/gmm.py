@@ -44,7 +44,7 @@ def main():
     sf = os.environ["STREAMFIT"]
     sets = os.environ.get("SETS", "digits digits-pca10 pixels").split()
     ks = [int(k) for k in os.environ.get("KS", "5 10 20").split()]
-    methods = os.environ.get("METHODS", "sf-common sf-differing sf-default sf-em sf-em-diag sk-spherical sk-diag").split()
+    methods = os.environ.get("METHODS", "sf-common sf-differing sf-default sf-default-diag sf-em sf-em-diag sk-spherical sk-diag").split()
     res = open(os.path.join(out, "results.jsonl"), "a")
     for name in sets:
         train, test = (os.path.join(cache, name, f) for f in ("train.npy", "test.npy"))
