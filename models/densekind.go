@@ -12,7 +12,7 @@ import (
 
 // DenseKind is the Kind of a model of dense sample rows, made of the
 // functions of its package: C is the model's Config, M its fitted model.
-// Every field is required but Check and Gen.
+// Every field is required but Gen, Infer and Score.
 type DenseKind[C any, M Fitted] struct {
 	// KindName and About are the kind's Name and Summary.
 	KindName, About string
@@ -36,6 +36,9 @@ type DenseKind[C any, M Fitted] struct {
 	// Infer gives each row of src shares of m's components, if the
 	// model's rows have them (RowInferring); nil when they do not.
 	Infer *RowInference[M]
+	// Score gives the held-out score of the rows of src under m, if the
+	// model has a likelihood (RowScoring); nil when it has none.
+	Score func(ctx context.Context, m M, src stream.DenseSource, workers int) (*RowScore, error)
 }
 
 // RowInference is how the models M of a DenseKind give every sample row
@@ -67,6 +70,21 @@ func (k *DenseKind[C, M]) Shape(m Fitted) (int, int) {
 		return 0, 0
 	}
 	return k.Infer.Shape(mm)
+}
+
+// ScoresRows implements RowScoring: whether Score is set.
+func (k *DenseKind[C, M]) ScoresRows() bool { return k.Score != nil }
+
+// ScoreRows implements RowScoring.
+func (k *DenseKind[C, M]) ScoreRows(ctx context.Context, m Fitted, src stream.DenseSource, workers int) (*RowScore, error) {
+	mm, ok := m.(M)
+	switch {
+	case k.Score == nil:
+		return nil, fmt.Errorf("%s: the model gives rows no likelihood", k.KindName)
+	case !ok:
+		return nil, fmt.Errorf("%s: a %T is not a %s model", k.KindName, m, k.KindName)
+	}
+	return k.Score(ctx, mm, src, workers)
 }
 
 // Name implements Kind.

@@ -37,7 +37,7 @@ func ExampleLookup() {
 	fmt.Println(k.Name()+":", k.Summary())
 	fmt.Println(m.Summary())
 	// Output:
-	// gmm: spherical Gaussian mixture on dense samples (common or differing variances)
+	// gmm: Gaussian mixture on dense samples: spherical (common or differing variances) or, by EM, diagonal
 	// 3 components in d=6 from 20000 rows, 2 passes (exact), then 2 EM passes (log-likelihood -9.1825 per row)
 }
 

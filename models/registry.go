@@ -182,6 +182,33 @@ type RowInferring interface {
 	Shape(m Fitted) (k, d int)
 }
 
+// RowScoring is a Kind of dense sample rows whose models may score
+// held-out rows by their likelihood (streamfit eval --heldout): a Gaussian
+// mixture's average log-likelihood per row, scikit-learn's score. A kind
+// that implements it scores when ScoresRows says so.
+type RowScoring interface {
+	// ScoresRows reports whether the kind's models score rows.
+	ScoresRows() bool
+	// ScoreRows returns the score of the rows of src under the model m;
+	// workers bounds the goroutines (0: one per CPU) and does not change
+	// the figure.
+	ScoreRows(ctx context.Context, m Fitted, src stream.DenseSource, workers int) (*RowScore, error)
+}
+
+// RowScore is the held-out score of a model on dense rows.
+type RowScore struct {
+	Rows int64 `json:"rows"`
+	// LogLik is the average log-likelihood per row, (1/n) Σ log p(x).
+	LogLik float64 `json:"loglik_per_row"`
+}
+
+// Scores reports whether the models of k score held-out rows
+// (RowScoring).
+func Scores(k Kind) bool {
+	r, ok := k.(RowScoring)
+	return ok && r.ScoresRows()
+}
+
 // Infers reports whether the models of k give shares of their components
 // to documents (Inferring) or to sample rows (RowInferring).
 func Infers(k Kind) bool {

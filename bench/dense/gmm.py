@@ -4,6 +4,8 @@
   sf-differing  streamfit fit gmm --em-passes 0 --differing  (a variance per component)
   sf-default    streamfit fit gmm: the command line's default, the moment
                 fit (common variance) refined by streamed EM passes
+  sf-default-diag  streamfit fit gmm --covariance diag: the same passes
+                fitting a variance per component and feature (as sk-diag)
   sk-spherical  scikit-learn GaussianMixture(covariance_type="spherical")
   sk-diag       scikit-learn GaussianMixture(covariance_type="diag")
   sf-em         emfit: the moment fit (differing variances), then streamed
@@ -42,7 +44,7 @@ def main():
     sf = os.environ["STREAMFIT"]
     sets = os.environ.get("SETS", "digits digits-pca10 pixels").split()
     ks = [int(k) for k in os.environ.get("KS", "5 10 20").split()]
-    methods = os.environ.get("METHODS", "sf-common sf-differing sf-default sf-em sf-em-diag sk-spherical sk-diag").split()
+    methods = os.environ.get("METHODS", "sf-common sf-differing sf-default sf-default-diag sf-em sf-em-diag sk-spherical sk-diag").split()
     res = open(os.path.join(out, "results.jsonl"), "a")
     for name in sets:
         train, test = (os.path.join(cache, name, f) for f in ("train.npy", "test.npy"))
@@ -56,7 +58,9 @@ def main():
                         cmd.append("--diag")
                 elif meth.startswith("sf-"):
                     cmd = [sf, "fit", "gmm", "--input", train, "--k", str(k), "--out", model, "--progress", "off"]
-                    if meth != "sf-default":
+                    if meth == "sf-default-diag":
+                        cmd += ["--covariance", "diag"]
+                    elif meth != "sf-default":
                         cmd += ["--em-passes", "0"]
                     if meth == "sf-differing":
                         cmd.append("--differing")

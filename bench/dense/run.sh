@@ -14,7 +14,7 @@
 #   env BENCHES="gmm ica multiview hmm", SETS="digits digits-pca10 pixels", KS="5 10 20",
 #       ICA_CASES="4x4 4x6 6x6" (K sources × D mixtures), MV_KS="10",
 #       HMM_KS="2 5 10", HMM_DOCS=1000,
-#       METHODS="sf-common sf-differing sf-em sf-em-diag sk-spherical sk-diag",
+#       METHODS="sf-common sf-differing sf-default sf-default-diag sf-em sf-em-diag sk-spherical sk-diag",
 #       OUT=$CACHE/runs/<date> (results.jsonl, the models and logs),
 #       STREAMFIT=binary, EMFIT=binary, HMMFIT=binary (default: built from
 #       this checkout; emfit and hmmfit are the moment fits followed by EM

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 )
 
 // evalAbout is the help of `streamfit eval`.
@@ -16,8 +17,9 @@ the papers' metrics: for topic models the mean and max ℓ1 distance, the number
 topics found (ℓ1 < 0.5) and the relative α error; for GMMs and snapshot models the
 relative spectral-norm errors after relabelling and the ℓ1 error of distributions.
 With --coherence TRAIN, scores a topic model without truth instead: the
-coherence of its topics over TRAIN and their diversity. With --heldout or
---coherence, --model may also be a .npy k×d matrix (e.g. numpy.save of gensim's
+coherence of its topics over TRAIN and their diversity. With --heldout and a gmm,
+scores held-out rows instead: their average log-likelihood per row (scikit-learn's
+GaussianMixture.score). With --heldout or --coherence, --model may also be a .npy k×d matrix (e.g. numpy.save of gensim's
 get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`
 
 func runEval(ctx context.Context, e *env, args []string) error {
@@ -25,7 +27,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")
-	heldout := fs.String("heldout", "", "lda/topic: held-out documents to score instead of a truth file: document-completion perplexity (alternate tokens observed/predicted, topics mixed with uniform by 0.001)")
+	heldout := fs.String("heldout", "", "held-out data to score instead of a truth file: for lda/topic documents, by document-completion perplexity (alternate tokens observed/predicted, topics mixed with uniform by 0.001); for gmm dense rows (--values-column, --columns), by the average log-likelihood per row")
+	var rows stream.Options
+	addDenseFlags(fs, &rows, false)
 	var mf modelFlags
 	mf.add(fs)
 	var cf coherenceFlags
@@ -39,7 +43,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	case *heldout != "" && cf.train != "":
 		return usagef("--heldout and --coherence are separate runs; give one")
 	case *heldout != "":
-		return e.evalHeldOut(ctx, &mf, *modelPath, *heldout, *asJSON) // heldout.go
+		return e.evalHeldOut(ctx, &mf, *modelPath, *heldout, rows, *asJSON) // heldout.go
 	case cf.train != "":
 		return e.runCoherence(ctx, *modelPath, &mf, &cf, *asJSON)
 	}

@@ -38,7 +38,8 @@ type Config struct {
 	Workers int
 	// EM, when set, refines the moment fit by streamed EM passes over the
 	// rows (Start, then Refine; its Seed and Workers are the Config's),
-	// and the model has a variance per component. The moment fit is then
+	// and the model has a variance per component (per component and
+	// feature with EM.Diag: a diagonal mixture). The moment fit is then
 	// only the start, with a variance per component whatever Differing
 	// (unless Sigma2 is given): a K above d, or above the
 	// directions the moments resolve, starts the components they do not

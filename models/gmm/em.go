@@ -125,23 +125,31 @@ func (m *Mixture) Spherical() *Model {
 	if m.Diag() {
 		panic("gmm: Spherical of a diagonal mixture")
 	}
-	out := &Model{Model: "gmm", K: m.K, D: m.D, Weights: m.Weights, Means: m.Means, Variances: make([]float64, m.K)}
+	return m.Fitted()
+}
+
+// Fitted returns m as a Model: spherical, or diagonal (Covariance CovDiag)
+// when m is.
+func (m *Mixture) Fitted() *Model {
+	out := &Model{Model: "gmm", K: m.K, D: m.D, Weights: m.Weights, Means: m.Means}
+	if m.Diag() {
+		out.Covariance, out.Diag = CovDiag, m.Variances
+		return out
+	}
+	out.Variances = make([]float64, m.K)
 	for i, v := range m.Variances {
 		out.Variances[i] = v[0]
 	}
 	return out
 }
 
-// Write stores the mixture as indented JSON, atomically.
+// Write stores the mixture as a model file (Model), atomically.
 func (m *Mixture) Write(path string) error {
-	if !m.Diag() {
-		s := m.Spherical()
-		if m.EM != nil {
-			s.Fit = &FitRecord{Differing: true, Method: "em", Passes: m.EM.Passes}
-		}
-		return s.Write(path)
+	s := m.Fitted()
+	if m.EM != nil {
+		s.Fit = &FitRecord{Differing: true, Method: "em", Passes: m.EM.Passes}
 	}
-	return models.WriteJSON(path, m)
+	return s.Write(path)
 }
 
 // valid reports whether component i is a density: a positive weight and

@@ -2,6 +2,7 @@ package gmm
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/streamfit/streamfit/models"
 )
@@ -32,4 +33,31 @@ func checkEM(c *Config, ck models.Check) error {
 // emSummary is what Summary adds for the EM passes of a fit.
 func emSummary(e *EMRun) string {
 	return models.LikelihoodSummary("EM", e.Passes, e.LogLik, e.Converged)
+}
+
+// covarianceFlag binds --covariance to c.EM.Diag (emFlags first).
+func covarianceFlag(fs *flag.FlagSet, c *Config) {
+	fs.Func("covariance", "spherical (default): a variance per component; diag: a variance per component and feature (scikit-learn's covariance_type=\"diag\"), fitted by the EM passes", func(s string) error {
+		switch s {
+		case "spherical", "diag":
+			c.EM.Diag = s == "diag"
+			return nil
+		}
+		return fmt.Errorf("want spherical or diag")
+	})
+}
+
+// checkCovariance refuses --covariance diag where no EM pass runs: the
+// moment fit is spherical, so a diagonal mixture would silently be
+// another model.
+func checkCovariance(c *Config, ck models.Check) error {
+	switch {
+	case c.EM == nil || !c.EM.Diag:
+		return nil
+	case ck.FromStats:
+		return fmt.Errorf("--covariance diag: a fit from merged statistics (--from-stats, a pipeline's) is the moment fit, which is spherical; fit from --input for a diagonal mixture, or give --covariance spherical")
+	case c.EM.Passes == 0:
+		return fmt.Errorf("--covariance diag with --em-passes 0: the moment fit is spherical, and the diagonal variances are fitted by the EM passes; give --em-passes N > 0 (default %d), or --covariance spherical for the moment fit alone", DefaultEMPasses)
+	}
+	return nil
 }

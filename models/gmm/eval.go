@@ -14,7 +14,8 @@ type Metrics struct {
 	Means float64 `json:"means_rel_err"`
 	// Weights is the ℓ1 distance between the weight vectors.
 	Weights float64 `json:"weights_l1"`
-	// Variances is max |σ̂ᵢ² − σᵢ²|/σᵢ².
+	// Variances is max |σ̂ᵢ² − σᵢ²|/σᵢ², over the features too (σᵢⱼ²) when
+	// either mixture is diagonal.
 	Variances float64 `json:"variances_max_rel_err"`
 	// Perm maps truth component i to fitted component Perm[i].
 	Perm []int `json:"perm"`
@@ -32,7 +33,10 @@ func Eval(est, truth *Model) (*Metrics, error) {
 	m := &Metrics{Perm: perm, Means: models.RelErrCols(est.Means, truth.Means, perm)}
 	for i, j := range perm {
 		m.Weights += math.Abs(est.Weights[j] - truth.Weights[i])
-		m.Variances = math.Max(m.Variances, math.Abs(est.Variances[j]-truth.Variances[i])/truth.Variances[i])
+		for f := range truth.D {
+			t := truth.Variance(i, f)
+			m.Variances = math.Max(m.Variances, math.Abs(est.Variance(j, f)-t)/t)
+		}
 	}
 	return m, nil
 }

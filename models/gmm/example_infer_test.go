@@ -32,3 +32,21 @@ func ExampleResponsibilities() {
 	// row 1: 0.0003 0.9997
 	// row 2: 0.9997 0.0003
 }
+
+// Score held-out rows by a diagonal mixture's average log-likelihood per
+// row (scikit-learn's GaussianMixture.score): one component, variances 1
+// and 4, so a row at the mean has log p = −log(2π) − ½ log 4.
+func ExampleLogLikelihood() {
+	m := &gmm.Model{Model: "gmm", Covariance: gmm.CovDiag, K: 1, D: 2,
+		Weights: []float64{1},
+		Means:   [][]float64{{0, 0}},
+		Diag:    [][]float64{{1, 4}},
+	}
+	rows := &stream.MemoryDense{All: &stream.Dense{Rows: 2, Cols: 2, Data: []float64{0, 0, 1, 2}}}
+	s, err := gmm.LogLikelihood(context.Background(), m, rows, 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d rows, %.4f per row\n", s.Rows, s.LogLik)
+	// Output: 2 rows, -3.0310 per row
+}

@@ -15,7 +15,8 @@ import (
 // it does not give at sample rows) and the passes (Refine). The model
 // has a variance per component; its record is the moment fit's with the
 // passes' (FitRecord.EM), and a warning when the moments gave fewer than
-// cfg.K components.
+// cfg.K components. With cfg.EM.Diag the passes fit, and the model has, a
+// variance per component and feature.
 func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	t0 := time.Now()
 	d := src.Info().Cols
@@ -39,7 +40,7 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	if err != nil {
 		return nil, err
 	}
-	m := mix.Spherical()
+	m := mix.Fitted()
 	rec := &FitRecord{Rows: mix.EM.Rows, Method: "none", Solver: cfg.Solver}
 	if mom != nil {
 		rec = mom.Fit

@@ -16,17 +16,21 @@ import (
 // registers it).
 var Kind = &models.DenseKind[Config, *Model]{
 	KindName: "gmm",
-	About:    "spherical Gaussian mixture on dense samples (common or differing variances)",
+	About:    "Gaussian mixture on dense samples: spherical (common or differing variances) or, by EM, diagonal",
 	Flags: func(fs *flag.FlagSet, c *Config, use models.Use) func(*Config, models.Check) error {
 		models.WhiteningFlags(fs, &c.ExactDim, &c.Oversample, &c.PowerIters)
-		fs.BoolVar(&c.Differing, "differing", false, "a variance per component in the moment fit with --em-passes 0 (the EM passes always start from and fit one)")
+		fs.BoolVar(&c.Differing, "differing", false, "a variance per component in the moment fit with --em-passes 0 (the EM passes always start from one, and fit one per component, or per component and feature with --covariance diag)")
 		fs.Float64Var(&c.Sigma2, "sigma2", 0, "known common variance (0: estimate it; negative is an error)")
 		if use == models.FitFlags {
 			emFlags(fs, c)
+			covarianceFlag(fs, c)
 		}
 		return func(c *Config, ck models.Check) error {
 			if c.Sigma2 < 0 {
 				return fmt.Errorf("--sigma2=%g: a variance cannot be negative (0 estimates it)", c.Sigma2)
+			}
+			if err := checkCovariance(c, ck); err != nil {
+				return err
 			}
 			return checkEM(c, ck)
 		}
@@ -44,6 +48,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 		Rows:  Responsibilities,
 		Shape: (*Model).dims,
 	},
+	Score: LogLikelihood,
 	Gen: &models.Gen[synth.GMMConfig]{
 		GenName:   "gmm",
 		AboutText: "Draws a dense sample table from a Gaussian mixture and writes it as Parquet or Arrow (by the name of --out: column x = fixed_size_list<float64>), with the model in a JSON truth file.",
@@ -72,6 +77,9 @@ func (m *Model) Summary() string {
 		return fmt.Sprintf("%d components in d=%d", m.K, m.D)
 	}
 	s := fmt.Sprintf("%d components in d=%d from %d rows, %d passes (%s)", m.K, m.D, m.Fit.Rows, m.Fit.Passes, m.Fit.Method)
+	if m.IsDiag() {
+		s = "diagonal covariances: " + s
+	}
 	if e := m.Fit.EM; e != nil {
 		s += emSummary(e)
 	}
@@ -95,7 +103,11 @@ func (m *Model) Section() models.Section {
 	s := models.Section{K: m.K, D: m.D}
 	comp := models.Labels("component ", m.K)
 	s.Bars("Component weights", "", comp, m.Weights)
-	s.Bars("Component variances σ²", "Spherical: each component's variance per dimension.", comp, m.Variances)
+	if m.IsDiag() {
+		s.Heat("Component variances σ²", "Diagonal: one row per component, one column per dimension.", comp, models.Labels("x", m.D), m.Diag, false)
+	} else {
+		s.Bars("Component variances σ²", "Spherical: each component's variance per dimension.", comp, m.Variances)
+	}
 	s.Heat("Component means", "One row per component, one column per dimension.", comp, models.Labels("x", m.D), m.Means, true)
 	if f := m.Fit; f != nil {
 		s.DenseFit(f.Rows, m.D, f.Passes, f.Solver, f.Seconds, f.Convergence)

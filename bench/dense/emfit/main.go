@@ -5,8 +5,8 @@
 // takes the moment fit of the largest k that works and starts the rest at
 // sample rows (gmm.Start), with a warning on stderr. It reads any dense
 // input stream.OpenDense reads (.npy, .npz, CSV, Parquet, Arrow) and
-// writes the model as JSON: fit gmm's format when spherical, the
-// Mixture's ("gmm-diag", a variance per feature) when diagonal.
+// writes the model as fit gmm does (with --diag, as fit gmm --covariance
+// diag: a variance per component and feature).
 //
 // Usage: go run ./bench/dense/emfit --input train.npy --k 10 [--diag]
 // [--em-passes 100] [--differing] [--moments=false] [--seed 1] [--starts 4]
