@@ -188,7 +188,7 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 		a.Bound, a.boundLo = bound[0], boundLo[0]
 	}()
 	nTot, sTot, bTot := &ex.arrays[0], &ex.arrays[1], &ex.arrays[2]
-	return InOrder(ctx, skipBatches(splitBatches(docs, EMPieceEntries), opt.Skip), workers,
+	return InOrder(ctx, skipBatches(SplitBatches(docs, EMPieceEntries), opt.Skip), workers,
 		func() *emPart {
 			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k)}
 		},
@@ -453,7 +453,7 @@ func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 		started bool
 	}
 	total, totalLo := []float64{0}, []uint64{0}
-	err = InOrder(ctx, splitBatches(docs, EMPieceEntries), workers,
+	err = InOrder(ctx, SplitBatches(docs, EMPieceEntries), workers,
 		func() *part { return &part{es: NewEStep(p)} },
 		func(q *part, b *stream.Docs) {
 			q.bound, q.lo, q.bad, q.ok, q.tokens, q.start = [1]float64{}, [1]uint64{}, 0, true, 0, b.Start
