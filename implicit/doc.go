@@ -15,7 +15,11 @@
 // reduces batches on several goroutines but adds the batch sums to the
 // totals in batch order, so its result does not depend on the number of
 // workers; batch sums may be formed in float32 (Float32),
-// the totals are float64. implicit must not choose a model's coefficients:
+// the totals are float64. The same machinery serves accumulators kept
+// outside the package: InOrder runs a pass whose commits come in batch
+// order, SplitBatches and SkipBatches shape its source, and FixedScale and
+// FixedArray make its totals exact (the topic models' EM statistics,
+// models/lda). implicit must not choose a model's coefficients:
 // corrections such as LDA's α₀ terms are applied by models/ through
-// Correction.
+// Correction, and the E-step of a topic model lives with the model.
 package implicit

@@ -411,10 +411,17 @@ func decodeStats(r io.ReaderAt, size int64, payload func(*TopicStats, io.Reader)
 
 // TopicModel reports whether model names a model whose statistics are
 // TopicStats (LDA, "lda", the single-topic model, "topic", and the checkpoints
-// of their passes, "checkpoint"); every other model's are DenseStats.
+// of their passes, "checkpoint"); every other model's are DenseStats, but
+// EMModel's.
 func TopicModel(model string) bool {
 	return model == "lda" || model == "topic" || model == "checkpoint"
 }
+
+// EMModel is the model a statistics file of a topic model's EM pass names
+// in its header (statsfile.Header.Model): its statistics are lda.EMStats,
+// whatever the topic model ("lda" or "topic", in the header's Params), and
+// the readers of TopicStats and DenseStats refuse it.
+const EMModel = "em"
 
 // readMeta reads the metadata at the start of the payload into s (the
 // accumulators without their arrays) and returns it.

@@ -14,9 +14,9 @@ import (
 // of the truncated values (compared against float64 sums within the
 // rounding of 40 additions), and a total beyond the range is reported.
 func TestFixedArray(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
 	const n, parts = 5, 40
 	s := NewFixedScale(-40)
+	r := rand.New(rand.NewPCG(1, 2))
 	xs := make([][]float64, parts)
 	want := make([]float64, n)
 	for i := range xs {

@@ -6,8 +6,9 @@
 // reader reports, and atomic writing and checked reading of the files.
 //
 // The payload is each accumulator's own encoding: package implicit encodes
-// and decodes its accumulators (TopicStats, DenseStats, EMStats) through Write
-// and Read, as image/png uses compress/zlib. This package holds no
+// and decodes its accumulators (TopicStats, DenseStats), and package
+// models/lda its EM statistics (EMStats), through Write and Read, as
+// image/png uses compress/zlib. This package holds no
 // statistics and imports no model.
 package statsfile
 

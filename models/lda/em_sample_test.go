@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -28,7 +27,7 @@ func trainingBound(t *testing.T, src stream.DocSource, m *models.Model) float64 
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, tokens, err := implicit.EMBound(context.Background(), src.Docs, 2, &st.params)
+	b, tokens, err := EMBound(context.Background(), src.Docs, 2, &st.params)
 	if err != nil {
 		t.Fatal(err)
 	}
