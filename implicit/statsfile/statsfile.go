@@ -8,7 +8,9 @@
 // The payload is each accumulator's own encoding: package implicit encodes
 // and decodes its accumulators (TopicStats, DenseStats), and package
 // models/lda its EM statistics (EMStats), through Write and Read, as
-// image/png uses compress/zlib. This package holds no
+// image/png uses compress/zlib. A payload may lay its arrays out as
+// sections (Section, WriteSections, ReadSections), chunked so that a merge
+// adds them to exact totals as they arrive. This package holds no
 // statistics and imports no model.
 package statsfile
 
