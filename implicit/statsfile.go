@@ -341,7 +341,9 @@ func decodeStats(r io.ReaderAt, size int64, payload func(*TopicStats, io.Reader)
 // TopicModel reports whether model names a model whose statistics are
 // TopicStats (LDA, "lda", the single-topic model, "topic", and the checkpoints
 // of their passes, "checkpoint"); every other model's are DenseStats, but
-// EMModel's.
+// EMModel's. The readers of TopicStats and DenseStats dispatch on it, so
+// it is declared here: models/lda and the models registry import this
+// package and cannot supply it.
 func TopicModel(model string) bool {
 	return model == "lda" || model == "topic" || model == "checkpoint"
 }
