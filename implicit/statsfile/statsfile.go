@@ -231,6 +231,7 @@ type IncompatibleError struct {
 	A, B  any
 }
 
+// Error names the field and the two values that differ.
 func (e *IncompatibleError) Error() string {
 	return fmt.Sprintf("%v: %s differs: %v vs %v", ErrIncompatible, e.Field, e.A, e.B)
 }
