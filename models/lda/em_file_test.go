@@ -17,11 +17,11 @@ import (
 // bit and refuses a shard given twice, statistics of another model, and a
 // damaged file.
 func TestEMStatsFile(t *testing.T) {
-	r := rand.New(rand.NewPCG(12, 13))
 	const k, d = 3, 20
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(12, 13))
 	p := randomParams(r, k, d, false)
 	src := emCorpus(r, 50, d)
-	ctx := context.Background()
 	shard := func(lo, hi int, path string) *EMStats {
 		a := NewEMAcc(d, k)
 		if err := a.Pass(ctx, sub(src, lo, hi).Docs, 2, p, nil); err != nil {

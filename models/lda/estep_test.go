@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mathext"
 )
 
@@ -63,13 +64,7 @@ func randomParams(r *rand.Rand, k, d int, single bool) *TopicParams {
 		p.Alpha[j] = 0.05 + r.Float64()
 	}
 	if single {
-		s := 0.0
-		for _, a := range p.Alpha {
-			s += a
-		}
-		for j := range p.Alpha {
-			p.Alpha[j] /= s
-		}
+		floats.Scale(1/floats.Sum(p.Alpha), p.Alpha)
 	}
 	return p
 }
