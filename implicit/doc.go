@@ -10,8 +10,9 @@
 //
 // Every accumulator is a plain sum with counts in exported fields, so the
 // statistics of two shards add up (Merge) to those of their union and are
-// encoded as the payload of a statistics file, whose container (framing,
-// header, checksums, errors) is package implicit/statsfile. A pass (Pass)
+// encoded as the payload of a statistics file (TopicStats, DenseStats),
+// whose container (framing, header, checksums, errors, the layout of arrays
+// as sections) is package implicit/statsfile. A pass (Pass)
 // reduces batches on several goroutines but adds the batch sums to the
 // totals in batch order, so its result does not depend on the number of
 // workers; batch sums may be formed in float32 (Float32),
