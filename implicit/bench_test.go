@@ -31,10 +31,6 @@ func benchBatch(b *testing.B) *stream.Docs {
 // external test package sets ldaDocs (corpus_test.go).
 var ldaDocs func(docs int64, vocab, k int, docLen float64, seed uint64, batchRows int) (*stream.Docs, error)
 
-// ldaTruth is ldaDocs with the corpus's true topics and α (α₀ = 1), set
-// by the external test package as ldaDocs is.
-var ldaTruth func(docs int64, vocab, k int, docLen float64, seed uint64) (*stream.Docs, [][]float64, []float64, error)
-
 // repeat is a pass of b yielded times times, as a source yields its batches
 // (each a view, so the pass may release it).
 func repeat(b *stream.Docs, times int) func(context.Context) iter.Seq2[*stream.Docs, error] {
@@ -179,47 +175,6 @@ func BenchmarkGather(b *testing.B) {
 			}
 		})
 	})
-}
-
-// BenchmarkEMPass times one EM pass (the E-step of every document and the
-// sums of EMAcc) on one worker over 2,000 documents drawn from LDA
-// (vocabulary 10,000, α₀ = 1, so a document uses few of the k topics, as
-// real text does), with the true topics mixed with 1% of the uniform
-// distribution as the parameters (as EM's start is smoothed), in
-// documents per CPU-second.
-//
-//	go test ./implicit -run '^$' -bench EMPass -count 5
-func BenchmarkEMPass(b *testing.B) {
-	for _, c := range []struct {
-		k   int
-		len float64
-	}{{20, 40}, {20, 500}, {50, 40}, {50, 500}} {
-		b.Run(fmt.Sprintf("k=%d/len=%g", c.k, c.len), func(b *testing.B) {
-			const d = 10000
-			all, topics, alpha, err := ldaTruth(2000, d, c.k, c.len, 3)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := &TopicParams{K: c.k, D: d, Alpha: alpha, Beta: make([]float64, c.k*d)}
-			for j, row := range topics {
-				for w, v := range row {
-					p.Beta[w*c.k+j] = 0.99*v + 0.01/d
-				}
-			}
-			b.ReportAllocs()
-			cpu := sysinfo.CPUTime()
-			var iters int64
-			for b.Loop() {
-				acc := NewEMAcc(d, c.k)
-				if err := acc.Pass(context.Background(), repeat(all, 1), 1, p, nil); err != nil {
-					b.Fatal(err)
-				}
-				iters += acc.Iters
-			}
-			b.ReportMetric(float64(all.Len()*b.N)/(sysinfo.CPUTime()-cpu).Seconds(), "docs/cpu-s")
-			b.ReportMetric(float64(iters)/float64(all.Len()*b.N), "iters/doc")
-		})
-	}
 }
 
 // BenchmarkTransform re-whitens a k×k×k tensor by a square P, as the

@@ -18,12 +18,4 @@ func init() {
 		}
 		return stream.Collect(context.Background(), c)
 	})
-	implicit.SetLDATruth(func(docs int64, vocab, k int, docLen float64, seed uint64) (*stream.Docs, [][]float64, []float64, error) {
-		c, err := synth.NewLDA(synth.LDAConfig{Docs: docs, Vocab: vocab, K: k, Alpha0: 1, DocLen: docLen, Seed: seed})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		all, err := stream.Collect(context.Background(), c)
-		return all, c.Truth.Topics, c.Truth.Alpha, err
-	})
 }

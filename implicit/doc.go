@@ -10,12 +10,17 @@
 //
 // Every accumulator is a plain sum with counts in exported fields, so the
 // statistics of two shards add up (Merge) to those of their union and are
-// encoded as the payload of a statistics file, whose container (framing,
-// header, checksums, errors) is package implicit/statsfile. A pass (Pass)
+// encoded as the payload of a statistics file (TopicStats, DenseStats),
+// whose container (framing, header, checksums, errors, the layout of arrays
+// as sections) is package implicit/statsfile. A pass (Pass)
 // reduces batches on several goroutines but adds the batch sums to the
 // totals in batch order, so its result does not depend on the number of
 // workers; batch sums may be formed in float32 (Float32),
-// the totals are float64. implicit must not choose a model's coefficients:
+// the totals are float64. The same machinery serves accumulators kept
+// outside the package: InOrder runs a pass whose commits come in batch
+// order, SplitBatches and SkipBatches shape its source, and FixedScale and
+// FixedArray make its totals exact (the topic models' EM statistics,
+// models/lda). implicit must not choose a model's coefficients:
 // corrections such as LDA's α₀ terms are applied by models/ through
-// Correction.
+// Correction, and the E-step of a topic model lives with the model.
 package implicit

@@ -144,11 +144,12 @@ func InOrder[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*s
 	return err
 }
 
-// splitBatches yields docs' batches cut into pieces of whole documents of
+// SplitBatches yields docs' batches cut into pieces of whole documents of
 // at most about maxEntries entries each (a longer document is a piece
 // alone), copied into pooled batches; the pieces depend only on the
-// batches, not on the workers.
-func splitBatches(docs func(context.Context) iter.Seq2[*stream.Docs, error], maxEntries int) func(context.Context) iter.Seq2[*stream.Docs, error] {
+// batches, not on the workers. A pass over few large batches then keeps
+// every worker busy.
+func SplitBatches(docs func(context.Context) iter.Seq2[*stream.Docs, error], maxEntries int) func(context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		return func(yield func(*stream.Docs, error) bool) {
 			for b, err := range docs(ctx) {

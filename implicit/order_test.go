@@ -5,6 +5,8 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -146,5 +148,49 @@ func TestFloat32Partials(t *testing.T) {
 		if !slices.Equal(c[0], c[2]) {
 			t.Errorf("%s: float32 sums differ between 2 and 3 workers", name)
 		}
+	}
+}
+
+// TestSplitBatches checks the pieces a pass cuts batches into: the same
+// documents in order, with their indices, none over the limit unless alone.
+func TestSplitBatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	const d, n = 400, 4000
+	all := stream.NewDocs(0)
+	for i := range n {
+		m := 1 + r.IntN(160)
+		if i == 17 {
+			m = d // one document over the limit below
+		}
+		for _, w := range r.Perm(d)[:m] {
+			all.Add(int32(w), int32(1+r.IntN(3)))
+		}
+		all.EndDoc()
+	}
+	whole := &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: n}
+	const limit = 350
+	next := 0
+	for b, err := range SplitBatches(whole.Docs, limit)(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Start != int64(next) {
+			t.Fatalf("a piece starts at document %d after %d documents", b.Start, next)
+		}
+		if b.NNZ() > limit && b.Len() != 1 {
+			t.Fatalf("a piece of %d documents has %d entries, over %d", b.Len(), b.NNZ(), limit)
+		}
+		for i := range b.Len() {
+			gt, gc := b.Doc(i)
+			wt, wc := all.Doc(next + i)
+			if !reflect.DeepEqual(gt, wt) || !reflect.DeepEqual(gc, wc) {
+				t.Fatalf("document %d differs in its piece", next+i)
+			}
+		}
+		next += b.Len()
+		b.Release()
+	}
+	if next != n {
+		t.Fatalf("the pieces hold %d documents, want %d", next, n)
 	}
 }

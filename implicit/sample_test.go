@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -122,49 +121,5 @@ func TestTripleCubeSample(t *testing.T) {
 	}
 	if err := full.Merge(other); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of cubes over a sample into those over every document: %v", err)
-	}
-}
-
-// TestEMBound checks the held-out score against the bound of an EM pass
-// over the same documents, for several numbers of workers.
-func TestEMBound(t *testing.T) {
-	r := rand.New(rand.NewPCG(12, 13))
-	const k, d = 4, 30
-	p := randomParams(r, k, d, false)
-	src := emCorpus(r, 300, d)
-	acc := NewEMAcc(d, k)
-	if err := acc.Pass(context.Background(), src.Docs, 2, p, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, workers := range []int{1, 3} {
-		bound, tokens, err := EMBound(context.Background(), src.Docs, workers, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bound != acc.Bound || tokens != acc.Tokens {
-			t.Errorf("%d workers: bound %.17g over %d tokens, the EM pass's %.17g over %d", workers, bound, tokens, acc.Bound, acc.Tokens)
-		}
-	}
-}
-
-// TestEStepFirstIteration checks that a document's E-step does not depend
-// on the documents before it: the first iteration's values kept for its
-// length (EStep.first) give the result of a fresh E-step, bit for bit.
-func TestEStepFirstIteration(t *testing.T) {
-	r := rand.New(rand.NewPCG(14, 15))
-	const k, d = 6, 50
-	p := randomParams(r, k, d, false)
-	docA, cA := []int32{1, 4, 9}, []int32{2, 1, 3} // 6 tokens
-	docB, cB := []int32{0, 7, 8, 20}, []int32{1, 1, 1, 3}
-	fresh := NewEStep(p)
-	want := fresh.Expect(docB, cB)
-	wantGamma := slices.Clone(fresh.Infer(docB, cB))
-	used := NewEStep(p)
-	used.Expect(docA, cA)
-	if got := used.Expect(docB, cB); got != want {
-		t.Errorf("bound %.17g after another document of the same length, %.17g fresh", got, want)
-	}
-	if got := used.Infer(docB, cB); !slices.Equal(got, wantGamma) {
-		t.Errorf("γ %v after another document of the same length, %v fresh", got, wantGamma)
 	}
 }

@@ -153,54 +153,34 @@ func (s *TopicStats) Encode(ctx context.Context, w io.Writer) error {
 	}
 	secs := s.sections()
 	for _, sec := range secs {
-		if sec.lo != nil && len(sec.lo) != len(sec.f64) {
-			return fmt.Errorf("implicit: exact totals %s of %d low words for %d values", sec.name, len(sec.lo), len(sec.f64))
+		if sec.Lo != nil && len(sec.Lo) != len(sec.F64) {
+			return fmt.Errorf("implicit: exact totals %s of %d low words for %d values", sec.Name, len(sec.Lo), len(sec.F64))
 		}
-		meta.Sections = append(meta.Sections, sectionMeta{Name: sec.name, Len: sec.len(), Exact: sec.lo != nil})
+		meta.Sections = append(meta.Sections, sec.Meta())
 	}
 	mj, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("encoding statistics: %w", err)
 	}
 	return statsfile.Write(ctx, w, &s.Header, func(zw io.Writer) error {
-		var buf []byte
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(mj)))
-		buf = append(buf, mj...)
-		for _, sec := range secs {
-			for off := 0; off < sec.len(); off += sectionChunk {
-				if len(buf) >= writeChunk {
-					if _, err := zw.Write(buf); err != nil {
-						return err
-					}
-					buf = buf[:0]
-				}
-				buf = sec.appendTo(buf, off, min(off+sectionChunk, sec.len()))
-			}
-		}
-		_, err := zw.Write(buf)
-		return err
+		head := binary.LittleEndian.AppendUint32(nil, uint32(len(mj)))
+		return statsfile.WriteSections(zw, append(head, mj...), secs, writeChunk)
 	})
 }
 
 // statsMeta is the first part of the payload: everything but the arrays,
-// which follow as sections in the order of Sections.
+// which follow as sections (statsfile.Section) in the order of Sections.
 type statsMeta struct {
-	Pair     *PairAcc      `json:"pair,omitempty"`
-	Triple   *TripleAcc    `json:"triple,omitempty"`
-	Values   []float64     `json:"values,omitempty"`
-	Passes   int           `json:"passes,omitempty"`
-	Tail     float64       `json:"tail,omitempty"`
-	Negative int           `json:"negative,omitempty"`
-	Vocab    []string      `json:"vocab,omitempty"`
-	HasW     bool          `json:"has_w,omitempty"`
-	Exact    *exactMeta    `json:"exact,omitempty"`
-	Sections []sectionMeta `json:"sections"`
-}
-
-type sectionMeta struct {
-	Name  string `json:"name"`
-	Len   int    `json:"len"`
-	Exact bool   `json:"exact,omitempty"` // low words follow each chunk
+	Pair     *PairAcc                `json:"pair,omitempty"`
+	Triple   *TripleAcc              `json:"triple,omitempty"`
+	Values   []float64               `json:"values,omitempty"`
+	Passes   int                     `json:"passes,omitempty"`
+	Tail     float64                 `json:"tail,omitempty"`
+	Negative int                     `json:"negative,omitempty"`
+	Vocab    []string                `json:"vocab,omitempty"`
+	HasW     bool                    `json:"has_w,omitempty"`
+	Exact    *exactMeta              `json:"exact,omitempty"`
+	Sections []statsfile.SectionMeta `json:"sections"`
 }
 
 // shell returns a copy of *a with its arrays cleared by clear (nil for nil).
@@ -213,57 +193,10 @@ func shell[A any](a *A, clear func(*A)) *A {
 	return &c
 }
 
-// section is one array of the payload: float64 values and, for an exact
-// total, their low words, little endian, in chunks of sectionChunk values
-// each followed by their low words, so that a reader can add a section to
-// exact totals chunk by chunk.
-type section struct {
-	name string
-	f64  []float64
-	lo   []uint64 // nil, or the low words of f64 (fixedArray.lo)
-}
-
-func (s section) len() int { return len(s.f64) }
-
-// appendTo appends chunk [lo, hi) of s to buf.
-func (s section) appendTo(buf []byte, lo, hi int) []byte {
-	for _, v := range s.f64[lo:hi] {
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
-	}
-	if s.lo != nil {
-		for _, v := range s.lo[lo:hi] {
-			buf = binary.LittleEndian.AppendUint64(buf, v)
-		}
-	}
-	return buf
-}
-
-// readChunk reads the n values of a chunk of s (and their low words into
-// lo when s has them) from r.
-func (s section) readChunk(r io.Reader, buf []byte, v []float64, lo []uint64) error {
-	n := len(v)
-	if s.lo != nil {
-		n *= 2
-	}
-	b := buf[:8*n]
-	if _, err := io.ReadFull(r, b); err != nil {
-		return err
-	}
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	if s.lo != nil {
-		for i := range lo {
-			lo[i] = binary.LittleEndian.Uint64(b[8*(len(v)+i):])
-		}
-	}
-	return nil
-}
-
 // sections lists the arrays of s in the order of the file.
-func (s *TopicStats) sections() []section {
-	var out []section
-	f := func(name string, v []float64) { out = append(out, section{name: name, f64: v}) }
+func (s *TopicStats) sections() []statsfile.Section {
+	var out []statsfile.Section
+	f := func(name string, v []float64) { out = append(out, statsfile.Section{Name: name, F64: v}) }
 	if a := s.Pair; a != nil {
 		f("pair.m1", a.M1)
 		f("pair.e2omega", a.E2Omega)
@@ -284,18 +217,14 @@ func (s *TopicStats) sections() []section {
 	if e := s.Exact; e != nil {
 		for _, a := range e.arrays {
 			for i := range out {
-				if out[i].name == a.name {
-					out[i].lo = a.lo
+				if out[i].Name == a.name {
+					out[i].Lo = a.lo
 				}
 			}
 		}
 	}
 	return out
 }
-
-// sectionChunk is the number of elements Encode and the reader convert at
-// a time.
-const sectionChunk = 8192
 
 // writeChunk is how much Encode writes between checks of its context (a
 // variable for tests).
@@ -367,15 +296,15 @@ func (s *TopicStats) mergePayload(o *TopicStats, zr io.Reader) error {
 		return err
 	}
 	secs := s.sections()
-	err = eachChunk(zr, secs, meta, func(i, off int, v []float64, lo []uint64) error {
+	err = statsfile.ReadSections(zr, secs, meta.Sections, func(i, off int, v []float64, lo []uint64) error {
 		sec := secs[i]
-		if sec.lo == nil { // W
-			if !slices.Equal(sec.f64[off:off+len(v)], v) {
+		if sec.Lo == nil { // W
+			if !slices.Equal(sec.F64[off:off+len(v)], v) {
 				return &statsfile.IncompatibleError{Field: "whitening basis W", A: "stored W", B: "a different W"}
 			}
 			return nil
 		}
-		a := exact[sec.name]
+		a := exact[sec.Name]
 		return a.addFrom(off, v, lo)
 	})
 	if err != nil {
@@ -411,10 +340,19 @@ func decodeStats(r io.ReaderAt, size int64, payload func(*TopicStats, io.Reader)
 
 // TopicModel reports whether model names a model whose statistics are
 // TopicStats (LDA, "lda", the single-topic model, "topic", and the checkpoints
-// of their passes, "checkpoint"); every other model's are DenseStats.
+// of their passes, "checkpoint"); every other model's are DenseStats, but
+// EMModel's. The readers of TopicStats and DenseStats dispatch on it, so
+// it is declared here: models/lda and the models registry import this
+// package and cannot supply it.
 func TopicModel(model string) bool {
 	return model == "lda" || model == "topic" || model == "checkpoint"
 }
+
+// EMModel is the model a statistics file of a topic model's EM pass names
+// in its header (statsfile.Header.Model): its statistics are lda.EMStats,
+// whatever the topic model ("lda" or "topic", in the header's Params), and
+// the readers of TopicStats and DenseStats refuse it.
+const EMModel = "em"
 
 // readMeta reads the metadata at the start of the payload into s (the
 // accumulators without their arrays) and returns it.
@@ -440,38 +378,6 @@ func (s *TopicStats) readMeta(zr io.Reader) (*statsMeta, error) {
 	return meta, nil
 }
 
-// eachChunk reads the sections of the payload, which meta lists and which
-// must be laid out as secs (names, lengths, low words), chunk by chunk, and
-// calls fn with the index of the section, the offset of the chunk and its
-// values and low words (scratch, valid during the call). It fails if
-// anything follows the last section.
-func eachChunk(zr io.Reader, secs []section, meta *statsMeta, fn func(i, off int, v []float64, lo []uint64) error) error {
-	if len(secs) != len(meta.Sections) {
-		return fmt.Errorf("statistics file is inconsistent: %d sections, expected %d", len(meta.Sections), len(secs))
-	}
-	buf := make([]byte, 16*sectionChunk)
-	v, lo := make([]float64, sectionChunk), make([]uint64, sectionChunk)
-	for i, sec := range secs {
-		if m := meta.Sections[i]; m.Name != sec.name || m.Len != sec.len() || m.Exact != (sec.lo != nil) {
-			return fmt.Errorf("statistics file is inconsistent: section %s of %d values (exact %t), expected %s of %d (exact %t)",
-				m.Name, m.Len, m.Exact, sec.name, sec.len(), sec.lo != nil)
-		}
-		for off := 0; off < sec.len(); off += sectionChunk {
-			n := min(sectionChunk, sec.len()-off)
-			if err := sec.readChunk(zr, buf, v[:n], lo[:n]); err != nil {
-				return err
-			}
-			if err := fn(i, off, v[:n], lo[:n]); err != nil {
-				return err
-			}
-		}
-	}
-	if n, _ := io.Copy(io.Discard, zr); n != 0 {
-		return fmt.Errorf("%d bytes after the last section", n)
-	}
-	return nil
-}
-
 // decodePayload reads the payload (statsMeta, then the sections) into s.
 func (s *TopicStats) decodePayload(zr io.Reader) error {
 	meta, err := s.readMeta(zr)
@@ -492,17 +398,17 @@ func (s *TopicStats) decodePayload(zr io.Reader) error {
 		s.Exact = e
 	}
 	secs := s.sections()
-	err = eachChunk(zr, secs, meta, func(i, off int, v []float64, lo []uint64) error {
-		copy(secs[i].f64[off:], v)
-		if secs[i].lo != nil {
-			copy(secs[i].lo[off:], lo)
+	err = statsfile.ReadSections(zr, secs, meta.Sections, func(i, off int, v []float64, lo []uint64) error {
+		copy(secs[i].F64[off:], v)
+		if secs[i].Lo != nil {
+			copy(secs[i].Lo[off:], lo)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	// allocate and eachChunk gave every array its length; W is used as it
+	// allocate and ReadSections gave every array its length; W is used as it
 	// is, so it must be finite.
 	if slices.ContainsFunc(s.W, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
 		return errors.New("statistics file is inconsistent: W is not finite")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
 	"github.com/streamfit/streamfit/models/shard"
@@ -36,7 +35,7 @@ func (e *env) runEMStats(ctx context.Context, f *statsFlags, s *lda.Settings) er
 	if err != nil {
 		return err
 	}
-	if err := implicit.WriteEMStats(ctx, f.out, st); err != nil {
+	if err := lda.WriteEMStats(ctx, f.out, st); err != nil {
 		return err
 	}
 	done()
@@ -51,7 +50,7 @@ func (e *env) mergeEM(ctx context.Context, inputs []string, out string) error {
 	if err != nil {
 		return fmt.Errorf("cannot merge: %w", err)
 	}
-	if err := implicit.WriteEMStats(ctx, out, total); err != nil {
+	if err := lda.WriteEMStats(ctx, out, total); err != nil {
 		return err
 	}
 	h := total.Header
@@ -68,7 +67,7 @@ func (e *env) fitEMStep(f *fitFlags, s *lda.Settings) error {
 	if modelPath == "" {
 		return usagef("--from-stats %s holds the statistics of an EM pass: give the model they were computed from with --model", statsPath)
 	}
-	st, err := implicit.ReadEMStats(statsPath)
+	st, err := lda.ReadEMStats(statsPath)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,11 @@
 // reader reports, and atomic writing and checked reading of the files.
 //
 // The payload is each accumulator's own encoding: package implicit encodes
-// and decodes its accumulators (TopicStats, DenseStats, EMStats) through Write
-// and Read, as image/png uses compress/zlib. This package holds no
+// and decodes its accumulators (TopicStats, DenseStats), and package
+// models/lda its EM statistics (EMStats), through Write and Read, as
+// image/png uses compress/zlib. A payload may lay its arrays out as
+// sections (Section, WriteSections, ReadSections), chunked so that a merge
+// adds them to exact totals as they arrive. This package holds no
 // statistics and imports no model.
 package statsfile
 
@@ -93,8 +96,8 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // they share no input (Disjoint).
 type Header struct {
 	// Model is "lda" or "topic" (the single-topic model), whose statistics
-	// are implicit.TopicStats, "em" for an EM pass of either, or a dense model
-	// ("gmm", ...), whose are implicit.DenseStats.
+	// are implicit.TopicStats, "em" for an EM pass of either (lda.EMStats),
+	// or a dense model ("gmm", ...), whose are implicit.DenseStats.
 	Model string `json:"model"`
 	// Phase is the pass: for LDA 1 (sketch of the second moment, E2·Ω, or with Power > 0 a
 	// power pass E2·Q) or 2 (whitened third moment for the stored whitening
@@ -111,8 +114,12 @@ type Header struct {
 	D    int `json:"d"`
 	K    int `json:"k"`
 	Cols int `json:"cols"`
-	// Alpha0 is LDA's α₀ (0 for the single-topic model and the dense
-	// models; version 3 stores the key for every model).
+	// Alpha0 is the topic models' field, not the container's: LDA's α₀,
+	// on which its moment corrections and so its statistics depend (0 for
+	// the single-topic model and the dense models, whose settings are in
+	// Params). It stays here because version 3 of the layout stores the key
+	// in every header: moving it to the topic models' settings would change
+	// the bytes of every statistics file and need a new version.
 	Alpha0 float64 `json:"alpha0"`
 	// Seed determines Ω (phase 1) and the solver's restarts.
 	Seed uint64 `json:"seed"`
@@ -224,6 +231,7 @@ type IncompatibleError struct {
 	A, B  any
 }
 
+// Error names the field and the two values that differ.
 func (e *IncompatibleError) Error() string {
 	return fmt.Sprintf("%v: %s differs: %v vs %v", ErrIncompatible, e.Field, e.A, e.B)
 }

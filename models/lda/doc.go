@@ -51,7 +51,11 @@
 // same exact totals (implicit.Exact), so the order and grouping of the
 // batches never changes a bit of the result.
 //
-// The package owns LDA's moment corrections and parameter recovery; it must
-// not parse files (sources come from stream) or hold decomposition code
-// (that is solver's).
+// The package owns LDA's moment corrections and parameter recovery, and
+// the likelihood side of the topic models: the per-document variational
+// E-step (EStep for fixed TopicParams), the additive statistics of an EM
+// pass (EMAcc, exact through implicit.FixedArray) and their statistics file
+// (EMStats), inference and held-out scoring. It must not parse files
+// (sources come from stream) or hold decomposition code (that is
+// solver's).
 package lda

@@ -15,8 +15,8 @@ import (
 
 // EM configures the likelihood refinement that follows the spectral fit
 // (Config.EM): batch variational EM passes over the source, each an E-step
-// per document with the current topics and α (implicit.EStep) whose
-// expected word-topic counts add up over the pass (implicit.EMAcc), then an
+// per document with the current topics and α (EStep) whose
+// expected word-topic counts add up over the pass (EMAcc), then an
 // M-step. The zero value refines nothing: the pure spectral fit.
 //
 // Batch EM by default, online EM (Online) as an option: a batch pass
@@ -50,11 +50,11 @@ type EM struct {
 	// does not end the passes. See DefaultRelax.
 	Relax float64
 	// EStepTol and EStepPrune are the E-step's tolerance and pruning
-	// (implicit.TopicParams.Tol and Prune; 0: DefaultEStepTol and
+	// (TopicParams.Tol and Prune; 0: DefaultEStepTol and
 	// DefaultEStepPrune, negative EStepPrune: never prune).
 	EStepTol, EStepPrune float64
 	// EStepOverrelax stretches the E-step's fixed-point steps
-	// (implicit.TopicParams.Overrelax; 0: DefaultEStepOverrelax, 1: the
+	// (TopicParams.Overrelax; 0: DefaultEStepOverrelax, 1: the
 	// plain iteration).
 	EStepOverrelax float64
 	// Online runs online (stepwise) EM passes instead of batch ones: an
@@ -104,7 +104,7 @@ const (
 	DefaultRelax = 1.5
 	// DefaultEStepTol and DefaultEStepPrune are the EM passes' E-step
 	// tolerance and pruning, looser than the E-step's own defaults
-	// (implicit.DefaultTol and DefaultPrune, which inference and scoring
+	// (DefaultInferTol and DefaultInferPrune, which inference and scoring
 	// keep): a document's iteration stops when it moves less than 3% of
 	// its tokens, and a topic leaves it below 1% of them, since a pass
 	// only needs the expected counts to a precision the next pass refines.
@@ -180,7 +180,7 @@ func (e EM) withDefaults() EM {
 
 // emState is the model between EM passes.
 type emState struct {
-	params implicit.TopicParams
+	params TopicParams
 	bounds []float64 // per token, one per pass done
 	done   bool      // the stopping rule ended the passes
 	// tokens is the corpus's, rate its sample's share of the documents
@@ -292,8 +292,8 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	// One set of statistics serves every pass: a new d·k pair of arrays
 	// per pass would leave the last one for the collector, and the heap
 	// would grow by it before each collection.
-	fresh := implicit.NewEMAcc(m.D, m.K)
-	var half *implicit.EMAcc // the first half of a sample pass from memory
+	fresh := NewEMAcc(m.D, m.K)
+	var half *EMAcc // the first half of a sample pass from memory
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
 		sampled := st.sampling(em)
@@ -327,7 +327,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 				return acc.PassFrom(ctx, docs.pass(sampled), cfg.Workers, &st.params, onBatch, opt)
 			}
 			if half == nil {
-				half = implicit.NewEMAcc(m.D, m.K)
+				half = NewEMAcc(m.D, m.K)
 			}
 			half.Reset()
 			if err := half.Pass(ctx, docs.half(0), cfg.Workers, &st.params, onBatch); err != nil {
@@ -400,7 +400,7 @@ func (st *emState) checkHeldOut(ctx context.Context, held func(context.Context) 
 	var bound float64
 	var tokens int64
 	if err := stage(ctx, "em-held-out", func(ctx context.Context) (err error) {
-		bound, tokens, err = implicit.EMBound(ctx, held, workers, &st.params)
+		bound, tokens, err = EMBound(ctx, held, workers, &st.params)
 		return err
 	}); err != nil {
 		return false, err
@@ -443,7 +443,7 @@ func resumeEM(ck *emCheckpoint, track *tracker, st *emState, load func() (bool, 
 // an over-relaxed step would not overshoot. A sample's statistics stand
 // for the corpus's: the prior pseudo-count η weighs as much as in an
 // M-step from the whole corpus (η times the sample's share of the tokens).
-func (st *emState) step(acc *implicit.EMAcc, em EM, sampled bool) (float64, error) {
+func (st *emState) step(acc *EMAcc, em EM, sampled bool) (float64, error) {
 	if acc.Tokens == 0 {
 		if sampled {
 			return 0, fmt.Errorf("lda: EM: the sample of the documents (rate %.3g) has no tokens", st.rate)
@@ -505,7 +505,7 @@ func (st *emState) relaxed(em EM) bool {
 // continues m draws the same sample.
 func startState(m *models.Model, em EM) *emState {
 	k, d := m.K, m.D
-	p := implicit.TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
+	p := TopicParams{K: k, D: d, Alpha: make([]float64, k), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
 	for j, row := range m.Topics {
 		for w, v := range row {
 			p.Beta[w*k+j] = (1-startMix)*max(v, 0) + startMix/float64(d)
@@ -544,7 +544,7 @@ func startState(m *models.Model, em EM) *emState {
 // β_wj^{relax}, each topic normalised), and the weights: the single-topic
 // model's to the mean posterior, LDA's α by Minka's fixed point when
 // fitAlpha.
-func mStep(p *implicit.TopicParams, acc *implicit.EMAcc, eta float64, fitAlpha bool, relax float64) {
+func mStep(p *TopicParams, acc *EMAcc, eta float64, fitAlpha bool, relax float64) {
 	topicsMAP(p, acc.N, eta, relax)
 	if acc.Docs > 0 {
 		s := make([]float64, p.K)
@@ -558,7 +558,7 @@ func mStep(p *implicit.TopicParams, acc *implicit.EMAcc, eta float64, fitAlpha b
 // topicsMAP sets p's topics to the MAP estimate from the expected counts n
 // (word-major), β_wj = (n_wj + η)/(n_j + dη), over-relaxed by relax ≠ 1
 // (β_old^{1−relax}·β_wj^{relax}, each topic normalised).
-func topicsMAP(p *implicit.TopicParams, n []float64, eta, relax float64) {
+func topicsMAP(p *TopicParams, n []float64, eta, relax float64) {
 	k, d := p.K, p.D
 	tot := make([]float64, k)
 	for w := range d {
@@ -610,7 +610,7 @@ func topicsMAP(p *implicit.TopicParams, n []float64, eta, relax float64) {
 // setWeights sets the weights from their mean sufficient statistics s:
 // the single-topic model's to s (the mean posterior), LDA's α by Minka's
 // fixed point when fitAlpha.
-func setWeights(p *implicit.TopicParams, s []float64, fitAlpha bool) {
+func setWeights(p *TopicParams, s []float64, fitAlpha bool) {
 	switch {
 	case p.Single:
 		for j := range p.Alpha {
@@ -633,7 +633,7 @@ func minkaAlpha(alpha, s []float64) {
 		for _, a := range alpha {
 			a0 += a
 		}
-		p0 := implicit.Digamma(a0)
+		p0 := digamma(a0)
 		change := 0.0
 		for j := range alpha {
 			a := invDigamma(p0 + s[j])
@@ -653,7 +653,7 @@ func invDigamma(y float64) float64 {
 		x = -1 / (y + 0.5772156649015329)
 	}
 	for range 6 {
-		x -= (implicit.Digamma(x) - y) / trigamma(x)
+		x -= (digamma(x) - y) / trigamma(x)
 	}
 	return x
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -25,7 +24,7 @@ import (
 // the same. The pass cap is not part of the settings a checkpoint must
 // share: a refinement resumed with a higher cap continues. Within a pass,
 // at most once every Checkpoint.Every, the pass's statistics so far are
-// saved as em.partial (a JSON line {run, pass}, then implicit.EMAcc.Encode),
+// saved as em.partial (a JSON line {run, pass}, then EMAcc.Encode),
 // and a resumed pass continues after the batches they hold.
 type emCheckpoint struct {
 	path, partial string
@@ -92,9 +91,9 @@ func (c *emCheckpoint) save(st *emState) error {
 	}
 	if err := writeCheckpoint(c.path, h, func(w io.Writer) error {
 		if h.Prev {
-			return implicit.WriteFloats(w, p.Alpha, p.Beta, st.prevAlpha, st.prevBeta)
+			return writeFloats(w, p.Alpha, p.Beta, st.prevAlpha, st.prevBeta)
 		}
-		return implicit.WriteFloats(w, p.Alpha, p.Beta)
+		return writeFloats(w, p.Alpha, p.Beta)
 	}); err != nil {
 		return err
 	}
@@ -120,7 +119,7 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 			st.prevAlpha, st.prevBeta = make([]float64, len(st.params.Alpha)), make([]float64, len(st.params.Beta))
 			vs = append(vs, st.prevAlpha, st.prevBeta)
 		}
-		if err := implicit.ReadFloats(r, vs...); err != nil {
+		if err := readFloats(r, vs...); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
 		return nil
@@ -133,7 +132,7 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 func (c *emCheckpoint) saveOnline(st *onlineState) error {
 	p := &st.params
 	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done, Steps: st.t, Total: st.total}
-	return writeCheckpoint(c.path, h, func(w io.Writer) error { return implicit.WriteFloats(w, p.Alpha, st.sa, st.s) })
+	return writeCheckpoint(c.path, h, func(w io.Writer) error { return writeFloats(w, p.Alpha, st.sa, st.s) })
 }
 
 // loadOnline reads online EM's saved state into st and reports whether
@@ -145,7 +144,7 @@ func (c *emCheckpoint) loadOnline(st *onlineState, em EM) (bool, error) {
 			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
 		}
 		st.bounds, st.done, st.t, st.total = h.Bounds, h.Done, h.Steps, h.Total
-		if err := implicit.ReadFloats(r, st.params.Alpha, st.sa, st.s); err != nil {
+		if err := readFloats(r, st.params.Alpha, st.sa, st.s); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
 		topicsMAP(&st.params, st.s, em.Eta, 1)
@@ -155,15 +154,15 @@ func (c *emCheckpoint) loadOnline(st *onlineState, em EM) (bool, error) {
 
 // savePartial saves the statistics of EM pass number pass (counted from 1)
 // so far.
-func (c *emCheckpoint) savePartial(pass int, acc *implicit.EMAcc) error {
+func (c *emCheckpoint) savePartial(pass int, acc *EMAcc) error {
 	return writeCheckpoint(c.partial, emPartial{Run: c.run, Pass: pass}, acc.Encode)
 }
 
 // loadPartial returns the saved statistics of EM pass number pass (nil
 // when there are none, or only those of another pass, which are stale).
-func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
+func (c *emCheckpoint) loadPartial(pass int) (*EMAcc, error) {
 	var h emPartial
-	var acc *implicit.EMAcc
+	var acc *EMAcc
 	_, err := readCheckpoint(c.partial, &h, func(r io.Reader) error {
 		if h.Run != c.run {
 			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
@@ -172,7 +171,7 @@ func (c *emCheckpoint) loadPartial(pass int) (*implicit.EMAcc, error) {
 			return nil
 		}
 		var err error
-		if acc, err = implicit.DecodeEMAcc(r); err != nil {
+		if acc, err = DecodeEMAcc(r); err != nil {
 			return fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
 		}
 		return nil

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/streamfit/streamfit/implicit"
 )
 
 // An EM checkpoint carries a checksum: every single-bit flip of it, and a
@@ -17,7 +15,7 @@ func TestEMCheckpointChecksum(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "em.ckpt")
 	alpha, beta := []float64{0.1, 0.2, 0.3}, []float64{1, 2, 3, 4, 5, 6}
 	h := emHeader{Run: "run", K: 3, D: 2, Bounds: []float64{-7.5}}
-	if err := writeCheckpoint(path, h, func(w io.Writer) error { return implicit.WriteFloats(w, alpha, beta) }); err != nil {
+	if err := writeCheckpoint(path, h, func(w io.Writer) error { return writeFloats(w, alpha, beta) }); err != nil {
 		t.Fatal(err)
 	}
 	good, err := os.ReadFile(path)
@@ -27,7 +25,7 @@ func TestEMCheckpointChecksum(t *testing.T) {
 	read := func() error {
 		var got emHeader
 		a, b := make([]float64, 3), make([]float64, 6)
-		_, err := readCheckpoint(path, &got, func(r io.Reader) error { return implicit.ReadFloats(r, a, b) })
+		_, err := readCheckpoint(path, &got, func(r io.Reader) error { return readFloats(r, a, b) })
 		if err == nil && (got.Run != "run" || a[2] != 0.3 || b[5] != 6) {
 			t.Fatalf("read back %+v %v %v", got, a, b)
 		}

@@ -6,7 +6,6 @@ import (
 	"iter"
 	"math"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -18,7 +17,7 @@ import (
 // Hoffman, Blei and Bach 2010, which gensim runs). The t-th mini-batch B
 // (t from 1, counted over all passes) is E-stepped with the current topics
 // and α, its documents in parallel and their expected counts ŝ_B summed
-// exactly (implicit.EMAcc), and the running statistics move towards it:
+// exactly (EMAcc), and the running statistics move towards it:
 //
 //	s ← (1−ρ_t)·s + ρ_t·(T/T_B)·ŝ_B,   ρ_t = (τ₀+t)^−κ,
 //
@@ -114,7 +113,7 @@ func newOnlineState(start *emState, tokens int64) *onlineState {
 		if p.Single {
 			st.sa[j] = a
 		} else {
-			st.sa[j] = implicit.Digamma(a) - implicit.Digamma(a0)
+			st.sa[j] = digamma(a) - digamma(a0)
 		}
 	}
 	return st
@@ -128,7 +127,7 @@ func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, st
 	if err := resumeEM(ck, track, st.emState, func() (bool, error) { return ck.loadOnline(st, em) }); err != nil {
 		return err
 	}
-	acc := implicit.NewEMAcc(m.D, m.K)
+	acc := NewEMAcc(m.D, m.K)
 	for len(st.bounds) < em.Passes && !st.done {
 		pass := track.begin()
 		label := "em"
@@ -159,7 +158,7 @@ func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, st
 // pass runs one online pass over src: a mini-batch at a time, the E-step
 // then the step of the running statistics and the M-step. It records the
 // pass's bound, applies the stopping rule and returns the bound.
-func (st *onlineState) pass(ctx context.Context, src stream.DocSource, acc *implicit.EMAcc, workers int, em EM, onBatch func(int)) (float64, error) {
+func (st *onlineState) pass(ctx context.Context, src stream.DocSource, acc *EMAcc, workers int, em EM, onBatch func(int)) (float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches, errc := miniBatches(ctx, src, em.MiniBatch)
@@ -197,7 +196,7 @@ func (st *onlineState) pass(ctx context.Context, src stream.DocSource, acc *impl
 
 // step moves the running statistics towards those of one mini-batch (acc)
 // and sets the topics and weights from them.
-func (st *onlineState) step(acc *implicit.EMAcc, em EM) error {
+func (st *onlineState) step(acc *EMAcc, em EM) error {
 	if acc.Tokens == 0 {
 		return nil // a mini-batch of empty documents says nothing
 	}

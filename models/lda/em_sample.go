@@ -176,7 +176,7 @@ func (e *emDocs) pass(sample bool) func(context.Context) iter.Seq2[*stream.Docs,
 // half returns the pass over half the sample kept in memory: every other
 // batch of it, from the first (i = 0) or the second (i = 1); nil when the
 // sample is not in memory. The two halves' statistics add up to the whole
-// sample's exactly (implicit.EMAcc's totals do not depend on the split).
+// sample's exactly (EMAcc's totals do not depend on the split).
 func (e *emDocs) half(i int) func(context.Context) iter.Seq2[*stream.Docs, error] {
 	if !e.full || !e.sampled() {
 		return nil
@@ -239,20 +239,20 @@ func emRecordSample(rec *models.EMStats, st *emState) {
 // it, h·n tokens to n, predicts the gain from all of it to the corpus's
 // n/rate: g·(1 − rate)/(1/h − 1). NaN when it cannot be measured (no
 // held-out sample, no parameters to start from, or halves not in two).
-func (st *emState) fullGain(ctx context.Context, acc, half *implicit.EMAcc, em EM, held func(context.Context) iter.Seq2[*stream.Docs, error], workers int) (float64, error) {
+func (st *emState) fullGain(ctx context.Context, acc, half *EMAcc, em EM, held func(context.Context) iter.Seq2[*stream.Docs, error], workers int) (float64, error) {
 	if held == nil || st.prevBeta == nil || half == nil || half.Tokens == 0 || half.Tokens >= acc.Tokens || st.tokens <= 0 {
 		return math.NaN(), nil
 	}
 	p := st.params
 	p.Alpha, p.Beta = make([]float64, len(st.prevAlpha)), make([]float64, len(st.prevBeta))
-	score := func(a *implicit.EMAcc) (float64, error) {
+	score := func(a *EMAcc) (float64, error) {
 		copy(p.Alpha, st.prevAlpha)
 		copy(p.Beta, st.prevBeta)
 		mStep(&p, a, em.Eta*float64(a.Tokens)/float64(st.tokens), em.FitAlpha, 1)
 		var bound float64
 		var tokens int64
 		err := stage(ctx, "em-learning-curve", func(ctx context.Context) (err error) {
-			bound, tokens, err = implicit.EMBound(ctx, held, workers, &p)
+			bound, tokens, err = EMBound(ctx, held, workers, &p)
 			return err
 		})
 		if err != nil || tokens == 0 {

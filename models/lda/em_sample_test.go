@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -28,7 +27,7 @@ func trainingBound(t *testing.T, src stream.DocSource, m *models.Model) float64 
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, tokens, err := implicit.EMBound(context.Background(), src.Docs, 2, &st.params)
+	b, tokens, err := EMBound(context.Background(), src.Docs, 2, &st.params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,14 +170,14 @@ func TestEMHalves(t *testing.T) {
 	st := startState(m, em)
 	docs := newEMDocs(src, em, st)
 	ctx := context.Background()
-	whole := implicit.NewEMAcc(m.D, m.K)
+	whole := NewEMAcc(m.D, m.K)
 	if err := whole.Pass(ctx, docs.pass(true), 2, &st.params, nil); err != nil {
 		t.Fatal(err)
 	}
 	if docs.half(0) == nil {
 		t.Fatal("the sample is not in memory after a pass over it")
 	}
-	a, b := implicit.NewEMAcc(m.D, m.K), implicit.NewEMAcc(m.D, m.K)
+	a, b := NewEMAcc(m.D, m.K), NewEMAcc(m.D, m.K)
 	if err := a.Pass(ctx, docs.half(0), 3, &st.params, nil); err != nil {
 		t.Fatal(err)
 	}

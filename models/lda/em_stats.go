@@ -20,7 +20,7 @@ import (
 // computed apart (streamfit stats --phase em, a Beam pipeline): the model
 // before a pass (the spectral fit, or the model EMStep returned after the
 // pass before) gives EMPassStats over every shard; the shards' statistics
-// merge exactly (implicit.EMAcc.Merge, in any order); EMStep applies the
+// merge exactly (EMAcc.Merge, in any order); EMStep applies the
 // stopping rule and the M-step to the model. EMDone says when the passes
 // end. From the spectral model of Fit's statistics, the passes give Fit's
 // model bit for bit.
@@ -47,7 +47,7 @@ func EMDone(m *models.Model, cfg Config) bool {
 // EMPassStats computes the statistics of the next EM pass over src for m
 // (the spectral fit or a model between passes), as Fit's pass does, with
 // the header that names the pass and the model (EMHeader).
-func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) (*implicit.EMStats, error) {
+func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) (*EMStats, error) {
 	h, err := EMHeader(m, cfg)
 	if err != nil {
 		return nil, err
@@ -67,12 +67,12 @@ func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	acc := implicit.NewEMAcc(m.D, m.K)
+	acc := NewEMAcc(m.D, m.K)
 	if err := acc.Pass(ctx, src.Docs, workers, &st.params, nil); err != nil {
 		return nil, err
 	}
 	h.Shards = 1
-	return &implicit.EMStats{Header: h, Acc: acc}, nil
+	return &EMStats{Header: h, Acc: acc}, nil
 }
 
 // EMHeader is the header of the statistics of m's next EM pass with
@@ -117,7 +117,7 @@ func EMHeader(m *models.Model, cfg Config) (statsfile.Header, error) {
 // rule and the M-step, and stores the next parameters in m (sorted, and
 // final, when EMDone then holds). Statistics of another model, pass or
 // settings are refused.
-func EMStep(m *models.Model, st *implicit.EMStats, cfg Config) error {
+func EMStep(m *models.Model, st *EMStats, cfg Config) error {
 	want, err := EMHeader(m, cfg)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func emStateOf(m *models.Model, em EM) (*emState, error) {
 		return st, nil
 	}
 	k, d := m.K, m.D
-	p := implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), m.Alpha...), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
+	p := TopicParams{K: k, D: d, Alpha: append([]float64(nil), m.Alpha...), Beta: make([]float64, k*d), Single: m.Model == "topic", Tol: em.EStepTol, Prune: em.EStepPrune, Overrelax: em.EStepOverrelax}
 	for j, row := range m.Topics {
 		for w, v := range row {
 			p.Beta[w*k+j] = v

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream/synth"
 	"gonum.org/v1/gonum/mathext"
@@ -241,7 +240,7 @@ func TestSumLog(t *testing.T) {
 func TestTopicsMAPRelaxed(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const k, d, eta = 4, 30, 0.01
-	p := implicit.TopicParams{K: k, D: d, Beta: make([]float64, k*d)}
+	p := TopicParams{K: k, D: d, Beta: make([]float64, k*d)}
 	counts := make([]float64, k*d)
 	for i := range counts {
 		counts[i] = float64(r.IntN(20))

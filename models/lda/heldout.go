@@ -84,7 +84,7 @@ func Perplexity(ctx context.Context, src stream.DocSource, topics [][]float64, a
 		workers = runtime.GOMAXPROCS(0)
 	}
 	type part struct {
-		es          *implicit.EStep
+		es          *EStep
 		theta       []float64
 		obsT, predT []int32
 		obsC, predC []int32
@@ -93,7 +93,7 @@ func Perplexity(ctx context.Context, src stream.DocSource, topics [][]float64, a
 	k := p.K
 	res := &HeldOut{Smooth: max(smooth, 0)}
 	err = implicit.InOrder(ctx, src.Docs, workers,
-		func() *part { return &part{es: implicit.NewEStep(p), theta: make([]float64, k)} },
+		func() *part { return &part{es: NewEStep(p), theta: make([]float64, k)} },
 		func(q *part, b *stream.Docs) {
 			q.out = HeldOut{}
 			for i := range b.Len() {

@@ -27,7 +27,7 @@ const DefaultSmooth = 1e-3
 // origin can be given, e.g. another library's topic matrix with its α.
 // The E-step's fixed-point steps are over-relaxed as in the EM passes
 // (DefaultEStepOverrelax): the same posterior in fewer iterations.
-func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*implicit.TopicParams, error) {
+func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*TopicParams, error) {
 	k := len(topics)
 	if k == 0 || len(alpha) != k {
 		return nil, fmt.Errorf("lda: %d topics and %d weights", k, len(alpha))
@@ -39,7 +39,7 @@ func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*
 	case smooth < 0:
 		smooth = 0
 	}
-	p := &implicit.TopicParams{K: k, D: d, Alpha: append([]float64(nil), alpha...), Beta: make([]float64, k*d), Single: single, Overrelax: DefaultEStepOverrelax}
+	p := &TopicParams{K: k, D: d, Alpha: append([]float64(nil), alpha...), Beta: make([]float64, k*d), Single: single, Overrelax: DefaultEStepOverrelax}
 	for j, row := range topics {
 		if len(row) != d {
 			return nil, fmt.Errorf("lda: topic %d has %d words, topic 0 has %d", j, len(row), d)
@@ -74,7 +74,7 @@ func Params(topics [][]float64, alpha []float64, single bool, smooth float64) (*
 }
 
 // ModelParams is Params of a fitted model (lda or topic).
-func ModelParams(m *models.Model, smooth float64) (*implicit.TopicParams, error) {
+func ModelParams(m *models.Model, smooth float64) (*TopicParams, error) {
 	if m.Model != "lda" && m.Model != "topic" {
 		return nil, fmt.Errorf("lda: a %q model has no document topics", m.Model)
 	}
@@ -89,7 +89,7 @@ func ModelParams(m *models.Model, smooth float64) (*implicit.TopicParams, error)
 // the variational posterior, γ/Σγ (for an empty document, α/α₀); for the
 // single-topic model, the posterior probability of each topic. The result
 // does not depend on workers, and memory is a batch per worker.
-func Infer(ctx context.Context, src stream.DocSource, p *implicit.TopicParams, workers int, emit func(start int64, n int, theta []float64) error) error {
+func Infer(ctx context.Context, src stream.DocSource, p *TopicParams, workers int, emit func(start int64, n int, theta []float64) error) error {
 	if d := src.Info().Terms; d > 0 && d != p.D {
 		return fmt.Errorf("lda: the model has %d words, the input %d", p.D, d)
 	}
@@ -97,14 +97,14 @@ func Infer(ctx context.Context, src stream.DocSource, p *implicit.TopicParams, w
 		workers = runtime.GOMAXPROCS(0)
 	}
 	type part struct {
-		es    *implicit.EStep
+		es    *EStep
 		start int64
 		n     int
 		theta []float64
 	}
 	k := p.K
 	return implicit.InOrder(ctx, src.Docs, workers,
-		func() *part { return &part{es: implicit.NewEStep(p)} },
+		func() *part { return &part{es: NewEStep(p)} },
 		func(q *part, b *stream.Docs) {
 			q.start, q.n = b.Start, b.Len()
 			if cap(q.theta) < q.n*k {

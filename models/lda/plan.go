@@ -555,7 +555,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		if cfg.EM.Online {
 			arrays++ // the running expected counts
 		}
-		emLive := d*k*8*arrays + w*math.Min(d, implicit.EMPieceEntries)*k*8
+		emLive := d*k*8*arrays + w*math.Min(d, EMPieceEntries)*k*8
 		if em := cfg.EM.withDefaults(); !em.Online && em.sampleTokens(p.D, p.K) > 0 {
 			// The documents the passes keep in memory (8 bytes an entry):
 			// the corpus, up to the sample's tokens (entries are at most

@@ -291,7 +291,7 @@ func TestEMPassesFromShards(t *testing.T) {
 	}
 	m := fitStats(t, twoPhase(t, cfg, b, a), cfg)
 	path := filepath.Join(t.TempDir(), "model.json")
-	var stale *implicit.EMStats
+	var stale *EMStats
 	for pass := 0; !EMDone(m, cfg); pass++ {
 		first, second := []stream.DocSource{c, e}, []stream.DocSource{e, c}
 		order := first

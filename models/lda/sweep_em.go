@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"golang.org/x/sync/errgroup"
@@ -64,7 +63,7 @@ func refineAll(ctx context.Context, src stream.DocSource, ms []*models.Model, cf
 // (from memory after the first, as refine's emDocs keeps them) and serves
 // each batch to the passes of the models still refining, which run
 // concurrently, each on cfg.Workers goroutines with its own statistics
-// (implicit.EMAcc, exact sums: the same totals as a pass of its own). After
+// (EMAcc, exact sums: the same totals as a pass of its own). After
 // the pass each model takes its M-step and its stopping rule (emState.step);
 // a model that stopped is no longer computed. The refined parameters are
 // stored in the models as refine stores them.
@@ -89,9 +88,9 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 		// taken them (teePass), rather than a copy of each per pass.
 		read = src.Docs
 	}
-	accs := make([]*implicit.EMAcc, len(ms))
+	accs := make([]*EMAcc, len(ms))
 	for i, m := range ms {
-		accs[i] = implicit.NewEMAcc(m.D, m.K)
+		accs[i] = NewEMAcc(m.D, m.K)
 	}
 	active := func() []int {
 		var a []int

@@ -211,13 +211,13 @@ func (e *MergeError) Unwrap() error { return e.Err }
 // fit, or the model of the pass before: lda.EMStep) over parts, as one
 // shard (lda.EMPassStats). Every part is recorded as an input of the
 // statistics. It reports lda.ErrEMDone when m's passes have ended.
-func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *models.Model) (*implicit.EMStats, error) {
+func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *models.Model) (*lda.EMStats, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no input")
 	}
-	var total *implicit.EMStats
+	var total *lda.EMStats
 	for _, p := range parts {
-		st, err := func() (*implicit.EMStats, error) {
+		st, err := func() (*lda.EMStats, error) {
 			src, desc, err := OpenDocs(p, o)
 			if err != nil {
 				return nil, err
@@ -247,6 +247,6 @@ func (w LDA) EMStats(ctx context.Context, parts []Part, o stream.Options, m *mod
 // merges them (exactly, in any order); statistics of another pass or model,
 // and shards that share an input, are refused (a *MergeError names the
 // file).
-func MergeEMStatsFiles(paths []string) (*implicit.EMStats, error) {
-	return mergeFiles(paths, implicit.ReadEMStats, (*implicit.EMStats).Merge)
+func MergeEMStatsFiles(paths []string) (*lda.EMStats, error) {
+	return mergeFiles(paths, lda.ReadEMStats, (*lda.EMStats).Merge)
 }

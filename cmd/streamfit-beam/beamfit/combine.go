@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
+	"github.com/streamfit/streamfit/models/lda"
 )
 
 // statsAcc is the accumulator of mergeFn: the statistics merged so far, of
@@ -15,7 +16,7 @@ import (
 type statsAcc struct {
 	st    *implicit.TopicStats
 	dense *implicit.DenseStats
-	em    *implicit.EMStats
+	em    *lda.EMStats
 }
 
 // encodeAcc and decodeAcc are the Beam coder of statsAcc: the statistics
@@ -44,7 +45,7 @@ func decodeAcc(b []byte) (statsAcc, error) {
 	if !errors.Is(err, statsfile.ErrModel) {
 		return statsAcc{dense: d}, err
 	}
-	em, err := implicit.DecodeEMStats(b)
+	em, err := lda.DecodeEMStats(b)
 	return statsAcc{em: em}, err
 }
 
@@ -53,7 +54,7 @@ func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil && a.em ==
 
 // mergeFn is the Beam combiner of shard statistics: its merge is the
 // library's (implicit.TopicStats.Merge, implicit.DenseStats.Merge,
-// implicit.EMStats.Merge), exact and
+// lda.EMStats.Merge), exact and
 // independent of the order and grouping the runner chooses, and it refuses
 // what `streamfit merge` refuses (statistics of another fit, or covering an
 // input twice). Empty inputs (a power pass not taken) are skipped.

@@ -1,4 +1,4 @@
-package implicit
+package lda
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -26,7 +27,7 @@ import (
 // nothing else. Memory is d·k (and as much again for the exact totals' low
 // words).
 //
-// The totals are exact (see Exact): each document's contribution is
+// The totals are exact (see implicit.FixedScale): each document's contribution is
 // truncated to a fixed-point grid and added as an integer, so the totals do
 // not depend on how the documents are split into batches, shards or
 // workers, nor on the order of merges; N, Suff and Bound hold the totals
@@ -54,7 +55,7 @@ type EMAcc struct {
 	Batches int64
 
 	// nLo, suffLo and boundLo are the low words of the exact totals of N,
-	// Suff and Bound (see fixedScale).
+	// Suff and Bound (see implicit.FixedScale).
 	nLo, suffLo []uint64
 	boundLo     uint64
 }
@@ -74,8 +75,8 @@ const (
 )
 
 var (
-	emScaleN   = newFixedScale(emExpN)
-	emScaleSum = newFixedScale(emExpSum)
+	emScaleN   = implicit.NewFixedScale(emExpN)
+	emScaleSum = implicit.NewFixedScale(emExpSum)
 )
 
 // NewEMAcc returns empty statistics for d words and k topics.
@@ -95,12 +96,12 @@ func (a *EMAcc) ensureLo() {
 
 // arrays returns a's exact totals, the bound as a one-value array in
 // bound (written back by the caller).
-func (a *EMAcc) arrays(bound []float64, boundLo []uint64) []fixedArray {
+func (a *EMAcc) arrays(bound []float64, boundLo []uint64) []implicit.FixedArray {
 	a.ensureLo()
-	return []fixedArray{
-		{name: "em.n", v: a.N, lo: a.nLo, scale: emScaleN},
-		{name: "em.suff", v: a.Suff, lo: a.suffLo, scale: emScaleSum},
-		{name: "em.bound", v: bound, lo: boundLo, scale: emScaleSum},
+	return []implicit.FixedArray{
+		{Name: "em.n", V: a.N, Lo: a.nLo, Scale: emScaleN},
+		{Name: "em.suff", V: a.Suff, Lo: a.suffLo, Scale: emScaleSum},
+		{Name: "em.bound", V: bound, Lo: boundLo, Scale: emScaleSum},
 	}
 }
 
@@ -114,7 +115,7 @@ func (a *EMAcc) Merge(o *EMAcc) error {
 	ob, oblo := []float64{o.Bound}, []uint64{o.boundLo}
 	mine, theirs := a.arrays(b, blo), o.arrays(ob, oblo)
 	for i := range mine {
-		if err := mine[i].addFrom(0, theirs[i].v, theirs[i].lo); err != nil {
+		if err := mine[i].Merge(theirs[i]); err != nil {
 			return err
 		}
 	}
@@ -161,17 +162,17 @@ const EMPieceEntries = 1 << 18
 // so the statistics do not depend on workers or batches. onBatch is told
 // each batch's number of documents, in order.
 func (a *EMAcc) Pass(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int)) error {
-	return a.PassFrom(ctx, docs, workers, p, onBatch, PassOptions{})
+	return a.PassFrom(ctx, docs, workers, p, onBatch, implicit.PassOptions{})
 }
 
-// PassFrom is Pass resumed and saved as PassOptions say: it skips the first
+// PassFrom is Pass resumed and saved as implicit.PassOptions say: it skips the first
 // opt.Skip batches (those a already holds, Batches) and calls opt.Snapshot,
 // at most once every opt.SnapshotEvery, after a batch has been added; the
 // totals are then consistent (Encode may save them). A pass resumed from a
 // snapshot ends with the totals of an uninterrupted one, bit for bit.
-func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int), opt PassOptions) error {
+func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, onBatch func(docs int), opt implicit.PassOptions) error {
 	if p.K != a.K || p.D != a.D {
-		return fmt.Errorf("implicit: EM statistics of d=%d, k=%d for parameters of d=%d, k=%d", a.D, a.K, p.D, p.K)
+		return fmt.Errorf("lda: EM statistics of d=%d, k=%d for parameters of d=%d, k=%d", a.D, a.K, p.D, p.K)
 	}
 	if err := p.Check(); err != nil {
 		return err
@@ -181,14 +182,22 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 	// During the pass the totals hold high parts (raw), between batches'
 	// commits and after it rounded values.
 	bound, boundLo := []float64{a.Bound}, []uint64{a.boundLo}
-	ex := &Exact{arrays: a.arrays(bound, boundLo)}
-	ex.toRaw()
-	defer func() {
-		ex.toRounded()
+	arrays := a.arrays(bound, boundLo)
+	high := func() {
+		for _, x := range arrays {
+			x.High()
+		}
+	}
+	rounded := func() {
+		for _, x := range arrays {
+			x.Rounded()
+		}
 		a.Bound, a.boundLo = bound[0], boundLo[0]
-	}()
-	nTot, sTot, bTot := &ex.arrays[0], &ex.arrays[1], &ex.arrays[2]
-	return InOrder(ctx, skipBatches(splitBatches(docs, EMPieceEntries), opt.Skip), workers,
+	}
+	high()
+	defer rounded()
+	nTot, sTot, bTot := arrays[0], arrays[1], arrays[2]
+	return implicit.InOrder(ctx, implicit.SkipBatches(implicit.SplitBatches(docs, EMPieceEntries), opt.Skip), workers,
 		func() *emPart {
 			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k)}
 		},
@@ -213,9 +222,9 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 					q.badBound = bd
 					return
 				}
-				ok = foldFixed(emScaleSum, q.bound[:], []float64{bd}, q.boundLo[:]) && ok
+				ok = emScaleSum.Fold(q.bound[:], []float64{bd}, q.boundLo[:]) && ok
 				q.iters += int64(q.es.Iters)
-				ok = foldFixed(emScaleSum, q.suff, q.es.Suff(), q.suffLo) && ok
+				ok = emScaleSum.Fold(q.suff, q.es.Suff(), q.suffLo) && ok
 				for w, t := range terms {
 					s := q.slot[t]
 					if s == 0 {
@@ -243,20 +252,20 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 				for _, t := range q.terms {
 					q.slot[t] = 0
 				}
-				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.badBound, q.start)
+				return fmt.Errorf("lda: the E-step's bound is %g in the batch from document %d", q.badBound, q.start)
 			}
 			ok := !q.overflow && q.tokens < emMaxBatch
 			for s, t := range q.terms {
-				v, lo := nTot.v[int(t)*k:int(t+1)*k], nTot.lo[int(t)*k:int(t+1)*k]
+				v, lo := nTot.V[int(t)*k:int(t+1)*k], nTot.Lo[int(t)*k:int(t+1)*k]
 				for j, x := range q.rows[s*k : (s+1)*k] {
-					ok = emScaleN.addFixed(&v[j], &lo[j], 0, uint64(x)) && ok
+					ok = emScaleN.AddHigh(&v[j], &lo[j], 0, uint64(x)) && ok
 				}
 				q.slot[t] = 0
 			}
-			ok = addFixedRows(emScaleSum, sTot.v, sTot.lo, q.suff, q.suffLo) && ok
-			ok = addFixedRows(emScaleSum, bTot.v, bTot.lo, q.bound[:], q.boundLo[:]) && ok
+			ok = addFixedRows(emScaleSum, sTot.V, sTot.Lo, q.suff, q.suffLo) && ok
+			ok = addFixedRows(emScaleSum, bTot.V, bTot.Lo, q.bound[:], q.boundLo[:]) && ok
 			if !ok {
-				return fmt.Errorf("%w: EM statistics, in the batch from document %d", ErrOverflow, q.start)
+				return fmt.Errorf("%w: EM statistics, in the batch from document %d", implicit.ErrOverflow, q.start)
 			}
 			a.Docs += q.docs
 			a.Tokens += q.tokens
@@ -268,10 +277,9 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 			}
 			if opt.Snapshot != nil && time.Since(last) >= opt.SnapshotEvery {
 				last = time.Now()
-				ex.toRounded()
-				a.Bound, a.boundLo = bound[0], boundLo[0]
+				rounded()
 				err := opt.Snapshot(a.Batches)
-				ex.toRaw()
+				high()
 				return err
 			}
 			return nil
@@ -281,10 +289,10 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 // addFixedRows adds the exact totals (v, lo), high parts, to (dst, dlo),
 // high parts of the same resolution s. It reports false when a total
 // leaves the exact range.
-func addFixedRows(s fixedScale, dst []float64, dlo []uint64, v []float64, lo []uint64) bool {
+func addFixedRows(s implicit.FixedScale, dst []float64, dlo []uint64, v []float64, lo []uint64) bool {
 	ok := true
 	for j := range v {
-		ok = s.addFixed(&dst[j], &dlo[j], v[j], lo[j]) && ok
+		ok = s.AddHigh(&dst[j], &dlo[j], v[j], lo[j]) && ok
 	}
 	return ok
 }
@@ -295,8 +303,8 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // emMagic opens an encoded EMAcc.
 const emMagic = "SFEMACC2"
 
-// emHeader is the JSON line after emMagic: the shape and the counts.
-type emHeader struct {
+// emAccHeader is the JSON line after emMagic: the shape and the counts.
+type emAccHeader struct {
 	D, K                int
 	Docs, Tokens, Empty int64
 	Iters, Batches      int64
@@ -310,7 +318,7 @@ type emHeader struct {
 // everything before it. DecodeEMAcc reads it back, so
 // shards' statistics can be merged in another process.
 func (a *EMAcc) Encode(w io.Writer) error {
-	h, err := json.Marshal(emHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Batches: a.Batches, Bound: a.Bound, BoundLo: a.boundLo})
+	h, err := json.Marshal(emAccHeader{D: a.D, K: a.K, Docs: a.Docs, Tokens: a.Tokens, Empty: a.Empty, Iters: a.Iters, Batches: a.Batches, Bound: a.Bound, BoundLo: a.boundLo})
 	if err != nil {
 		return err
 	}
@@ -319,7 +327,7 @@ func (a *EMAcc) Encode(w io.Writer) error {
 	bw.WriteString(emMagic)
 	bw.Write(append(h, '\n'))
 	a.ensureLo()
-	WriteFloats(bw, a.N, a.Suff)
+	writeFloats(bw, a.N, a.Suff)
 	writeWords(bw, a.nLo, a.suffLo)
 	if err := bw.Flush(); err != nil {
 		return err
@@ -337,55 +345,55 @@ func DecodeEMAcc(r io.Reader) (*EMAcc, error) {
 	tr := io.TeeReader(bufio.NewReader(r), crc)
 	magic := make([]byte, len(emMagic))
 	if _, err := io.ReadFull(tr, magic); err != nil || string(magic) != emMagic {
-		return nil, errors.New("implicit: not EM statistics (bad magic)")
+		return nil, errors.New("lda: not EM statistics (bad magic)")
 	}
 	var line []byte
 	var b [8]byte
 	for {
 		if _, err := io.ReadFull(tr, b[:1]); err != nil {
-			return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
+			return nil, fmt.Errorf("lda: EM statistics: %w", statsfile.ErrTruncated)
 		}
 		if b[0] == '\n' {
 			break
 		}
 		if line = append(line, b[0]); len(line) > statsfile.MaxHeader {
-			return nil, errors.New("implicit: EM statistics: header too long")
+			return nil, errors.New("lda: EM statistics: header too long")
 		}
 	}
-	var h emHeader
+	var h emAccHeader
 	if err := json.Unmarshal(line, &h); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", err)
+		return nil, fmt.Errorf("lda: EM statistics: %w", err)
 	}
 	if h.D < 1 || h.K < 1 || h.D > 1<<28/h.K {
-		return nil, fmt.Errorf("implicit: EM statistics of d=%d, k=%d", h.D, h.K)
+		return nil, fmt.Errorf("lda: EM statistics of d=%d, k=%d", h.D, h.K)
 	}
 	a := NewEMAcc(h.D, h.K)
 	a.Docs, a.Tokens, a.Empty, a.Iters, a.Batches, a.Bound, a.boundLo = h.Docs, h.Tokens, h.Empty, h.Iters, h.Batches, h.Bound, h.BoundLo
-	if err := ReadFloats(tr, a.N, a.Suff); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
+	if err := readFloats(tr, a.N, a.Suff); err != nil {
+		return nil, fmt.Errorf("lda: EM statistics: %w", statsfile.ErrTruncated)
 	}
 	if err := readWords(tr, a.nLo, a.suffLo); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
+		return nil, fmt.Errorf("lda: EM statistics: %w", statsfile.ErrTruncated)
 	}
 	sum := crc.Sum32()
 	if _, err := io.ReadFull(tr, b[:4]); err != nil {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrTruncated)
+		return nil, fmt.Errorf("lda: EM statistics: %w", statsfile.ErrTruncated)
 	}
 	if binary.LittleEndian.Uint32(b[:4]) != sum {
-		return nil, fmt.Errorf("implicit: EM statistics: %w", statsfile.ErrChecksum)
+		return nil, fmt.Errorf("lda: EM statistics: %w", statsfile.ErrChecksum)
 	}
 	return a, nil
 }
 
-// WriteFloats writes the values of vs to w in order as little-endian
+// writeFloats writes the values of vs to w in order as little-endian
 // float64, bit for bit; the first error is returned.
-func WriteFloats(w io.Writer, vs ...[]float64) error { return writeLE(w, math.Float64bits, vs) }
+func writeFloats(w io.Writer, vs ...[]float64) error { return writeLE(w, math.Float64bits, vs) }
 
-// ReadFloats fills vs in order with little-endian float64 read from r (as
-// WriteFloats wrote them).
-func ReadFloats(r io.Reader, vs ...[]float64) error { return readLE(r, math.Float64frombits, vs) }
+// readFloats fills vs in order with little-endian float64 read from r (as
+// writeFloats wrote them).
+func readFloats(r io.Reader, vs ...[]float64) error { return readLE(r, math.Float64frombits, vs) }
 
-// writeWords and readWords are WriteFloats and ReadFloats for the low
+// writeWords and readWords are writeFloats and readFloats for the low
 // words of exact totals.
 func writeWords(w io.Writer, vs ...[]uint64) error { return writeLE(w, word, vs) }
 func readWords(r io.Reader, vs ...[]uint64) error  { return readLE(r, word, vs) }
@@ -453,7 +461,7 @@ func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 		started bool
 	}
 	total, totalLo := []float64{0}, []uint64{0}
-	err = InOrder(ctx, splitBatches(docs, EMPieceEntries), workers,
+	err = implicit.InOrder(ctx, implicit.SplitBatches(docs, EMPieceEntries), workers,
 		func() *part { return &part{es: NewEStep(p)} },
 		func(q *part, b *stream.Docs) {
 			q.bound, q.lo, q.bad, q.ok, q.tokens, q.start = [1]float64{}, [1]uint64{}, 0, true, 0, b.Start
@@ -469,15 +477,15 @@ func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 					q.bad = bd
 					return
 				}
-				q.ok = foldFixed(emScaleSum, q.bound[:], []float64{bd}, q.lo[:]) && q.ok
+				q.ok = emScaleSum.Fold(q.bound[:], []float64{bd}, q.lo[:]) && q.ok
 			}
 		},
 		func(q *part) error {
 			if q.bad != 0 {
-				return fmt.Errorf("implicit: the E-step's bound is %g in the batch from document %d", q.bad, q.start)
+				return fmt.Errorf("lda: the E-step's bound is %g in the batch from document %d", q.bad, q.start)
 			}
 			if !addFixedRows(emScaleSum, total, totalLo, q.bound[:], q.lo[:]) || !q.ok {
-				return fmt.Errorf("%w: the bound, in the batch from document %d", ErrOverflow, q.start)
+				return fmt.Errorf("%w: the bound, in the batch from document %d", implicit.ErrOverflow, q.start)
 			}
 			tokens += q.tokens
 			return nil
@@ -485,5 +493,5 @@ func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 	if err != nil {
 		return 0, 0, err
 	}
-	return emScaleSum.round(total[0], totalLo[0]), tokens, nil
+	return emScaleSum.Round(total[0], totalLo[0]), tokens, nil
 }

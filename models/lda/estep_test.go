@@ -1,19 +1,13 @@
-package implicit
+package lda
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"reflect"
+	"slices"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit/statsfile"
-	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mathext"
 )
 
@@ -70,13 +64,7 @@ func randomParams(r *rand.Rand, k, d int, single bool) *TopicParams {
 		p.Alpha[j] = 0.05 + r.Float64()
 	}
 	if single {
-		s := 0.0
-		for _, a := range p.Alpha {
-			s += a
-		}
-		for j := range p.Alpha {
-			p.Alpha[j] /= s
-		}
+		floats.Scale(1/floats.Sum(p.Alpha), p.Alpha)
 	}
 	return p
 }
@@ -283,125 +271,6 @@ func TestSingleTopicPosterior(t *testing.T) {
 	}
 }
 
-// emCorpus draws n documents of 0–7 distinct words over d words, in
-// batches of 7.
-func emCorpus(r *rand.Rand, n, d int) *stream.MemoryDocs {
-	all := stream.NewDocs(0)
-	for range n {
-		for _, w := range r.Perm(d)[:r.IntN(8)] {
-			all.Add(int32(w), int32(1+r.IntN(4)))
-		}
-		all.EndDoc()
-	}
-	return &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: 7}
-}
-
-// sub is the documents [lo, hi) of m, in batches of 7.
-func sub(m *stream.MemoryDocs, lo, hi int) *stream.MemoryDocs {
-	b := stream.NewDocs(int64(lo))
-	for i := lo; i < hi; i++ {
-		b.AppendDoc(m.All.Doc(i))
-	}
-	return &stream.MemoryDocs{All: b.Clone(), Terms: m.Terms, BatchRows: 7}
-}
-
-func TestEMAccWorkersAndMerge(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	const k, d = 4, 30
-	for _, single := range []bool{false, true} {
-		p := randomParams(r, k, d, single)
-		src := emCorpus(r, 200, d)
-		var accs []*EMAcc
-		for _, workers := range []int{1, 3} {
-			a := NewEMAcc(d, k)
-			if err := a.Pass(context.Background(), src.Docs, workers, p, nil); err != nil {
-				t.Fatal(err)
-			}
-			accs = append(accs, a)
-		}
-		a, b := accs[0], accs[1]
-		if a.Bound != b.Bound || a.Docs != b.Docs {
-			t.Fatalf("single=%t: bound %v with 1 worker, %v with 3", single, a.Bound, b.Bound)
-		}
-		for i := range a.N {
-			if a.N[i] != b.N[i] {
-				t.Fatalf("single=%t: N[%d] %v with 1 worker, %v with 3", single, i, a.N[i], b.N[i])
-			}
-		}
-		// The expected counts hold every token once.
-		s := 0.0
-		for _, v := range a.N {
-			s += v
-		}
-		if math.Abs(s-float64(a.Tokens)) > 1e-9*s {
-			t.Fatalf("single=%t: expected counts sum to %g, %d tokens", single, s, a.Tokens)
-		}
-	}
-}
-
-// TestEMAccMergeExact checks that the EM statistics of shards merged in any
-// order and grouping, and passes with any number of workers, are those of
-// one pass over the whole input bit for bit (the exact totals).
-func TestEMAccMergeExact(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 18))
-	const k, d, n = 5, 40, 300
-	ctx := context.Background()
-	for _, single := range []bool{false, true} {
-		p := randomParams(r, k, d, single)
-		src := emCorpus(r, n, d)
-		whole := NewEMAcc(d, k)
-		if err := whole.Pass(ctx, src.Docs, 3, p, nil); err != nil {
-			t.Fatal(err)
-		}
-		want := emBytes(t, whole)
-		cuts := []int{0, 41, 42, 190, n}
-		shard := func(i, workers int) *EMAcc {
-			a := NewEMAcc(d, k)
-			if err := a.Pass(ctx, sub(src, cuts[i], cuts[i+1]).Docs, workers, p, nil); err != nil {
-				t.Fatal(err)
-			}
-			return a
-		}
-		for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
-			total := shard(order[0], 1)
-			for _, i := range order[1:] {
-				if err := total.Merge(shard(i, 2)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			total.Batches = whole.Batches // the shards' batches differ in number
-			if got := emBytes(t, total); !bytes.Equal(got, want) {
-				t.Fatalf("single=%t: shards merged in order %v differ from the whole pass (bound %v vs %v)", single, order, total.Bound, whole.Bound)
-			}
-		}
-		// A tree of merges: (0+1) + (2+3).
-		a, b := shard(0, 1), shard(2, 3)
-		if err := a.Merge(shard(1, 1)); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Merge(shard(3, 2)); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Merge(a); err != nil {
-			t.Fatal(err)
-		}
-		b.Batches = whole.Batches
-		if !bytes.Equal(emBytes(t, b), want) {
-			t.Fatalf("single=%t: a tree of merges differs from the whole pass", single)
-		}
-	}
-}
-
-// emBytes is a's encoding.
-func emBytes(t *testing.T, a *EMAcc) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := a.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // BenchmarkEStep times the E-step (Expect) on documents of 100 distinct
 // words over 20,000, for k=10 and k=50.
 func BenchmarkEStep(b *testing.B) {
@@ -423,53 +292,6 @@ func BenchmarkEStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(iters)/float64(b.N), "iters/doc")
 		})
-	}
-}
-
-// TestEMAccEncode round-trips EM statistics bit for bit, merges decoded
-// shards into the whole, and refuses damaged data.
-func TestEMAccEncode(t *testing.T) {
-	r := rand.New(rand.NewPCG(10, 11))
-	const k, d = 3, 25
-	p := randomParams(r, k, d, false)
-	src := emCorpus(r, 60, d)
-	whole, h1, h2 := NewEMAcc(d, k), NewEMAcc(d, k), NewEMAcc(d, k)
-	for _, run := range []struct {
-		a      *EMAcc
-		lo, hi int
-	}{{whole, 0, 60}, {h1, 0, 28}, {h2, 28, 60}} {
-		if err := run.a.Pass(context.Background(), sub(src, run.lo, run.hi).Docs, 2, p, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if err := h1.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
-	got, err := DecodeEMAcc(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, h1) {
-		t.Fatal("decoded EM statistics differ from the encoded ones")
-	}
-	if err := got.Merge(h2); err != nil {
-		t.Fatal(err)
-	}
-	if got.Docs != whole.Docs || got.Tokens != whole.Tokens || math.Abs(got.Bound-whole.Bound) > 1e-9*math.Abs(whole.Bound) {
-		t.Errorf("merged shards: %d docs, %d tokens, bound %g; whole %d, %d, %g", got.Docs, got.Tokens, got.Bound, whole.Docs, whole.Tokens, whole.Bound)
-	}
-	bad := append([]byte(nil), data...)
-	bad[len(bad)-9] ^= 1
-	if _, err := DecodeEMAcc(bytes.NewReader(bad)); !errors.Is(err, statsfile.ErrChecksum) {
-		t.Errorf("flipped bit: %v", err)
-	}
-	if _, err := DecodeEMAcc(bytes.NewReader(data[:len(data)-3])); !errors.Is(err, statsfile.ErrTruncated) {
-		t.Errorf("truncated: %v", err)
-	}
-	if _, err := DecodeEMAcc(bytes.NewReader([]byte("SFSTATS\n"))); err == nil {
-		t.Error("another file's magic accepted")
 	}
 }
 
@@ -547,62 +369,6 @@ func TestEStepEmptyAfterDocument(t *testing.T) {
 	e.Expect(terms, counts)
 	if b := e.Expect(nil, nil); math.Abs(b) > 1e-12 {
 		t.Fatalf("empty document: bound %g, want 0", b)
-	}
-}
-
-// TestEMStatsFile round-trips the statistics file of an EM pass bit for
-// bit and refuses a shard given twice, statistics of another model, and a
-// damaged file.
-func TestEMStatsFile(t *testing.T) {
-	r := rand.New(rand.NewPCG(12, 13))
-	const k, d = 3, 20
-	p := randomParams(r, k, d, false)
-	src := emCorpus(r, 50, d)
-	ctx := context.Background()
-	shard := func(lo, hi int, path string) *EMStats {
-		a := NewEMAcc(d, k)
-		if err := a.Pass(ctx, sub(src, lo, hi).Docs, 2, p, nil); err != nil {
-			t.Fatal(err)
-		}
-		in := statsfile.Input{Path: path, Size: int64(hi - lo), Fingerprint: path}
-		return &EMStats{Header: statsfile.Header{Model: EMModel, Phase: 1, D: d, K: k, Basis: 7, Shards: 1, Inputs: []statsfile.Input{in}}, Acc: a}
-	}
-	a, b := shard(0, 20, "a"), shard(20, 50, "b")
-	path := filepath.Join(t.TempDir(), "a.stats")
-	if err := WriteEMStats(ctx, path, a); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadEMStats(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, a) {
-		t.Fatal("EM statistics read back differ from those written")
-	}
-	if _, err := ReadTopicStats(path); !errors.Is(err, statsfile.ErrModel) {
-		t.Errorf("EM statistics read as LDA's: %v", err)
-	}
-	if _, err := ReadDenseStats(path); !errors.Is(err, statsfile.ErrModel) {
-		t.Errorf("EM statistics read as a dense model's: %v", err)
-	}
-	if err := got.Merge(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := got.Merge(shard(20, 50, "b")); !errors.Is(err, statsfile.ErrOverlap) {
-		t.Errorf("a shard given twice: %v", err)
-	}
-	other := shard(0, 20, "c")
-	other.Header.Basis = 8
-	if err := got.Merge(other); !errors.Is(err, statsfile.ErrIncompatible) {
-		t.Errorf("statistics of another model: %v", err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)-30] ^= 1
-	if _, err := DecodeEMStats(data); !errors.Is(err, statsfile.ErrChecksum) {
-		t.Errorf("damaged file: %v", err)
 	}
 }
 
@@ -700,65 +466,24 @@ func TestEStepOverrelax(t *testing.T) {
 	}
 }
 
-// TestSplitBatches checks the pieces an EM pass cuts batches into: the same
-// documents in order, with their indices, none over the limit unless alone;
-// and that an EM pass over one batch larger than a piece (cut) gives the
-// statistics of a pass over small batches (never cut), bit for bit.
-func TestSplitBatches(t *testing.T) {
-	r := rand.New(rand.NewPCG(27, 28))
-	const d, n = 400, 4000
-	all := stream.NewDocs(0)
-	for i := range n {
-		m := 1 + r.IntN(160)
-		if i == 17 {
-			m = d // one document over the limit below
-		}
-		for _, w := range r.Perm(d)[:m] {
-			all.Add(int32(w), int32(1+r.IntN(3)))
-		}
-		all.EndDoc()
-	}
-	whole := &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: n}
-	const limit = 350
-	next := 0
-	for b, err := range splitBatches(whole.Docs, limit)(context.Background()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Start != int64(next) {
-			t.Fatalf("a piece starts at document %d after %d documents", b.Start, next)
-		}
-		if b.NNZ() > limit && b.Len() != 1 {
-			t.Fatalf("a piece of %d documents has %d entries, over %d", b.Len(), b.NNZ(), limit)
-		}
-		for i := range b.Len() {
-			gt, gc := b.Doc(i)
-			wt, wc := all.Doc(next + i)
-			if !reflect.DeepEqual(gt, wt) || !reflect.DeepEqual(gc, wc) {
-				t.Fatalf("document %d differs in its piece", next+i)
-			}
-		}
-		next += b.Len()
-		b.Release()
-	}
-	if next != n {
-		t.Fatalf("the pieces hold %d documents, want %d", next, n)
-	}
-
-	if whole.All.NNZ() <= EMPieceEntries {
-		t.Fatalf("the corpus has %d entries: one batch of it would not be cut (pieces of %d)", whole.All.NNZ(), EMPieceEntries)
-	}
-	const k = 6
+// TestEStepFirstIteration checks that a document's E-step does not depend
+// on the documents before it: the first iteration's values kept for its
+// length (EStep.first) give the result of a fresh E-step, bit for bit.
+func TestEStepFirstIteration(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	const k, d = 6, 50
 	p := randomParams(r, k, d, false)
-	small := &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: 64}
-	a, b := NewEMAcc(d, k), NewEMAcc(d, k)
-	if err := a.Pass(context.Background(), whole.Docs, 3, p, nil); err != nil {
-		t.Fatal(err)
+	docA, cA := []int32{1, 4, 9}, []int32{2, 1, 3} // 6 tokens
+	docB, cB := []int32{0, 7, 8, 20}, []int32{1, 1, 1, 3}
+	fresh := NewEStep(p)
+	want := fresh.Expect(docB, cB)
+	wantGamma := slices.Clone(fresh.Infer(docB, cB))
+	used := NewEStep(p)
+	used.Expect(docA, cA)
+	if got := used.Expect(docB, cB); got != want {
+		t.Errorf("bound %.17g after another document of the same length, %.17g fresh", got, want)
 	}
-	if err := b.Pass(context.Background(), small.Docs, 2, p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if a.Bound != b.Bound || a.Docs != b.Docs || !reflect.DeepEqual(a.N, b.N) || !reflect.DeepEqual(a.Suff, b.Suff) {
-		t.Fatalf("one batch cut into pieces: bound %v, %d documents; small batches: %v, %d", a.Bound, a.Docs, b.Bound, b.Docs)
+	if got := used.Infer(docB, cB); !slices.Equal(got, wantGamma) {
+		t.Errorf("γ %v after another document of the same length, %v fresh", got, wantGamma)
 	}
 }

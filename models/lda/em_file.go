@@ -1,4 +1,4 @@
-package implicit
+package lda
 
 import (
 	"bytes"
@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
 )
 
-// EMModel is the model a statistics file of an EM pass names in its
-// header (statsfile.Header.Model): its statistics are EMStats, whatever the
-// topic model ("lda" or "topic", in the header's Params).
-const EMModel = "em"
-
 // EMStats is a statistics file of one EM pass of a topic model over a
-// shard, or over merged shards: the header (Model EMModel; Phase the pass,
+// shard, or over merged shards: the header (Model implicit.EMModel; Phase the pass,
 // counted from 1; Basis the fingerprint of the model the pass started
 // from; D, K, VocabHash, Inputs, Shards as for the other phases; Params the
 // model's kind and the EM settings the statistics depend on) and the pass's
@@ -46,13 +42,13 @@ func (s *EMStats) Merge(o *EMStats) error {
 
 // Encode writes s in the statistics file format to w.
 func (s *EMStats) Encode(ctx context.Context, w io.Writer) error {
-	if s.Header.Model != EMModel {
+	if s.Header.Model != implicit.EMModel {
 		return fmt.Errorf("%w: EM statistics of model %q", statsfile.ErrModel, s.Header.Model)
 	}
 	return statsfile.Write(ctx, w, &s.Header, func(zw io.Writer) error { return s.Acc.Encode(zw) })
 }
 
-// WriteEMStats writes s to path atomically (see WriteTopicStats).
+// WriteEMStats writes s to path atomically (see implicit.WriteTopicStats).
 func WriteEMStats(ctx context.Context, path string, s *EMStats) error {
 	return statsfile.Create(ctx, path, s.Encode)
 }
@@ -72,7 +68,7 @@ func decodeEMStats(r io.ReaderAt, size int64) (*EMStats, error) {
 	s := &EMStats{}
 	err := statsfile.Read(r, size, func(h *statsfile.Header) error {
 		s.Header = *h
-		if s.Header.Model != EMModel {
+		if s.Header.Model != implicit.EMModel {
 			return fmt.Errorf("%w: %s statistics where an EM pass's are read", statsfile.ErrModel, s.Header.Model)
 		}
 		return nil

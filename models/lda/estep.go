@@ -1,4 +1,4 @@
-package implicit
+package lda
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -21,13 +22,13 @@ type TopicParams struct {
 	Single bool
 	// Tol stops a document's fixed-point iteration when an iteration moves
 	// less than this fraction of the document's tokens between topics
-	// (Σ_j |Δγ_j| < Tol·L; 0: DefaultTol); MaxIter caps the
-	// iterations (0: DefaultMaxIter). Unused when Single (the posterior
+	// (Σ_j |Δγ_j| < Tol·L; 0: DefaultInferTol); MaxIter caps the
+	// iterations (0: DefaultEStepMaxIter). Unused when Single (the posterior
 	// over one topic is exact).
 	Tol     float64
 	MaxIter int
 	// Prune drops a topic from a document's iteration once its expected
-	// count is below Prune times the document's tokens (0: DefaultPrune;
+	// count is below Prune times the document's tokens (0: DefaultInferPrune;
 	// negative: never).
 	Prune float64
 	// Overrelax stretches each iteration's step after the first, γ ←
@@ -39,28 +40,30 @@ type TopicParams struct {
 }
 
 // The E-step's defaults, taken for TopicParams' zero Tol, MaxIter and
-// Prune: a document's iteration stops once a step moves less than 1% of its
-// tokens or after 100 steps (a cap ordinary documents do not reach at that
-// tolerance), and a topic below a thousandth of its tokens leaves it.
+// Prune, which inference and held-out scoring keep (the EM passes set
+// their own, EM.EStepTol and EStepPrune): a document's iteration stops once
+// a step moves less than 1% of its tokens or after 100 steps (a cap
+// ordinary documents do not reach at that tolerance), and a topic below a
+// thousandth of its tokens leaves it.
 const (
-	DefaultTol     = 1e-2
-	DefaultMaxIter = 100
-	DefaultPrune   = 1e-3
+	DefaultInferTol     = 1e-2
+	DefaultEStepMaxIter = 100
+	DefaultInferPrune   = 1e-3
 )
 
 // Check validates p's shapes and entries.
 func (p *TopicParams) Check() error {
 	if p.K < 1 || p.D < 1 || len(p.Alpha) != p.K || len(p.Beta) != p.K*p.D {
-		return fmt.Errorf("implicit: topic parameters k=%d, d=%d with %d weights and %d topic entries", p.K, p.D, len(p.Alpha), len(p.Beta))
+		return fmt.Errorf("lda: topic parameters k=%d, d=%d with %d weights and %d topic entries", p.K, p.D, len(p.Alpha), len(p.Beta))
 	}
 	for j, a := range p.Alpha {
 		if !(a > 0) || math.IsInf(a, 0) {
-			return fmt.Errorf("implicit: topic %d has weight %g; the E-step needs positive finite ones", j, a)
+			return fmt.Errorf("lda: topic %d has weight %g; the E-step needs positive finite ones", j, a)
 		}
 	}
 	for i, b := range p.Beta {
 		if !(b > 0) || math.IsInf(b, 0) {
-			return fmt.Errorf("implicit: word %d of topic %d has probability %g; the E-step needs smoothed (positive) topics", i/p.K, i%p.K, b)
+			return fmt.Errorf("lda: word %d of topic %d has probability %g; the E-step needs smoothed (positive) topics", i/p.K, i%p.K, b)
 		}
 	}
 	return nil
@@ -128,10 +131,10 @@ func NewEStep(p *TopicParams) *EStep {
 		e.relax = p.Overrelax
 	}
 	if e.tol <= 0 {
-		e.tol = DefaultTol
+		e.tol = DefaultInferTol
 	}
 	if e.iters <= 0 {
-		e.iters = DefaultMaxIter
+		e.iters = DefaultEStepMaxIter
 	}
 	k := p.K
 	e.gamma, e.e, e.s, e.elog = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
@@ -141,7 +144,7 @@ func NewEStep(p *TopicParams) *EStep {
 	}
 	switch {
 	case p.Prune == 0:
-		e.prune = DefaultPrune
+		e.prune = DefaultInferPrune
 	case p.Prune > 0:
 		e.prune = p.Prune
 	}
@@ -253,8 +256,10 @@ func (e *EStep) Expect(terms, counts []int32) float64 {
 	if e.p.Single {
 		e.phi = grow(e.phi, n*k)
 		ll := e.single()
-		for i := range n {
-			scaleTo(e.phi[i*k:(i+1)*k], e.c[i], e.elog)
+		for i, c := range e.c[:n] {
+			row := e.phi[i*k : (i+1)*k]
+			copy(row, e.elog)
+			blasImpl.Dscal(k, c, row, 1)
 		}
 		return ll
 	}
@@ -429,9 +434,9 @@ func (e *EStep) directSums(ee, s []float64) {
 	k := e.p.K
 	for i, t := range e.terms {
 		row := e.p.Beta[int(t)*k : int(t+1)*k]
-		q := e.c[i] / impl.Ddot(k, row, 1, ee, 1)
+		q := e.c[i] / blasImpl.Ddot(k, row, 1, ee, 1)
 		e.q[i] = q
-		impl.Daxpy(k, q, row, 1, s, 1)
+		blasImpl.Daxpy(k, q, row, 1, s, 1)
 	}
 }
 
@@ -529,5 +534,14 @@ func digammaParts(x float64) (y, r float64) {
 	return x, r - 0.5*inv + t
 }
 
-// Digamma is ψ(x) for x > 0 (the E-step's own, exported for the M-step).
-func Digamma(x float64) float64 { return digamma(x) }
+// blasImpl is gonum's pure-Go BLAS, called directly for the E-step's short
+// vectors (the dot products and updates of a document's words).
+var blasImpl gonum.Implementation
+
+// grow returns s resized to n, reallocated when too small.
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
