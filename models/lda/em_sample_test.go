@@ -108,7 +108,7 @@ func TestEMSample(t *testing.T) {
 // every document they skip would have raised the corpus's bound by less
 // than that tolerance too. A sample of 12 tokens per parameter predicts
 // more: the pass runs, and it raises the corpus's bound by more than the
-// threshold.
+// threshold. Either way the model is the same whatever the workers.
 func TestEMFullGain(t *testing.T) {
 	fewer := synth.LDAConfig{Docs: 6000, Vocab: 600, K: 8, Alpha0: 1, DocLen: 60, Seed: 8, BatchRows: 200}
 	for _, c := range []struct {
@@ -148,6 +148,16 @@ func TestEMFullGain(t *testing.T) {
 		b, bf := trainingBound(t, src, ms), trainingBound(t, src, mf)
 		gain := (bf - b) / -b
 		t.Logf("%s: rate %.3f, %d passes on the sample, predicted gain %.3g, the pass over every document's %.3g", c.name, s.Rate, s.Passes, *s.FullGain, gain)
+		one := c.cfg
+		one.Workers = 1
+		m1, err := Fit(context.Background(), src, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m1.Fit.Seconds, m.Fit.Seconds = 0, 0
+		if !reflect.DeepEqual(m1, m) {
+			t.Errorf("%s: the model differs between 1 and %d workers", c.name, c.cfg.Workers)
+		}
 		skipped := m.Fit.EM.Passes == s.Passes
 		switch {
 		case skipped != c.skip:
