@@ -44,12 +44,14 @@ type emState struct {
 	Rows   int64    `json:"rows"`
 }
 
+// Moments implements models.Refinement.
 func (r *emRefinement) Moments() models.Passes { return Kind.Passes(momentConfig(r.cfg)) }
 
+// Cap implements models.Refinement.
 func (r *emRefinement) Cap() int { return r.em.Passes }
 
-// Start fits the moments of the merged statistics st and starts the
-// mixture from them (Start, sampling rows). When the moments do not give
+// Start implements models.Refinement: the moment fit of the merged
+// statistics st, and the mixture Start places from it (sampling rows). When the moments do not give
 // cfg.K components, every component starts at sample rows, with a warning:
 // a pipeline's passes are fixed before it runs, so it cannot fit the
 // moments again at a smaller k as Fit does.
@@ -89,6 +91,7 @@ func (r *emRefinement) done(s *emState) bool {
 	return s.Mix.EM.Converged || s.Mix.EM.Passes >= r.em.Passes
 }
 
+// Pass implements models.Refinement.
 func (r *emRefinement) Pass(state []byte, path string) (*implicit.Pass, error) {
 	s, err := r.state(state)
 	if err != nil || r.done(s) {
@@ -97,6 +100,7 @@ func (r *emRefinement) Pass(state []byte, path string) (*implicit.Pass, error) {
 	return EMPass(s.Mix, r.em.VarFloor, s.Mix.EM.Passes+1, path), nil
 }
 
+// Step implements models.Refinement.
 func (r *emRefinement) Step(state []byte, st *implicit.DenseStats) ([]byte, error) {
 	s, err := r.state(state)
 	if err != nil {
@@ -111,6 +115,7 @@ func (r *emRefinement) Step(state []byte, st *implicit.DenseStats) ([]byte, erro
 	return json.Marshal(s)
 }
 
+// Model implements models.Refinement.
 func (r *emRefinement) Model(state []byte) (models.Fitted, error) {
 	s, err := r.state(state)
 	if err != nil {

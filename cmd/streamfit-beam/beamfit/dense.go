@@ -91,34 +91,32 @@ func denseTemplate(ctx context.Context, merged []byte, s Settings) ([]byte, erro
 	return merged, nil
 }
 
-// writeDense is write for the merged statistics of a dense model's last
-// pass: the model is fitted by the model's FitStats, as `streamfit fit
-// MODEL --from-stats` does.
-func (o Output) writeDense(ctx context.Context, st *implicit.DenseStats) error {
+// writeDense is write for the merged statistics st of a dense model's
+// last moment pass: the model is fit's (nil: fitted by the model's
+// FitStats, as `streamfit fit MODEL --from-stats` does).
+func (o Output) writeDense(ctx context.Context, st *implicit.DenseStats, fit func() (models.Fitted, error)) error {
 	st.Header.Inputs = coalesce(st.Header.Inputs)
+	if fit == nil {
+		fit = func() (models.Fitted, error) { return o.Fit.fitDense(ctx, st) }
+	}
 	return o.outputs(func() error { return implicit.WriteDenseStats(ctx, o.Stats, st) }, func() error {
-		write, err := o.Fit.fitDense(ctx, st, o.NoTiming)
+		m, err := fit()
 		if err != nil {
 			return err
 		}
-		return write(o.Model)
+		if o.NoTiming {
+			m.ClearTiming()
+		}
+		return m.Write(o.Model)
 	})
 }
 
 // fitDense fits the dense model from the merged statistics of its last
-// pass and returns the function that writes it; noTiming leaves the fit's
-// wall time out.
-func (s Settings) fitDense(ctx context.Context, st *implicit.DenseStats, noTiming bool) (func(string) error, error) {
+// pass.
+func (s Settings) fitDense(ctx context.Context, st *implicit.DenseStats) (models.Fitted, error) {
 	ds, err := s.denseSettings()
 	if err != nil {
 		return nil, err
 	}
-	m, err := ds.FitStats(ctx, st, s.common())
-	if err != nil {
-		return nil, err
-	}
-	if noTiming {
-		m.ClearTiming()
-	}
-	return m.Write, nil
+	return ds.FitStats(ctx, st, s.common())
 }

@@ -138,7 +138,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, merged []byte) error {
 	}
 	return withOutputs(ctx, f.Out, func(out Output) error {
 		if st.dense != nil {
-			return out.writeDense(ctx, st.dense)
+			return out.writeDense(ctx, st.dense, nil)
 		}
 		return out.write(ctx, st.st)
 	})

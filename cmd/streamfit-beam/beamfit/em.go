@@ -315,21 +315,11 @@ func (f *writeModelFn) writeDense(ctx context.Context, state, last []byte) error
 	if err != nil {
 		return err
 	}
-	m, err := r.Model(state)
+	st, err := implicit.DecodeDenseStats(last)
 	if err != nil {
 		return err
 	}
-	if f.Out.NoTiming {
-		m.ClearTiming()
-	}
 	return withOutputs(ctx, f.Out, func(out Output) error {
-		return out.outputs(func() error {
-			st, err := implicit.DecodeDenseStats(last)
-			if err != nil {
-				return err
-			}
-			st.Header.Inputs = coalesce(st.Header.Inputs)
-			return implicit.WriteDenseStats(ctx, out.Stats, st)
-		}, func() error { return m.Write(out.Model) })
+		return out.writeDense(ctx, st, func() (models.Fitted, error) { return r.Model(state) })
 	})
 }
