@@ -33,7 +33,11 @@ import (
 // a topic model, a dense model's last moment pass) and returns the final
 // model, encoded (modelBytes, or a refinement's state).
 func emPasses(s beam.Scope, units, last beam.PCollection, o Options) beam.PCollection {
-	model := beam.ParDo(s.Scope("em start"), &emStartFn{Read: o.Read, Fit: o.Fit, Units: o.Units}, last)
+	start := &emStartFn{Read: o.Read, Fit: o.Fit}
+	if o.Fit.dense() {
+		start.Units = o.Units // for a start that samples the rows
+	}
+	model := beam.ParDo(s.Scope("em start"), start, last)
 	for i := range o.Fit.emCap() {
 		ps := s.Scope(fmt.Sprintf("em pass %d", i+1))
 		stats := beam.ParDo(ps, &emUnitFn{Read: o.Read, Fit: o.Fit}, units, beam.SideInput{Input: model})
@@ -54,7 +58,7 @@ func modelBytes(m *models.Model) ([]byte, error) { return json.Marshal(m) }
 type emStartFn struct {
 	Read  stream.Options `json:"read"`
 	Fit   Settings       `json:"fit"`
-	Units []Unit         `json:"units"`
+	Units []Unit         `json:"units,omitempty"`
 }
 
 // ProcessElement returns the encoded start of the merged statistics
@@ -103,6 +107,7 @@ type unitRows struct {
 	cols  int
 }
 
+// Info reports the rows' width and the first file.
 func (r unitRows) Info() stream.Info {
 	in := stream.Info{Cols: r.cols}
 	if len(r.units) > 0 {
@@ -111,6 +116,7 @@ func (r unitRows) Info() stream.Info {
 	return in
 }
 
+// Rows reads the files in turn, each whole and once.
 func (r unitRows) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
 	return func(yield func(*stream.Dense, error) bool) {
 		for i, u := range r.units {
