@@ -32,7 +32,7 @@ func refined(t *testing.T, k models.Kind, src stream.DenseSource, c models.Commo
 	}
 	r := models.RefinementOf(ds, c)
 	if r == nil {
-		t.Fatal("no refinement for the default fit")
+		t.Fatalf("%v: no refinement", args)
 	}
 	st, err := implicit.RunPlan(ctx, src, r.Moments().Plan(""), 1)
 	if err != nil {
@@ -78,8 +78,20 @@ func refined(t *testing.T, k models.Kind, src stream.DenseSource, c models.Commo
 
 // The refinement a pipeline runs a stage per pass of is Fit's EM: the same
 // model, bit for bit, from the default settings and from a cap reached
-// first.
+// first; --em-passes 0 has none (the moment fit alone).
 func TestRefinementIsFit(t *testing.T) {
+	ds := gmm.Kind.Settings(models.FitFlags).(models.DenseSettings)
+	fs := flag.NewFlagSet("gmm", flag.ContinueOnError)
+	ds.Flags(fs)
+	if err := fs.Parse([]string{"--em-passes", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Check(models.Check{Given: models.Given(fs)}); err != nil {
+		t.Fatal(err)
+	}
+	if r := models.RefinementOf(ds, models.Common{K: 3}); r != nil {
+		t.Errorf("--em-passes 0: a refinement of cap %d", r.Cap())
+	}
 	src, _ := memory(t, synth.GMMConfig{Rows: 24000, D: 5, K: 3, Sigma2: 4, Seed: 2, BatchRows: 500}, 500)
 	for _, args := range [][]string{nil, {"--em-passes", "2", "--em-tol", "1e-12"}} {
 		got, want := refined(t, gmm.Kind, src, models.Common{K: 3, Seed: 4, Workers: 2}, args...)
