@@ -1,5 +1,6 @@
 // Command streamfit-beam runs a streamfit fit (LDA and the single-topic
-// model with their EM passes, or a model of dense sample rows) as an
+// model with their EM passes, or a model of dense sample rows, GMM's EM
+// and the discrete HMM's Baum–Welch passes included) as an
 // Apache Beam pipeline (package beamfit): on prism in this process by
 // default, or on Dataflow, Flink or Spark (--runner). See README.md.
 package main
@@ -61,11 +62,11 @@ work unit (for the models that read groups of rows in order, the unit where
 a sequence or set begins owns all of it); each pass of the fit computes the
 units' statistics and merges them exactly (streamfit stats + merge), the
 next pass taking the merged statistics as a side input; the last step writes
-the model (as streamfit fit --from-stats would, with lda and topic its EM
-passes as streamfit fit runs them) and, with --stats-out, the merged
-statistics. With --stats-only 1 or 2 the pipeline writes the merged
-statistics of that phase of a topic model only: the file of streamfit stats
---append.
+the model (as streamfit fit --from-stats would, with lda, topic, gmm and
+hmm --discrete the likelihood passes streamfit fit runs, --em-passes) and,
+with --stats-out, the merged statistics (of the passes before those). With
+--stats-only 1 or 2 the pipeline writes the merged statistics of that
+phase of a topic model only: the file of streamfit stats --append.
 
 The flags below are those of the model --model names (streamfit-beam
 --model gmm -h lists GMM's). The runner is --runner (default prism, in this

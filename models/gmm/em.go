@@ -652,18 +652,27 @@ func refine(ctx context.Context, src stream.DenseSource, start *Mixture, cfg EMC
 		if err != nil {
 			return nil, err
 		}
-		run.Passes++
-		run.LogLik = append(run.LogLik, ll)
-		run.Rows = st.Rows
 		m = next
 		if log {
 			models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "em", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
 		}
-		if n := len(run.LogLik); n > 1 && run.LogLik[n-1]-run.LogLik[n-2] < cfg.Tol {
-			run.Converged = true
+		if run.record(ll, st.Rows, cfg.Tol) {
 			break
 		}
 	}
 	m.EM = run
 	return m, nil
+}
+
+// record notes a pass over rows rows from a mixture of average
+// log-likelihood ll per row, and reports whether the passes stop there:
+// the pass gained less than tol over the one before.
+func (r *EMRun) record(ll float64, rows int64, tol float64) bool {
+	r.Passes++
+	r.LogLik = append(r.LogLik, ll)
+	r.Rows = rows
+	if n := len(r.LogLik); n > 1 && r.LogLik[n-1]-r.LogLik[n-2] < tol {
+		r.Converged = true
+	}
+	return r.Converged
 }

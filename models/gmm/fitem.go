@@ -26,8 +26,7 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	if cfg.K < 1 {
 		return nil, fmt.Errorf("gmm: k=%d, need at least one component", cfg.K)
 	}
-	em := *cfg.EM
-	em.Seed, em.Workers = cfg.Seed, max(cfg.Workers, 1)
+	em := emSettings(cfg)
 	mom, warn, err := momentStart(ctx, src, cfg, d)
 	if err != nil {
 		return nil, err
@@ -40,8 +39,25 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	if err != nil {
 		return nil, err
 	}
+	m := emModel(mom, warn, mix, cfg.Solver)
+	m.Fit.Seconds = time.Since(t0).Seconds()
+	return m, nil
+}
+
+// emSettings are the settings of the EM passes of a fit with cfg (cfg.EM
+// set): its seed and workers are the fit's.
+func emSettings(cfg Config) EMConfig {
+	em := *cfg.EM
+	em.Seed, em.Workers = cfg.Seed, max(cfg.Workers, 1)
+	return em
+}
+
+// emModel is the model of EM passes that ended at mix, from the moment
+// fit mom (nil: none) with its warning warn: mix's parameters, and the
+// moment fit's record with the passes'.
+func emModel(mom *Model, warn string, mix *Mixture, solver string) *Model {
 	m := mix.Fitted()
-	rec := &FitRecord{Rows: mix.EM.Rows, Method: "none", Solver: cfg.Solver}
+	rec := &FitRecord{Rows: mix.EM.Rows, Method: "none", Solver: solver}
 	if mom != nil {
 		rec = mom.Fit
 	}
@@ -49,9 +65,18 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 		rec.Warnings = append(rec.Warnings, warn)
 	}
 	rec.EM = mix.EM
-	rec.Seconds = time.Since(t0).Seconds()
 	m.Fit = rec
-	return m, nil
+	return m
+}
+
+// momentConfig is the moment fit EM passes start from: a variance per
+// component (the start the passes refine best, bench/dense/RESULTS.md)
+// unless the common one is known.
+func momentConfig(cfg Config) Config {
+	c := cfg
+	c.EM = nil
+	c.Differing = c.Differing || c.Sigma2 == 0
+	return c
 }
 
 // momentStart returns the moment fit of cfg.K components, or when the
@@ -59,11 +84,7 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 // none), with the warning that says so. Other errors (the rows') are
 // returned.
 func momentStart(ctx context.Context, src stream.DenseSource, cfg Config, d int) (*Model, string, error) {
-	c := cfg
-	c.EM = nil
-	// A variance per component: the start the EM passes refine best
-	// (bench/dense/RESULTS.md), unless the common one is known.
-	c.Differing = c.Differing || c.Sigma2 == 0
+	c := momentConfig(cfg)
 	var why string
 	if cfg.K > d {
 		why = fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d)

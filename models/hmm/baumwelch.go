@@ -303,14 +303,23 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 		if err != nil {
 			return nil, err
 		}
-		run.Passes++
-		run.LogLik = append(run.LogLik, ll)
 		m = next
 		models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "baum-welch", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
-		if n := len(run.LogLik); n > 1 && run.LogLik[n-1]-run.LogLik[n-2] < cfg.Tol {
-			run.Converged = true
+		if run.record(ll, cfg.Tol) {
 			break
 		}
 	}
 	return &Refined{Model: m, BW: run}, nil
+}
+
+// record notes a pass from a model of log-likelihood ll per row, and
+// reports whether the passes stop there: the pass gained less than tol
+// over the one before.
+func (r *BWRun) record(ll, tol float64) bool {
+	r.Passes++
+	r.LogLik = append(r.LogLik, ll)
+	if n := len(r.LogLik); n > 1 && r.LogLik[n-1]-r.LogLik[n-2] < tol {
+		r.Converged = true
+	}
+	return r.Converged
 }

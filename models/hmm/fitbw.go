@@ -45,9 +45,16 @@ func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	if err != nil {
 		return nil, fmt.Errorf("hmm: Baum–Welch: %w", err)
 	}
+	m := bwModel(mom, r)
+	m.Fit.Seconds = time.Since(t0).Seconds()
+	return m, nil
+}
+
+// bwModel is the model of Baum–Welch passes r from the moment fit mom:
+// r's parameters, and the moment fit's record with the passes'.
+func bwModel(mom *Model, r *Refined) *Model {
 	m := r.Model
 	m.Fit = mom.Fit
 	m.Fit.EM = r.BW
-	m.Fit.Seconds = time.Since(t0).Seconds()
-	return m, nil
+	return m
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/shard"
 	"github.com/streamfit/streamfit/stream"
 )
@@ -25,11 +26,15 @@ func (s Settings) denseStages() int {
 	return wf.MaxPasses
 }
 
-// workflow is the shard workflow of the dense model.
+// workflow is the shard workflow of the dense model's moment fit: that
+// of its refinement's start when one follows it.
 func (s Settings) workflow() (shard.Dense, error) {
 	ds, err := s.denseSettings()
 	if err != nil {
 		return shard.Dense{}, err
+	}
+	if r := models.RefinementOf(ds, s.common()); r != nil {
+		return shard.DenseOf(r.Moments()), nil
 	}
 	return shard.DenseOf(ds.Passes(s.common())), nil
 }
@@ -39,11 +44,16 @@ func (s Settings) workflow() (shard.Dense, error) {
 // the pass after the merged statistics basis, or none (no bytes) when basis
 // holds all the fit needs. They record u as their input.
 func denseUnitStats(ctx context.Context, u Unit, o stream.Options, basis *implicit.DenseStats, s Settings) ([]byte, error) {
-	u.pin()
 	w, err := s.workflow()
 	if err != nil {
 		return nil, err
 	}
+	return workflowUnitStats(ctx, u, o, w, basis)
+}
+
+// workflowUnitStats is denseUnitStats with the workflow w.
+func workflowUnitStats(ctx context.Context, u Unit, o stream.Options, w shard.Dense, basis *implicit.DenseStats) ([]byte, error) {
+	u.pin()
 	part := shard.Part{Path: u.Input.Path}
 	if u.Piece >= 0 {
 		part.Pieces = &[2]int64{int64(u.Piece), int64(u.Piece) + 1}
@@ -81,34 +91,32 @@ func denseTemplate(ctx context.Context, merged []byte, s Settings) ([]byte, erro
 	return merged, nil
 }
 
-// writeDense is write for the merged statistics of a dense model's last
-// pass: the model is fitted by the model's FitStats, as `streamfit fit
-// MODEL --from-stats` does.
-func (o Output) writeDense(ctx context.Context, st *implicit.DenseStats) error {
+// writeDense is write for the merged statistics st of a dense model's
+// last moment pass: the model is fit's (nil: fitted by the model's
+// FitStats, as `streamfit fit MODEL --from-stats` does).
+func (o Output) writeDense(ctx context.Context, st *implicit.DenseStats, fit func() (models.Fitted, error)) error {
 	st.Header.Inputs = coalesce(st.Header.Inputs)
+	if fit == nil {
+		fit = func() (models.Fitted, error) { return o.Fit.fitDense(ctx, st) }
+	}
 	return o.outputs(func() error { return implicit.WriteDenseStats(ctx, o.Stats, st) }, func() error {
-		write, err := o.Fit.fitDense(ctx, st, o.NoTiming)
+		m, err := fit()
 		if err != nil {
 			return err
 		}
-		return write(o.Model)
+		if o.NoTiming {
+			m.ClearTiming()
+		}
+		return m.Write(o.Model)
 	})
 }
 
 // fitDense fits the dense model from the merged statistics of its last
-// pass and returns the function that writes it; noTiming leaves the fit's
-// wall time out.
-func (s Settings) fitDense(ctx context.Context, st *implicit.DenseStats, noTiming bool) (func(string) error, error) {
+// pass.
+func (s Settings) fitDense(ctx context.Context, st *implicit.DenseStats) (models.Fitted, error) {
 	ds, err := s.denseSettings()
 	if err != nil {
 		return nil, err
 	}
-	m, err := ds.FitStats(ctx, st, s.common())
-	if err != nil {
-		return nil, err
-	}
-	if noTiming {
-		m.ClearTiming()
-	}
-	return m.Write, nil
+	return ds.FitStats(ctx, st, s.common())
 }

@@ -96,7 +96,7 @@ func TestPipelineGMM(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := settingsOf(t, "gmm", c.flags...)
+			s := settingsOf(t, "gmm", append([]string{"--em-passes", "0"}, c.flags...)...)
 			s.Workers = 2
 			files := gmmData(t, dir, synth.GMMConfig{D: 6, K: 3, Seed: 7, Differing: slices.Contains(c.flags, "--differing")}, 4, 600, 200)
 			units, err := PlanDense(context.Background(), files, stream.Options{})

@@ -10,7 +10,10 @@
 // runs the passes of its shard workflow (models/shard) over the sample
 // rows of the units, as many as its plan takes (the sketched whitening of
 // GMM and ICA included), merged by implicit.DenseStats.Merge, and is
-// fitted by the model's FitStats.
+// fitted by the model's FitStats; when its fit refines the moments by
+// likelihood (models.Refinement: GMM's EM, the HMM's Baum–Welch), the
+// pipeline runs those passes after them, in the EM stages of the topic
+// models.
 //
 // The model equals, byte for byte, that of `streamfit stats`, `merge` and
 // `fit --from-stats` over the same files, on any runner and with any

@@ -21,7 +21,7 @@ func init() {
 	register.DoFn3x2[context.Context, []byte, []byte, []byte, error](&chooseFn{})
 	register.DoFn2x1[context.Context, []byte, error](&writeFn{})
 	register.Combiner3[statsAcc, []byte, []byte](&mergeFn{})
-	register.DoFn2x2[context.Context, []byte, []byte, error](&spectralFn{})
+	register.DoFn2x2[context.Context, []byte, []byte, error](&emStartFn{})
 	register.DoFn3x2[context.Context, Unit, []byte, []byte, error](&emUnitFn{})
 	register.DoFn3x2[context.Context, []byte, []byte, []byte, error](&emStepFn{})
 	register.DoFn3x1[context.Context, []byte, []byte, error](&writeModelFn{})
@@ -138,7 +138,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, merged []byte) error {
 	}
 	return withOutputs(ctx, f.Out, func(out Output) error {
 		if st.dense != nil {
-			return out.writeDense(ctx, st.dense)
+			return out.writeDense(ctx, st.dense, nil)
 		}
 		return out.write(ctx, st.st)
 	})

@@ -51,7 +51,7 @@ func (o Options) check() error {
 	case !f.dense() && !f.Single && (!(f.Alpha0 > 0) || math.IsInf(f.Alpha0, 1)):
 		return fmt.Errorf("%w: alpha0=%g: the Dirichlet concentration must be a finite number > 0", ErrUsage, f.Alpha0)
 	case o.Fit.EMPasses < 0 || (o.Fit.EMPasses > 0 && (f.dense() || !(f.EMTol > 0))):
-		return fmt.Errorf("%w: em-passes=%d, em-tol=%g: EM passes are for lda and topic, with a tolerance > 0", ErrUsage, f.EMPasses, f.EMTol)
+		return fmt.Errorf("%w: em-passes=%d, em-tol=%g: Settings.EMPasses are lda's and topic's, with a tolerance > 0 (a dense model's are its settings, Settings.Dense)", ErrUsage, f.EMPasses, f.EMTol)
 	case o.StatsOnly < 0 || o.StatsOnly > 2:
 		return fmt.Errorf("%w: stats-only=%d: want 1 or 2 (or 0 to fit)", ErrUsage, o.StatsOnly)
 	case o.StatsOnly > 0 && o.Out.Stats == "":
@@ -71,7 +71,9 @@ func (o Options) check() error {
 // 2 against the whitening W, merged; the fit; with Settings.EMPasses, the
 // EM passes that refine it (emPasses). A dense model (Settings.Model)
 // takes the passes of its plan instead, each with the merged pass before
-// as its side input, as many as the settings can need (denseStages). The statistics of each phase
+// as its side input, as many as the settings can need (denseStages), then
+// the likelihood passes of its fit when it has them (GMM's EM, the HMM's
+// Baum–Welch: emPasses too). The statistics of each phase
 // are combined by mergeFn (the library's exact merge), and each phase
 // after the first takes the merged statistics of the one before as a side
 // input (through a template that computes the pass's projection once), so
@@ -100,6 +102,11 @@ func New(o Options) (*beam.Pipeline, error) {
 		for i := 2; i <= o.Fit.denseStages(); i++ {
 			ps := s.Scope(fmt.Sprintf("pass %d", i))
 			merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: pass(ps, units, merged, passPhase2, o)})
+		}
+		if o.StatsOnly == 0 && o.Fit.emCap() > 0 {
+			model := emPasses(s, units, merged, o)
+			beam.ParDo0(s.Scope("write"), &writeModelFn{Out: o.Out}, model, beam.SideInput{Input: merged})
+			return p, nil
 		}
 		beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)
 		return p, nil

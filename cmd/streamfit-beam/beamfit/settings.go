@@ -43,7 +43,8 @@ type Settings struct {
 	Iters    int    `json:"iters"`
 	// EMPasses caps the EM passes that refine the spectral fit of a topic
 	// model (0: none, the pure spectral fit); EMTol and EMAlpha are
-	// streamfit fit's --em-tol and --em-alpha (lda.EM).
+	// streamfit fit's --em-tol and --em-alpha (lda.EM). A dense model's
+	// likelihood passes are settings of its own, in Dense.
 	EMPasses int     `json:"em_passes"`
 	EMTol    float64 `json:"em_tol"`
 	EMAlpha  bool    `json:"em_alpha"`
@@ -93,9 +94,9 @@ func Bind(fs *flag.FlagSet, name string) (*Settings, func() error, error) {
 		s.Model = k.Name()
 		ds.Flags(fs)
 		return s, func() error {
-			// The pipeline fits a dense model from the merged statistics
-			// of its last pass (FitStats): no likelihood passes follow.
-			if err := ds.Check(models.Check{Given: models.Given(fs), FromStats: true}); err != nil {
+			// The pipeline reads the rows, so the likelihood passes of
+			// the model's fit (models.Refinement) follow its moments.
+			if err := ds.Check(models.Check{Given: models.Given(fs)}); err != nil {
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
 			var err error
@@ -135,6 +136,28 @@ func (s *Settings) checkTopic() error {
 		return fmt.Errorf("%w: --em-passes=%d, --em-tol=%g: want a pass cap ≥ 0 and a finite tolerance > 0", ErrUsage, s.EMPasses, s.EMTol)
 	}
 	return nil
+}
+
+// refinement is the likelihood refinement that follows the moment fit of
+// a dense model (models.RefinementOf), nil when none does.
+func (s Settings) refinement() (models.Refinement, error) {
+	ds, err := s.denseSettings()
+	if err != nil {
+		return nil, err
+	}
+	return models.RefinementOf(ds, s.common()), nil
+}
+
+// emCap is the number of EM stages the pipeline holds: the cap on the
+// passes of a topic model's EM or of a dense model's refinement.
+func (s Settings) emCap() int {
+	if !s.dense() {
+		return s.EMPasses
+	}
+	if r, err := s.refinement(); err == nil && r != nil {
+		return r.Cap()
+	}
+	return 0
 }
 
 // dense reports whether the fit is of a model of dense rows, whose passes

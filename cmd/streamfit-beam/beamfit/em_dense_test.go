@@ -1,0 +1,134 @@
+package beamfit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamfit/streamfit/stream"
+	"github.com/streamfit/streamfit/stream/synth"
+)
+
+// TestPipelineDenseEM runs the default fits of GMM (EM passes) and of the
+// HMM of one-hot sequences (Baum–Welch passes) on prism, over the same
+// rows cut two ways — four Parquet files of three row groups (twelve work
+// units, two goroutines each) and two files of twelve smaller ones
+// (twenty-four units, one goroutine) — and checks that model.json is byte-identical to
+// `streamfit fit MODEL` (its default likelihood passes) over the union in
+// one file, that the passes ran and stopped by the rule before the cap,
+// and that the log-likelihood never decreased from pass to pass.
+func TestPipelineDenseEM(t *testing.T) {
+	type gen = func(context.Context) iter.Seq2[*stream.Dense, error]
+	gmmGen := func() (gen, error) {
+		g, err := synth.NewGMM(synth.GMMConfig{Rows: 24000, D: 6, K: 3, Sigma2: 4, Seed: 7, BatchRows: 100, Differing: true})
+		if err != nil {
+			return nil, err
+		}
+		return g.Rows, nil
+	}
+	for _, c := range []struct {
+		name  string
+		gen   func() (gen, error)
+		group bool
+		flags []string
+		rows  int // in all; row groups of rows/12 in four files, rows/24 in two
+		// capped says the passes reach the cap (else the rule stops them).
+		capped bool
+	}{
+		{"gmm", gmmGen, false, []string{"--k", "3", "--seed", "5"}, 24000, false},
+		// The cap reached before the rule fires.
+		{"gmm", gmmGen, false, []string{"--k", "3", "--seed", "5", "--em-passes", "3", "--em-tol", "1e-12"}, 24000, true},
+		// More rows than the sample Start runs EM on in memory (20000), so
+		// the passes over all of them refine it.
+		// (The HMM below: sequences of 6 steps, row groups of 200 or 100
+		// rows: units cut sequences, and own those that begin in them.)
+		{"hmm", func() (gen, error) {
+			g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 400, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60, Discrete: true})
+			if err != nil {
+				return nil, err
+			}
+			return g.Rows, nil
+		}, true, []string{"--k", "2", "--seed", "5", "--discrete"}, 2400, false},
+	} {
+		t.Run(strings.Join(append([]string{c.name}, c.flags...), " "), func(t *testing.T) {
+			var first []byte
+			for _, layout := range []struct {
+				files, workers int
+			}{{4, 2}, {2, 1}} {
+				dir := t.TempDir()
+				g, err := c.gen()
+				if err != nil {
+					t.Fatal(err)
+				}
+				files := denseFiles(t, dir, g, int64(c.rows/layout.files), c.rows/12/(4/layout.files))
+				s := settingsOf(t, c.name, c.flags...)
+				s.Workers = layout.workers
+				flags := append([]string{"--batch-rows", fmt.Sprint(readRows), "--workers", fmt.Sprint(layout.workers), "--progress", "off"}, c.flags...)
+				o := Options{Fit: s, Out: Output{Model: filepath.Join(dir, "model.json"), NoTiming: true}}
+				o.Read = stream.Options{BatchRows: readRows, Workers: layout.workers}
+				if c.group {
+					o.Read.GroupColumn = "group"
+					flags = append(flags, "--group-column", "group")
+				}
+				if err := Run(context.Background(), "prism", files, o); err != nil {
+					t.Fatal(err)
+				}
+				whole := filepath.Join(dir, "whole.json")
+				run(t, append([]string{"fit", c.name, "--no-timing", "--input", filepath.Join(dir, "all.parquet"), "--out", whole}, flags...)...)
+				got := readFile(t, o.Out.Model)
+				if want := readFile(t, whole); !bytes.Equal(got, want) {
+					t.Fatalf("%d files: the pipeline's model differs from streamfit fit %s over the union:\n%s\n%s", layout.files, c.name, got, want)
+				}
+				if first == nil {
+					first = got
+				} else if !bytes.Equal(got, first) {
+					t.Fatalf("%d files, %d workers: another model than with other work units", layout.files, layout.workers)
+				}
+				em := emRecord(t, got)
+				switch {
+				case c.capped && (em.Passes != s.emCap() || em.Converged):
+					t.Fatalf("%d files: passes %+v: want the cap of %d", layout.files, em, s.emCap())
+				case !c.capped && (em.Passes < 2 || em.Passes >= s.emCap() || !em.Converged):
+					t.Fatalf("%d files: passes %+v: want passes that the rule stopped before the cap of %d", layout.files, em, s.emCap())
+				}
+				for i := 1; i < len(em.LogLik); i++ {
+					if em.LogLik[i] < em.LogLik[i-1] {
+						t.Errorf("the log-likelihood fell from %.9g to %.9g at pass %d", em.LogLik[i-1], em.LogLik[i], i+1)
+					}
+				}
+				t.Logf("%s, %d files: %d bytes identical; %d passes, log-likelihood per row %.6g → %.6g", c.name, layout.files, len(got), em.Passes, em.LogLik[0], em.LogLik[len(em.LogLik)-1])
+			}
+		})
+	}
+}
+
+// emRecord returns the record of the likelihood passes in a model file of
+// GMM or the HMM.
+func emRecord(t *testing.T, model []byte) (em struct {
+	Passes    int       `json:"passes"`
+	LogLik    []float64 `json:"loglik"`
+	Converged bool      `json:"converged"`
+}) {
+	t.Helper()
+	var m struct {
+		Stats struct {
+			EM *struct {
+				Passes    int       `json:"passes"`
+				LogLik    []float64 `json:"loglik"`
+				Converged bool      `json:"converged"`
+			} `json:"em"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal(model, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Stats.EM == nil {
+		t.Fatal("the model records no likelihood passes")
+	}
+	return *m.Stats.EM
+}
