@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/streamfit/streamfit/models/multiview"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -37,17 +41,85 @@ func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	em := *cfg.EM
 	c := cfg
 	c.EM = nil
+	// Real data may support fewer states than k in the moments (the
+	// symbols, the second moment's positive directions): fit those, and
+	// let the passes separate the rest from copies of them.
+	var why string
+	if d := src.Info().Cols; d > 0 && c.K > d {
+		why = fmt.Sprintf("k=%d exceeds the d=%d symbols", c.K, d)
+		c.K = d
+	}
 	mom, err := Fit(ctx, src, c)
+	spectrum := false
+	for short := (*multiview.SpectrumError)(nil); errors.As(err, &short) && short.Positive >= 1 && c.K > 1; {
+		if !spectrum {
+			why = strings.TrimPrefix(why+"; "+err.Error(), "; ")
+			spectrum = true
+		}
+		c.K = min(c.K-1, short.Positive)
+		mom, err = Fit(ctx, src, c)
+	}
 	if err != nil {
 		return nil, err
 	}
-	r, err := Refine(ctx, src, Start(mom, em), em)
+	start := Start(mom, em)
+	if mom.K < cfg.K {
+		start = splitStates(start, cfg.K, cfg.Seed)
+	}
+	r, err := Refine(ctx, src, start, em)
 	if err != nil {
 		return nil, fmt.Errorf("hmm: Baum–Welch: %w", err)
 	}
 	m := bwModel(mom, r)
+	if mom.K < cfg.K {
+		m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf("the moments give %d of the %d states (%s); Baum–Welch starts the other %d as perturbed copies of the most likely ones", mom.K, cfg.K, why, cfg.K-mom.K))
+	}
 	m.Fit.Seconds = time.Since(t0).Seconds()
 	return m, nil
+}
+
+// splitStates returns m with k states: each state added is a copy of one
+// of m's, in decreasing order of their share of the starting distribution,
+// the copy and its original sharing the original's probability of being
+// entered, and both emissions moved apart by a seeded perturbation of 5%
+// (identical states would stay identical under Baum–Welch).
+func splitStates(m *Model, k int, seed uint64) *Model {
+	k0 := m.K
+	order := make([]int, k0)
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.Pi[order[a]] > m.Pi[order[b]] })
+	parent := make([]int, k) // parent[s]: the original state s copies
+	share := make([]float64, k0)
+	for s := range k {
+		parent[s] = s
+		if s >= k0 {
+			parent[s] = order[(s-k0)%k0]
+		}
+		share[parent[s]]++
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed5))
+	out := &Model{Model: m.Model, K: k, D: m.D, O: make([][]float64, k), T: make([][]float64, k), Pi: make([]float64, k)}
+	for s := range k {
+		p := parent[s]
+		row := make([]float64, m.D)
+		sum := 0.0
+		for w, v := range m.O[p] {
+			row[w] = v * (1 + 0.05*(2*rng.Float64()-1))
+			sum += row[w]
+		}
+		for w := range row {
+			row[w] /= sum
+		}
+		out.O[s] = row
+		out.Pi[s] = m.Pi[p] / share[p]
+		out.T[s] = make([]float64, k)
+		for j := range k { // T[s][j] = Pr(next = s | current = j)
+			out.T[s][j] = m.T[p][parent[j]] / share[p]
+		}
+	}
+	return out
 }
 
 // bwModel is the model of Baum–Welch passes r from the moment fit mom:

@@ -16,6 +16,20 @@ import (
 // positive eigenvalues: k is too large for the data or the views are degenerate.
 var ErrSpectrum = errors.New("multiview: symmetrised M2 has fewer than k positive eigenvalues")
 
+// SpectrumError is ErrSpectrum with the number of leading eigenvalues of
+// the symmetrised M2 that were positive: the most components the moments
+// can give.
+type SpectrumError struct {
+	Positive int
+	err      error
+}
+
+// Error implements error.
+func (e *SpectrumError) Error() string { return e.err.Error() }
+
+// Unwrap returns the error that wraps ErrSpectrum.
+func (e *SpectrumError) Unwrap() error { return e.err }
+
 // Pass streams every triple once, in blocks: fn receives three matrices with
 // the same number of rows, row i holding the three views of triple i. It may
 // call fn from up to workers goroutines, each with its own worker index in
@@ -133,7 +147,7 @@ func newCrossStage(e12, e32, e31 *mat.Dense, n int64, k int) (*crossStage, error
 		c := d3 - 1 - j
 		white[j] = vals[c]
 		if !(vals[c] > 1e-12*math.Abs(vals[d3-1])) || !(vals[c] > 0) {
-			return nil, fmt.Errorf("%w (eigenvalue %d is %.3g); try a smaller k", ErrSpectrum, j+1, vals[c])
+			return nil, &SpectrumError{Positive: j, err: fmt.Errorf("%w (eigenvalue %d is %.3g); try a smaller k", ErrSpectrum, j+1, vals[c])}
 		}
 		s := math.Sqrt(vals[c])
 		for i := range d3 {
