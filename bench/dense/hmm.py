@@ -13,6 +13,9 @@ out. Fits, for each k (default 2, 5, 10),
                (hmm.Start, hmm.Refine; bench/dense/hmmfit)
   sf-hmm-default  streamfit fit hmm --discrete --windows: the command
                line's default, the same passes as hmmfit's
+  sf-snapshot  streamfit fit hmm-snapshot: the HMM from unordered
+               snapshots, each description a set of its characters in no
+               order (its P as the transitions, its U as the emissions)
   pomegranate  pomegranate's HiddenMarkovModel.from_samples(
                DiscreteDistribution, k, algorithm="baum-welch") (Debian
                python3-pomegranate 0.14)
@@ -26,7 +29,7 @@ floored at 10⁻⁶ and renormalised. Appends one JSON line per fit to
 OUT/hmm.jsonl.
 
 Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000,
-HMM_METHODS="sf-hmm sf-hmm-bw sf-hmm-default pomegranate")
+HMM_METHODS="sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate")
 """
 import glob
 import json
@@ -133,7 +136,7 @@ def main():
         json.dump([s.tolist() for s in train], f)
     res = open(os.path.join(out, "hmm.jsonl"), "a")
     for k in [int(v) for v in os.environ.get("HMM_KS", "2 5 10").split()]:
-        for meth in os.environ.get("HMM_METHODS", "sf-hmm sf-hmm-bw sf-hmm-default pomegranate").split():
+        for meth in os.environ.get("HMM_METHODS", "sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate").split():
             base = os.path.join(out, f"chars-k{k}-{meth}")
             model = base + ".json"
             if meth in ("sf-hmm", "sf-hmm-default"):
@@ -141,6 +144,9 @@ def main():
                        "--discrete", "--windows", "--k", str(k), "--out", model, "--progress", "off"]
                 if meth == "sf-hmm":
                     cmd += ["--em-passes", "0"]
+            elif meth == "sf-snapshot":
+                cmd = [sf, "fit", "hmm-snapshot", "--input", npz, "--values-column", "x", "--group-column", "seq",
+                       "--k", str(k), "--out", model, "--progress", "off"]
             elif meth == "sf-hmm-bw":
                 cmd = [os.environ["HMMFIT"], "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--k", str(k), "--out", model]
@@ -152,7 +158,13 @@ def main():
             if rc == 0:
                 with open(model) as f:
                     m = json.load(f)
-                if meth.startswith("sf-hmm"):
+                if meth == "sf-snapshot":
+                    o = np.asarray(m["U"], dtype=float)       # K rows: E[x | state]
+                    t = np.asarray(m["P"], dtype=float).T     # P[i][j] = Pr(i | j) → rows from
+                    pi = np.asarray(m["pi"], dtype=float)
+                    row["r"] = m.get("r")
+                    row["warnings"] = m.get("stats", {}).get("warnings")
+                elif meth.startswith("sf-hmm"):
                     o = np.asarray(m["O"], dtype=float)       # K rows: E[x | state]
                     t = np.asarray(m["T"], dtype=float).T     # T[i][j] = Pr(i | j) → rows from
                     pi = np.asarray(m["pi"], dtype=float)
