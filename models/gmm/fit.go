@@ -19,18 +19,6 @@ import (
 // positive eigenvalues: k is too large for the data, or the sample too small.
 var ErrSpectrum = errors.New("gmm: M2 = E[xxᵀ] − σ²I has fewer than k positive eigenvalues")
 
-// shortError is a moment fit's failure that a smaller k may not have:
-// the spectrum has only positive directions above the noise (fewer than
-// k), or the decomposition or the variances failed at this k. Its message
-// is err's.
-type shortError struct {
-	positive int
-	err      error
-}
-
-func (e *shortError) Error() string { return e.err.Error() }
-func (e *shortError) Unwrap() error { return e.err }
-
 // spectrum is what the second-moment stage hands to the third-moment pass.
 type spectrum struct {
 	n      int64
@@ -79,7 +67,7 @@ func whitening(sp *spectrum, d, k int) (w, b *mat.Dense, white []float64, err er
 	for j := range k {
 		white[j] = sp.vals[j] - sp.sigma2
 		if !(white[j] > 0) {
-			return nil, nil, nil, &shortError{positive: j, err: fmt.Errorf("%w (eigenvalue %d is %.3g after removing σ²=%.3g); try a smaller k", ErrSpectrum, j+1, white[j], sp.sigma2)}
+			return nil, nil, nil, &models.ShortError{Positive: j, Err: fmt.Errorf("%w (eigenvalue %d is %.3g after removing σ²=%.3g); try a smaller k", ErrSpectrum, j+1, white[j], sp.sigma2)}
 		}
 		s := math.Sqrt(white[j])
 		for i := range d {
@@ -104,7 +92,7 @@ func recoverModel(ctx context.Context, sp *spectrum, tm *thirdMoments, w, b *mat
 	t, a := correctedThird(tm, w, white, sp, cfg.Differing)
 	res, err := solve(ctx, t, k, solver.Options{Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed})
 	if err != nil {
-		return nil, &shortError{positive: k - 1, err: fmt.Errorf("gmm: %w (k=%d may be too large for the data)", err, k)}
+		return nil, &models.ShortError{Positive: k - 1, Err: fmt.Errorf("gmm: %w (k=%d may be too large for the data)", err, k)}
 	}
 	m := &Model{Model: "gmm", K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([]float64, k)}
 	st := &FitRecord{Rows: sp.n, Passes: sp.passes + 1, Method: sp.method, Solver: cfg.Solver, Differing: cfg.Differing, Sigma2: sp.sigma2, Whitening: white, Lambda: make([]float64, k)}
@@ -125,7 +113,7 @@ func recoverModel(ctx context.Context, sp *spectrum, tm *thirdMoments, w, b *mat
 	if cfg.Differing {
 		var s mat.VecDense
 		if err := s.SolveVec(coef, mat.NewVecDense(k, a)); err != nil {
-			return nil, &shortError{positive: k - 1, err: fmt.Errorf("gmm: recovering the variances: %w", err)}
+			return nil, &models.ShortError{Positive: k - 1, Err: fmt.Errorf("gmm: recovering the variances: %w", err)}
 		}
 		for i := range k {
 			m.Variances[i] = s.AtVec(i)

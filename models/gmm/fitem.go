@@ -2,10 +2,10 @@ package gmm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -85,26 +85,17 @@ func momentConfig(cfg Config) Config {
 // returned.
 func momentStart(ctx context.Context, src stream.DenseSource, cfg Config, d int) (*Model, string, error) {
 	c := momentConfig(cfg)
-	var why string
-	if cfg.K > d {
-		why = fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d)
+	m, got, why, err := models.FitFewer(cfg.K, d, fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d), func(k int) (*Model, error) {
+		c.K = k
+		return Fit(ctx, src, c)
+	})
+	switch {
+	case err != nil:
+		return nil, "", err
+	case got == cfg.K:
+		return m, "", nil
+	case got == 0:
+		return nil, fmt.Sprintf("the moments give none of the %d components (%s); EM starts them at sample rows", cfg.K, why), nil
 	}
-	for c.K = min(cfg.K, d); c.K >= 1; {
-		m, err := Fit(ctx, src, c)
-		var short *shortError
-		switch {
-		case err == nil:
-			if c.K == cfg.K {
-				return m, "", nil
-			}
-			return m, fmt.Sprintf("the moments give %d of the %d components (%s); EM starts the other %d at sample rows", c.K, cfg.K, why, cfg.K-c.K), nil
-		case !errors.As(err, &short):
-			return nil, "", err
-		}
-		if why == "" {
-			why = err.Error()
-		}
-		c.K = min(c.K-1, short.positive)
-	}
-	return nil, fmt.Sprintf("the moments give none of the %d components (%s); EM starts them at sample rows", cfg.K, why), nil
+	return m, fmt.Sprintf("the moments give %d of the %d components (%s); EM starts the other %d at sample rows", got, cfg.K, why, cfg.K-got), nil
 }

@@ -58,7 +58,7 @@ func (r *emRefinement) Cap() int { return r.em.Passes }
 func (r *emRefinement) Start(ctx context.Context, st *implicit.DenseStats, rows stream.DenseSource) ([]byte, error) {
 	mom, err := FitStats(ctx, st, momentConfig(r.cfg))
 	var warn string
-	var short *shortError
+	var short *models.ShortError
 	switch {
 	case errors.As(err, &short):
 		mom, warn = nil, fmt.Sprintf("the moments do not give the %d components (%v); EM starts them at sample rows", r.cfg.K, err)

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/streamfit/streamfit/models/multiview"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -44,23 +43,19 @@ func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	// Real data may support fewer states than k in the moments (the
 	// symbols, the second moment's positive directions): fit those, and
 	// let the passes separate the rest from copies of them.
-	var why string
-	if d := src.Info().Cols; d > 0 && c.K > d {
-		why = fmt.Sprintf("k=%d exceeds the d=%d symbols", c.K, d)
-		c.K = d
+	most := cfg.K
+	if d := src.Info().Cols; d > 0 {
+		most = d
 	}
-	mom, err := Fit(ctx, src, c)
-	spectrum := false
-	for short := (*multiview.SpectrumError)(nil); errors.As(err, &short) && short.Positive >= 1 && c.K > 1; {
-		if !spectrum {
-			why = strings.TrimPrefix(why+"; "+err.Error(), "; ")
-			spectrum = true
-		}
-		c.K = min(c.K-1, short.Positive)
-		mom, err = Fit(ctx, src, c)
-	}
-	if err != nil {
+	mom, got, why, err := models.FitFewer(cfg.K, most, fmt.Sprintf("k=%d exceeds the d=%d symbols", cfg.K, most), func(k int) (*Model, error) {
+		c.K = k
+		return Fit(ctx, src, c)
+	})
+	switch {
+	case err != nil:
 		return nil, err
+	case got == 0:
+		return nil, fmt.Errorf("hmm: the moments give none of the %d states (%s)", cfg.K, why)
 	}
 	start := Start(mom, em)
 	if mom.K < cfg.K {

@@ -174,7 +174,6 @@ func exactSpectrum(ctx context.Context, f *first, d int, cfg *Config) (*spec, er
 
 // symOrth replaces m by m(mᵀm)^{-1/2}; false if mᵀm is singular.
 func symOrth(m *mat.Dense) bool {
-	k, _ := m.Dims()
 	var g mat.SymDense
 	g.SymOuterK(1, m.T())
 	var es mat.EigenSym
@@ -189,18 +188,11 @@ func symOrth(m *mat.Dense) bool {
 			return false
 		}
 	}
-	inv := mat.NewDense(k, k, nil)
-	for i := range k {
-		for j := range k {
-			var s float64
-			for l := range k {
-				s += v.At(i, l) * v.At(j, l) / math.Sqrt(vals[l])
-			}
-			inv.Set(i, j, s)
-		}
-	}
-	var out mat.Dense
-	out.Mul(m, inv)
+	// (mᵀm)^{-1/2} = V diag(λ^{-1/2}) Vᵀ.
+	var vs, inv, out mat.Dense
+	vs.Apply(func(_, j int, x float64) float64 { return x / math.Sqrt(vals[j]) }, &v)
+	inv.Mul(&vs, v.T())
+	out.Mul(m, &inv)
 	m.Copy(&out)
 	return true
 }

@@ -299,9 +299,10 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		sampled := st.sampling(em)
 		// A pass on the sample in memory runs as its two halves, whose
 		// statistics the learning curve compares where the sample's
-		// passes end; the memory copy exists only after a whole pass in
-		// this process, so no saved partial pass is resumed here.
-		halves := sampled && docs.full && em.FullGain > 0
+		// passes end (when passes over every document may follow); the
+		// memory copy exists only after a whole pass in this process, so
+		// no saved partial pass is resumed here.
+		halves := sampled && docs.full && em.FullGain > 0 && em.FullPasses >= 0
 		pass := track.begin()
 		acc := fresh
 		var opt implicit.PassOptions

@@ -96,13 +96,19 @@ func newEMDocs(src stream.DocSource, em EM, st *emState) *emDocs {
 	if e.sampled() {
 		e.train = implicit.DocSample{Rate: st.rate, Seed: st.seed}
 		e.val = implicit.DocSample{Rate: min(1, st.rate*heldOutShare), Seed: ^st.seed}
-		// The samples' tokens are drawn: up to a tenth more than their
-		// expected size is kept rather than none (entries can be as many
-		// as tokens, where every word of a document is distinct).
-		e.limit += int64(float64(e.limit) * heldOutShare)
-		e.limit += e.limit / 10
+		e.limit = sampleLimit(e.limit)
 	}
 	return e
+}
+
+// sampleLimit is the most entries the EM passes keep in memory for a
+// sample of n tokens: its and the held-out sample's (a quarter more),
+// with a tenth more again since the samples' tokens are drawn (entries
+// can be as many as tokens, where every word of a document is distinct),
+// so a sample a little larger than expected is kept rather than none.
+func sampleLimit(n int64) int64 {
+	l := n + int64(float64(n)*heldOutShare)
+	return l + l/10
 }
 
 // sampled reports whether the corpus is sampled (rate < 1).

@@ -562,7 +562,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			// tokens) and the held-out sample's; with a sample, the
 			// parameters an M-step on it may have to restore.
 			sample := float64(em.sampleTokens(p.D, p.K))
-			kept := sample * (1 + heldOutShare) * 1.1 // emDocs.limit
+			kept := float64(sampleLimit(em.sampleTokens(p.D, p.K)))
 			if known {
 				kept = math.Min(kept, nnz)
 			}

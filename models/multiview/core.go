@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -15,20 +16,6 @@ import (
 // ErrSpectrum reports that the symmetrised second moment has fewer than k
 // positive eigenvalues: k is too large for the data or the views are degenerate.
 var ErrSpectrum = errors.New("multiview: symmetrised M2 has fewer than k positive eigenvalues")
-
-// SpectrumError is ErrSpectrum with the number of leading eigenvalues of
-// the symmetrised M2 that were positive: the most components the moments
-// can give.
-type SpectrumError struct {
-	Positive int
-	err      error
-}
-
-// Error implements error.
-func (e *SpectrumError) Error() string { return e.err.Error() }
-
-// Unwrap returns the error that wraps ErrSpectrum.
-func (e *SpectrumError) Unwrap() error { return e.err }
 
 // Pass streams every triple once, in blocks: fn receives three matrices with
 // the same number of rows, row i holding the three views of triple i. It may
@@ -147,7 +134,7 @@ func newCrossStage(e12, e32, e31 *mat.Dense, n int64, k int) (*crossStage, error
 		c := d3 - 1 - j
 		white[j] = vals[c]
 		if !(vals[c] > 1e-12*math.Abs(vals[d3-1])) || !(vals[c] > 0) {
-			return nil, &SpectrumError{Positive: j, err: fmt.Errorf("%w (eigenvalue %d is %.3g); try a smaller k", ErrSpectrum, j+1, vals[c])}
+			return nil, &models.ShortError{Positive: j, Err: fmt.Errorf("%w (eigenvalue %d is %.3g); try a smaller k", ErrSpectrum, j+1, vals[c])}
 		}
 		s := math.Sqrt(vals[c])
 		for i := range d3 {
