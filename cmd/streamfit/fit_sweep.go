@@ -77,11 +77,13 @@ func (f *kFlag) Set(s string) error {
 type sweepFlags struct {
 	heldout string
 	json    bool
+	start   string // --sweep-start: "" (own, shared from statistics), own or shared
 }
 
 func addSweepFlags(fs *flag.FlagSet) *sweepFlags {
 	s := &sweepFlags{}
 	fs.StringVar(&s.heldout, "heldout", "", "with a list of --k: the held-out documents every k is scored on (default: every 10th document of --input held out, the models fitted on the others)")
+	fs.StringVar(&s.start, "sweep-start", "", "with a list of --k over a vocabulary whitened by a sketch: own (the default) gives each smaller k the spectral passes its own fit takes, so every model is that k's default fit; shared starts them from the largest k's passes, in fewer passes but at other EM optima (fit --from-stats: always shared, as the statistics hold the largest k's passes)")
 	fs.BoolVar(&s.json, "json", false, "with a list of --k: print the table of scores, the recommended k and the model files as JSON on stdout (streamfit report --sweep draws it)")
 	return s
 }
@@ -107,6 +109,10 @@ func (f *fitFlags) checkSweep() error {
 		return usagef("a list of --k is not checkpointed; leave out --checkpoint")
 	case f.topic.topicsParquet != "":
 		return usagef("a list of --k writes a model file per k; leave out --topics-parquet")
+	case f.sweep.start != "" && f.sweep.start != "own" && f.sweep.start != "shared":
+		return usagef("--sweep-start %s: want own or shared", f.sweep.start)
+	case f.fromStats != "" && f.sweep.start == "own":
+		return usagef("--sweep-start own: the statistics hold the passes of the largest k only, from which the smaller k start (shared); for a smaller k's own start, fit it from statistics of its own")
 	}
 	return nil
 }
@@ -208,7 +214,7 @@ func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *str
 		defer stream.Close(src)
 		cfg.Progress = e.ldaProgress(p, f.kind.Name(), src.Info().Rows)
 	}
-	var opt lda.SweepOptions
+	opt := lda.SweepOptions{SharedStart: f.sweep.start == "shared"}
 	if f.sweep.heldout != "" {
 		o := *f.o
 		o.Progress = nil

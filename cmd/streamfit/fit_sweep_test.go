@@ -33,6 +33,30 @@ func TestFitSweep(t *testing.T) {
 	if rows := strings.Count(out, "\n"); rows != 5 || !strings.Contains(out, "recommended k=5") {
 		t.Errorf("table:\n%s", out)
 	}
+	// The vocabulary is whitened by a sketch: each smaller k took the
+	// passes of its own fit, so its model is `fit --k 3`'s (fitted on the
+	// nine tenths the sweep trains on, as a held-out file of the tenth
+	// makes them). With --sweep-start shared it starts elsewhere.
+	train, held := filepath.Join(dir, "train.parquet"), filepath.Join(dir, "held.parquet")
+	mustRun(t, "gen", "lda", "--docs", "4000", "--vocab", "1000", "--k", "5", "--seed", "3", "--out", train)
+	mustRun(t, "gen", "lda", "--docs", "400", "--vocab", "1000", "--k", "5", "--seed", "4", "--out", held)
+	mustRun(t, "fit", "lda", "--input", train, "--k", "3,8", "--heldout", held, "--out", filepath.Join(dir, "own-k{k}.json"))
+	mustRun(t, "fit", "lda", "--input", train, "--k", "3,8", "--heldout", held, "--sweep-start", "shared", "--out", filepath.Join(dir, "shared-k{k}.json"))
+	mustRun(t, "fit", "lda", "--input", train, "--k", "3", "--out", filepath.Join(dir, "single.json"))
+	var ms []*models.Model
+	for _, f := range []string{"own-k3.json", "single.json", "shared-k3.json"} {
+		m, err := models.Read(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	same := func(a, b *models.Model) bool {
+		return slices.Equal(a.Alpha, b.Alpha) && slices.EqualFunc(a.Topics, b.Topics, slices.Equal)
+	}
+	if !same(ms[0], ms[1]) || same(ms[2], ms[1]) {
+		t.Errorf("k=3: the sweep's model is fit --k 3's: %v (want true); with --sweep-start shared: %v (want false)", same(ms[0], ms[1]), same(ms[2], ms[1]))
+	}
 	js := mustRun(t, "fit", "lda", "--input", in, "--k", "3:7:2", "--json", "--out", filepath.Join(dir, "j.json"))
 	var sw struct {
 		Scores []struct {
@@ -62,6 +86,7 @@ func TestFitSweep(t *testing.T) {
 		{"fit", "lda", "--input", in, "--k", "3,x"},
 		{"fit", "lda", "--input", in, "--k", "3,3"},
 		{"fit", "lda", "--input", in, "--k", "9:3"},
+		{"fit", "lda", "--input", in, "--k", "3,5", "--sweep-start", "mine"},
 	} {
 		if code, _, msg := streamfit(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, %s", args, code, msg)
@@ -115,6 +140,9 @@ func TestFitSweepFromStats(t *testing.T) {
 				t.Errorf("--workers %s: k=%s: the model from statistics differs from the sweep over the documents", w, k)
 			}
 		}
+	}
+	if code, _, msg := streamfit(t, "fit", "lda", "--from-stats", p("m2.stats"), "--k", "2,4,6", "--sweep-start", "own", "--out", p("own-k{k}.json")); code != 2 || !strings.Contains(msg, "statistics of its own") {
+		t.Errorf("--from-stats --sweep-start own: exit %d: %s", code, msg)
 	}
 	// No documents: the spectral fits.
 	code, _, msg := streamfit(t, "fit", "lda", "--from-stats", p("m2.stats"), "--k", "2,4,6", "--progress", "off", "--out", p("sp-k{k}.json"))

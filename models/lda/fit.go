@@ -50,23 +50,10 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 		}
 		defer unlock()
 	}
-	var plan *Plan
-	if cfg.Third == Auto || cfg.OnPlan != nil {
-		plan, err = PlanSource(ctx, src, cfg)
-	} else {
-		// Nobody reads the prediction: no sample read for the entries.
-		plan, err = PlanFit(info, cfg)
-	}
+	plan, cfg, err := planFor(ctx, src, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.OnPlan != nil {
-		cfg.OnPlan(plan)
-	}
-	if err := plan.machineFits(info); err != nil {
-		return nil, err
-	}
-	cfg = plan.apply(cfg)
 	track := newTracker(cfg)
 	m, err := spectralFit(ctx, src, cfg, plan, track)
 	if err != nil {
@@ -92,6 +79,32 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 	m.Fit.Plan = plan.Record()
 	m.Fit.Seconds = time.Since(start).Seconds()
 	return m, nil
+}
+
+// planFor plans the fit of src with cfg (defaults set) as Fit does:
+// PlanSource, which reads a sample of src for its entries, when the plan
+// chooses the representation or cfg.OnPlan reads it, else PlanFit. It
+// reports the plan to cfg.OnPlan, refuses one the machine cannot hold, and
+// returns cfg with the plan's choices.
+func planFor(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, Config, error) {
+	var plan *Plan
+	var err error
+	if cfg.Third == Auto || cfg.OnPlan != nil {
+		plan, err = PlanSource(ctx, src, cfg)
+	} else {
+		// Nobody reads the prediction: no sample read for the entries.
+		plan, err = PlanFit(src.Info(), cfg)
+	}
+	if err != nil {
+		return nil, cfg, err
+	}
+	if cfg.OnPlan != nil {
+		cfg.OnPlan(plan)
+	}
+	if err := plan.machineFits(src.Info()); err != nil {
+		return nil, cfg, err
+	}
+	return plan, plan.apply(cfg), nil
 }
 
 // spectralFit runs the spectral passes and the solve of Fit, sketching

@@ -76,6 +76,17 @@ type SweepOptions struct {
 	// NoScore skips the scores (and the recommendation): FitK only fits,
 	// on every document of the source.
 	NoScore bool
+	// SharedStart takes every smaller k's spectral start from the largest
+	// k's passes (the blocks of its whitened moments, sweepBlocks) also
+	// when the whitening is randomized: no spectral pass of their own, but
+	// other starts than Fit's, from which the EM passes can settle at
+	// other optima (on short documents, held-out perplexities 20% apart
+	// either way). By default a randomized whitening gives each smaller k
+	// the spectral passes Fit takes for it, so every model of the sweep is
+	// Fit's; with the exact whitening (a vocabulary of at most ExactDim
+	// words) the blocks are Fit's whitening and moments, and every k
+	// shares the passes either way.
+	SharedStart bool
 	// OnEM, when set, is called after every EM pass of every model, one
 	// call at a time, with the model's k, its EM pass count so far and the
 	// training bound per token the pass measured.
@@ -90,19 +101,21 @@ const DefaultWithin = 0.01
 // would be) to src with cfg (cfg.K is ignored), in the passes of about one
 // fit of the largest k, scores them and recommends one:
 //
-//   - the spectral passes run once, for the largest k; every smaller k is
-//     whitened by the top k directions of its whitening W and solved
-//     from the matching block of the pass's whitened moments
-//     (Ê3(W_k,W_k,W_k), W_kᵀÊ2W_k, W_kᵀM̂1, Ê2·W_k), with its own
-//     re-whitening, decomposition and recovery, as Fit runs them after its
-//     own passes (sweepBlocks). With the exact whitening (a vocabulary of
-//     at most ExactDim words) W_k is the whitening Fit computes for k and
-//     the spectral model is Fit's; with the randomized one the top
-//     directions are the Ritz vectors of M̂2 on span(W), which span M̂2's
-//     top-k eigenspace better than Fit's own sketch for k does. The
-//     largest k's model is Fit's. A k whose block the data refuse (or
-//     every k above what the data support, when the largest falls back to
-//     fewer topics) takes spectral passes of its own.
+//   - the spectral passes of the largest k run as Fit's. With the exact
+//     whitening (a vocabulary of at most ExactDim words), or with
+//     opt.SharedStart, every smaller k is whitened by the top k directions
+//     of its whitening W and solved from the matching block of the pass's
+//     whitened moments (Ê3(W_k,W_k,W_k), W_kᵀÊ2W_k, W_kᵀM̂1, Ê2·W_k), with
+//     its own re-whitening, decomposition and recovery, as Fit runs them
+//     after its own passes (sweepBlocks). With the exact whitening W_k is
+//     the whitening Fit computes for k and the spectral model is Fit's;
+//     with the randomized one the top directions are the Ritz vectors of
+//     M̂2 on span(W), which span M̂2's top-k eigenspace better than Fit's
+//     own sketch for k does, yet start EM elsewhere than Fit. Otherwise
+//     (the default with the randomized whitening), and for a k whose block
+//     the data refuse (or every k above what the data support, when the
+//     largest falls back to fewer topics), a smaller k takes the spectral
+//     passes Fit takes for it: its model is then Fit's, bit for bit.
 //   - the EM passes (cfg.EM) of every k then run together: each read of
 //     the documents serves every model's E-step, each model keeps its own
 //     stopping rule and leaves the passes when it stops. Each model's EM
@@ -119,9 +132,11 @@ const DefaultWithin = 0.01
 //     recommended (recommend).
 //
 // Only the explicit third moment (Third Explicit, or Auto, which FitK
-// takes as Explicit) is shared between the k; cfg.Checkpoint is not
-// supported. The memory is the sum of the models' (d·Σk for the moments'
-// blocks and the EM statistics). The same source, ks and cfg give the same
+// then takes as Explicit) is shared between the k: with another
+// representation every k takes spectral passes of its own, and
+// opt.SharedStart is refused. cfg.Checkpoint is not supported. The memory
+// is the sum of the models' (d·Σk for the moments' blocks and the EM
+// statistics). The same source, ks and cfg give the same
 // models and scores whatever cfg.Workers.
 //
 // FitKStats runs the same sweep from the statistics route's files
@@ -133,20 +148,19 @@ func FitK(ctx context.Context, src stream.DocSource, ks []int, cfg Config, opt S
 		return nil, err
 	}
 	switch {
-	case cfg.Third != "" && cfg.Third != Explicit && cfg.Third != Auto:
-		return nil, fmt.Errorf("lda: FitK shares the explicit third moment between the k, not Third=%s", cfg.Third)
-	case cfg.Implicit:
-		return nil, errors.New("lda: FitK shares the explicit third moment between the k, not Implicit rows")
+	case opt.SharedStart && cfg.Third != "" && cfg.Third != Explicit && cfg.Third != Auto:
+		return nil, fmt.Errorf("lda: SharedStart shares the explicit third moment between the k, not Third=%s", cfg.Third)
+	case opt.SharedStart && cfg.Implicit:
+		return nil, errors.New("lda: SharedStart shares the explicit third moment between the k, not Implicit rows")
 	case cfg.Checkpoint.Dir != "":
 		return nil, errors.New("lda: FitK does not checkpoint its passes")
 	}
-	cfg.Third = Explicit
 	train, held, where := src, opt.HeldOut, "source"
 	if !opt.NoScore && held == nil {
 		train, held, where = heldOutSplit{src, false}, heldOutSplit{src, true}, "every 10th"
 	}
 	track := newTracker(cfg)
-	ms, shared, err := sweepSpectralFits(ctx, train, ks, cfg, track)
+	ms, shared, err := sweepSpectralFits(ctx, train, ks, cfg, track, opt.SharedStart)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +233,10 @@ func finishSweep(ctx context.Context, r sweepRun, cfg Config, opt SweepOptions) 
 
 // sweepSpectralFits runs the spectral passes of the largest of ks (sorted)
 // and returns the spectral model of every k, and which of them came from
-// those passes (sweepSpectral) rather than passes of their own.
-func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg Config, track *tracker) ([]*models.Model, []bool, error) {
+// those passes (sweepSpectral) rather than passes of their own. The
+// smaller k take blocks of the largest k's moments when its whitening is
+// exact or share says so, else passes of their own.
+func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg Config, track *tracker, share bool) ([]*models.Model, []bool, error) {
 	info := src.Info()
 	top := cfg
 	top.K = ks[len(ks)-1]
@@ -228,17 +244,19 @@ func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg 
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := PlanFit(info, top)
+	// Blocks of the largest k's moments need them explicit.
+	blocks := (share || top.exact(info.Terms)) && (top.Third == Explicit || top.Third == Auto) && !top.Implicit
+	if blocks {
+		top.Third = Explicit
+	}
+	plan, top, err := planFor(ctx, src, top)
 	if err != nil {
 		return nil, nil, err
 	}
-	if top.OnPlan != nil {
-		top.OnPlan(plan)
+	sweep := &sweepSpectral{models: map[int]*models.Model{}}
+	if blocks {
+		sweep.ks = ks[:len(ks)-1]
 	}
-	if err := plan.machineFits(info); err != nil {
-		return nil, nil, err
-	}
-	sweep := &sweepSpectral{ks: ks[:len(ks)-1], models: map[int]*models.Model{}}
 	track.sweep = sweep
 	m, err := spectralFit(ctx, src, top, plan, track)
 	if err != nil {
@@ -259,11 +277,11 @@ func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg 
 		// The largest k's passes did not give this k's start: its own, as
 		// Fit takes them.
 		ck := cfg
-		ck.K = k
+		ck.K, ck.OnPlan = k, nil
 		if ck, err = ck.withDefaults(info.Terms); err != nil {
 			return nil, nil, err
 		}
-		pk, err := PlanFit(info, ck)
+		pk, ck, err := planFor(ctx, src, ck)
 		if err != nil {
 			return nil, nil, err
 		}

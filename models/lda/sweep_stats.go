@@ -29,8 +29,12 @@ import (
 // when cfg.EM's passes follow (the start of EM passes run elsewhere, per
 // model: EMStats) unless cfg.EM.Passes is 0 (the pure spectral fits).
 //
-// Statistics of src cut as FitStats says give the models of FitK over src
-// with opt.HeldOut bit for bit, whatever cfg.Workers and however the
+// The statistics hold the largest k's passes only, so every smaller k
+// starts from their blocks, as FitK's with opt.SharedStart (the default of
+// FitK whitens a large vocabulary for each k by passes of its own: fit
+// such a k from statistics of its own for Fit's model). Statistics of src
+// cut as FitStats says give the models of FitK over src with opt.HeldOut
+// and SharedStart bit for bit, whatever cfg.Workers and however the
 // shards were merged. A smaller k whose block the data refuse is an error
 // (FitK takes passes of its own for it; from statistics, fit that k from
 // statistics of its own).

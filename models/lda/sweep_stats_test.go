@@ -40,7 +40,8 @@ func sweepJSON(t *testing.T, sw *Sweep) []byte {
 
 // TestSweepFromStats: the sweep from the merged phase-2 statistics of its
 // largest k, computed over two shards cut at a batch boundary, with the EM
-// passes over the documents, gives FitK's models and scores bit for bit,
+// passes over the documents, gives FitK's models and scores (with
+// SharedStart, as the statistics hold the largest k's passes only) bit for bit,
 // with the exact whitening and the randomized one, whatever the workers;
 // statistics of another k, and scores without held-out documents, are
 // refused.
@@ -56,7 +57,7 @@ func TestSweepFromStats(t *testing.T) {
 		cfg := DefaultConfig(0)
 		cfg.EM.Passes = 4
 		cfg.Workers = 2
-		opt := SweepOptions{HeldOut: held}
+		opt := SweepOptions{HeldOut: held, SharedStart: true}
 		direct, err := FitK(ctx, all, ks, cfg, opt)
 		if err != nil {
 			t.Fatal(err)

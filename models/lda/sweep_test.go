@@ -299,7 +299,8 @@ func TestSweepWorkers(t *testing.T) {
 // TestSweepRecommends: on a corpus drawn from LDA with 5 topics, the sweep
 // over 3, 5 and 8 recommends 5: 3 topics cannot fit it, and 8 fit it no
 // better than 5 on held-out documents (the rule takes the smallest within
-// 1% of the best).
+// 1% of the best). The vocabulary is whitened by a sketch, so the smaller
+// k take spectral passes of their own; the EM passes are shared.
 func TestSweepRecommends(t *testing.T) {
 	src, _ := corpus(t, synth.LDAConfig{Docs: 10000, Vocab: 1000, K: 5, Alpha0: 1, DocLen: 80, Seed: 9})
 	sw, err := FitK(context.Background(), src, []int{3, 5, 8}, DefaultConfig(0), SweepOptions{})
@@ -308,8 +309,8 @@ func TestSweepRecommends(t *testing.T) {
 	}
 	for _, s := range sw.Scores {
 		t.Logf("k=%d perplexity %.4f UMass %.3f NPMI %.3f diversity %.2f EM passes %d", s.K, s.Perplexity, s.UMass, s.NPMI, s.Diversity, s.EMPasses)
-		if !s.SharedStart || !s.EMShared {
-			t.Errorf("k=%d: shared start %v, shared EM %v; want both", s.K, s.SharedStart, s.EMShared)
+		if s.SharedStart != (s.K == 8) || !s.EMShared {
+			t.Errorf("k=%d: shared start %v, shared EM %v; want %v, true", s.K, s.SharedStart, s.EMShared, s.K == 8)
 		}
 	}
 	t.Logf("recommended %d: %s; %d passes, %.2fs", sw.Recommended, sw.Rule, sw.Passes, sw.Seconds)
@@ -349,7 +350,7 @@ func TestRecommend(t *testing.T) {
 func TestSweepRandomizedAccuracy(t *testing.T) {
 	src, truth := corpus(t, synth.LDAConfig{Docs: 10000, Vocab: 1500, K: 5, Alpha0: 1, DocLen: 100, Seed: 11})
 	cfg := Config{Alpha0: 1, Seed: 1}
-	sw, err := FitK(context.Background(), src, []int{5, 12}, cfg, SweepOptions{NoScore: true})
+	sw, err := FitK(context.Background(), src, []int{5, 12}, cfg, SweepOptions{NoScore: true, SharedStart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,6 +374,87 @@ func TestSweepRandomizedAccuracy(t *testing.T) {
 		es.MeanL1, es.MaxL1, es.Found, ea.MeanL1, ea.MaxL1, ea.Found)
 	if es.Found != 5 || es.MeanL1 > ea.MeanL1+0.02 {
 		t.Errorf("from k=12's passes: %d found, mean ℓ1 %.4f; alone %.4f", es.Found, es.MeanL1, ea.MeanL1)
+	}
+}
+
+// TestSweepIsFit: with the randomized whitening, the sweep's default gives
+// every smaller k the spectral passes Fit takes for it, and its EM passes
+// are exact sums shared with the other k: every model of the sweep is the
+// default Fit's for that k, bit for bit, whatever the workers. With
+// SharedStart the smaller k start from the largest k's passes instead, in
+// fewer passes, and their models differ from Fit's.
+func TestSweepIsFit(t *testing.T) {
+	src, _ := corpus(t, synth.LDAConfig{Docs: 3000, Vocab: 900, K: 5, Alpha0: 1, DocLen: 60, Seed: 12})
+	ks := []int{3, 5, 8}
+	cfg := DefaultConfig(0)
+	cfg.EM.Passes = 3
+	var passes int
+	for _, w := range []int{1, 2} {
+		cfg.Workers = w
+		sw, err := FitK(context.Background(), src, ks, cfg, SweepOptions{NoScore: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes = sw.Passes
+		for i, k := range ks {
+			if got := sw.Scores[i].SharedStart; got != (k == 8) {
+				t.Errorf("k=%d: shared start %v", k, got)
+			}
+			c := cfg
+			c.K = k
+			m, err := Fit(context.Background(), src, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(modelBytes(t, sw.Models[i]), modelBytes(t, m)) {
+				t.Errorf("%d workers, k=%d: the sweep's model differs from Fit's", w, k)
+			}
+		}
+	}
+	// Starts of their own need no shared moments: any representation of
+	// the third moment serves, as Fit's; a shared start needs it explicit.
+	rows := cfg
+	rows.Third, rows.RowDir = Rows, t.TempDir()
+	sw, err := FitK(context.Background(), src, ks[:2], rows, SweepOptions{NoScore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range ks[:2] {
+		c := rows
+		c.K = k
+		m, err := Fit(context.Background(), src, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sw.Models[i].Fit.Solver.Name != m.Fit.Solver.Name || !bytes.Equal(modelBytes(t, sw.Models[i]), modelBytes(t, m)) {
+			t.Errorf("Third=%s, k=%d: the sweep's model differs from Fit's", Rows, k)
+		}
+	}
+	if _, err := FitK(context.Background(), src, ks, rows, SweepOptions{NoScore: true, SharedStart: true}); err == nil {
+		t.Errorf("SharedStart with Third=%s: no error", Rows)
+	}
+	shared, err := FitK(context.Background(), src, ks, cfg, SweepOptions{NoScore: true, SharedStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i, k := range ks {
+		if !shared.Scores[i].SharedStart {
+			t.Errorf("SharedStart: k=%d took passes of its own", k)
+		}
+		c := cfg
+		c.K = k
+		m, err := Fit(context.Background(), src, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(modelBytes(t, shared.Models[i]), modelBytes(t, m)) {
+			differ++
+		}
+	}
+	t.Logf("own starts %d passes, shared %d; %d shared-start models differ from Fit's", passes, shared.Passes, differ)
+	if shared.Passes >= passes || differ != len(ks)-1 {
+		t.Errorf("SharedStart: %d passes (own starts %d), %d models differ from Fit's; want fewer passes and %d", shared.Passes, passes, differ, len(ks)-1)
 	}
 }
 
