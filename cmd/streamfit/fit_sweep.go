@@ -137,7 +137,7 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 	p, done := e.startProgress(*f.prog, "fit "+f.kind.Name(), 0)
 	defer done()
 	f.o.Progress = p
-	sw, err := e.runSweep(ctx, f, s, p)
+	sw, plan, err := e.runSweep(ctx, f, s, p)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,11 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 			from += fmt.Sprintf(" and %d EM passes over the documents", sweepEMPasses(sw))
 		}
 	}
-	e.printf("fit %s: %d models (k = %s) %s, CPU %.1fs → %s\n", f.kind.Name(), len(ks), f.ks.String(), from, (sysinfo.CPUTime() - cpu0).Seconds(), strings.Join(outs, ", "))
+	forecast := ""
+	if plan != nil && plan.CPUSeconds >= 0 {
+		forecast = fmt.Sprintf(" (the plan forecast %.1fs for the fits, without the scores)", plan.CPUSeconds)
+	}
+	e.printf("fit %s: %d models (k = %s) %s, CPU %.1fs%s → %s\n", f.kind.Name(), len(ks), f.ks.String(), from, (sysinfo.CPUTime() - cpu0).Seconds(), forecast, strings.Join(outs, ", "))
 	if f.sweep.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -202,14 +206,15 @@ func printSweep(w io.Writer, sw *lda.Sweep) {
 // documents (--heldout) and runs the sweep: FitK over the documents, or
 // FitKStats from --from-stats, with the EM passes over --input when given
 // (else the spectral fits, as fit --from-stats without --input writes),
-// scored when there are held-out documents.
-func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *stream.Progress) (*lda.Sweep, error) {
+// scored when there are held-out documents; FitK's plan is printed and
+// returned.
+func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *stream.Progress) (*lda.Sweep, *lda.SweepPlan, error) {
 	cfg := f.config(s)
 	var src stream.DocSource
 	if f.input != "" {
 		var err error
 		if src, err = e.openDocs(f.topic.spill, "fit", f.input, *f.o); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer stream.Close(src)
 		cfg.Progress = e.ldaProgress(p, f.kind.Name(), src.Info().Rows)
@@ -220,18 +225,23 @@ func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *str
 		o.Progress = nil
 		ho, err := stream.Open(f.sweep.heldout, o)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.sweep.heldout, err)
+			return nil, nil, fmt.Errorf("%s: %w", f.sweep.heldout, err)
 		}
 		defer stream.Close(ho)
 		opt.HeldOut = ho
 	}
 	if f.fromStats == "" {
+		var plan *lda.SweepPlan
+		opt.OnPlan = func(sp *lda.SweepPlan) {
+			e.printf("%v\n", sp)
+			plan = sp
+		}
 		sw, err := lda.FitK(ctx, src, f.ks.ks, cfg, opt)
-		return sw, inputNamed(f.input, err)
+		return sw, plan, inputNamed(f.input, err)
 	}
 	st, err := implicit.ReadTopicStats(f.fromStats)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sc := f.statsConfig(s)
 	sc.Progress = cfg.Progress
@@ -241,7 +251,7 @@ func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *str
 	opt.NoScore = opt.HeldOut == nil
 	sw, err := lda.FitKStats(ctx, st, src, f.ks.ks, sc, opt)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.fromStats, err)
+		return nil, nil, fmt.Errorf("%s: %w", f.fromStats, err)
 	}
-	return sw, nil
+	return sw, nil, nil
 }

@@ -33,6 +33,11 @@ func TestFitSweep(t *testing.T) {
 	if rows := strings.Count(out, "\n"); rows != 5 || !strings.Contains(out, "recommended k=5") {
 		t.Errorf("table:\n%s", out)
 	}
+	// The plan before the passes, its forecast beside the CPU after them.
+	if code, _, msg := streamfit(t, "fit", "lda", "--input", in, "--k", "3,5", "--progress", "off", "--out", filepath.Join(dir, "p-k{k}.json")); code != 0 ||
+		!strings.Contains(msg, "plan: sweep k=3,5 (each k's spectral passes its own)") || !strings.Contains(msg, "the plan forecast") {
+		t.Errorf("exit %d, no plan or forecast:\n%s", code, msg)
+	}
 	// The vocabulary is whitened by a sketch: each smaller k took the
 	// passes of its own fit, so its model is `fit --k 3`'s (fitted on the
 	// nine tenths the sweep trains on, as a held-out file of the tenth

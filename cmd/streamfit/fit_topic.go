@@ -247,8 +247,8 @@ func (e *env) writeTopicModel(m *models.Model, f *fitFlags) error {
 // over the documents when it ends (its time, documents and rate; an EM
 // pass's bound), so a log of a batch job shows how the fit went.
 func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda.Progress) {
-	var last time.Duration // when the previous pass ended
-	pass := -1
+	var last, took time.Duration // when the previous pass ended, and what it took
+	pass, ended := -1, -1
 	return func(pr lda.Progress) {
 		if pr.Pass != pass {
 			pass = pr.Pass
@@ -258,13 +258,16 @@ func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda
 		if !pr.Done || pr.Stage == "solve" {
 			return
 		}
-		took := pr.Elapsed - last
-		last = pr.Elapsed
+		if pr.Pass != ended {
+			// A sweep's shared EM pass ends once, with a line per model.
+			ended, took = pr.Pass, pr.Elapsed-last
+			last = pr.Elapsed
+		}
 		bound := ""
 		if pr.Stage == "em" || pr.Stage == "em-sample" {
 			bound = fmt.Sprintf("; bound %.5f per token", pr.Bound)
 		}
-		e.passLine(p, model, pr.Pass, pr.Stage, took, pr.Elapsed, pr.Docs, "documents", bound)
+		e.passLine(p, model, pr.Pass, stageOf(pr), took, pr.Elapsed, pr.Docs, "documents", bound)
 	}
 }
 
@@ -292,13 +295,22 @@ func passShare(pr lda.Progress, docs int64, took time.Duration) string {
 	return fmt.Sprintf(", %.0f%% of the pass, ETA %s", 100*frac, eta)
 }
 
+// stageOf is a pass's stage as the progress lines name it, with the k of
+// the sweep's model it serves.
+func stageOf(pr lda.Progress) string {
+	if pr.K > 0 {
+		return fmt.Sprintf("%s, k=%d", pr.Stage, pr.K)
+	}
+	return pr.Stage
+}
+
 // ldaStage names an LDA fit's stage for the progress line.
 func ldaStage(pr lda.Progress) string {
 	switch {
 	case (pr.Stage == "em" || pr.Stage == "em-sample") && pr.Done:
-		return fmt.Sprintf("pass %d (%s): bound %.5f per token", pr.Pass, pr.Stage, pr.Bound)
+		return fmt.Sprintf("pass %d (%s): bound %.5f per token", pr.Pass, stageOf(pr), pr.Bound)
 	case pr.Stage != "solve":
-		return fmt.Sprintf("pass %d (%s)", pr.Pass, pr.Stage)
+		return fmt.Sprintf("pass %d (%s)", pr.Pass, stageOf(pr))
 	case pr.Rows > 0:
 		return fmt.Sprintf("solve: contraction %d, %d of %d rows", pr.Contraction, pr.Docs, pr.Rows)
 	}

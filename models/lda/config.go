@@ -210,6 +210,12 @@ type Progress struct {
 	// solve.
 	Contraction int
 	Rows        int64
+	// K is, in a sweep over k (FitK), the number of topics of the model
+	// the report is about: the spectral passes a k takes of its own, and
+	// each model's EM passes and bounds. 0 in a single fit, and for the
+	// largest k's spectral passes when the smaller k's starts come from
+	// them.
+	K int
 	// Done is set on the last call of a pass.
 	Done    bool
 	Elapsed time.Duration

@@ -36,6 +36,8 @@ type tracker struct {
 	// sweep, when set, solves every k of FitK from each third-moment pass
 	// (sweep.go).
 	sweep *sweepSpectral
+	// k is the model of a sweep the passes serve (Progress.K; 0: all).
+	k int
 }
 
 func newTracker(cfg Config) *tracker {
@@ -59,7 +61,7 @@ func (t *tracker) report(pass int, stage string, docs int, done bool) {
 	}
 	t.send(func() Progress {
 		t.docs += int64(docs)
-		return Progress{Pass: pass, Stage: stage, Docs: t.docs, Done: done}
+		return Progress{Pass: pass, Stage: stage, Docs: t.docs, Done: done, K: t.k}
 	})
 }
 
@@ -69,6 +71,9 @@ func (t *tracker) send(next func() Progress) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := next()
+	if p.K == 0 {
+		p.K = t.k
+	}
 	p.Elapsed = time.Since(t.start)
 	t.hook(p)
 }

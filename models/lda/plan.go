@@ -110,6 +110,11 @@ type Cost struct {
 	// pass and the third-moment pass, a power pass, and the rest (the
 	// solve, the moments, the process).
 	pass, power, fixed float64
+	// emModel and emDocs are the EM passes' live bytes (before gcSlack): a
+	// model's own (its topics, statistics and scratch) and the documents
+	// they keep in memory, which a sweep's models share; base is what
+	// PeakBytes adds to the live bytes (the process, batches in flight).
+	emModel, emDocs, base float64
 	// PeakBytes is the predicted peak resident memory (VmHWM); DiskBytes
 	// the temporary disk space.
 	PeakBytes int64 `json:"peak_bytes"`
@@ -556,6 +561,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			arrays++ // the running expected counts
 		}
 		emLive := d*k*8*arrays + w*math.Min(d, EMPieceEntries)*k*8
+		c.emModel = emLive
 		if em := cfg.EM.withDefaults(); !em.Online && em.sampleTokens(p.D, p.K) > 0 {
 			// The documents the passes keep in memory (8 bytes an entry):
 			// the corpus, up to the sample's tokens (entries are at most
@@ -567,11 +573,13 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 				kept = math.Min(kept, nnz)
 			}
 			emLive += kept * 8
+			c.emDocs = kept * 8
 			if !known || float64(p.Tokens) > sample {
 				// The parameters before an M-step on the sample, the
 				// statistics of half of it and the parameters the
 				// learning curve scores (fullGain).
 				emLive += 4 * d * k * 8
+				c.emModel += 4 * d * k * 8
 			}
 		}
 		live = math.Max(live, emLive)
@@ -580,7 +588,8 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	if known {
 		inFlight = math.Min(inFlight, nnz*8/3)
 	}
-	c.PeakBytes = int64(baseBytes + inFlight + gcSlack*live)
+	c.base = baseBytes + inFlight
+	c.PeakBytes = int64(c.base + gcSlack*live)
 	ns += nsProcess
 	if c.pass == 0 {
 		c.pass = (pairNS + first*nnz + thirdNS) / 1e9

@@ -17,16 +17,30 @@ const sampleDocs = 20000
 // entries from the first batches of one short partial pass (about
 // sampleDocs documents) and says so in the plan's NNZEstimated.
 func PlanSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, error) {
-	info := src.Info()
-	estimated := false
-	tokens := int64(-1)
+	info, tokens, estimated, err := sourceInfo(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planFit(info, tokens, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.NNZEstimated = estimated
+	return p, nil
+}
+
+// sourceInfo is src's Info with its entries estimated from the first
+// documents when the source does not know them (estimated), and its tokens
+// (−1: unknown).
+func sourceInfo(ctx context.Context, src stream.DocSource) (info stream.Info, tokens int64, estimated bool, err error) {
+	info, tokens = src.Info(), -1
 	if info.Rows > 0 {
 		// The first documents give the entries (when the source's
 		// metadata does not) and the tokens per entry, which size the EM
 		// passes' sample.
 		nnz, toks, exact, err := estimateNNZ(ctx, src, info.Rows)
 		if err != nil {
-			return nil, err
+			return info, -1, false, err
 		}
 		if info.NNZ < 0 {
 			info.NNZ, estimated = nnz, nnz >= 0 && !exact
@@ -35,12 +49,7 @@ func PlanSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, e
 			tokens = int64(float64(toks) / float64(nnz) * float64(info.NNZ))
 		}
 	}
-	p, err := planFit(info, tokens, cfg)
-	if err != nil {
-		return nil, err
-	}
-	p.NNZEstimated = estimated
-	return p, nil
+	return info, tokens, estimated, nil
 }
 
 // estimateNNZ scales the entries and tokens per document of the first

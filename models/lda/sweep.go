@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/tensor"
@@ -87,6 +88,9 @@ type SweepOptions struct {
 	// words) the blocks are Fit's whitening and moments, and every k
 	// shares the passes either way.
 	SharedStart bool
+	// OnPlan, when set, is called with the sweep's plan (PlanSweep)
+	// before its first pass.
+	OnPlan func(*SweepPlan)
 	// OnEM, when set, is called after every EM pass of every model, one
 	// call at a time, with the model's k, its EM pass count so far and the
 	// training bound per token the pass measured.
@@ -158,6 +162,20 @@ func FitK(ctx context.Context, src stream.DocSource, ks []int, cfg Config, opt S
 	train, held, where := src, opt.HeldOut, "source"
 	if !opt.NoScore && held == nil {
 		train, held, where = heldOutSplit{src, false}, heldOutSplit{src, true}, "every 10th"
+	}
+	info, tokens, _, err := sourceInfo(ctx, train)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := planSweep(info, tokens, ks, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.OnPlan != nil {
+		opt.OnPlan(sp)
+	}
+	if total := sysinfo.PhysicalMemory(); total > 0 && sp.PeakBytes > total {
+		return nil, fmt.Errorf("lda: the sweep needs about %s, more than the machine's %s of memory: its EM passes hold every model at once (d·Σk); sweep fewer or smaller k, or fit the largest apart", bytesStr(sp.PeakBytes), bytesStr(total))
 	}
 	track := newTracker(cfg)
 	ms, shared, err := sweepSpectralFits(ctx, train, ks, cfg, track, opt.SharedStart)
@@ -245,7 +263,7 @@ func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg 
 		return nil, nil, err
 	}
 	// Blocks of the largest k's moments need them explicit.
-	blocks := (share || top.exact(info.Terms)) && (top.Third == Explicit || top.Third == Auto) && !top.Implicit
+	blocks := sharesBlocks(top, info.Terms, share)
 	if blocks {
 		top.Third = Explicit
 	}
@@ -258,11 +276,14 @@ func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg 
 		sweep.ks = ks[:len(ks)-1]
 	}
 	track.sweep = sweep
+	if !blocks {
+		track.k = top.K
+	}
 	m, err := spectralFit(ctx, src, top, plan, track)
 	if err != nil {
 		m, err = fewerTopics(ctx, src, top, plan, track, err)
 	}
-	track.sweep = nil
+	track.sweep, track.k = nil, 0
 	if err != nil {
 		return nil, nil, err
 	}
@@ -285,10 +306,12 @@ func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg 
 		if err != nil {
 			return nil, nil, err
 		}
+		track.k = k
 		mk, err := spectralFit(ctx, src, ck, pk, track)
 		if err != nil {
 			mk, err = fewerTopics(ctx, src, ck, pk, track, err)
 		}
+		track.k = 0
 		if err != nil {
 			return nil, nil, err
 		}

@@ -44,7 +44,10 @@ func refineAll(ctx context.Context, src stream.DocSource, ms []*models.Model, cf
 			if shared[i] {
 				continue
 			}
-			if err := refine(ctx, src, m, cfg, track, true); err != nil {
+			track.k = m.K
+			err := refine(ctx, src, m, cfg, track, true)
+			track.k = 0
+			if err != nil {
 				return err
 			}
 			if onEM != nil && m.Fit.EM != nil {
@@ -126,7 +129,7 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 			if track.hook != nil {
 				acc := accs[i]
 				track.send(func() Progress {
-					return Progress{Pass: pass, Stage: "em", Docs: acc.Docs + acc.Empty, Done: true, Bound: bound}
+					return Progress{Pass: pass, Stage: "em", Docs: acc.Docs + acc.Empty, Done: true, Bound: bound, K: ms[i].K}
 				})
 			}
 			if onEM != nil {
