@@ -111,8 +111,10 @@ func (f *fitFlags) checkSweep() error {
 		return usagef("a list of --k writes a model file per k; leave out --topics-parquet")
 	case f.sweep.start != "" && f.sweep.start != "own" && f.sweep.start != "shared":
 		return usagef("--sweep-start %s: want own or shared", f.sweep.start)
-	case f.fromStats != "" && f.sweep.start == "own":
-		return usagef("--sweep-start own: the statistics hold the passes of the largest k only, from which the smaller k start (shared); for a smaller k's own start, fit it from statistics of its own")
+	case f.fromStats != "" && f.sweep.start == "own" && !strings.Contains(f.fromStats, "{k}"):
+		return usagef("--sweep-start own: the statistics of the largest k hold its passes only, from which the smaller k start (shared); for each k's own start give each k's statistics, --from-stats 'p2-k{k}.stats'")
+	case strings.Contains(f.fromStats, "{k}") && f.sweep.start == "shared":
+		return usagef("--sweep-start shared starts the smaller k from the largest k's statistics: give that file alone to --from-stats")
 	}
 	return nil
 }
@@ -130,7 +132,13 @@ func (e *env) fitSweep(ctx context.Context, f *fitFlags, s *lda.Settings) error 
 	for i, k := range ks {
 		outs[i] = sweepOut(f.out, k)
 	}
-	if err := checkOutputs([]string{f.input, f.o.VocabPath, f.sweep.heldout, f.fromStats}, outs...); err != nil {
+	ins := []string{f.input, f.o.VocabPath, f.sweep.heldout, f.fromStats}
+	if strings.Contains(f.fromStats, "{k}") {
+		for _, k := range ks {
+			ins = append(ins, sweepOut(f.fromStats, k))
+		}
+	}
+	if err := checkOutputs(ins, outs...); err != nil {
 		return err
 	}
 	cpu0 := sysinfo.CPUTime()
@@ -239,16 +247,32 @@ func (e *env) runSweep(ctx context.Context, f *fitFlags, s *lda.Settings, p *str
 		sw, err := lda.FitK(ctx, src, f.ks.ks, cfg, opt)
 		return sw, plan, inputNamed(f.input, err)
 	}
-	st, err := implicit.ReadTopicStats(f.fromStats)
-	if err != nil {
-		return nil, nil, err
-	}
 	sc := f.statsConfig(s)
 	sc.Progress = cfg.Progress
 	if src == nil && !f.topic.emStart {
 		sc.EM = lda.EM{} // the pure spectral fits, as fit --from-stats without --input
 	}
 	opt.NoScore = opt.HeldOut == nil
+	if strings.Contains(f.fromStats, "{k}") {
+		// Each k's statistics of its own: each k's own start.
+		var sts []*implicit.TopicStats
+		for _, k := range f.ks.ks {
+			st, err := implicit.ReadTopicStats(sweepOut(f.fromStats, k))
+			if err != nil {
+				return nil, nil, err
+			}
+			sts = append(sts, st)
+		}
+		sw, err := lda.FitKStatsEach(ctx, sts, src, f.ks.ks, sc, opt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.fromStats, err)
+		}
+		return sw, nil, nil
+	}
+	st, err := implicit.ReadTopicStats(f.fromStats)
+	if err != nil {
+		return nil, nil, err
+	}
 	sw, err := lda.FitKStats(ctx, st, src, f.ks.ks, sc, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", f.fromStats, err)

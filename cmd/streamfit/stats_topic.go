@@ -67,10 +67,12 @@ statistics of two bases cannot be merged.
 Power and phase 2 take the model, --k, --alpha0, --seed and --oversample from
 the basis file; given explicitly, they must agree with it.
 
-A sweep over k (fit --k 10,20,50): the statistics of its largest k serve every
-k of it (--k takes the list, and computes those of the largest); then
-` + "`streamfit fit lda --from-stats p2.stats --k 10,20,50 --input F --heldout TEST`" + `
-gives the models and scores of ` + "`fit --input F --k 10,20,50 --heldout TEST`" + `.
+A sweep over k (fit --k 10,20,50): the statistics of each k (--k K --out
+p1-kK.stats, and so on per k and phase), then
+` + "`streamfit fit lda --from-stats 'p2-k{k}.stats' --k 10,20,50 --input F --heldout TEST`" + `
+give the models and scores of ` + "`fit --input F --k 10,20,50 --heldout TEST`" + `; the
+statistics of its largest k alone (--k takes the list, and computes those of the
+largest) serve every k with the shared start (fit --sweep-start shared).
 
 The EM passes of the default fit (--phase em --model M.json): the statistics
 of the next EM pass of the model M.json over the INPUTs. Start from
@@ -197,7 +199,7 @@ func (e *env) topicPhase(ctx context.Context, f *statsFlags, cfg lda.Config, pha
 	}
 	e.printf("stats: %s of %s (d=%d, k=%d) from %s, %d documents → %s\n", phaseName(total.Header), total.Header.Model, total.Header.D, total.Header.K, from, docs(total), f.out)
 	if total.Header.Phase == 2 && len(f.ks.ks) > 1 {
-		e.printf("stats: the statistics of k=%d hold those of every k of the sweep; fit them all (the EM passes and the scores read the documents):\n  streamfit fit %s --from-stats %s --k %s --input DOCS --heldout TEST --out 'model-k{k}.json'\n",
+		e.printf("stats: the statistics of k=%d hold the shared start of every k of the sweep; fit them all (the EM passes and the scores read the documents; each k's statistics of its own, --from-stats 'p2-k{k}.stats', give each k its own start instead):\n  streamfit fit %s --from-stats %s --k %s --sweep-start shared --input DOCS --heldout TEST --out 'model-k{k}.json'\n",
 			total.Header.K, total.Header.Model, quoteArg(f.out), f.ks.String())
 	}
 	if total.Header.Phase == 1 {

@@ -31,8 +31,8 @@ import (
 //
 // The statistics hold the largest k's passes only, so every smaller k
 // starts from their blocks, as FitK's with opt.SharedStart (the default of
-// FitK whitens a large vocabulary for each k by passes of its own: fit
-// such a k from statistics of its own for Fit's model). Statistics of src
+// FitK whitens a large vocabulary for each k by passes of its own:
+// FitKStatsEach takes each k's statistics of its own). Statistics of src
 // cut as FitStats says give the models of FitK over src with opt.HeldOut
 // and SharedStart bit for bit, whatever cfg.Workers and however the
 // shards were merged. A smaller k whose block the data refuse is an error
@@ -50,17 +50,9 @@ func FitKStats(ctx context.Context, st *implicit.TopicStats, src stream.DocSourc
 		return nil, fmt.Errorf("lda: fitting needs merged phase-2 statistics, got phase %d (run the phase-2 pass with this file as its basis first)", h.Phase)
 	case ks[len(ks)-1] != h.K:
 		return nil, fmt.Errorf("lda: the statistics are of k=%d, which must be the largest k of the sweep (its smaller k are blocks of them), not k=%d", h.K, ks[len(ks)-1])
-	case !opt.NoScore && (src == nil || opt.HeldOut == nil):
-		return nil, errors.New("lda: scoring a sweep from statistics needs the documents and the held-out documents: the statistics hold every document, so none can be held out")
 	}
-	if src != nil {
-		info := src.Info()
-		if info.Terms != h.D {
-			return nil, fmt.Errorf("lda: the statistics have %d words, the documents %d", h.D, info.Terms)
-		}
-		if info.Vocab != nil && st.Vocab != nil && !slices.Equal(info.Vocab, st.Vocab) {
-			return nil, errors.New("lda: the documents' vocabulary differs from the statistics'")
-		}
+	if err := checkSweepSource(st, src, opt); err != nil {
+		return nil, err
 	}
 	cfg.K, cfg.Third = 0, Explicit
 	top, b, err := phase2Basis(st, cfg)
@@ -94,4 +86,81 @@ func FitKStats(ctx context.Context, st *implicit.TopicStats, src stream.DocSourc
 		vocab: st.Vocab, track: track, start: start}
 	cfg.Single = top.Single
 	return finishSweep(ctx, r, cfg, opt)
+}
+
+// FitKStatsEach is FitK from statistics of every k's own: sts[i] the merged
+// phase-2 statistics of the fit of ks[i] topics (Phase1Stats, PowerStats
+// where the fit takes a power pass, Phase2Stats, with Config.K = ks[i] and
+// the same seed and vocabulary). Each k's spectral fit is FitStats's, the
+// start FitK's default takes for it with a whitening of its own, and the
+// EM passes over src and the scores are FitKStats's. Statistics of src cut
+// as FitStats says give the models and scores of FitK over src with
+// opt.HeldOut bit for bit (without opt.SharedStart), whatever cfg.Workers.
+func FitKStatsEach(ctx context.Context, sts []*implicit.TopicStats, src stream.DocSource, ks []int, cfg Config, opt SweepOptions) (*Sweep, error) {
+	start := time.Now()
+	if len(sts) != len(ks) {
+		return nil, fmt.Errorf("lda: %d statistics for %d k", len(sts), len(ks))
+	}
+	byK := map[int]*implicit.TopicStats{}
+	for i, k := range ks {
+		if h := sts[i].Header; h.K != k {
+			return nil, fmt.Errorf("lda: the statistics given for k=%d are of k=%d", k, h.K)
+		}
+		byK[k] = sts[i]
+	}
+	ks, err := sweepKs(ks)
+	if err != nil {
+		return nil, err
+	}
+	first := byK[ks[0]]
+	if err := checkSweepSource(first, src, opt); err != nil {
+		return nil, err
+	}
+	ms, shared := make([]*models.Model, len(ks)), make([]bool, len(ks))
+	passes := 0
+	for i, k := range ks {
+		st := byK[k]
+		h := st.Header
+		if h.D != first.Header.D || h.Model != first.Header.Model || !slices.Equal(st.Vocab, first.Vocab) {
+			return nil, fmt.Errorf("lda: the statistics of k=%d are of another vocabulary or model than those of k=%d", k, ks[0])
+		}
+		c := cfg
+		c.K, c.Third = 0, Explicit
+		if ms[i], err = FitStats(ctx, st, c); err != nil {
+			return nil, fmt.Errorf("lda: k=%d: %w", k, err)
+		}
+		ms[i].Fit.Plan = nil // as FitK's own starts, which report no plan per model
+		passes += st.Passes + 1
+		shared[i] = i == len(ks)-1
+	}
+	top := cfg
+	top.K = ks[len(ks)-1]
+	top = ConfigFromStats(top, byK[top.K].Header)
+	track := newTracker(top)
+	track.passes = passes
+	r := sweepRun{ks: ks, models: ms, shared: shared, train: src, held: opt.HeldOut, where: "source",
+		vocab: first.Vocab, track: track, start: start}
+	cfg.Single = top.Single
+	return finishSweep(ctx, r, cfg, opt)
+}
+
+// checkSweepSource refuses documents src (when given) that are not those
+// the statistics st were computed over, and scores without held-out
+// documents.
+func checkSweepSource(st *implicit.TopicStats, src stream.DocSource, opt SweepOptions) error {
+	h := st.Header
+	if !opt.NoScore && (src == nil || opt.HeldOut == nil) {
+		return errors.New("lda: scoring a sweep from statistics needs the documents and the held-out documents: the statistics hold every document, so none can be held out")
+	}
+	if src == nil {
+		return nil
+	}
+	info := src.Info()
+	if info.Terms != h.D {
+		return fmt.Errorf("lda: the statistics have %d words, the documents %d", h.D, info.Terms)
+	}
+	if info.Vocab != nil && st.Vocab != nil && !slices.Equal(info.Vocab, st.Vocab) {
+		return errors.New("lda: the documents' vocabulary differs from the statistics'")
+	}
+	return nil
 }

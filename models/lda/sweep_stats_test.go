@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
@@ -112,5 +113,77 @@ func TestSweepFromStats(t *testing.T) {
 				t.Errorf("ks %v: %v, want an error about %q", bad.ks, err, bad.want)
 			}
 		}
+	}
+}
+
+// TestSweepFromStatsEach: statistics of every k's own (each k's phases as
+// its own fit takes them: the power phase where Fit takes a power pass),
+// computed over two shards and merged, give with the EM passes over the
+// documents the models and scores of FitK's default (each k's own start)
+// bit for bit, on a vocabulary whitened by a sketch, whatever the workers;
+// statistics of another k than the one they are given for are refused.
+func TestSweepFromStatsEach(t *testing.T) {
+	ctx := context.Background()
+	cc := synth.LDAConfig{Docs: 4608, Vocab: 700, K: 8, Alpha0: 1, DocLen: 80, Seed: 13}
+	_, all, held, _ := shards(t, cc, 4096.0/4608)
+	a, b := part(all, 0, 2048), part(all, 2048, 4096)
+	ks := []int{3, 5, 8}
+	cfg := DefaultConfig(0)
+	cfg.EM.Passes = 4
+	cfg.Workers = 2
+	opt := SweepOptions{HeldOut: held}
+	direct, err := FitK(ctx, all, ks, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sts []*implicit.TopicStats
+	for i, k := range ks {
+		if k != ks[len(ks)-1] && direct.Scores[i].SharedStart {
+			t.Fatalf("k=%d: a shared start over a sketched vocabulary", k)
+		}
+		sc := cfg
+		sc.K, sc.EM = k, EM{}
+		alone, err := Fit(ctx, all, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, st := powerRoute(t, sc, alone.Fit.Passes-2, a, b)
+		sts = append(sts, st)
+		t.Logf("k=%d: %d spectral passes", k, alone.Fit.Passes)
+	}
+	scores := func(sw *Sweep) []byte {
+		var buf bytes.Buffer
+		for _, m := range sw.Models {
+			buf.Write(modelBytes(t, m))
+		}
+		js, err := json.Marshal(sw.Scores)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(buf.Bytes(), js...)
+	}
+	want := scores(direct)
+	for _, w := range []int{1, 3} {
+		c := cfg
+		c.Workers = w
+		// Given in another order than ks: each file names its k.
+		sw, err := FitKStatsEach(ctx, []*implicit.TopicStats{sts[2], sts[0], sts[1]}, all, []int{8, 3, 5}, c, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(scores(sw), want) || sw.Passes != direct.Passes || sw.Recommended != direct.Recommended {
+			t.Errorf("%d workers: the sweep from each k's statistics differs from FitK (passes %d, %d; recommended %d, %d)", w, sw.Passes, direct.Passes, sw.Recommended, direct.Recommended)
+		}
+	}
+	// The largest k's statistics alone start the smaller k elsewhere.
+	sharedSw, err := FitKStats(ctx, sts[2], all, ks, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(scores(sharedSw), want) {
+		t.Error("the shared start gives the models of each k's own: the comparison cannot tell them apart")
+	}
+	if _, err := FitKStatsEach(ctx, sts, all, []int{3, 8, 5}, cfg, opt); err == nil || !strings.Contains(err.Error(), "are of k=") {
+		t.Errorf("statistics given for another k: %v", err)
 	}
 }
