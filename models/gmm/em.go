@@ -230,7 +230,12 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	if n < 0 {
 		n = 1000 // for the spread and the variances only
 	}
-	rows, total, err := sampleRows(ctx, src, max(need, n), cfg.Seed)
+	var rows [][]float64
+	var total float64
+	err := stage(ctx, "sample", func(ctx context.Context) (err error) {
+		rows, total, err = sampleRows(ctx, src, max(need, n), cfg.Seed)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +288,11 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		for _, r := range rows {
 			all.Data = append(all.Data, r...)
 		}
-		warm, err := refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg, false)
+		var warm *Mixture
+		err := stage(ctx, fmt.Sprintf("start%d", try), func(ctx context.Context) (err error) {
+			warm, err = refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg, false)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -470,25 +479,45 @@ func EMPass(m *Mixture, floor float64, phase int, path string) *implicit.Pass {
 	}
 }
 
-// eStep holds what the E step of every batch shares: per component the
-// constant of its log-density, the means over the variances and the
-// inverse variances (k×d each, row-major).
+// eStep holds what the E step of every batch shares. A row x enters as
+// its features f = (x, x∘x, 1) (diagonal) or (x, ‖x‖², 1) (spherical), a
+// columns in all, so that with the coefficients of component i
+//
+//	cᵢ = (μᵢ/vᵢ, −½/vᵢ, log wᵢ − ½ Σ log 2πvᵢ − ½ Σ μᵢ²/vᵢ)
+//
+// the k log-densities log wᵢN(x; μᵢ, vᵢ) of a batch of rows F are one
+// product with C, and the pass's totals n, sx and sxx are one product of F
+// with the responsibilities R: two gonum products a batch. Their inner
+// loops run along the longer of a and k (wide: C is k×a, the products
+// F·Cᵀ and RᵀF; else C is a×k, F·C and FᵀR), so that at d = 3 (image
+// pixels) a row is a few runs of k rather than k runs of 5.
 type eStep struct {
-	path  string
-	k, d  int
-	diag  bool
-	konst []float64
-	p     []float64 // μ/v
-	inv   []float64 // 1/v
+	path     string
+	k, d     int
+	diag     bool
+	a, width int
+	wide     bool
+	coef     []float64 // k×a (wide) or a×k, row-major
 }
 
 func newEStep(w, mu, v []float64, k, d int, diag bool) *eStep {
-	e := &eStep{k: k, d: d, diag: diag, konst: make([]float64, k), p: make([]float64, k*d), inv: make([]float64, k*d)}
-	for i := range k {
-		if !(w[i] > 0) {
-			e.konst[i] = math.Inf(-1) // an empty component takes no rows
+	width := 1
+	if diag {
+		width = d
+	}
+	a := d + width + 1
+	e := &eStep{k: k, d: d, diag: diag, a: a, width: width, wide: a > k, coef: make([]float64, a*k)}
+	set := func(i, j int, v float64) {
+		if e.wide {
+			e.coef[i*a+j] = v
 		} else {
-			e.konst[i] = math.Log(w[i])
+			e.coef[j*k+i] = v
+		}
+	}
+	for i := range k {
+		konst := math.Log(w[i])
+		if !(w[i] > 0) {
+			konst = math.Inf(-1) // an empty component takes no rows
 		}
 		for j := range d {
 			vij := v[i]
@@ -496,17 +525,49 @@ func newEStep(w, mu, v []float64, k, d int, diag bool) *eStep {
 				vij = v[i*d+j]
 			}
 			m := mu[i*d+j]
-			e.konst[i] -= 0.5*math.Log(2*math.Pi*vij) + 0.5*m*m/vij
-			e.p[i*d+j] = m / vij
-			e.inv[i*d+j] = 1 / vij
+			konst -= 0.5*math.Log(2*math.Pi*vij) + 0.5*m*m/vij
+			set(i, j, m/vij)
+			if diag {
+				set(i, d+j, -0.5/vij)
+			}
 		}
+		if !diag {
+			set(i, d, -0.5/v[i])
+		}
+		set(i, a-1, konst)
 	}
 	return e
 }
 
+// at returns entry (i, j) of the k×a totals t of a batch (RᵀF), laid out as
+// coef is.
+func (e *eStep) at(t []float64, i, j int) float64 {
+	if e.wide {
+		return t[i*e.a+j]
+	}
+	return t[j*e.k+i]
+}
+
+// features writes the features of the rows of b (see eStep) to f.
+func (e *eStep) features(b *stream.Dense, f []float64) {
+	d, a := e.d, e.a
+	for r := range b.Rows {
+		x, fr := b.Data[r*d:(r+1)*d], f[r*a:(r+1)*a]
+		copy(fr, x)
+		if e.diag {
+			for j, v := range x {
+				fr[d+j] = v * v
+			}
+		} else {
+			fr[d] = floats.Dot(x, x)
+		}
+		fr[a-1] = 1
+	}
+}
+
 // worker returns the function that adds one batch, with its scratch.
 func (e *eStep) worker() implicit.BatchFunc {
-	var lp, sq []float64
+	var lp, f, tot []float64
 	return func(b *stream.Dense, out [][]float64, _ func() error) error {
 		if b == nil {
 			return nil
@@ -514,28 +575,26 @@ func (e *eStep) worker() implicit.BatchFunc {
 		if err := models.CheckRows(e.path, b, e.d); err != nil {
 			return err
 		}
-		n, k, d := b.Rows, e.k, e.d
-		if cap(lp) < n*k {
-			lp, sq = make([]float64, n*k), make([]float64, n*d)
+		n, k, d, a := b.Rows, e.k, e.d, e.a
+		if cap(lp) < n*k || cap(f) < n*a {
+			lp, f = make([]float64, n*k), make([]float64, n*a)
 		}
-		lp, sq = lp[:n*k], sq[:n*d]
-		x := blas64.General{Rows: n, Cols: d, Stride: d, Data: b.Data[:n*d]}
-		for i, v := range x.Data {
-			sq[i] = v * v
+		if tot == nil {
+			tot = make([]float64, a*k)
 		}
-		x2 := blas64.General{Rows: n, Cols: d, Stride: d, Data: sq}
+		lp, f = lp[:n*k], f[:n*a]
+		e.features(b, f)
+		fm := blas64.General{Rows: n, Cols: a, Stride: a, Data: f}
 		l := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
-		// log p(x, i) = cᵢ + x·(μᵢ/vᵢ) − ½ (x∘x)·(1/vᵢ)
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, blas64.General{Rows: k, Cols: d, Stride: d, Data: e.p}, 0, l)
-		blas64.Gemm(blas.NoTrans, blas.Trans, -0.5, x2, blas64.General{Rows: k, Cols: d, Stride: d, Data: e.inv}, 1, l)
+		if e.wide {
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, fm, blas64.General{Rows: k, Cols: a, Stride: a, Data: e.coef}, 0, l)
+		} else {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, fm, blas64.General{Rows: a, Cols: k, Stride: k, Data: e.coef}, 0, l)
+		}
 		var ll float64
 		for r := range n {
 			row := lp[r*k : (r+1)*k]
-			top := math.Inf(-1)
-			for i := range row {
-				row[i] += e.konst[i]
-				top = max(top, row[i])
-			}
+			top := floats.Max(row)
 			var s float64
 			for i, v := range row {
 				// Below e⁻⁴⁰ of the largest a share is lost in the
@@ -547,31 +606,24 @@ func (e *eStep) worker() implicit.BatchFunc {
 					row[i] = 0
 				}
 			}
-			for i := range row {
-				row[i] /= s
-			}
+			floats.Scale(1/s, row)
 			ll += top + math.Log(s)
 		}
-		// Totals: n = Σr, sx = Rᵀx, sxx = Rᵀ(x∘x) (diagonal) or Σr‖x‖².
-		resp := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
-		for r := range n {
-			for i, v := range lp[r*k : (r+1)*k] {
-				out[0][i] += v
-			}
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, resp, x, 0, blas64.General{Rows: k, Cols: d, Stride: d, Data: out[1]})
-		if e.diag {
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, resp, x2, 0, blas64.General{Rows: k, Cols: d, Stride: d, Data: out[2]})
+		// Totals RᵀF: columns 0…d−1 are sx, then sxx, then n (F's column
+		// of ones).
+		if e.wide {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, l, fm, 0, blas64.General{Rows: k, Cols: a, Stride: a, Data: tot})
 		} else {
-			for r := range n {
-				var s float64
-				for _, v := range sq[r*d : (r+1)*d] {
-					s += v
-				}
-				for i, v := range lp[r*k : (r+1)*k] {
-					out[2][i] += v * s
-				}
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, fm, l, 0, blas64.General{Rows: a, Cols: k, Stride: k, Data: tot})
+		}
+		for i := range k {
+			for j := range d {
+				out[1][i*d+j] = e.at(tot, i, j)
 			}
+			for j := range e.width {
+				out[2][i*e.width+j] = e.at(tot, i, d+j)
+			}
+			out[0][i] = e.at(tot, i, a-1)
 		}
 		out[3][0] = ll
 		return nil
