@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -249,6 +251,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	if need == 0 {
 		starts = 1 // nothing random to try again
 	}
+	var all *inMemory
 	for try := range starts {
 		out := base.clone()
 		if need > 0 {
@@ -284,13 +287,15 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		}
 		// EM on the sample in memory: the passes over all the rows then
 		// start near where they end.
-		all := &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}
-		for _, r := range rows {
-			all.Data = append(all.Data, r...)
+		if all == nil {
+			all = &inMemory{rows: &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}}
+			for _, r := range rows {
+				all.rows.Data = append(all.rows.Data, r...)
+			}
 		}
 		var warm *Mixture
 		err := stage(ctx, fmt.Sprintf("start%d", try), func(ctx context.Context) (err error) {
-			warm, err = refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg, false)
+			warm, err = refine(ctx, all, out, cfg, false)
 			return err
 		})
 		if err != nil {
@@ -307,6 +312,31 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		}
 	}
 	return best, nil
+}
+
+// inMemory is the sample of Start as a source: its batches are views of
+// the rows, which the E step only reads (stream.MemoryDense copies each
+// batch, a cost beside an E step when d is small).
+type inMemory struct{ rows *stream.Dense }
+
+func (m *inMemory) Info() stream.Info {
+	return stream.Info{Format: "memory", Cols: m.rows.Cols, Rows: int64(m.rows.Rows)}
+}
+
+func (m *inMemory) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	return func(yield func(*stream.Dense, error) bool) {
+		d := m.rows.Cols
+		for lo := 0; lo < m.rows.Rows; lo += stream.DefaultBatchRows {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			hi := min(lo+stream.DefaultBatchRows, m.rows.Rows)
+			if !yield(&stream.Dense{Start: int64(lo), Rows: hi - lo, Cols: d, Data: m.rows.Data[lo*d : hi*d : hi*d]}, nil) {
+				return
+			}
+		}
+	}
 }
 
 // widen raises every variance of m to at least the mean over rows of the
@@ -565,9 +595,16 @@ func (e *eStep) features(b *stream.Dense, f []float64) {
 	}
 }
 
+// estepScratch is the scratch of an E step's batch, kept between batches
+// and passes (scratch): EM runs many passes, and on small data a pass's
+// allocation and zeroing of its buffers weighed as much as its products.
+type estepScratch struct{ lp, f []float64 }
+
+var scratch sync.Pool
+
 // worker returns the function that adds one batch, with its scratch.
 func (e *eStep) worker() implicit.BatchFunc {
-	var lp, f, tot []float64
+	tot := make([]float64, e.a*e.k)
 	return func(b *stream.Dense, out [][]float64, _ func() error) error {
 		if b == nil {
 			return nil
@@ -576,13 +613,18 @@ func (e *eStep) worker() implicit.BatchFunc {
 			return err
 		}
 		n, k, d, a := b.Rows, e.k, e.d, e.a
-		if cap(lp) < n*k || cap(f) < n*a {
-			lp, f = make([]float64, n*k), make([]float64, n*a)
+		sc, _ := scratch.Get().(*estepScratch)
+		if sc == nil {
+			sc = new(estepScratch)
 		}
-		if tot == nil {
-			tot = make([]float64, a*k)
+		defer scratch.Put(sc)
+		if cap(sc.lp) < n*k {
+			sc.lp = make([]float64, n*k)
 		}
-		lp, f = lp[:n*k], f[:n*a]
+		if cap(sc.f) < n*a {
+			sc.f = make([]float64, n*a)
+		}
+		lp, f := sc.lp[:n*k], sc.f[:n*a]
 		e.features(b, f)
 		fm := blas64.General{Rows: n, Cols: a, Stride: a, Data: f}
 		l := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
