@@ -234,8 +234,9 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	}
 	var rows [][]float64
 	var total float64
+	var seen int64
 	err := stage(ctx, "sample", func(ctx context.Context) (err error) {
-		rows, total, err = sampleRows(ctx, src, max(need, n), cfg.Seed)
+		rows, total, seen, err = sampleRows(ctx, src, max(need, n), cfg.Seed)
 		return err
 	})
 	if err != nil {
@@ -252,6 +253,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		starts = 1 // nothing random to try again
 	}
 	var all *inMemory
+	var started string
 	for try := range starts {
 		out := base.clone()
 		if need > 0 {
@@ -303,14 +305,34 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		}
 		ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]
 		if best == nil || ll > bestLL {
-			best, bestLL = warm, ll
-			best.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes),
-				Passes: warm.EM.Passes, LogLik: warm.EM.LogLik, Converged: warm.EM.Converged}
-			if cfg.Starts > 1 {
-				best.EM.Started += fmt.Sprintf(" (the best of %d starts)", cfg.Starts)
-			}
+			best, bestLL, started = warm, ll, out.EM.Started
 		}
 	}
+	run := &EMRun{Passes: best.EM.Passes, LogLik: best.EM.LogLik, Converged: best.EM.Converged}
+	// A pass over the sample costs n/N of one over all the N rows: when
+	// the sample is a part of them, the best start goes on until its
+	// passes gain less than Tol·max(n/N, 1/10), so that the passes over
+	// all the rows start nearer their end and fewer of them run.
+	if frac := float64(len(rows)) / float64(seen); frac < 1 && run.Passes < cfg.Passes {
+		tight := cfg
+		tight.Tol = cfg.Tol * max(frac, 0.1)
+		tight.Passes = cfg.Passes - run.Passes
+		err := stage(ctx, "start-tight", func(ctx context.Context) (err error) {
+			best, err = refine(ctx, all, best, tight, false)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		run.Passes += best.EM.Passes
+		run.LogLik = append(run.LogLik, best.EM.LogLik...)
+		run.Converged = best.EM.Converged
+	}
+	run.Started = fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", started, len(rows), run.Passes)
+	if cfg.Starts > 1 {
+		run.Started += fmt.Sprintf(" (the best of %d starts)", cfg.Starts)
+	}
+	best.EM = run
 	return best, nil
 }
 
@@ -431,15 +453,15 @@ func spread(rows, means [][]float64, n int, rng *rand.Rand) [][]float64 {
 
 // sampleRows draws n rows of src uniformly (a reservoir sample seeded by
 // seed, in row order, so the same rows whatever the workers) and returns
-// them with the rows' average variance per feature.
-func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64) ([][]float64, float64, error) {
+// them with the rows' average variance per feature and their number.
+func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64) ([][]float64, float64, int64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var res [][]float64
 	var seen int64
 	var sum, sum2 []float64
 	for b, err := range src.Rows(ctx) {
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if sum == nil {
 			sum, sum2 = make([]float64, b.Cols), make([]float64, b.Cols)
@@ -470,7 +492,7 @@ func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64)
 	if len(sum) > 0 {
 		v /= float64(len(sum))
 	}
-	return res, v, nil
+	return res, v, seen, nil
 }
 
 func normalise(w []float64) { floats.Scale(1/floats.Sum(w), w) }
