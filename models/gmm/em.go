@@ -63,7 +63,9 @@ type EMConfig struct {
 	// Starts is the number of spreads of the missing components (seeds
 	// Seed, Seed+1, …) that Start refines on the sample, keeping the one of
 	// the highest likelihood there (default 4: the sample is in memory, so
-	// starts cost little beside the passes over all the rows).
+	// starts cost little beside the passes over all the rows). When the
+	// moments give every component, the moment start competes with one
+	// start of every component at sample rows (seed Seed+1) instead.
 	Starts int
 }
 
@@ -182,8 +184,9 @@ func (m *Mixture) valid(i int) bool {
 // equal share of the weight. Every variance is then raised to at least the
 // sample's mean squared distance to the nearest mean, per feature (the
 // moments' spherical variances are too small for real clusters), and EM
-// runs on the sample in memory (see EMConfig.SampleRows). It never
-// refuses a moment fit: what departs from a density is replaced.
+// runs on the sample in memory (see EMConfig.SampleRows) from each start
+// (EMConfig.Starts), the likeliest there kept. It never refuses a moment
+// fit: what departs from a density is replaced.
 func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
 	cfg.defaults()
 	d := src.Info().Cols
@@ -250,24 +253,31 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	bestLL := math.Inf(-1)
 	starts := max(cfg.Starts, 1)
 	if need == 0 {
-		starts = 1 // nothing random to try again
+		// Nothing random to try again; but the moment start may sit near
+		// a poorer optimum than a start from the rows, so one of those
+		// competes with it.
+		starts = min(starts, 2)
 	}
 	var all *inMemory
 	var started string
 	for try := range starts {
-		out := base.clone()
-		if need > 0 {
+		out, add, from := base.clone(), need, kept
+		if need == 0 && try > 0 { // every component at sample rows
+			out = &Mixture{Model: base.Model, K: k, D: d, EM: &EMRun{Started: fmt.Sprintf("0 of %d components from the moment fit", k)}}
+			add, from = k, 0
+		}
+		if add > 0 {
 			v := total
-			if kept > 0 {
-				v = varSum / float64(kept)
+			if from > 0 {
+				v = varSum / float64(from)
 			}
 			v = max(v, cfg.VarFloor)
 			share := 1.0 / float64(k)
 			for i := range out.Weights {
-				out.Weights[i] *= 1 - float64(need)*share
+				out.Weights[i] *= 1 - float64(add)*share
 			}
 			rng := rand.New(rand.NewPCG(cfg.Seed+uint64(try), 0x243f6a8885a308d3))
-			for _, r := range spread(rows, out.Means, need, rng) {
+			for _, r := range spread(rows, out.Means, add, rng) {
 				vs := make([]float64, width)
 				for j := range vs {
 					vs[j] = v
@@ -276,7 +286,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 				out.Means = append(out.Means, append([]float64(nil), r...))
 				out.Variances = append(out.Variances, vs)
 			}
-			out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
+			out.EM.Started += fmt.Sprintf(", %d at sample rows", add)
 		}
 		normalise(out.Weights)
 		// A variance below the rows' mean squared distance to the nearest
@@ -329,8 +339,8 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		run.Converged = best.EM.Converged
 	}
 	run.Started = fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", started, len(rows), run.Passes)
-	if cfg.Starts > 1 {
-		run.Started += fmt.Sprintf(" (the best of %d starts)", cfg.Starts)
+	if starts > 1 {
+		run.Started += fmt.Sprintf(" (the best of %d starts)", starts)
 	}
 	best.EM = run
 	return best, nil
