@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -61,7 +63,9 @@ type EMConfig struct {
 	// Starts is the number of spreads of the missing components (seeds
 	// Seed, Seed+1, …) that Start refines on the sample, keeping the one of
 	// the highest likelihood there (default 4: the sample is in memory, so
-	// starts cost little beside the passes over all the rows).
+	// starts cost little beside the passes over all the rows). When the
+	// moments give every component, the moment start competes with one
+	// start of every component at sample rows (seed Seed+1) instead.
 	Starts int
 }
 
@@ -180,8 +184,9 @@ func (m *Mixture) valid(i int) bool {
 // equal share of the weight. Every variance is then raised to at least the
 // sample's mean squared distance to the nearest mean, per feature (the
 // moments' spherical variances are too small for real clusters), and EM
-// runs on the sample in memory (see EMConfig.SampleRows). It never
-// refuses a moment fit: what departs from a density is replaced.
+// runs on the sample in memory (see EMConfig.SampleRows) from each start
+// (EMConfig.Starts), the likeliest there kept. It never refuses a moment
+// fit: what departs from a density is replaced.
 func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
 	cfg.defaults()
 	d := src.Info().Cols
@@ -230,7 +235,13 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	if n < 0 {
 		n = 1000 // for the spread and the variances only
 	}
-	rows, total, err := sampleRows(ctx, src, max(need, n), cfg.Seed)
+	var rows [][]float64
+	var total float64
+	var seen int64
+	err := stage(ctx, "sample", func(ctx context.Context) (err error) {
+		rows, total, seen, err = sampleRows(ctx, src, max(need, n), cfg.Seed)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -242,22 +253,31 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 	bestLL := math.Inf(-1)
 	starts := max(cfg.Starts, 1)
 	if need == 0 {
-		starts = 1 // nothing random to try again
+		// Nothing random to try again; but the moment start may sit near
+		// a poorer optimum than a start from the rows, so one of those
+		// competes with it.
+		starts = min(starts, 2)
 	}
+	var all *inMemory
+	var started string
 	for try := range starts {
-		out := base.clone()
-		if need > 0 {
+		out, add, from := base.clone(), need, kept
+		if need == 0 && try > 0 { // every component at sample rows
+			out = &Mixture{Model: base.Model, K: k, D: d, EM: &EMRun{Started: fmt.Sprintf("0 of %d components from the moment fit", k)}}
+			add, from = k, 0
+		}
+		if add > 0 {
 			v := total
-			if kept > 0 {
-				v = varSum / float64(kept)
+			if from > 0 {
+				v = varSum / float64(from)
 			}
 			v = max(v, cfg.VarFloor)
 			share := 1.0 / float64(k)
 			for i := range out.Weights {
-				out.Weights[i] *= 1 - float64(need)*share
+				out.Weights[i] *= 1 - float64(add)*share
 			}
 			rng := rand.New(rand.NewPCG(cfg.Seed+uint64(try), 0x243f6a8885a308d3))
-			for _, r := range spread(rows, out.Means, need, rng) {
+			for _, r := range spread(rows, out.Means, add, rng) {
 				vs := make([]float64, width)
 				for j := range vs {
 					vs[j] = v
@@ -266,7 +286,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 				out.Means = append(out.Means, append([]float64(nil), r...))
 				out.Variances = append(out.Variances, vs)
 			}
-			out.EM.Started += fmt.Sprintf(", %d at sample rows", need)
+			out.EM.Started += fmt.Sprintf(", %d at sample rows", add)
 		}
 		normalise(out.Weights)
 		// A variance below the rows' mean squared distance to the nearest
@@ -279,25 +299,76 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		}
 		// EM on the sample in memory: the passes over all the rows then
 		// start near where they end.
-		all := &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}
-		for _, r := range rows {
-			all.Data = append(all.Data, r...)
+		if all == nil {
+			all = &inMemory{rows: &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}}
+			for _, r := range rows {
+				all.rows.Data = append(all.rows.Data, r...)
+			}
 		}
-		warm, err := refine(ctx, &stream.MemoryDense{All: all, BatchRows: stream.DefaultBatchRows}, out, cfg, false)
+		var warm *Mixture
+		err := stage(ctx, fmt.Sprintf("start%d", try), func(ctx context.Context) (err error) {
+			warm, err = refine(ctx, all, out, cfg, false)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
 		ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]
 		if best == nil || ll > bestLL {
-			best, bestLL = warm, ll
-			best.EM = &EMRun{Started: fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", out.EM.Started, len(rows), warm.EM.Passes),
-				Passes: warm.EM.Passes, LogLik: warm.EM.LogLik, Converged: warm.EM.Converged}
-			if cfg.Starts > 1 {
-				best.EM.Started += fmt.Sprintf(" (the best of %d starts)", cfg.Starts)
+			best, bestLL, started = warm, ll, out.EM.Started
+		}
+	}
+	run := &EMRun{Passes: best.EM.Passes, LogLik: best.EM.LogLik, Converged: best.EM.Converged}
+	// A pass over the sample costs n/N of one over all the N rows: when
+	// the sample is a part of them, the best start goes on until its
+	// passes gain less than Tol·max(n/N, 1/10), so that the passes over
+	// all the rows start nearer their end and fewer of them run.
+	if frac := float64(len(rows)) / float64(seen); frac < 1 && run.Passes < cfg.Passes {
+		tight := cfg
+		tight.Tol = cfg.Tol * max(frac, 0.1)
+		tight.Passes = cfg.Passes - run.Passes
+		err := stage(ctx, "start-tight", func(ctx context.Context) (err error) {
+			best, err = refine(ctx, all, best, tight, false)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		run.Passes += best.EM.Passes
+		run.LogLik = append(run.LogLik, best.EM.LogLik...)
+		run.Converged = best.EM.Converged
+	}
+	run.Started = fmt.Sprintf("%s; EM on a sample of %d rows, %d passes", started, len(rows), run.Passes)
+	if starts > 1 {
+		run.Started += fmt.Sprintf(" (the best of %d starts)", starts)
+	}
+	best.EM = run
+	return best, nil
+}
+
+// inMemory is the sample of Start as a source: its batches are views of
+// the rows, which the E step only reads (stream.MemoryDense copies each
+// batch, a cost beside an E step when d is small).
+type inMemory struct{ rows *stream.Dense }
+
+func (m *inMemory) Info() stream.Info {
+	return stream.Info{Format: "memory", Cols: m.rows.Cols, Rows: int64(m.rows.Rows)}
+}
+
+func (m *inMemory) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] {
+	return func(yield func(*stream.Dense, error) bool) {
+		d := m.rows.Cols
+		for lo := 0; lo < m.rows.Rows; lo += stream.DefaultBatchRows {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			hi := min(lo+stream.DefaultBatchRows, m.rows.Rows)
+			if !yield(&stream.Dense{Start: int64(lo), Rows: hi - lo, Cols: d, Data: m.rows.Data[lo*d : hi*d : hi*d]}, nil) {
+				return
 			}
 		}
 	}
-	return best, nil
 }
 
 // widen raises every variance of m to at least the mean over rows of the
@@ -392,15 +463,15 @@ func spread(rows, means [][]float64, n int, rng *rand.Rand) [][]float64 {
 
 // sampleRows draws n rows of src uniformly (a reservoir sample seeded by
 // seed, in row order, so the same rows whatever the workers) and returns
-// them with the rows' average variance per feature.
-func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64) ([][]float64, float64, error) {
+// them with the rows' average variance per feature and their number.
+func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64) ([][]float64, float64, int64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var res [][]float64
 	var seen int64
 	var sum, sum2 []float64
 	for b, err := range src.Rows(ctx) {
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if sum == nil {
 			sum, sum2 = make([]float64, b.Cols), make([]float64, b.Cols)
@@ -431,7 +502,7 @@ func sampleRows(ctx context.Context, src stream.DenseSource, n int, seed uint64)
 	if len(sum) > 0 {
 		v /= float64(len(sum))
 	}
-	return res, v, nil
+	return res, v, seen, nil
 }
 
 func normalise(w []float64) { floats.Scale(1/floats.Sum(w), w) }
@@ -470,25 +541,45 @@ func EMPass(m *Mixture, floor float64, phase int, path string) *implicit.Pass {
 	}
 }
 
-// eStep holds what the E step of every batch shares: per component the
-// constant of its log-density, the means over the variances and the
-// inverse variances (k×d each, row-major).
+// eStep holds what the E step of every batch shares. A row x enters as
+// its features f = (x, x∘x, 1) (diagonal) or (x, ‖x‖², 1) (spherical), a
+// columns in all, so that with the coefficients of component i
+//
+//	cᵢ = (μᵢ/vᵢ, −½/vᵢ, log wᵢ − ½ Σ log 2πvᵢ − ½ Σ μᵢ²/vᵢ)
+//
+// the k log-densities log wᵢN(x; μᵢ, vᵢ) of a batch of rows F are one
+// product with C, and the pass's totals n, sx and sxx are one product of F
+// with the responsibilities R: two gonum products a batch. Their inner
+// loops run along the longer of a and k (wide: C is k×a, the products
+// F·Cᵀ and RᵀF; else C is a×k, F·C and FᵀR), so that at d = 3 (image
+// pixels) a row is a few runs of k rather than k runs of 5.
 type eStep struct {
-	path  string
-	k, d  int
-	diag  bool
-	konst []float64
-	p     []float64 // μ/v
-	inv   []float64 // 1/v
+	path     string
+	k, d     int
+	diag     bool
+	a, width int
+	wide     bool
+	coef     []float64 // k×a (wide) or a×k, row-major
 }
 
 func newEStep(w, mu, v []float64, k, d int, diag bool) *eStep {
-	e := &eStep{k: k, d: d, diag: diag, konst: make([]float64, k), p: make([]float64, k*d), inv: make([]float64, k*d)}
-	for i := range k {
-		if !(w[i] > 0) {
-			e.konst[i] = math.Inf(-1) // an empty component takes no rows
+	width := 1
+	if diag {
+		width = d
+	}
+	a := d + width + 1
+	e := &eStep{k: k, d: d, diag: diag, a: a, width: width, wide: a > k, coef: make([]float64, a*k)}
+	set := func(i, j int, v float64) {
+		if e.wide {
+			e.coef[i*a+j] = v
 		} else {
-			e.konst[i] = math.Log(w[i])
+			e.coef[j*k+i] = v
+		}
+	}
+	for i := range k {
+		konst := math.Log(w[i])
+		if !(w[i] > 0) {
+			konst = math.Inf(-1) // an empty component takes no rows
 		}
 		for j := range d {
 			vij := v[i]
@@ -496,17 +587,56 @@ func newEStep(w, mu, v []float64, k, d int, diag bool) *eStep {
 				vij = v[i*d+j]
 			}
 			m := mu[i*d+j]
-			e.konst[i] -= 0.5*math.Log(2*math.Pi*vij) + 0.5*m*m/vij
-			e.p[i*d+j] = m / vij
-			e.inv[i*d+j] = 1 / vij
+			konst -= 0.5*math.Log(2*math.Pi*vij) + 0.5*m*m/vij
+			set(i, j, m/vij)
+			if diag {
+				set(i, d+j, -0.5/vij)
+			}
 		}
+		if !diag {
+			set(i, d, -0.5/v[i])
+		}
+		set(i, a-1, konst)
 	}
 	return e
 }
 
+// at returns entry (i, j) of the k×a totals t of a batch (RᵀF), laid out as
+// coef is.
+func (e *eStep) at(t []float64, i, j int) float64 {
+	if e.wide {
+		return t[i*e.a+j]
+	}
+	return t[j*e.k+i]
+}
+
+// features writes the features of the rows of b (see eStep) to f.
+func (e *eStep) features(b *stream.Dense, f []float64) {
+	d, a := e.d, e.a
+	for r := range b.Rows {
+		x, fr := b.Data[r*d:(r+1)*d], f[r*a:(r+1)*a]
+		copy(fr, x)
+		if e.diag {
+			for j, v := range x {
+				fr[d+j] = v * v
+			}
+		} else {
+			fr[d] = floats.Dot(x, x)
+		}
+		fr[a-1] = 1
+	}
+}
+
+// estepScratch is the scratch of an E step's batch, kept between batches
+// and passes (scratch): EM runs many passes, and on small data a pass's
+// allocation and zeroing of its buffers weighed as much as its products.
+type estepScratch struct{ lp, f []float64 }
+
+var scratch sync.Pool
+
 // worker returns the function that adds one batch, with its scratch.
 func (e *eStep) worker() implicit.BatchFunc {
-	var lp, sq []float64
+	tot := make([]float64, e.a*e.k)
 	return func(b *stream.Dense, out [][]float64, _ func() error) error {
 		if b == nil {
 			return nil
@@ -514,28 +644,31 @@ func (e *eStep) worker() implicit.BatchFunc {
 		if err := models.CheckRows(e.path, b, e.d); err != nil {
 			return err
 		}
-		n, k, d := b.Rows, e.k, e.d
-		if cap(lp) < n*k {
-			lp, sq = make([]float64, n*k), make([]float64, n*d)
+		n, k, d, a := b.Rows, e.k, e.d, e.a
+		sc, _ := scratch.Get().(*estepScratch)
+		if sc == nil {
+			sc = new(estepScratch)
 		}
-		lp, sq = lp[:n*k], sq[:n*d]
-		x := blas64.General{Rows: n, Cols: d, Stride: d, Data: b.Data[:n*d]}
-		for i, v := range x.Data {
-			sq[i] = v * v
+		defer scratch.Put(sc)
+		if cap(sc.lp) < n*k {
+			sc.lp = make([]float64, n*k)
 		}
-		x2 := blas64.General{Rows: n, Cols: d, Stride: d, Data: sq}
+		if cap(sc.f) < n*a {
+			sc.f = make([]float64, n*a)
+		}
+		lp, f := sc.lp[:n*k], sc.f[:n*a]
+		e.features(b, f)
+		fm := blas64.General{Rows: n, Cols: a, Stride: a, Data: f}
 		l := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
-		// log p(x, i) = cᵢ + x·(μᵢ/vᵢ) − ½ (x∘x)·(1/vᵢ)
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, blas64.General{Rows: k, Cols: d, Stride: d, Data: e.p}, 0, l)
-		blas64.Gemm(blas.NoTrans, blas.Trans, -0.5, x2, blas64.General{Rows: k, Cols: d, Stride: d, Data: e.inv}, 1, l)
+		if e.wide {
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, fm, blas64.General{Rows: k, Cols: a, Stride: a, Data: e.coef}, 0, l)
+		} else {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, fm, blas64.General{Rows: a, Cols: k, Stride: k, Data: e.coef}, 0, l)
+		}
 		var ll float64
 		for r := range n {
 			row := lp[r*k : (r+1)*k]
-			top := math.Inf(-1)
-			for i := range row {
-				row[i] += e.konst[i]
-				top = max(top, row[i])
-			}
+			top := floats.Max(row)
 			var s float64
 			for i, v := range row {
 				// Below e⁻⁴⁰ of the largest a share is lost in the
@@ -547,31 +680,24 @@ func (e *eStep) worker() implicit.BatchFunc {
 					row[i] = 0
 				}
 			}
-			for i := range row {
-				row[i] /= s
-			}
+			floats.Scale(1/s, row)
 			ll += top + math.Log(s)
 		}
-		// Totals: n = Σr, sx = Rᵀx, sxx = Rᵀ(x∘x) (diagonal) or Σr‖x‖².
-		resp := blas64.General{Rows: n, Cols: k, Stride: k, Data: lp}
-		for r := range n {
-			for i, v := range lp[r*k : (r+1)*k] {
-				out[0][i] += v
-			}
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, resp, x, 0, blas64.General{Rows: k, Cols: d, Stride: d, Data: out[1]})
-		if e.diag {
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, resp, x2, 0, blas64.General{Rows: k, Cols: d, Stride: d, Data: out[2]})
+		// Totals RᵀF: columns 0…d−1 are sx, then sxx, then n (F's column
+		// of ones).
+		if e.wide {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, l, fm, 0, blas64.General{Rows: k, Cols: a, Stride: a, Data: tot})
 		} else {
-			for r := range n {
-				var s float64
-				for _, v := range sq[r*d : (r+1)*d] {
-					s += v
-				}
-				for i, v := range lp[r*k : (r+1)*k] {
-					out[2][i] += v * s
-				}
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, fm, l, 0, blas64.General{Rows: a, Cols: k, Stride: k, Data: tot})
+		}
+		for i := range k {
+			for j := range d {
+				out[1][i*d+j] = e.at(tot, i, j)
 			}
+			for j := range e.width {
+				out[2][i*e.width+j] = e.at(tot, i, d+j)
+			}
+			out[0][i] = e.at(tot, i, a-1)
 		}
 		out[3][0] = ll
 		return nil

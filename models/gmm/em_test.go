@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -277,5 +278,33 @@ func TestStartBestOfStarts(t *testing.T) {
 	t.Logf("sample log-likelihood: one start %.6f, best of four %.6f", one, four)
 	if four < one {
 		t.Fatalf("best of four starts %.6f < the first alone %.6f", four, one)
+	}
+}
+
+// When the moments give every component, a start of every component at
+// sample rows competes with the moment start: from a moment fit whose
+// three means coincide (EM cannot separate them) the kept start is the
+// one from the rows, and it is likelier on the sample than the moment
+// start alone (Starts 1).
+func TestStartMomentsCompete(t *testing.T) {
+	ctx := context.Background()
+	src, truth := memory(t, synth.GMMConfig{Rows: 3000, D: 4, K: 3, Seed: 81, Sep: 4}, 500)
+	stuck := &gmm.Model{Model: "gmm", K: 3, D: 4, Weights: []float64{1. / 3, 1. / 3, 1. / 3},
+		Means: [][]float64{truth.Means[0], truth.Means[0], truth.Means[0]}, Variances: []float64{1, 1, 1}}
+	last := func(starts int) *gmm.Mixture {
+		m, err := gmm.Start(ctx, src, stuck, 3, gmm.EMConfig{Seed: 2, Starts: starts, SampleRows: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	alone, both := last(1), last(0)
+	a, b := alone.EM.LogLik[len(alone.EM.LogLik)-1], both.EM.LogLik[len(both.EM.LogLik)-1]
+	t.Logf("sample log-likelihood: moment start %.4f, best of two %.4f (%s)", a, b, both.EM.Started)
+	if !strings.HasPrefix(both.EM.Started, "0 of 3 components from the moment fit, 3 at sample rows") || !strings.HasPrefix(alone.EM.Started, "3 of 3 components from the moment fit") {
+		t.Fatalf("starts kept: %q alone, %q of two", alone.EM.Started, both.EM.Started)
+	}
+	if !(b > a+0.1) {
+		t.Fatalf("best of two %.4f not above the stuck moment start %.4f", b, a)
 	}
 }

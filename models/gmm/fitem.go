@@ -3,6 +3,7 @@ package gmm
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"time"
 
 	"github.com/streamfit/streamfit/models"
@@ -35,7 +36,11 @@ func fitEM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	if err != nil {
 		return nil, err
 	}
-	mix, err := Refine(ctx, src, start, em)
+	var mix *Mixture
+	err = stage(ctx, "em", func(ctx context.Context) (err error) {
+		mix, err = Refine(ctx, src, start, em)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +92,12 @@ func momentStart(ctx context.Context, src stream.DenseSource, cfg Config, d int)
 	c := momentConfig(cfg)
 	m, got, why, err := models.FitFewer(cfg.K, d, fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d), func(k int) (*Model, error) {
 		c.K = k
-		return Fit(ctx, src, c)
+		var m *Model
+		err := stage(ctx, fmt.Sprintf("moments-k%d", k), func(ctx context.Context) (err error) {
+			m, err = Fit(ctx, src, c)
+			return err
+		})
+		return m, err
 	})
 	switch {
 	case err != nil:
@@ -98,4 +108,14 @@ func momentStart(ctx context.Context, src stream.DenseSource, cfg Config, d int)
 		return nil, fmt.Sprintf("the moments give none of the %d components (%s); EM starts them at sample rows", cfg.K, why), nil
 	}
 	return m, fmt.Sprintf("the moments give %d of the %d components (%s); EM starts the other %d at sample rows", got, cfg.K, why, cfg.K-got), nil
+}
+
+// stage runs f with the CPU profiler label stage=name, which the
+// goroutines f starts inherit, so `go tool pprof -tagfocus stage=NAME` (or
+// -tags) splits a profile of a fit (streamfit fit --cpuprofile) by step:
+// the moment fits tried, the sample, the starts refined on it, the passes.
+func stage(ctx context.Context, name string, f func(context.Context) error) error {
+	var err error
+	pprof.Do(ctx, pprof.Labels("stage", name), func(ctx context.Context) { err = f(ctx) })
+	return err
 }
