@@ -46,6 +46,11 @@ type Config struct {
 	// give at sample rows, with a warning, instead of failing. nil: the
 	// moment fit alone. DefaultConfig sets it.
 	EM *EMConfig
+
+	// atDim fits k above the dimension d at d components instead of
+	// refusing it: the moment passes of a pipeline's EM start, which
+	// starts the other components at sample rows (emRefinement).
+	atDim bool
 }
 
 // DefaultEMPasses and DefaultEMTol are the EM passes' cap and stopping

@@ -127,6 +127,9 @@ func sketchShift(mo *implicit.Moments, d int) float64 {
 func (p *Plan) First(d int) (*implicit.Pass, error) {
 	cfg := p.Config
 	cfg.defaults()
+	if cfg.atDim && d > 0 && cfg.K > d {
+		cfg.K = d // the header carries it to the later passes
+	}
 	if err := cfg.check(d); err != nil {
 		return nil, err
 	}

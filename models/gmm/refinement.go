@@ -45,16 +45,22 @@ type emState struct {
 }
 
 // Moments implements models.Refinement.
-func (r *emRefinement) Moments() models.Passes { return Kind.Passes(momentConfig(r.cfg)) }
+func (r *emRefinement) Moments() models.Passes {
+	c := momentConfig(r.cfg)
+	c.atDim = true
+	return Kind.Passes(c)
+}
 
 // Cap implements models.Refinement.
 func (r *emRefinement) Cap() int { return r.em.Passes }
 
 // Start implements models.Refinement: the moment fit of the merged
-// statistics st, and the mixture Start places from it (sampling rows). When the moments do not give
-// cfg.K components, every component starts at sample rows, with a warning:
-// a pipeline's passes are fixed before it runs, so it cannot fit the
-// moments again at a smaller k as Fit does.
+// statistics st, and the mixture Start places from it (sampling rows). A
+// k above the dimension d was fitted at d components (Moments), and Start
+// places the others at sample rows, with a warning. When the moments do
+// not give their components, every component starts at sample rows, with
+// a warning: a pipeline's passes are fixed before it runs, so it cannot
+// fit the moments again at a smaller k as Fit does.
 func (r *emRefinement) Start(ctx context.Context, st *implicit.DenseStats, rows stream.DenseSource) ([]byte, error) {
 	mom, err := FitStats(ctx, st, momentConfig(r.cfg))
 	var warn string
@@ -64,6 +70,8 @@ func (r *emRefinement) Start(ctx context.Context, st *implicit.DenseStats, rows 
 		mom, warn = nil, fmt.Sprintf("the moments do not give the %d components (%v); EM starts them at sample rows", r.cfg.K, err)
 	case err != nil:
 		return nil, err
+	case mom.K < r.cfg.K:
+		warn = fmt.Sprintf("the moments give %d of the %d components (k=%d exceeds the dimension d=%d); EM starts the other %d at sample rows", mom.K, r.cfg.K, r.cfg.K, mom.D, r.cfg.K-mom.K)
 	}
 	mix, err := Start(ctx, rows, mom, r.cfg.K, r.em)
 	if err != nil {

@@ -99,4 +99,11 @@ func TestRefinementIsFit(t *testing.T) {
 			t.Errorf("%v: the refinement's model differs from Fit's:\n%s\n%s", args, got, want)
 		}
 	}
+	// k above the dimension: the moment passes fit d components, the start
+	// places the others at sample rows with Fit's warning (the moments give
+	// all d here, as Fit's first attempt does), and the model is Fit's.
+	got, want := refined(t, gmm.Kind, src, models.Common{K: 8, Seed: 4, Workers: 2})
+	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("the moments give 5 of the 8 components")) {
+		t.Errorf("k=8 > d=5: the refinement's model differs from Fit's or lacks the warning:\n%s\n%s", got, want)
+	}
 }
