@@ -220,13 +220,14 @@ func runPipeline(ctx context.Context, o stream.Options, s beamfit.Settings, out 
 	if err != nil {
 		return err
 	}
-	written := []string{out.Model, out.Stats, out.Scores}
+	written := []string{out.Stats, out.Model}
 	if len(s.Ks) > 1 && out.Model != "" {
-		written[0] = ""
+		written = written[:1]
 		for _, k := range s.Ks {
 			written = append(written, lda.SweepOut(out.Model, k))
 		}
 	}
+	written = append(written, out.Scores)
 	for _, f := range written {
 		if f != "" {
 			fmt.Fprintf(os.Stderr, "streamfit-beam: %d input file(s) → %s\n", len(files), f)

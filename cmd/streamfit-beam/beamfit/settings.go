@@ -87,11 +87,11 @@ func Bind(fs *flag.FlagSet, name string) (*Settings, func() error, error) {
 	}
 	s := &Settings{K: 10}
 	ks := k.Settings(models.FitFlags)
+	usage := "number of components or states (default 10)"
 	if _, ok := ks.(*lda.Settings); ok {
-		fs.Var(kValue{s}, "k", "number of topics (default 10), or the k of a sweep: a list, 10,20,50, or a range, 10:100:10, each k fitted from the statistics of the sweep and EM passes whose reads serve every k (a model file per k, --out 'model-k{k}.json')")
-	} else {
-		fs.IntVar(&s.K, "k", 10, "number of components or states")
+		usage = "number of topics (default 10), or the k of a sweep: a list, 10,20,50, or a range, 10:100:10, each k fitted from the statistics of the sweep and EM passes whose reads serve every k (a model file per k, --out 'model-k{k}.json')"
 	}
+	fs.Var(kValue{s}, "k", usage)
 	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (the sketch Ω and the solver's restarts)")
 	fs.IntVar(&s.Workers, "workers", 0, "goroutines per work unit on a worker: decoding, accumulation and the final solve (default: one per CPU)")
 	fs.StringVar(&s.Solver, "solver", "", "tensor decomposition of the final fit (default: the model's)")
@@ -101,6 +101,9 @@ func Bind(fs *flag.FlagSet, name string) (*Settings, func() error, error) {
 		s.Model = k.Name()
 		ds.Flags(fs)
 		return s, func() error {
+			if s.sweep() {
+				return fmt.Errorf("%w: --k %s: a list of k is for the topic models (lda, topic)", ErrUsage, kValue{s})
+			}
 			// The pipeline reads the rows, so the likelihood passes of
 			// the model's fit (models.Refinement) follow its moments.
 			if err := ds.Check(models.Check{Given: models.Given(fs)}); err != nil {

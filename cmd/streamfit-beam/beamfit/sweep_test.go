@@ -136,11 +136,15 @@ func TestSweepRefused(t *testing.T) {
 	}
 	fs = flag.NewFlagSet("beam", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	if _, _, err := Bind(fs, "gmm"); err != nil {
+	_, check, err := Bind(fs, "gmm")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.Parse([]string{"--k", "2,3"}); err == nil {
-		t.Error("--model gmm --k 2,3: accepted")
+	if err := fs.Parse([]string{"--k", "2,3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "topic models") {
+		t.Errorf("--model gmm --k 2,3: %v, want ErrUsage", err)
 	}
 
 	units := []Unit{{Piece: -1}}
