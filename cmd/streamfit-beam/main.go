@@ -67,7 +67,10 @@ the model (as streamfit fit --from-stats would, with lda, topic, gmm and
 hmm --discrete the likelihood passes streamfit fit runs, --em-passes) and,
 with --stats-out, the merged statistics (of the passes before those). With
 --stats-only 1 or 2 the pipeline writes the merged statistics of that
-phase of a topic model only: the file of streamfit stats --append.
+phase of a topic model only: the file of streamfit stats --append. A list of
+--k (lda, topic: 10,20,50 or 10:100:10) fits every k from the statistics of
+the sweep, with EM stages whose reads serve every k: a model file per k
+(--out 'model-k{k}.json'), scored with --heldout TEST --scores FILE.
 
 The flags below are those of the model --model names (streamfit-beam
 --model gmm -h lists GMM's). The runner is --runner (default prism, in this
