@@ -22,6 +22,7 @@ import (
 	"github.com/streamfit/streamfit/cmd/streamfit-beam/beamfit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/lda"
+	"github.com/streamfit/streamfit/models/report"
 	"github.com/streamfit/streamfit/stream"
 	_ "github.com/streamfit/streamfit/stream/columnar"
 	_ "github.com/streamfit/streamfit/stream/docword"
@@ -66,7 +67,10 @@ the model (as streamfit fit --from-stats would, with lda, topic, gmm and
 hmm --discrete the likelihood passes streamfit fit runs, --em-passes) and,
 with --stats-out, the merged statistics (of the passes before those). With
 --stats-only 1 or 2 the pipeline writes the merged statistics of that
-phase of a topic model only: the file of streamfit stats --append.
+phase of a topic model only: the file of streamfit stats --append. A list of
+--k (lda, topic: 10,20,50 or 10:100:10) fits every k from the statistics of
+the sweep, with EM stages whose reads serve every k: a model file per k
+(--out 'model-k{k}.json'), scored with --heldout TEST --scores FILE.
 
 The flags below are those of the model --model names (streamfit-beam
 --model gmm -h lists GMM's). The runner is --runner (default prism, in this
@@ -118,6 +122,10 @@ func parse() (func(context.Context) error, error) {
 	flag.StringVar(&out.Stats, "stats-out", "", "also write the merged statistics of the last phase (phase 2, or the --stats-only phase) to this file")
 	flag.BoolVar(&out.NoTiming, "no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	statsOnly := flag.Int("stats-only", 0, "1 or 2: end after that phase and write its merged statistics to --stats-out (no model)")
+	if !models.IsDense(k) {
+		flag.StringVar(&out.HeldOut, "heldout", "", "with a list of --k: the held-out documents every k is scored on (held-out perplexity; the coherence of its topics over the INPUTs), into --scores")
+		flag.StringVar(&out.Scores, "scores", "", "with --heldout: write the scores of every k and the recommended k to this file (the JSON of streamfit fit --k LIST --json, which streamfit report --sweep draws)")
+	}
 	verbose := flag.Bool("verbose", false, "print the runner's log lines (prism logs at level INFO)")
 	flag.Parse()
 	// A worker that a runner starts from this binary (Beam's --worker) runs
@@ -173,7 +181,27 @@ func checkFlags(k models.Kind, model string, s *beamfit.Settings, check func() e
 	case statsOnly > 0 && set("out"):
 		return usagef("--stats-only writes no model: drop --out")
 	}
-	return check()
+	if err := check(); err != nil {
+		return err
+	}
+	return checkSweep(s, out, statsOnly)
+}
+
+// checkSweep refuses the flags of a sweep over k (--k LIST) without one,
+// and those a sweep does not serve.
+func checkSweep(s *beamfit.Settings, out beamfit.Output, statsOnly int) error {
+	sweep := len(s.Ks) > 1
+	switch {
+	case !sweep && (out.HeldOut != "" || out.Scores != ""):
+		return usagef("--heldout and --scores score the models of a sweep: give a list of --k, such as 10,20,50")
+	case out.HeldOut != "" && out.Scores == "":
+		return usagef("--heldout needs --scores FILE: the scores and the recommended k are written there")
+	case out.Scores != "" && out.HeldOut == "":
+		return usagef("--scores needs --heldout TEST: the statistics hold every document of the INPUTs, so none can be held out")
+	case statsOnly > 0 && out.HeldOut != "":
+		return usagef("--stats-only fits no model to score: drop --heldout and --scores")
+	}
+	return nil
 }
 
 // runPipeline expands the inputs and runs the pipeline over them.
@@ -184,7 +212,7 @@ func runPipeline(ctx context.Context, o stream.Options, s beamfit.Settings, out 
 	}
 	// Workers run elsewhere, in another directory: they get absolute
 	// paths (objects on gs:// and s3:// as they are).
-	for _, p := range append([]*string{&out.Model, &out.Stats, &o.VocabPath}, ptrs(files)...) {
+	for _, p := range append([]*string{&out.Model, &out.Stats, &out.HeldOut, &out.Scores, &o.VocabPath}, ptrs(files)...) {
 		if *p = beamfit.LocalPath(*p); *p != "" && !beamfit.Remote(*p) {
 			if *p, err = filepath.Abs(*p); err != nil {
 				return err
@@ -195,10 +223,25 @@ func runPipeline(ctx context.Context, o stream.Options, s beamfit.Settings, out 
 	if err != nil {
 		return err
 	}
-	for _, f := range []string{out.Model, out.Stats} {
+	written := []string{out.Stats, out.Model}
+	if len(s.Ks) > 1 && out.Model != "" {
+		written = written[:1]
+		for _, k := range s.Ks {
+			written = append(written, lda.SweepOut(out.Model, k))
+		}
+	}
+	written = append(written, out.Scores)
+	for _, f := range written {
 		if f != "" {
 			fmt.Fprintf(os.Stderr, "streamfit-beam: %d input file(s) → %s\n", len(files), f)
 		}
+	}
+	if out.Scores != "" && !beamfit.Remote(out.Scores) {
+		sw, err := report.ReadSweep(out.Scores)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "streamfit-beam: recommended k=%d: %s (held out: %s)\n", sw.Recommended, sw.Rule, out.HeldOut)
 	}
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -41,33 +39,9 @@ func (f *kFlag) String() string {
 func (f *kFlag) Get() any { return *f.k }
 
 func (f *kFlag) Set(s string) error {
-	var ks []int
-	if from, rest, ok := strings.Cut(s, ":"); ok {
-		to, step, _ := strings.Cut(rest, ":")
-		if step == "" {
-			step = "1"
-		}
-		a, e1 := strconv.Atoi(from)
-		b, e2 := strconv.Atoi(to)
-		c, e3 := strconv.Atoi(step)
-		if e1 != nil || e2 != nil || e3 != nil || a < 1 || b < a || c < 1 {
-			return fmt.Errorf("want a range from:to:step of k ≥ 1, such as 10:100:10")
-		}
-		for k := a; k <= b; k += c {
-			ks = append(ks, k)
-		}
-	} else {
-		for p := range strings.SplitSeq(s, ",") {
-			k, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || k < 1 {
-				return fmt.Errorf("want a number of topics ≥ 1, a list such as 10,20,50 or a range such as 10:100:10")
-			}
-			ks = append(ks, k)
-		}
-	}
-	slices.Sort(ks)
-	if len(slices.Compact(slices.Clone(ks))) != len(ks) {
-		return fmt.Errorf("a k is listed twice")
+	ks, err := lda.ParseKs(s)
+	if err != nil {
+		return err
 	}
 	f.ks, *f.k = ks, ks[len(ks)-1]
 	return nil
@@ -88,15 +62,9 @@ func addSweepFlags(fs *flag.FlagSet) *sweepFlags {
 	return s
 }
 
-// sweepOut is the model file of k topics of a sweep: --out with {k}
-// replaced, or -k<k> before its extension when it has no {k}.
-func sweepOut(out string, k int) string {
-	if strings.Contains(out, "{k}") {
-		return strings.ReplaceAll(out, "{k}", strconv.Itoa(k))
-	}
-	ext := filepath.Ext(out)
-	return fmt.Sprintf("%s-k%d%s", strings.TrimSuffix(out, ext), k, ext)
-}
+// sweepOut is the model file of k topics of a sweep (lda.SweepOut): --out
+// with {k} replaced, or -k<k> before its extension when it has no {k}.
+func sweepOut(out string, k int) string { return lda.SweepOut(out, k) }
 
 // checkSweep refuses the settings a sweep does not serve.
 func (f *fitFlags) checkSweep() error {

@@ -116,6 +116,12 @@ func (e *env) topicStats(ctx context.Context, f *statsFlags, s *lda.Settings) er
 	}
 	cfg := s.Config
 	cfg.K, cfg.Seed, cfg.Workers = f.common.K, f.common.Seed, f.common.Workers
+	if len(f.ks.ks) > 1 {
+		var err error
+		if cfg, err = lda.SweepConfig(cfg, f.ks.ks); err != nil {
+			return usagef("--k %s: %v", f.ks.String(), err)
+		}
+	}
 	if f.appendTo != "" {
 		return e.appendStats(ctx, f, cfg)
 	}

@@ -48,31 +48,42 @@ func EMDone(m *models.Model, cfg Config) bool {
 // (the spectral fit or a model between passes), as Fit's pass does, with
 // the header that names the pass and the model (EMHeader).
 func EMPassStats(ctx context.Context, src stream.DocSource, m *models.Model, cfg Config) (*EMStats, error) {
-	h, err := EMHeader(m, cfg)
+	h, st, err := emPassStart(src.Info(), m, cfg)
 	if err != nil {
 		return nil, err
-	}
-	info := src.Info()
-	if info.Terms != m.D {
-		return nil, fmt.Errorf("lda: the model has %d words, the documents %d", m.D, info.Terms)
-	}
-	if m.Vocab != nil && info.Vocab != nil && !slices.Equal(m.Vocab, info.Vocab) {
-		return nil, errors.New("lda: the documents' vocabulary differs from the model's")
-	}
-	st, err := emStateOf(m, cfg.EM.withDefaults())
-	if err != nil {
-		return nil, err
-	}
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	acc := NewEMAcc(m.D, m.K)
-	if err := acc.Pass(ctx, src.Docs, workers, &st.params, nil); err != nil {
+	if err := acc.Pass(ctx, src.Docs, emWorkers(cfg), &st.params, nil); err != nil {
 		return nil, err
 	}
-	h.Shards = 1
 	return &EMStats{Header: h, Acc: acc}, nil
+}
+
+// emPassStart checks that documents described by info can serve m's next
+// EM pass and returns the header of its statistics (one shard) and the EM
+// state the pass starts from.
+func emPassStart(info stream.Info, m *models.Model, cfg Config) (statsfile.Header, *emState, error) {
+	h, err := EMHeader(m, cfg)
+	if err != nil {
+		return h, nil, err
+	}
+	if info.Terms != m.D {
+		return h, nil, fmt.Errorf("lda: the model has %d words, the documents %d", m.D, info.Terms)
+	}
+	if m.Vocab != nil && info.Vocab != nil && !slices.Equal(m.Vocab, info.Vocab) {
+		return h, nil, errors.New("lda: the documents' vocabulary differs from the model's")
+	}
+	st, err := emStateOf(m, cfg.EM.withDefaults())
+	h.Shards = 1
+	return h, st, err
+}
+
+// emWorkers is the goroutines of an EM pass of the statistics route.
+func emWorkers(cfg Config) int {
+	if cfg.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return cfg.Workers
 }
 
 // EMHeader is the header of the statistics of m's next EM pass with

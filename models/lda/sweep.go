@@ -216,13 +216,20 @@ type sweepRun struct {
 	vocab       []string
 	track       *tracker // the sweep's passes so far
 	start       time.Time
+	// refined, when set, says the models' EM passes ran elsewhere
+	// (SweepFromStages) and which shared their reads: finishSweep runs
+	// none.
+	refined []bool
 }
 
 // finishSweep runs the shared EM passes of r's models over r.train, scores
 // them unless opt.NoScore, and returns the sweep.
 func finishSweep(ctx context.Context, r sweepRun, cfg Config, opt SweepOptions) (*Sweep, error) {
-	emShared := make([]bool, len(r.models))
-	if r.train != nil {
+	emShared := r.refined
+	if emShared == nil {
+		emShared = make([]bool, len(r.models))
+	}
+	if r.train != nil && r.refined == nil {
 		var err error
 		if emShared, err = refineAll(ctx, r.train, r.models, cfg, r.track, opt.OnEM); err != nil {
 			return nil, err

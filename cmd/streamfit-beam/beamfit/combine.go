@@ -11,12 +11,14 @@ import (
 )
 
 // statsAcc is the accumulator of mergeFn: the statistics merged so far, of
-// LDA (st), of a dense model (dense) or of an EM pass (em); all nil: none
+// LDA (st), of a dense model (dense), of an EM pass (em) or of an EM pass
+// of a sweep over k (sweep); all nil: none
 // yet, or only empty inputs.
 type statsAcc struct {
 	st    *implicit.TopicStats
 	dense *implicit.DenseStats
 	em    *lda.EMStats
+	sweep *lda.SweepEMStats
 }
 
 // encodeAcc and decodeAcc are the Beam coder of statsAcc: the statistics
@@ -28,6 +30,8 @@ func encodeAcc(a statsAcc) ([]byte, error) {
 		return encode(context.Background(), a.dense)
 	case a.em != nil:
 		return encode(context.Background(), a.em)
+	case a.sweep != nil:
+		return encode(context.Background(), a.sweep)
 	}
 	if a.st == nil {
 		return nil, nil
@@ -37,6 +41,10 @@ func encodeAcc(a statsAcc) ([]byte, error) {
 
 // decodeAcc parses statistics of either kind; no bytes are none.
 func decodeAcc(b []byte) (statsAcc, error) {
+	sw, err := lda.DecodeSweepEMStats(b)
+	if !errors.Is(err, statsfile.ErrModel) {
+		return statsAcc{sweep: sw}, err
+	}
 	st, err := decode(b)
 	if !errors.Is(err, statsfile.ErrModel) {
 		return statsAcc{st: st}, err
@@ -50,11 +58,13 @@ func decodeAcc(b []byte) (statsAcc, error) {
 }
 
 // empty reports whether a holds no statistics.
-func (a statsAcc) empty() bool { return a.st == nil && a.dense == nil && a.em == nil }
+func (a statsAcc) empty() bool {
+	return a.st == nil && a.dense == nil && a.em == nil && a.sweep == nil
+}
 
 // mergeFn is the Beam combiner of shard statistics: its merge is the
 // library's (implicit.TopicStats.Merge, implicit.DenseStats.Merge,
-// lda.EMStats.Merge), exact and
+// lda.EMStats.Merge, lda.SweepEMStats.Merge), exact and
 // independent of the order and grouping the runner chooses, and it refuses
 // what `streamfit merge` refuses (statistics of another fit, or covering an
 // input twice). Empty inputs (a power pass not taken) are skipped.
@@ -86,8 +96,10 @@ func (*mergeFn) MergeAccumulators(a, b statsAcc) (statsAcc, error) {
 		err = a.dense.Merge(b.dense)
 	case a.em != nil && b.em != nil:
 		err = a.em.Merge(b.em)
+	case a.sweep != nil && b.sweep != nil:
+		err = a.sweep.Merge(b.sweep)
 	default:
-		err = errors.New("statistics of different kinds (a topic model's, a dense model's, an EM pass's)")
+		err = errors.New("statistics of different kinds (a topic model's, a dense model's, an EM pass's, a sweep's EM pass's)")
 	}
 	if err != nil {
 		return a, fmt.Errorf("merge: %w", err)

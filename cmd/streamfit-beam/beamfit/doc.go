@@ -13,7 +13,10 @@
 // fitted by the model's FitStats; when its fit refines the moments by
 // likelihood (models.Refinement: GMM's EM, the HMM's Baum–Welch), the
 // pipeline runs those passes after them, in the EM stages of the topic
-// models.
+// models. A sweep over k (Settings.Ks) runs the library's stages of a
+// sweep (lda.SweepConfig, FitKStats, SweepEMPassStats, SweepEMStep,
+// SweepFromStages) in the same EM stages, each stage's read of a unit
+// serving every k still refining, and writes a model per k.
 //
 // The model equals, byte for byte, that of `streamfit stats`, `merge` and
 // `fit --from-stats` over the same files, on any runner and with any

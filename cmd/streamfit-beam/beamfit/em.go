@@ -64,8 +64,11 @@ type emStartFn struct {
 // ProcessElement returns the encoded start of the merged statistics
 // merged.
 func (f *emStartFn) ProcessElement(ctx context.Context, merged []byte) ([]byte, error) {
-	if f.Fit.dense() {
+	switch {
+	case f.Fit.dense():
 		return f.denseStart(ctx, merged)
+	case f.Fit.sweep():
+		return sweepStart(ctx, merged, f.Fit)
 	}
 	st, err := decode(merged)
 	if err != nil {
@@ -170,12 +173,20 @@ type emUnitFn struct {
 	Fit  Settings       `json:"fit"`
 
 	model modelCache
+	sweep sweepCache
 }
 
 // ProcessElement returns the encoded EM statistics of u.
 func (f *emUnitFn) ProcessElement(ctx context.Context, u Unit, model []byte) ([]byte, error) {
-	if f.Fit.dense() {
+	switch {
+	case f.Fit.dense():
 		return denseEMStats(ctx, u, f.Read, model, f.Fit)
+	case f.Fit.sweep():
+		ms, err := f.sweep.get(model)
+		if err != nil {
+			return nil, err
+		}
+		return sweepUnitStats(ctx, u, f.Read, ms, f.Fit)
 	}
 	m, err := f.model.get(model)
 	if err != nil || lda.EMDone(m, f.Fit.config()) {
@@ -235,8 +246,11 @@ type emStepFn struct {
 
 // ProcessElement returns the encoded model after the pass.
 func (f *emStepFn) ProcessElement(_ context.Context, model, merged []byte) ([]byte, error) {
-	if f.Fit.dense() {
+	switch {
+	case f.Fit.dense():
 		return denseEMStep(model, merged, f.Fit)
+	case f.Fit.sweep():
+		return sweepStep(model, merged, f.Fit)
 	}
 	m, err := models.Parse(model)
 	if err != nil {
@@ -281,31 +295,30 @@ func denseEMStep(state, merged []byte, s Settings) ([]byte, error) {
 }
 
 // writeModelFn writes the end of a pipeline with EM passes: the model (the
-// main input: a dense model's refinement's state) and, with Output.Stats,
-// the merged statistics the passes started from (a side input), as
-// writeFn does.
+// main input: a dense model's refinement's state, a sweep's models) and,
+// with Output.Stats, the merged statistics the passes started from (a side
+// input), as writeFn does. A sweep scored on held-out documents reads the
+// documents of Units with Read for the coherence of its topics.
 type writeModelFn struct {
-	Out Output `json:"out"`
+	Out   Output         `json:"out"`
+	Read  stream.Options `json:"read"`
+	Units []Unit         `json:"units,omitempty"`
 }
 
 // ProcessElement writes the outputs.
 func (f *writeModelFn) ProcessElement(ctx context.Context, model, last []byte) error {
-	if f.Out.Fit.dense() {
+	switch {
+	case f.Out.Fit.dense():
 		return f.writeDense(ctx, model, last)
+	case f.Out.Fit.sweep():
+		return f.writeSweep(ctx, model, last)
 	}
 	m, err := models.Parse(model)
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
 	return withOutputs(ctx, f.Out, func(out Output) error {
-		return out.outputs(func() error {
-			st, err := decode(last)
-			if err != nil {
-				return err
-			}
-			st.Header.Inputs = coalesce(st.Header.Inputs)
-			return implicit.WriteTopicStats(ctx, out.Stats, st)
-		}, func() error {
+		return out.outputs(func() error { return writeStats(ctx, out.Stats, last) }, func() error {
 			if out.NoTiming {
 				m.Fit.Seconds = 0
 			}
@@ -328,4 +341,15 @@ func (f *writeModelFn) writeDense(ctx context.Context, state, last []byte) error
 	return withOutputs(ctx, f.Out, func(out Output) error {
 		return out.writeDense(ctx, st, func() (models.Fitted, error) { return r.Model(state) })
 	})
+}
+
+// writeStats writes the merged statistics last of a topic model to path,
+// each file listed once (coalesce).
+func writeStats(ctx context.Context, path string, last []byte) error {
+	st, err := decode(last)
+	if err != nil {
+		return err
+	}
+	st.Header.Inputs = coalesce(st.Header.Inputs)
+	return implicit.WriteTopicStats(ctx, path, st)
 }

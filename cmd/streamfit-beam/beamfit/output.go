@@ -22,6 +22,13 @@ type Output struct {
 	// Stats is the file of the merged statistics of the last phase the
 	// pipeline runs (phase 2 when it fits); "" writes none.
 	Stats string `json:"stats"`
+	// HeldOut, for a sweep over k (Settings.Ks), is the file of held-out
+	// documents every k is scored on, and Scores the file the scores and
+	// the recommended k are written to (report.SweepFile, as `streamfit
+	// fit --k LIST --json` prints it); both "" for no scores. A sweep
+	// writes the model of each k to lda.SweepOut(Model, k).
+	HeldOut string `json:"heldout,omitempty"`
+	Scores  string `json:"scores,omitempty"`
 	// NoTiming leaves the fit's wall time out of the model file, so the
 	// same input and settings give the same bytes.
 	NoTiming bool `json:"no_timing"`

@@ -62,6 +62,14 @@ func (o Options) check() error {
 		return fmt.Errorf("%w: no model file to write", ErrUsage)
 	case o.Read.Progress != nil:
 		return fmt.Errorf("%w: progress is not reported from workers", ErrUsage)
+	case f.sweep() && f.sweepErr() != nil:
+		return fmt.Errorf("%w: %w", ErrUsage, f.sweepErr())
+	case !f.sweep() && (o.Out.HeldOut != "" || o.Out.Scores != ""):
+		return fmt.Errorf("%w: held-out documents and a scores file are for a sweep over k (Settings.Ks)", ErrUsage)
+	case (o.Out.HeldOut == "") != (o.Out.Scores == ""):
+		return fmt.Errorf("%w: a sweep is scored on held-out documents into a scores file: give both or neither", ErrUsage)
+	case o.StatsOnly > 0 && o.Out.HeldOut != "":
+		return fmt.Errorf("%w: statistics only, but held-out documents to score models on", ErrUsage)
 	}
 	return nil
 }
@@ -117,9 +125,13 @@ func New(o Options) (*beam.Pipeline, error) {
 		merged = beam.ParDo(ps, &chooseFn{}, merged, beam.SideInput{Input: power})
 	}
 	merged = pass(s.Scope("phase 2"), units, merged, passPhase2, o)
-	if o.StatsOnly == 0 && o.Fit.EMPasses > 0 {
+	if o.StatsOnly == 0 && (o.Fit.EMPasses > 0 || o.Fit.sweep()) {
 		model := emPasses(s, units, merged, o)
-		beam.ParDo0(s.Scope("write"), &writeModelFn{Out: o.Out}, model, beam.SideInput{Input: merged})
+		w := &writeModelFn{Out: o.Out, Read: o.Read}
+		if o.Out.HeldOut != "" {
+			w.Units = o.Units // the coherence of the sweep's topics
+		}
+		beam.ParDo0(s.Scope("write"), w, model, beam.SideInput{Input: merged})
 		return p, nil
 	}
 	beam.ParDo0(s.Scope("write"), &writeFn{Out: o.Out}, merged)

@@ -18,8 +18,11 @@ type Settings struct {
 	// Model names the model of the fit (models.Lookup); "" is LDA, or the
 	// single-topic model with Single. A model of dense sample rows has its
 	// own settings in Dense.
-	Model  string  `json:"model"`
-	K      int     `json:"k"`
+	Model string `json:"model"`
+	K     int    `json:"k"`
+	// Ks are the k of a sweep over k (lda and topic: lda.FitKStats), in
+	// ascending order, K the largest; nil for one k.
+	Ks     []int   `json:"ks,omitempty"`
 	Alpha0 float64 `json:"alpha0"`
 	Single bool    `json:"single"`
 	Seed   uint64  `json:"seed"`
@@ -82,18 +85,25 @@ func Bind(fs *flag.FlagSet, name string) (*Settings, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	s := &Settings{}
-	fs.IntVar(&s.K, "k", 10, "number of topics, components or states")
+	s := &Settings{K: 10}
+	ks := k.Settings(models.FitFlags)
+	usage := "number of components or states (default 10)"
+	if _, ok := ks.(*lda.Settings); ok {
+		usage = "number of topics (default 10), or the k of a sweep: a list, 10,20,50, or a range, 10:100:10, each k fitted from the statistics of the sweep and EM passes whose reads serve every k (a model file per k, --out 'model-k{k}.json')"
+	}
+	fs.Var(kValue{s}, "k", usage)
 	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (the sketch Ω and the solver's restarts)")
 	fs.IntVar(&s.Workers, "workers", 0, "goroutines per work unit on a worker: decoding, accumulation and the final solve (default: one per CPU)")
 	fs.StringVar(&s.Solver, "solver", "", "tensor decomposition of the final fit (default: the model's)")
 	fs.IntVar(&s.Restarts, "restarts", 0, "solver restarts per component (0: solver default)")
 	fs.IntVar(&s.Iters, "iters", 0, "solver iterations per phase (0: solver default)")
-	ks := k.Settings(models.FitFlags)
 	if ds, ok := ks.(models.DenseSettings); ok {
 		s.Model = k.Name()
 		ds.Flags(fs)
 		return s, func() error {
+			if s.sweep() {
+				return fmt.Errorf("%w: --k %s: a list of k is for the topic models (lda, topic)", ErrUsage, kValue{s})
+			}
 			// The pipeline reads the rows, so the likelihood passes of
 			// the model's fit (models.Refinement) follow its moments.
 			if err := ds.Check(models.Check{Given: models.Given(fs)}); err != nil {
@@ -172,8 +182,15 @@ func (s Settings) common() models.Common {
 
 // config is the lda.Config of the settings. Third is streamfit fit's
 // default (--plan auto), which the model records: the statistics hold the
-// explicit tensor that plan chooses.
+// explicit tensor that plan chooses. A sweep's is lda.SweepConfig's: the
+// Config of the statistics of every k of Ks (checked by Options.check).
 func (s Settings) config() lda.Config {
+	if s.sweep() {
+		c := s
+		c.Ks = nil
+		cfg, _ := lda.SweepConfig(c.config(), s.Ks)
+		return cfg
+	}
 	return lda.Config{K: s.K, Alpha0: s.Alpha0, Single: s.Single, Seed: s.Seed, Workers: s.Workers,
 		Oversample: s.Oversample, PowerIters: s.PowerIters, ExactDim: s.ExactDim, Third: lda.Auto,
 		Solver: s.Solver, Refine: s.Refine, Restarts: s.Restarts, Iters: s.Iters,
