@@ -61,7 +61,7 @@ func (t *tracker) report(pass int, stage string, docs int, done bool) {
 	}
 	t.send(func() Progress {
 		t.docs += int64(docs)
-		return Progress{Pass: pass, Stage: stage, Docs: t.docs, Done: done, K: t.k}
+		return Progress{Pass: pass, Stage: stage, Docs: t.docs, Done: done}
 	})
 }
 

@@ -178,7 +178,7 @@ func FitK(ctx context.Context, src stream.DocSource, ks []int, cfg Config, opt S
 		return nil, fmt.Errorf("lda: the sweep needs about %s, more than the machine's %s of memory: its EM passes hold every model at once (d·Σk); sweep fewer or smaller k, or fit the largest apart", bytesStr(sp.PeakBytes), bytesStr(total))
 	}
 	track := newTracker(cfg)
-	ms, shared, err := sweepSpectralFits(ctx, train, ks, cfg, track, opt.SharedStart)
+	ms, shared, err := sweepSpectralFits(ctx, train, ks, cfg, track, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -256,74 +256,57 @@ func finishSweep(ctx context.Context, r sweepRun, cfg Config, opt SweepOptions) 
 	return sw, nil
 }
 
-// sweepSpectralFits runs the spectral passes of the largest of ks (sorted)
-// and returns the spectral model of every k, and which of them came from
-// those passes (sweepSpectral) rather than passes of their own. The
-// smaller k take blocks of the largest k's moments when its whitening is
-// exact or share says so, else passes of their own.
-func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg Config, track *tracker, share bool) ([]*models.Model, []bool, error) {
-	info := src.Info()
-	top := cfg
-	top.K = ks[len(ks)-1]
-	top, err := top.withDefaults(info.Terms)
-	if err != nil {
-		return nil, nil, err
+// sweepSpectralFits runs the spectral fits of ks (sorted) as sp plans
+// them: the largest k's passes, whose blocks give every smaller k's start
+// when sp.Shared; any other smaller k (all of them otherwise, or one whose
+// block the data refuse) takes the passes Fit takes for it. It returns the
+// spectral model of every k, and which of them came from the largest k's
+// passes.
+func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg Config, track *tracker, sp *SweepPlan) ([]*models.Model, []bool, error) {
+	last := len(ks) - 1
+	// start fits ks[i] by the passes of sp.Plans[i]; with sweep, they also
+	// solve the smaller k from their blocks.
+	start := func(i int, sweep *sweepSpectral) (*models.Model, error) {
+		c := cfg
+		c.K = ks[i]
+		c, err := c.withDefaults(src.Info().Terms)
+		if err != nil {
+			return nil, err
+		}
+		plan := sp.Plans[i]
+		if c.OnPlan != nil && i == last {
+			c.OnPlan(plan)
+		}
+		c = plan.apply(c)
+		track.sweep, track.k = sweep, ks[i]
+		if sweep != nil {
+			track.k = 0 // the passes serve every k
+		}
+		m, err := spectralFit(ctx, src, c, plan, track)
+		if err != nil {
+			m, err = fewerTopics(ctx, src, c, plan, track, err)
+		}
+		track.sweep, track.k, track.exact = nil, 0, nil
+		return m, err
 	}
-	// Blocks of the largest k's moments need them explicit.
-	blocks := sharesBlocks(top, info.Terms, share)
-	if blocks {
-		top.Third = Explicit
+	var sweep *sweepSpectral
+	if sp.Shared {
+		sweep = &sweepSpectral{ks: ks[:last], models: map[int]*models.Model{}}
 	}
-	plan, top, err := planFor(ctx, src, top)
-	if err != nil {
-		return nil, nil, err
-	}
-	sweep := &sweepSpectral{models: map[int]*models.Model{}}
-	if blocks {
-		sweep.ks = ks[:len(ks)-1]
-	}
-	track.sweep = sweep
-	if !blocks {
-		track.k = top.K
-	}
-	m, err := spectralFit(ctx, src, top, plan, track)
-	if err != nil {
-		m, err = fewerTopics(ctx, src, top, plan, track, err)
-	}
-	track.sweep, track.k = nil, 0
-	if err != nil {
-		return nil, nil, err
-	}
-	track.exact = nil
 	out, shared := make([]*models.Model, len(ks)), make([]bool, len(ks))
-	out[len(ks)-1], shared[len(ks)-1] = m, true
-	for i, k := range ks[:len(ks)-1] {
-		if mk := sweep.models[k]; mk != nil {
-			out[i], shared[i] = mk, true
+	var err error
+	if out[last], err = start(last, sweep); err != nil {
+		return nil, nil, err
+	}
+	shared[last] = true
+	for i := range ks[:last] {
+		if sweep != nil && sweep.models[ks[i]] != nil {
+			out[i], shared[i] = sweep.models[ks[i]], true
 			continue
 		}
-		// The largest k's passes did not give this k's start: its own, as
-		// Fit takes them.
-		ck := cfg
-		ck.K, ck.OnPlan = k, nil
-		if ck, err = ck.withDefaults(info.Terms); err != nil {
+		if out[i], err = start(i, nil); err != nil {
 			return nil, nil, err
 		}
-		pk, ck, err := planFor(ctx, src, ck)
-		if err != nil {
-			return nil, nil, err
-		}
-		track.k = k
-		mk, err := spectralFit(ctx, src, ck, pk, track)
-		if err != nil {
-			mk, err = fewerTopics(ctx, src, ck, pk, track, err)
-		}
-		track.k = 0
-		if err != nil {
-			return nil, nil, err
-		}
-		track.exact = nil
-		out[i] = mk
 	}
 	return out, shared, nil
 }

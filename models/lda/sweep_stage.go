@@ -9,7 +9,6 @@ import (
 	"io"
 	"iter"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,11 +57,7 @@ func ParseKs(s string) ([]int, error) {
 			ks = append(ks, k)
 		}
 	}
-	slices.Sort(ks)
-	if len(slices.Compact(slices.Clone(ks))) != len(ks) {
-		return nil, errors.New("a k is listed twice")
-	}
-	return ks, nil
+	return sweepKs(ks)
 }
 
 // SweepOut is the model file of k topics of a sweep written to out: out
