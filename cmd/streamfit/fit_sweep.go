@@ -30,7 +30,7 @@ func (f *kFlag) String() string {
 		return ""
 	}
 	if len(f.ks) > 1 {
-		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(f.ks)), ","), "[]")
+		return lda.FormatKs(f.ks)
 	}
 	return strconv.Itoa(*f.k)
 }

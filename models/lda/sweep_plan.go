@@ -2,7 +2,6 @@ package lda
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/streamfit/streamfit/stream"
 )
@@ -94,9 +93,9 @@ func sharesBlocks(cfg Config, d int, share bool) bool {
 
 // String is the plan in a line or two for a terminal.
 func (sp *SweepPlan) String() string {
-	var ks []string
-	for _, p := range sp.Plans {
-		ks = append(ks, fmt.Sprint(p.K))
+	ks := make([]int, len(sp.Plans))
+	for i, p := range sp.Plans {
+		ks[i] = p.K
 	}
 	start := "each k's spectral passes its own"
 	if sp.Shared {
@@ -107,5 +106,5 @@ func (sp *SweepPlan) String() string {
 		fits = fmt.Sprintf(" — above the memory budget %s", bytesStr(sp.Memory))
 	}
 	return fmt.Sprintf("plan: sweep k=%s (%s), CPU %s without the scores, peak %s%s",
-		strings.Join(ks, ","), start, seconds(sp.CPUSeconds), bytesStr(sp.PeakBytes), fits)
+		FormatKs(ks), start, seconds(sp.CPUSeconds), bytesStr(sp.PeakBytes), fits)
 }

@@ -60,6 +60,15 @@ func ParseKs(s string) ([]int, error) {
 	return sweepKs(ks)
 }
 
+// FormatKs writes ks as ParseKs reads a list: "10,20,50".
+func FormatKs(ks []int) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return strings.Join(s, ",")
+}
+
 // SweepOut is the model file of k topics of a sweep written to out: out
 // with {k} replaced by k, or -k<k> before its extension when it has no
 // {k} ("model.json" → "model-k20.json").

@@ -160,6 +160,9 @@ func TestParseKs(t *testing.T) {
 		if got, err := ParseKs(s); err != nil || !slices.Equal(got, want) {
 			t.Errorf("%q: %v, %v; want %v", s, got, err, want)
 		}
+		if back, err := ParseKs(FormatKs(want)); err != nil || !slices.Equal(back, want) {
+			t.Errorf("FormatKs(%v) = %q, read back as %v, %v", want, FormatKs(want), back, err)
+		}
 	}
 	for _, s := range []string{"", "0", "10,x", "10,10", "5:3", "1:10:0", "a:b", "-2"} {
 		if ks, err := ParseKs(s); err == nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
-	"strings"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
@@ -37,7 +36,7 @@ func (v kValue) String() string {
 		return ""
 	}
 	if len(v.s.Ks) > 1 {
-		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v.s.Ks)), ","), "[]")
+		return lda.FormatKs(v.s.Ks)
 	}
 	return strconv.Itoa(v.s.K)
 }
