@@ -3,6 +3,7 @@ package implicit
 import (
 	"context"
 	"iter"
+	"math"
 
 	"github.com/streamfit/streamfit/stream"
 )
@@ -33,6 +34,22 @@ func (s FixedScale) Fold(dst, x []float64, lo []uint64) bool { return foldFixed(
 // exact range.
 func (s FixedScale) AddHigh(dst *float64, dlo *uint64, v float64, l uint64) bool {
 	return s.s.addFixed(dst, dlo, v, l)
+}
+
+// AddUnit adds x units of the resolution (x ≥ 0) to the total with high
+// part *dst and low word *lo, as AddHigh(dst, lo, 0, x) would, bit for
+// bit. Counts are small against the low word, so the high part is read
+// and written only when the low word carries: adding rows of counts to
+// the totals of a vocabulary touches the low words alone. It reports
+// false when the total leaves the exact range or x is negative.
+func (s FixedScale) AddUnit(dst *float64, lo *uint64, x int64) bool {
+	sum := *lo + uint64(x)
+	*lo = sum & fixedLoMask
+	if sum>>fixedLoBits == 0 {
+		return x >= 0
+	}
+	*dst += s.s.hi
+	return x >= 0 && math.Abs(*dst) < s.s.limit
 }
 
 // Round returns the total with high part v and low word l as the float64

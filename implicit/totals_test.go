@@ -81,3 +81,56 @@ func TestFixedArray(t *testing.T) {
 		t.Errorf("merging 2^72 twice at resolution 2^-40: %v, want ErrOverflow", err)
 	}
 }
+
+// TestAddUnit checks AddUnit against AddHigh of the same counts, bit for
+// bit, with low words near the carry and counts that are often zero, and
+// that a negative count or a total beyond the range is reported.
+func TestAddUnit(t *testing.T) {
+	const n = 64
+	s := NewFixedScale(-30)
+	r := rand.New(rand.NewPCG(3, 4))
+	v1, v2 := make([]float64, n), make([]float64, n)
+	lo1, lo2 := make([]uint64, n), make([]uint64, n)
+	for j := range n {
+		v1[j] = float64(r.IntN(5)) * math.Ldexp(1, -30+63)
+		v2[j] = v1[j]
+		lo1[j] = fixedLoMask - uint64(r.IntN(1<<20))
+		lo2[j] = lo1[j]
+	}
+	carries := 0
+	for range 50 {
+		x := make([]int64, n)
+		for j := range x {
+			if r.IntN(3) > 0 {
+				x[j] = r.Int64N(1 << 18)
+			}
+		}
+		for j := range x {
+			before := v1[j]
+			if !s.AddHigh(&v1[j], &lo1[j], 0, uint64(x[j])) {
+				t.Fatal("AddHigh left the range")
+			}
+			if v1[j] != before {
+				carries++
+			}
+		}
+		for j := range x {
+			if !s.AddUnit(&v2[j], &lo2[j], x[j]) {
+				t.Fatal("AddUnit left the range")
+			}
+		}
+	}
+	if carries == 0 {
+		t.Fatal("no low word carried: the test does not reach the high parts")
+	}
+	if !slices.Equal(v1, v2) || !slices.Equal(lo1, lo2) {
+		t.Fatal("AddUnit differs from AddHigh")
+	}
+	if s.AddUnit(&v2[0], &lo2[0], -1) {
+		t.Error("a negative count was not reported")
+	}
+	big, blo := math.Ldexp(1, -30+63+fixedHiBits)-math.Ldexp(1, -30+63), uint64(fixedLoMask)
+	if s.AddUnit(&big, &blo, 1) {
+		t.Error("a total beyond the range was not reported")
+	}
+}

@@ -289,6 +289,10 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		return err
 	}
 	docs := newEMDocs(src, em, st)
+	if track.emTap != nil {
+		docs.adopt(track.emTap.docs)
+		track.emTap = nil
+	}
 	// One set of statistics serves every pass: a new d·k pair of arrays
 	// per pass would leave the last one for the collector, and the heap
 	// would grow by it before each collection.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -133,10 +134,15 @@ func (a *EMAcc) Merge(o *EMAcc) error {
 // as exact totals (high parts and low words) of the documents'
 // contributions.
 type emPart struct {
-	es                  *EStep
-	slot                []int32
-	terms               []int32 // the batch's distinct words, in order of first use
-	rows                []int64 // expected counts in units of 2^emExpN
+	es    *EStep
+	slot  []int32
+	terms []int32 // the batch's distinct words, in order of first use
+	rows  []int64 // expected counts in units of 2^emExpN
+	// touched marks, per row, the topics a document added to (mw words of
+	// bits a row): a piece of few documents touches few of a word's k
+	// topics, and its commit adds those alone.
+	touched             []uint64
+	mw                  int
 	suff                []float64
 	suffLo              []uint64
 	bound               [1]float64
@@ -199,10 +205,10 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 	nTot, sTot, bTot := arrays[0], arrays[1], arrays[2]
 	return implicit.InOrder(ctx, implicit.SkipBatches(implicit.SplitBatches(docs, EMPieceEntries), opt.Skip), workers,
 		func() *emPart {
-			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k)}
+			return &emPart{es: NewEStep(p), slot: make([]int32, a.D), suff: make([]float64, k), suffLo: make([]uint64, k), mw: (k + 63) / 64}
 		},
 		func(q *emPart, b *stream.Docs) {
-			q.terms, q.rows = q.terms[:0], q.rows[:0]
+			q.terms, q.rows, q.touched = q.terms[:0], q.rows[:0], q.touched[:0]
 			clear(q.suff)
 			clear(q.suffLo)
 			q.bound, q.boundLo, q.badBound, q.overflow = [1]float64{}, [1]uint64{}, 0, false
@@ -229,9 +235,11 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 					s := q.slot[t]
 					if s == 0 {
 						q.terms = append(q.terms, t)
-						n := len(q.rows)
+						// Rows and marks beyond the batch's are zero: the
+						// commit zeroes what it adds.
+						n, nm := len(q.rows), len(q.touched)
 						q.rows = slices.Grow(q.rows, k)[:n+k]
-						clear(q.rows[n:])
+						q.touched = slices.Grow(q.touched, q.mw)[:nm+q.mw]
 						s = int32(len(q.terms))
 						q.slot[t] = s
 					}
@@ -239,9 +247,11 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 					// kept, truncated to the grid; the batch's sums stay
 					// below 2^63 (emMaxBatch tokens).
 					row := q.rows[int(s-1)*k : int(s)*k]
+					mask := q.touched[int(s-1)*q.mw : int(s)*q.mw]
 					topics, phi := q.es.PhiSparse(w)
 					for p, j := range topics {
 						row[j] += int64(phi[p] * emUnitN)
+						mask[j>>6] |= 1 << (j & 63)
 					}
 				}
 			}
@@ -252,14 +262,23 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 				for _, t := range q.terms {
 					q.slot[t] = 0
 				}
+				clear(q.rows)
+				clear(q.touched)
 				return fmt.Errorf("lda: the E-step's bound is %g in the batch from document %d", q.badBound, q.start)
 			}
 			ok := !q.overflow && q.tokens < emMaxBatch
 			for s, t := range q.terms {
-				v, lo := nTot.V[int(t)*k:int(t+1)*k], nTot.Lo[int(t)*k:int(t+1)*k]
-				for j, x := range q.rows[s*k : (s+1)*k] {
-					ok = emScaleN.AddHigh(&v[j], &lo[j], 0, uint64(x)) && ok
+				off := int(t) * k
+				row := q.rows[s*k : (s+1)*k]
+				mask := q.touched[s*q.mw : (s+1)*q.mw]
+				for i, m := range mask {
+					for ; m != 0; m &= m - 1 {
+						j := i<<6 | bits.TrailingZeros64(m)
+						ok = emScaleN.AddUnit(&nTot.V[off+j], &nTot.Lo[off+j], row[j]) && ok
+						row[j] = 0
+					}
 				}
+				clear(mask)
 				q.slot[t] = 0
 			}
 			ok = addFixedRows(emScaleSum, sTot.V, sTot.Lo, q.suff, q.suffLo) && ok

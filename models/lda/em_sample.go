@@ -92,14 +92,48 @@ type emDocs struct {
 }
 
 func newEMDocs(src stream.DocSource, em EM, st *emState) *emDocs {
-	e := &emDocs{src: src, rate: st.rate, limit: max(em.sampleTokens(st.params.D, st.params.K), 0)}
+	return newEMDocsAt(src, em, st.params.D, st.params.K, st.rate, st.seed)
+}
+
+// newEMDocsAt serves the EM passes of d words and k topics on the samples
+// of rate and seed.
+func newEMDocsAt(src stream.DocSource, em EM, d, k int, rate float64, seed uint64) *emDocs {
+	e := &emDocs{src: src, rate: rate, limit: max(em.sampleTokens(d, k), 0)}
 	if e.sampled() {
-		e.train = implicit.DocSample{Rate: st.rate, Seed: st.seed}
-		e.val = implicit.DocSample{Rate: min(1, st.rate*heldOutShare), Seed: ^st.seed}
+		e.train = implicit.DocSample{Rate: rate, Seed: seed}
+		e.val = implicit.DocSample{Rate: min(1, rate*heldOutShare), Seed: ^seed}
 		e.limit = sampleLimit(e.limit)
 	}
 	return e
 }
+
+// emTap keeps the EM samples of Fit from its third-moment pass, which
+// reads every document anyway, so the first EM pass needs no read of its
+// own (emDocs.tap).
+type emTap struct {
+	em   EM
+	d, k int
+	seed uint64
+	docs *emDocs // the copies of the last third-moment pass
+}
+
+// source returns src with the samples of a corpus of tokens tokens kept as
+// its documents pass; src itself when t is nil.
+func (t *emTap) source(src stream.DocSource, tokens int64) stream.DocSource {
+	if t == nil {
+		return src
+	}
+	t.docs = newEMDocsAt(src, t.em, t.d, t.k, emSampleRate(t.em, t.d, t.k, tokens), t.seed)
+	return tappedSource{DocSource: src, docs: t.docs.tap(src.Docs)}
+}
+
+// tappedSource is a source whose passes are served by docs.
+type tappedSource struct {
+	stream.DocSource
+	docs func(context.Context) iter.Seq2[*stream.Docs, error]
+}
+
+func (s tappedSource) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] { return s.docs(ctx) }
 
 // sampleLimit is the most entries the EM passes keep in memory for a
 // sample of n tokens: its and the held-out sample's (a quarter more),
@@ -127,56 +161,116 @@ func (e *emDocs) pass(sample bool) func(context.Context) iter.Seq2[*stream.Docs,
 	// outgrows the limit; a pass cut short leaves the copies incomplete.
 	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		return func(yield func(*stream.Docs, error) bool) {
-			e.batch, e.held = e.batch[:0], e.held[:0]
-			var nnz int64
-			over, complete := false, true
-			keep := func(dst *[]*stream.Docs, b *stream.Docs) {
-				if over {
-					return
-				}
-				if nnz += int64(b.NNZ()); nnz > e.limit {
-					over, e.batch, e.held = true, nil, nil
-					return
-				}
-				*dst = append(*dst, b)
-			}
-			train, val := e.train.Keeps(), e.val.Keeps()
+			k := e.keeper()
 			for b, err := range e.src.Docs(ctx) {
 				if err != nil {
-					complete = false
 					yield(nil, err)
-					break
+					return
 				}
-				var nb *stream.Docs
-				if !e.sampled() {
-					nb = &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets...),
-						Terms: append([]int32(nil), b.Terms...), Counts: append([]int32(nil), b.Counts...)}
-				} else {
-					nb = &stream.Docs{Start: b.Start, Offsets: []int{0}}
-					hb := &stream.Docs{Start: b.Start, Offsets: []int{0}}
-					for i := range b.Len() {
-						switch doc := b.Start + int64(i); {
-						case train(doc):
-							nb.AppendDoc(b.Doc(i))
-						case val(doc):
-							hb.AppendDoc(b.Doc(i))
-						}
-					}
-					keep(&e.held, hb)
-				}
+				nb := k.keep(b)
 				b.Release()
-				keep(&e.batch, nb)
 				if !yield(nb, nil) {
-					complete = false
-					break
+					return
 				}
 			}
-			e.full = complete && !over
-			if !e.full {
-				e.batch, e.held = nil, nil
-			}
+			k.done()
 		}
 	}
+}
+
+// tap returns docs, a pass over every document of the source that another
+// accumulator runs (the third-moment pass), with the samples' documents
+// kept as the first EM pass would keep them: that pass then reads them from
+// memory, one decode of the corpus fewer. The batches docs yields are the
+// source's, untouched; the copies are complete only if the pass runs to
+// its end.
+func (e *emDocs) tap(docs func(context.Context) iter.Seq2[*stream.Docs, error]) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+		return func(yield func(*stream.Docs, error) bool) {
+			k := e.keeper()
+			for b, err := range docs(ctx) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				k.keep(b)
+				if !yield(b, nil) {
+					return
+				}
+			}
+			k.done()
+		}
+	}
+}
+
+// sampleKeeper copies the documents of one pass into e's samples.
+type sampleKeeper struct {
+	e          *emDocs
+	nnz        int64
+	over       bool
+	train, val func(int64) bool
+}
+
+// keeper empties e's copies and starts a pass that fills them.
+func (e *emDocs) keeper() *sampleKeeper {
+	e.batch, e.held, e.full = e.batch[:0], e.held[:0], false
+	return &sampleKeeper{e: e, train: e.train.Keeps(), val: e.val.Keeps()}
+}
+
+// keep copies the documents of b that the samples hold (all of them at
+// rate 1) and returns the sample's batch, a copy b's release leaves intact.
+func (k *sampleKeeper) keep(b *stream.Docs) *stream.Docs {
+	e := k.e
+	var nb *stream.Docs
+	if !e.sampled() {
+		nb = &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets...),
+			Terms: append([]int32(nil), b.Terms...), Counts: append([]int32(nil), b.Counts...)}
+	} else {
+		nb = &stream.Docs{Start: b.Start, Offsets: []int{0}}
+		hb := &stream.Docs{Start: b.Start, Offsets: []int{0}}
+		for i := range b.Len() {
+			switch doc := b.Start + int64(i); {
+			case k.train(doc):
+				nb.AppendDoc(b.Doc(i))
+			case k.val(doc):
+				hb.AppendDoc(b.Doc(i))
+			}
+		}
+		k.add(&e.held, hb)
+	}
+	k.add(&e.batch, nb)
+	return nb
+}
+
+// add appends b to *dst unless the copies outgrow the limit, which drops
+// them all.
+func (k *sampleKeeper) add(dst *[]*stream.Docs, b *stream.Docs) {
+	if k.over {
+		return
+	}
+	if k.nnz += int64(b.NNZ()); k.nnz > k.e.limit {
+		k.over, k.e.batch, k.e.held = true, nil, nil
+		return
+	}
+	*dst = append(*dst, b)
+}
+
+// done ends a pass that read every batch of the source: the copies are
+// complete unless they outgrew the limit.
+func (k *sampleKeeper) done() {
+	k.e.full = !k.over
+	if !k.e.full {
+		k.e.batch, k.e.held = nil, nil
+	}
+}
+
+// adopt takes the copies another emDocs kept (tap), when they are of the
+// same samples and complete.
+func (e *emDocs) adopt(o *emDocs) {
+	if o == nil || !o.full || o.rate != e.rate || o.train != e.train || o.val != e.val || o.limit != e.limit {
+		return
+	}
+	e.batch, e.held, e.full = o.batch, o.held, true
 }
 
 // half returns the pass over half the sample kept in memory: every other

@@ -55,6 +55,9 @@ func Fit(ctx context.Context, src stream.DocSource, cfg Config) (*models.Model, 
 		return nil, err
 	}
 	track := newTracker(cfg)
+	if em := cfg.EM.withDefaults(); cfg.EM.Passes > 0 && !em.Online {
+		track.emTap = &emTap{em: em, d: d, k: cfg.K, seed: cfg.Seed}
+	}
 	m, err := spectralFit(ctx, src, cfg, plan, track)
 	if err != nil {
 		// The data support fewer spectral directions than k: the spectral
@@ -485,7 +488,7 @@ func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Conf
 func runThird(ctx context.Context, src stream.DocSource, acc *implicit.TripleAcc, w *mat.Dense, cfg Config, track *tracker) error {
 	pass := track.begin()
 	if err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
-		return acc.Pass(ctx, src.Docs, cfg.Workers, w, func(n int) { track.report(pass, "third-moment", n, false) })
+		return acc.Pass(ctx, track.third(src).Docs, cfg.Workers, w, func(n int) { track.report(pass, "third-moment", n, false) })
 	}); err != nil {
 		return err
 	}

@@ -38,6 +38,15 @@ type tracker struct {
 	sweep *sweepSpectral
 	// k is the model of a sweep the passes serve (Progress.K; 0: all).
 	k int
+	// emTap, when set, keeps the EM passes' samples from the third-moment
+	// pass (Fit; em_sample.go).
+	emTap *emTap
+}
+
+// third returns src as the third-moment pass reads it: keeping the EM
+// samples when emTap is set.
+func (t *tracker) third(src stream.DocSource) stream.DocSource {
+	return t.emTap.source(src, t.tokens)
 }
 
 func newTracker(cfg Config) *tracker {
@@ -128,7 +137,7 @@ func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cubes i
 	acc.Float32 = cfg.tripleFloat32()
 	acc.Cubes = cubes
 	err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
-		return track.exactTriple(ctx, src, acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
+		return track.exactTriple(ctx, track.third(src), acc, w, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
 	})
 	if err != nil {
 		return nil, err

@@ -302,9 +302,6 @@ type EMCost struct {
 	Passes        int     `json:"passes"`
 	SampleSeconds float64 `json:"sample_seconds,omitempty"`
 	SamplePasses  int     `json:"sample_passes,omitempty"`
-	// ReadSeconds is the decoding of the source by the first pass of
-	// those that run from the documents kept in memory.
-	ReadSeconds float64 `json:"read_seconds,omitempty"`
 }
 
 // Seconds is the CPU of full passes over every document and sample passes
@@ -313,11 +310,7 @@ func (e *EMCost) Seconds(full, sample int) float64 {
 	if e == nil || full+sample == 0 {
 		return 0
 	}
-	s := float64(full)*e.PassSeconds + float64(sample)*e.SampleSeconds
-	if e.SamplePasses > 0 && sample == 0 {
-		return s // no pass read the source to keep the sample
-	}
-	return s + e.ReadSeconds
+	return float64(full)*e.PassSeconds + float64(sample)*e.SampleSeconds
 }
 
 // typicalEMPasses is the number of EM passes a plan assumes: the middle of
@@ -337,7 +330,8 @@ func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 	pass := func(n, z float64) float64 {
 		return (z*(emNSPerNNZK*k+emNSPerNNZ) + n*emNSPerDocK*k) / 1e9
 	}
-	c := &EMCost{Passes: min(em.Passes, typicalEMPasses), ReadSeconds: again * nnz / 1e9}
+	c := &EMCost{Passes: min(em.Passes, typicalEMPasses)}
+	read := again * nnz / 1e9
 	rate := 1.0
 	sample := float64(em.sampleTokens(int(d), int(k)))
 	if !em.Online && sample > 0 && tokens > sample {
@@ -345,23 +339,24 @@ func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 	}
 	if em.Online || sample <= 0 {
 		// Every pass reads the source.
-		c.PassSeconds, c.ReadSeconds = pass(docs, nnz)+c.ReadSeconds, 0
+		c.PassSeconds = pass(docs, nnz) + read
 		return c
 	}
+	// Fit's third-moment pass keeps the documents the first EM pass needs
+	// (emTap): no pass over them decodes the source.
 	if rate >= 1 {
-		// The first pass reads the source, the others the copy in memory.
 		c.PassSeconds = pass(docs, nnz)
 		return c
 	}
-	// The sample's passes (and the held-out sample's score) from memory
-	// after the first, which reads the whole source, to their cap: their
+	// The sample's passes (and the held-out sample's score) from memory,
+	// to their cap: their
 	// tolerance (em.SampleTol) is tight, and on real text they reach it;
 	// then em.FullPasses over the source, which the sample's learning
 	// curve may skip.
 	held := rate * heldOutShare
 	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held))
 	c.SamplePasses = em.Passes - max(em.FullPasses, 0)
-	c.PassSeconds = pass(docs, nnz) + c.ReadSeconds
+	c.PassSeconds = pass(docs, nnz) + read
 	c.Passes = max(em.FullPasses, 0)
 	return c
 }
@@ -582,7 +577,8 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 				c.emModel += 4 * d * k * 8
 			}
 		}
-		live = math.Max(live, emLive)
+		// The documents kept for EM are live from the third-moment pass on.
+		live = math.Max(live+c.emDocs, emLive)
 	}
 	inFlight := float64(inFlightMax)
 	if known {
