@@ -25,6 +25,9 @@ type Model struct {
 	U      [][]float64 `json:"U,omitempty"`
 	UT     [][]float64 `json:"UT,omitempty"`
 	Sigma2 float64     `json:"sigma2,omitempty"`
+	// Discrete marks an HMM of one-hot symbols (Config.Discrete): U[i] is
+	// state i's distribution of symbols, P = I (see FitHMM).
+	Discrete bool `json:"discrete,omitempty"`
 	// Scan is the projection-distance curve of the r heuristic, when r was
 	// not given.
 	Scan []ScanPoint `json:"r_scan,omitempty"`
