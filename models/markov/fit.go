@@ -131,9 +131,13 @@ func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, wh *hmmWhitenin
 	if err != nil {
 		return nil, err
 	}
+	m.Fit.States = c
 	if c < cfg.K {
 		withCopies(m, cfg.K)
 		m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf("the moments give %d of the k=%d states (%s); the other %d are copies of the most likely states, each sharing its original's start and entering probabilities, so the model's distribution of snapshots and sets is the %d-state one: a k of at most %d, or more sets, would do as well; a likelihood refinement could separate the copies", c, cfg.K, wh.shortWhy, cfg.K-c, c, c))
+	}
+	if !cfg.Discrete && looksOneHot(ps) {
+		m.Fit.Warnings = append(m.Fit.Warnings, "the rows are one-hot: their point moments decompose into the symbols, not the states, so U and P are not the model's; --discrete (Config.Discrete) fits what such snapshots determine")
 	}
 	return m, nil
 }
@@ -285,6 +289,9 @@ func check(d, k int, cfg *Config) error {
 		return fmt.Errorf("markov: sigma2=%g must not be negative (0 estimates it)", cfg.Sigma2)
 	case cfg.R < 0 || cfg.R > 1:
 		return fmt.Errorf("markov: r=%g must be in (0, 1] (0 to scan for it)", cfg.R)
+	}
+	if _, err := solver.ByName(cfg.Solver); err != nil {
+		return fmt.Errorf("markov: %w", err)
 	}
 	return nil
 }

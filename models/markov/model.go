@@ -94,6 +94,9 @@ type FitRecord struct {
 	Seconds float64   `json:"seconds"`
 	Lambda  []float64 `json:"lambda"`             // tensor eigenvalues of the set moments
 	LambdaU []float64 `json:"lambda_u,omitempty"` // of the point moments (HMM)
+	// States is the number of states the moments gave (HMM): fewer than
+	// k when the others are copies of them (FitHMM).
+	States int `json:"states_fitted,omitempty"`
 	// RScanned reports that r came from the scan.
 	RScanned bool `json:"r_scanned"`
 	// Solver names the tensor decomposition used.

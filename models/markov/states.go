@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/streamfit/streamfit/models"
 	"gonum.org/v1/gonum/floats"
@@ -52,6 +53,21 @@ func (s *spectrum) positive(shift float64) int {
 	return len(s.vals)
 }
 
+// aboveNoise is the number of eigenvalues of the matrix − shift·I above
+// the magnitude of its most negative one. The moments estimate matrices
+// that are positive semidefinite, so a negative eigenvalue is sampling
+// noise, and a positive one no larger than it cannot be told from noise:
+// whitened, it would multiply that noise by 1/√λ in every component.
+func (s *spectrum) aboveNoise(shift float64) int {
+	floor := math.Max(0, shift-s.vals[len(s.vals)-1])
+	for j, v := range s.vals {
+		if !(v-shift > floor) {
+			return j
+		}
+	}
+	return len(s.vals)
+}
+
 // whiten returns the whitening of the matrix − shift·I on its k leading
 // eigenvectors, which must be positive (k ≤ positive(shift)).
 func (s *spectrum) whiten(k int, shift float64) *whitening {
@@ -85,8 +101,8 @@ const setMomentName = "M2' = (α0+1)C2 − α0V1V1ᵀ"
 
 // hmmWhitening finds the number of states c ≤ cfg.K the pass-1 moments can
 // give, the largest at which M2' and (unless cfg.Discrete) M2 = V2 − σ²(c)I
-// both have c positive eigenvalues (σ² is found for c states), and their
-// whitenings. It fails only when not one state can be given.
+// both have c eigenvalues above noise (aboveNoise; σ² is found for c
+// states), and their whitenings. It fails only when not one state can be given.
 func hmmWhitening(ps *pairStats, cfg *Config) (*hmmWhitenings, error) {
 	set, err := spectrumOf(setM2(ps, cfg.Alpha0), setMomentName)
 	if err != nil {
@@ -108,31 +124,61 @@ func hmmWhitening(ps *pairStats, cfg *Config) (*hmmWhitenings, error) {
 		cov = es.Values(nil)
 	}
 	h := &hmmWhitenings{}
+	var whys []string
 	if d := len(ps.v1); cfg.K > d {
-		h.shortWhy = fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d)
+		whys = append(whys, fmt.Sprintf("k=%d exceeds the dimension d=%d", cfg.K, d))
 	}
-	for c := min(cfg.K, len(ps.v1)); c >= 1; {
-		n, why := set.positive(0), fmt.Sprintf("the set moment %s has only %d positive eigenvalues", setMomentName, set.positive(0))
+	for c, first := min(cfg.K, len(ps.v1)), true; c >= 1; first = false {
+		n := set.aboveNoise(0)
+		why := fmt.Sprintf("the set moment %s has only %d %s above the magnitude of its most negative one, %.3g", setMomentName, n, eigenvalues(n), -min(0, set.vals[len(set.vals)-1]))
 		if point != nil {
 			h.sigma2 = sigma2Of(cov, c, cfg.Sigma2)
-			if p := point.positive(h.sigma2); p < n {
-				n, why = p, fmt.Sprintf("the point moment M2 = V2 − σ²I has only %d positive eigenvalues (σ²=%.4g)", p, h.sigma2)
+			if p := point.aboveNoise(h.sigma2); p < n {
+				n, why = p, fmt.Sprintf("the point moment M2 = V2 − σ²I (σ²=%.4g) has only %d %s above the magnitude of its most negative one, %.3g", h.sigma2, p, eigenvalues(p), -min(0, point.vals[len(point.vals)-1]-h.sigma2))
 			}
 		}
 		if n >= c {
-			h.states = c
+			h.states, h.shortWhy = c, strings.Join(whys, "; ")
 			h.ut = set.whiten(c, 0)
 			if point != nil {
 				h.u = point.whiten(c, h.sigma2)
 			}
 			return h, nil
 		}
-		if h.shortWhy == "" {
-			h.shortWhy = why
+		if first {
+			whys = append(whys, why)
 		}
 		c = min(c-1, n)
 	}
-	return nil, fmt.Errorf("markov: %s, k=%d: not one state can be fitted (too few sets, or rows that do not vary within sets)", h.shortWhy, cfg.K)
+	return nil, fmt.Errorf("markov: %s, k=%d: not one state can be fitted (too few sets, or rows that do not vary within sets)", strings.Join(whys, "; "), cfg.K)
+}
+
+func eigenvalues(n int) string {
+	if n == 1 {
+		return "eigenvalue"
+	}
+	return "eigenvalues"
+}
+
+// looksOneHot reports whether the pass-1 moments are those of one-hot
+// rows: E[xxᵀ] = diag(E[x]) and E[x] sums to 1 (exact for one-hot rows).
+func looksOneHot(ps *pairStats) bool {
+	d := len(ps.v1)
+	if math.Abs(floats.Sum(ps.v1)-1) > 1e-9 {
+		return false
+	}
+	for i := range d {
+		for j := i; j < d; j++ {
+			want := 0.0
+			if i == j {
+				want = ps.v1[i]
+			}
+			if math.Abs(ps.v2.At(i, j)-want) > 1e-9 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sigma2Of is σ² for c states: the given one, or the mean of the d−c+1
