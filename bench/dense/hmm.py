@@ -19,6 +19,9 @@ out. Fits, for each k (default 2, 5, 10),
                of a description; a last window of fewer than 3 dropped) a
                set of its characters in no order (its P as the
                transitions, its U as the emissions)
+  sf-snapshot-gauss  the same without --discrete: the observations taken
+               as vectors with spherical Gaussian noise, as before
+               --discrete existed (not in the default methods)
   pomegranate  pomegranate's HiddenMarkovModel.from_samples(
                DiscreteDistribution, k, algorithm="baum-welch") (Debian
                python3-pomegranate 0.14)
@@ -150,16 +153,17 @@ def main():
     res = open(os.path.join(out, "hmm.jsonl"), "a")
     for k in [int(v) for v in os.environ.get("HMM_KS", "2 5 10").split()]:
         for meth in os.environ.get("HMM_METHODS", "sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate").split():
-            base = os.path.join(out, f"chars-k{k}-{meth}" + (f"-w{window}" if meth == "sf-snapshot" and window > 0 else ""))
+            snap = meth.startswith("sf-snapshot")
+            base = os.path.join(out, f"chars-k{k}-{meth}" + (f"-w{window}" if snap and window > 0 else ""))
             model = base + ".json"
             if meth in ("sf-hmm", "sf-hmm-default"):
                 cmd = [sf, "fit", "hmm", "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--discrete", "--windows", "--k", str(k), "--out", model, "--progress", "off"]
                 if meth == "sf-hmm":
                     cmd += ["--em-passes", "0"]
-            elif meth == "sf-snapshot":
-                cmd = [sf, "fit", "hmm-snapshot", "--discrete", "--input", snpz, "--values-column", "x", "--group-column", "seq",
-                       "--k", str(k), "--out", model, "--progress", "off"]
+            elif snap:
+                cmd = [sf, "fit", "hmm-snapshot", "--input", snpz, "--values-column", "x", "--group-column", "seq",
+                       "--k", str(k), "--out", model, "--progress", "off"] + (["--discrete"] if meth == "sf-snapshot" else [])
             elif meth == "sf-hmm-bw":
                 cmd = [os.environ["HMMFIT"], "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--k", str(k), "--out", model]
@@ -171,12 +175,13 @@ def main():
             if rc == 0:
                 with open(model) as f:
                     m = json.load(f)
-                if meth == "sf-snapshot":
+                if snap:
                     o = np.asarray(m["U"], dtype=float)       # K rows: E[x | state]
                     t = np.asarray(m["P"], dtype=float).T     # P[i][j] = Pr(i | j) → rows from
                     pi = np.asarray(m["pi"], dtype=float)
                     row["r"] = m.get("r")
                     row["window"] = window
+                    row["states_fitted"] = m.get("stats", {}).get("states_fitted")
                     row["warnings"] = m.get("stats", {}).get("warnings")
                 elif meth.startswith("sf-hmm"):
                     o = np.asarray(m["O"], dtype=float)       # K rows: E[x | state]
