@@ -94,16 +94,21 @@ func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *
 // FitHMM learns an HMM with K hidden states and spherical noise from
 // snapshot sets (001 Alg. 1): two passes over src.
 //
-// When the moments have fewer than K positive directions (M2' or
-// M2 = V2 − σ²I; at most d), the fit recovers as many states c as they
-// give and adds K − c copies of the most likely ones that leave the
-// distribution of every snapshot and set unchanged (withCopies), with a
-// warning: real data that departs from the model gets the best answer the
-// moments hold, not a refusal. It fails only when not one state can be fitted.
+// The moments give a state for each direction of M2' (and of M2 = V2 − σ²I)
+// larger than the magnitude of the matrix's most negative eigenvalue, a
+// noise level; at most d. When they give c < K, the fit recovers those c
+// and adds K − c copies of the most likely states (a copy has its
+// original's U, UT and outgoing transitions, and shares its start and
+// entering probabilities), so the distribution of every snapshot and set is
+// the c-state model's; it warns and records c in Fit.States. Real data that
+// departs from the model gets the best answer the moments hold, not a
+// refusal; the fit fails only when not one state can be given.
 //
-// With cfg.Discrete the rows are one-hot symbols; then only UT is
-// determined (fitDiscrete), and U holds each state's smoothed symbol
-// probabilities, every one positive (emissions).
+// With cfg.Discrete the rows are one-hot symbols, whose snapshots
+// determine U and P only through UT: the fit gives UT, P = I, r = 1 (unless
+// given), and as U each state's symbol probabilities, UT's column projected
+// onto the simplex and add-one smoothed against the state's expected rows,
+// so every symbol has a positive probability.
 func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	start := time.Now()
 	cfg.defaults()
@@ -289,6 +294,8 @@ func check(d, k int, cfg *Config) error {
 		return fmt.Errorf("markov: sigma2=%g must not be negative (0 estimates it)", cfg.Sigma2)
 	case cfg.R < 0 || cfg.R > 1:
 		return fmt.Errorf("markov: r=%g must be in (0, 1] (0 to scan for it)", cfg.R)
+	case cfg.Discrete && cfg.Sigma2 != 0:
+		return fmt.Errorf("markov: sigma2=%g with Discrete: one-hot symbols have no Gaussian noise", cfg.Sigma2)
 	}
 	if _, err := solver.ByName(cfg.Solver); err != nil {
 		return fmt.Errorf("markov: %w", err)

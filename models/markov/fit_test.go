@@ -197,6 +197,7 @@ func TestConfigErrors(t *testing.T) {
 		{markov.Config{K: 2, Sigma2: -2}, "sigma2"},
 		{markov.Config{K: 2, R: 1.5}, "r=1.5"},
 		{markov.Config{K: 2, Solver: "magic"}, "magic"},
+		{markov.Config{K: 2, Discrete: true, Sigma2: 1}, "Discrete"},
 	} {
 		if _, err := markov.FitHMM(ctx, src, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an error naming %s", c.cfg, err, c.want)
