@@ -139,7 +139,7 @@ func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, wh *hmmWhitenin
 	m.Fit.States = c
 	if c < cfg.K {
 		withCopies(m, cfg.K)
-		m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf("the moments give %d of the k=%d states (%s); the other %d are copies of the most likely states, each sharing its original's start and entering probabilities, so the model's distribution of snapshots and sets is the %d-state one: a k of at most %d, or more sets, would do as well; a likelihood refinement could separate the copies", c, cfg.K, wh.shortWhy, cfg.K-c, c, c))
+		m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf("the moments give %d of the k=%d states (%s); the other %d are copies of the most likely states, each sharing its original's start and entering probabilities, so the model's distribution of snapshots and sets is the %d-state one, which k=%d gives without copies; more sets, or a likelihood refinement that separates the copies, would do better", c, cfg.K, wh.shortWhy, cfg.K-c, c, c))
 	}
 	if !cfg.Discrete && looksOneHot(ps) {
 		m.Fit.Warnings = append(m.Fit.Warnings, "the rows are one-hot: their point moments decompose into the symbols, not the states, so U and P are not the model's; --discrete (Config.Discrete) fits what such snapshots determine")
