@@ -13,9 +13,15 @@ out. Fits, for each k (default 2, 5, 10),
                (hmm.Start, hmm.Refine; bench/dense/hmmfit)
   sf-hmm-default  streamfit fit hmm --discrete --windows: the command
                line's default, the same passes as hmmfit's
-  sf-snapshot  streamfit fit hmm-snapshot: the HMM from unordered
-               snapshots, each description a set of its characters in no
-               order (its P as the transitions, its U as the emissions)
+  sf-snapshot  streamfit fit hmm-snapshot --discrete: the HMM from
+               unordered snapshots, each description (or, with
+               HMM_WINDOW=w > 0, each window of w consecutive characters
+               of a description; a last window of fewer than 3 dropped) a
+               set of its characters in no order (its P as the
+               transitions, its U as the emissions)
+  sf-snapshot-gauss  the same without --discrete: the observations taken
+               as vectors with spherical Gaussian noise, as before
+               --discrete existed (not in the default methods)
   pomegranate  pomegranate's HiddenMarkovModel.from_samples(
                DiscreteDistribution, k, algorithm="baum-welch") (Debian
                python3-pomegranate 0.14)
@@ -28,7 +34,7 @@ state). A model that gives a held-out character probability 0 scores
 floored at 10⁻⁶ and renormalised. Appends one JSON line per fit to
 OUT/hmm.jsonl.
 
-Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000,
+Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000, HMM_WINDOW=0,
 HMM_METHODS="sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate")
 """
 import glob
@@ -132,21 +138,32 @@ def main():
     seq = np.concatenate([np.full(len(s), i, dtype=np.int64) for i, s in enumerate(train)])
     npz = os.path.join(out, "chars-train.npz")
     np.savez(npz, x=onehot, seq=seq)
+    window = int(os.environ.get("HMM_WINDOW", "0"))
+    snpz = npz
+    if window > 0:
+        # Sets of w consecutive characters: window j of description i.
+        nwin = np.cumsum([0] + [-(-len(s) // window) for s in train])
+        wid = np.concatenate([nwin[i] + np.arange(len(s)) // window for i, s in enumerate(train)])
+        _, first, size = np.unique(wid, return_index=True, return_counts=True)
+        keep = np.repeat(size >= 3, size)
+        snpz = os.path.join(out, f"chars-train-w{window}.npz")
+        np.savez(snpz, x=onehot[keep], seq=wid[keep])
     with open(os.path.join(out, "chars-train.json"), "w") as f:
         json.dump([s.tolist() for s in train], f)
     res = open(os.path.join(out, "hmm.jsonl"), "a")
     for k in [int(v) for v in os.environ.get("HMM_KS", "2 5 10").split()]:
         for meth in os.environ.get("HMM_METHODS", "sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate").split():
-            base = os.path.join(out, f"chars-k{k}-{meth}")
+            snap = meth.startswith("sf-snapshot")
+            base = os.path.join(out, f"chars-k{k}-{meth}" + (f"-w{window}" if snap and window > 0 else ""))
             model = base + ".json"
             if meth in ("sf-hmm", "sf-hmm-default"):
                 cmd = [sf, "fit", "hmm", "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--discrete", "--windows", "--k", str(k), "--out", model, "--progress", "off"]
                 if meth == "sf-hmm":
                     cmd += ["--em-passes", "0"]
-            elif meth == "sf-snapshot":
-                cmd = [sf, "fit", "hmm-snapshot", "--input", npz, "--values-column", "x", "--group-column", "seq",
-                       "--k", str(k), "--out", model, "--progress", "off"]
+            elif snap:
+                cmd = [sf, "fit", "hmm-snapshot", "--input", snpz, "--values-column", "x", "--group-column", "seq",
+                       "--k", str(k), "--out", model, "--progress", "off"] + (["--discrete"] if meth == "sf-snapshot" else [])
             elif meth == "sf-hmm-bw":
                 cmd = [os.environ["HMMFIT"], "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--k", str(k), "--out", model]
@@ -158,11 +175,13 @@ def main():
             if rc == 0:
                 with open(model) as f:
                     m = json.load(f)
-                if meth == "sf-snapshot":
+                if snap:
                     o = np.asarray(m["U"], dtype=float)       # K rows: E[x | state]
                     t = np.asarray(m["P"], dtype=float).T     # P[i][j] = Pr(i | j) → rows from
                     pi = np.asarray(m["pi"], dtype=float)
                     row["r"] = m.get("r")
+                    row["window"] = window
+                    row["states_fitted"] = m.get("stats", {}).get("states_fitted")
                     row["warnings"] = m.get("stats", {}).get("warnings")
                 elif meth.startswith("sf-hmm"):
                     o = np.asarray(m["O"], dtype=float)       # K rows: E[x | state]

@@ -210,3 +210,43 @@ func TestDenseSolverWarning(t *testing.T) {
 		t.Errorf("default iterations: stats %+v; want converged without warnings", full.Stats)
 	}
 }
+
+// `fit hmm-snapshot` with k above what the moments give (here above the
+// d=3 symbols) fits those states, copies them up to k and warns, exit 0;
+// with --discrete every symbol has a positive probability in every state,
+// and without it the fit says the rows are one-hot.
+func TestSnapshotHMMFewerStates(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "snapshots", "--sets", "2000", "--per-set", "20", "--k", "3", "--seed", "1", "--out", p("s.parquet"), "--truth", p("truth.json"), "--progress", "off")
+	fit := []string{"fit", "hmm-snapshot", "--input", p("s.parquet"), "--group-column", "group", "--k", "5", "--progress", "off"}
+	code, _, errs := streamfit(t, append(fit, "--discrete", "--out", p("d.json"))...)
+	if code != 0 || !strings.Contains(errs, "warning: the moments give") || !strings.Contains(errs, "k=5 exceeds the dimension d=3") {
+		t.Fatalf("--discrete --k 5: exit %d, stderr %q; want success and a warning about the states", code, errs)
+	}
+	var m struct {
+		K     int         `json:"k"`
+		U     [][]float64 `json:"U"`
+		P     [][]float64 `json:"P"`
+		Stats struct {
+			States int `json:"states_fitted"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal(readFile(t, p("d.json")), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.K != 5 || len(m.U) != 5 || len(m.P) != 5 || m.Stats.States < 1 || m.Stats.States > 3 {
+		t.Fatalf("k %d, %d U rows, %d P rows, %d states fitted; want 5, 5, 5 and 1–3", m.K, len(m.U), len(m.P), m.Stats.States)
+	}
+	for i, row := range m.U {
+		for s, v := range row {
+			if !(v > 0) {
+				t.Errorf("state %d, symbol %d: probability %g", i, s, v)
+			}
+		}
+	}
+	code, _, errs = streamfit(t, append(fit, "--out", p("g.json"))...)
+	if code != 0 || !strings.Contains(errs, "the rows are one-hot") || !strings.Contains(errs, "--discrete") {
+		t.Errorf("--k 5 without --discrete: exit %d, stderr %q; want success and a warning naming --discrete", code, errs)
+	}
+}

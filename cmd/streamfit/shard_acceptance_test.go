@@ -65,6 +65,10 @@ func TestShardsEveryModel(t *testing.T) {
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
 		{name: "hmm-snapshot", gen: []string{"snapshots", "--sets", "30", "--per-set", "130", "--k", "3", "--m", "6"}, model: "hmm-snapshot",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
+		// One-hot rows, k above the dimension: the states the moments
+		// give, then copies, from the merged statistics as from the file.
+		{name: "hmm-snapshot-discrete", gen: []string{"snapshots", "--sets", "30", "--per-set", "130", "--k", "3"}, model: "hmm-snapshot",
+			flags: []string{"--k", "5", "--discrete", "--seed", "5", "--group-column", "group"}, passes: 2},
 		{name: "multiview", gen: []string{"multiview", "--rows", "3000", "--k", "3"}, model: "multiview",
 			flags: []string{"--k", "3", "--seed", "5"}, passes: 2},
 		{name: "hmm", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",

@@ -5,7 +5,8 @@ import "github.com/streamfit/streamfit/models"
 // Config sets up a fit from snapshots.
 type Config struct {
 	// K is the number of hidden states (HMM only; a chain has k = d states).
-	// The method needs k ≤ d.
+	// The moments give at most d states; when they give fewer than K, the
+	// fit gives as many as they do and copies of them (see FitHMM).
 	K int
 	// Alpha0 is the Dirichlet concentration α₀ of the per-set start
 	// distributions (default 1); the method needs it known.
@@ -17,6 +18,11 @@ type Config struct {
 	ScanStep float64
 	// Sigma2, when positive, is the known HMM noise variance.
 	Sigma2 float64
+	// Discrete says the HMM's rows are one-hot symbols (checked), not
+	// real vectors with spherical noise: the fit then gives UT, the
+	// smoothed emissions and P = I, all that such snapshots determine
+	// (see FitHMM).
+	Discrete bool
 	// Solver names the symmetric tensor decomposition (solver.ByName;
 	// default "rtpm").
 	Solver string

@@ -7,7 +7,7 @@
 // T = E_t[Pᵗ] (or UT for the HMM); the GMM-type moments of single points give
 // U; P follows from r, which is given or found by the scan of 001 §3.1.
 //
-// Three places depart from 001's text, each for a stated reason:
+// Five places depart from 001's text, each for a stated reason:
 //   - The U and UT decompositions (and, for a chain, T's columns and the
 //     states) are paired by the stochasticity of P(r), with the weights
 //     deciding between pairings that pass it, not by sorting the weights
@@ -18,6 +18,13 @@
 //     eigenvalues (scanR; both curves are recorded).
 //   - σ² of the HMM is the mean of the d−k+1 smallest covariance
 //     eigenvalues, not the smallest (less biased; equal in the population).
+//   - The HMM whitens only directions of M2' and M2 larger than the
+//     magnitude of their most negative eigenvalue (a noise level), and when
+//     they give fewer states than k it fits those and adds copies that leave
+//     every set's distribution unchanged, with a warning, rather than
+//     refusing (hmmWhitening, withCopies).
+//   - For one-hot symbols (Config.Discrete) the snapshots determine only
+//     UT: the fit gives UT, smoothed emissions and P = I (fitDiscrete).
 //
 // markov owns the set-level estimators, the α₀/σ² corrections and the
 // recovery of π, T, U and P. It must not parse files, and it never stores the

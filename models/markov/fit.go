@@ -11,7 +11,6 @@ import (
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -21,35 +20,17 @@ type whitening struct {
 	vals []float64
 }
 
+// whiten whitens m2 on its k leading eigenvectors, or fails when fewer
+// than k eigenvalues are positive.
 func whiten(m2 *mat.SymDense, k int, what string) (*whitening, error) {
-	var es mat.EigenSym
-	if !es.Factorize(m2, true) {
-		return nil, fmt.Errorf("markov: eigendecomposition of %s did not converge", what)
+	s, err := spectrumOf(m2, what)
+	if err != nil {
+		return nil, err
 	}
-	vals := es.Values(nil)
-	var vecs mat.Dense
-	es.VectorsTo(&vecs)
-	d := len(vals)
-	idx := make([]int, d)
-	for i := range idx {
-		idx[i] = i
+	if j := s.positive(0); j < k {
+		return nil, fmt.Errorf("markov: %s has only %d positive eigenvalues, k=%d (k too large or too few sets)", what, j, k)
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return vals[idx[a]] > vals[idx[b]] })
-	wh := &whitening{w: mat.NewDense(d, k, nil), b: mat.NewDense(d, k, nil), vals: make([]float64, k)}
-	for j := range k {
-		v := vals[idx[j]]
-		if !(v > 0) {
-			return nil, fmt.Errorf("markov: %s has only %d positive eigenvalues, k=%d (k too large or too few sets)", what, j, k)
-		}
-		wh.vals[j] = v
-		s := math.Sqrt(v)
-		for i := range d {
-			u := vecs.At(i, idx[j])
-			wh.w.Set(i, j, u/s)
-			wh.b.Set(i, j, u*s)
-		}
-	}
-	return wh, nil
+	return s.whiten(k, 0), nil
 }
 
 func tvec(w *mat.Dense, x []float64) []float64 {
@@ -112,6 +93,22 @@ func components(ctx context.Context, t *solver.Sym3, wh *whitening, k int, cfg *
 
 // FitHMM learns an HMM with K hidden states and spherical noise from
 // snapshot sets (001 Alg. 1): two passes over src.
+//
+// The moments give a state for each direction of M2' (and of M2 = V2 − σ²I)
+// larger than the magnitude of the matrix's most negative eigenvalue, a
+// noise level; at most d. When they give c < K, the fit recovers those c
+// and adds K − c copies of the most likely states (a copy has its
+// original's U, UT and outgoing transitions, and shares its start and
+// entering probabilities), so the distribution of every snapshot and set is
+// the c-state model's; it warns and records c in Fit.States. Real data that
+// departs from the model gets the best answer the moments hold, not a
+// refusal; the fit fails only when not one state can be given.
+//
+// With cfg.Discrete the rows are one-hot symbols, whose snapshots
+// determine U and P only through UT: the fit gives UT, P = I, r = 1 (unless
+// given), and as U each state's symbol probabilities, UT's column projected
+// onto the simplex and add-one smoothed against the state's expected rows,
+// so every symbol has a positive probability.
 func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	start := time.Now()
 	cfg.defaults()
@@ -123,48 +120,38 @@ func FitHMM(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, er
 	return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
 }
 
-// hmmWhitening returns σ² and the whitenings of the point moment
-// M2 = V2 − σ²I (U) and of the set moment (UT) from the first pass.
-func hmmWhitening(ps *pairStats, cfg *Config) (whU, whUT *whitening, sigma2 float64, err error) {
-	d := len(ps.v1)
-	k := cfg.K
-	// σ²: the d−k+1 smallest eigenvalues of Cov(x) are σ² in the population;
-	// average them (001 takes the smallest, which is biased low).
-	cov := mat.NewSymDense(d, nil)
-	cov.SymRankOne(ps.v2, -1, mat.NewVecDense(d, ps.v1))
-	sigma2 = cfg.Sigma2
-	if sigma2 <= 0 {
-		var es mat.EigenSym
-		if !es.Factorize(cov, false) {
-			return nil, nil, 0, errors.New("markov: eigendecomposition of the covariance did not converge")
-		}
-		ev := es.Values(nil) // ascending
-		sigma2 = math.Max(floats.Sum(ev[:d-k+1])/float64(d-k+1), 0)
-	}
-	m2 := mat.NewSymDense(d, nil)
-	m2.CopySym(ps.v2)
-	for i := range d {
-		m2.SetSym(i, i, m2.At(i, i)-sigma2)
-	}
-	if whU, err = whiten(m2, k, "M2 = V2 − σ²I"); err != nil {
-		return nil, nil, 0, err
-	}
-	if whUT, err = whiten(setM2(ps, cfg.Alpha0), k, "M2' = (α0+1)C2 − α0V1V1ᵀ"); err != nil {
-		return nil, nil, 0, err
-	}
-	return whU, whUT, sigma2, nil
-}
-
-// fitHMM recovers the HMM from the two passes' statistics.
-func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (*Model, error) {
-	d, k := len(ps.v1), cfg.K
-	whU, whUT, sigma2, err := hmmWhitening(ps, &cfg)
-	if err != nil {
-		return nil, err
-	}
+// fitHMM recovers the HMM from the two passes' statistics and the
+// whitenings of pass 2: as many states as the moments give, then copies of
+// the most likely ones up to cfg.K, with a warning (withCopies).
+func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, wh *hmmWhitenings, cfg Config) (*Model, error) {
 	if ts.rows != ps.rows {
 		return nil, fmt.Errorf("markov: the source changed between passes (%d rows, then %d)", ps.rows, ts.rows)
 	}
+	c := wh.states
+	fit := fitGaussian
+	if cfg.Discrete {
+		fit = fitDiscrete
+	}
+	m, err := fit(ctx, ps, ts, wh, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.Fit.States = c
+	if c < cfg.K {
+		withCopies(m, cfg.K)
+		m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf("the moments give %d of the k=%d states (%s); the other %d are copies of the most likely states, each sharing its original's start and entering probabilities, so the model's distribution of snapshots and sets is the %d-state one, which k=%d gives without copies; more sets, or a likelihood refinement that separates the copies, would do better", c, cfg.K, wh.shortWhy, cfg.K-c, c, c))
+	}
+	if !cfg.Discrete && looksOneHot(ps) {
+		m.Fit.Warnings = append(m.Fit.Warnings, "the rows are one-hot: their point moments decompose into the symbols, not the states, so U and P are not the model's; --discrete (Config.Discrete) fits what such snapshots determine")
+	}
+	return m, nil
+}
+
+// fitGaussian recovers U and UT from the point and the set tensors, pairs
+// them and finds P(r): observations with spherical Gaussian noise.
+func fitGaussian(ctx context.Context, ps *pairStats, ts *tripleStats, wh *hmmWhitenings, cfg Config) (*Model, error) {
+	d, k := len(ps.v1), wh.states
+	whU, whUT, sigma2 := wh.u, wh.ut, wh.sigma2
 	// Point tensor: V3 − Sym3(σ²V1, I), whitened (docs/MATH.md §3.6).
 	tU := ts.v3
 	var wtw mat.Dense
@@ -195,6 +182,36 @@ func fitHMM(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (*M
 		return nil, err
 	}
 	return m, nil
+}
+
+// fitDiscrete is the fit of one-hot rows (Config.Discrete). A point of a
+// set whose start proportions are h is symbol s with probability
+// (UTh)ₛ: the set distribution depends on U and P only through UT, so
+// they cannot be told apart, and the point moments, a diagonal tensor for
+// one-hot rows, decompose into the symbols themselves rather than the
+// states. The fit takes UT from the set tensor and the model that gives
+// every set the same distribution with the fewest assumptions: P = I and
+// r = 1 (a snapshot is its set's start state; a given r is kept, P(r) = I
+// for every r), U the smoothed emissions of UT (emissions), π the set
+// tensor's weights.
+func fitDiscrete(ctx context.Context, ps *pairStats, ts *tripleStats, wh *hmmWhitenings, cfg Config) (*Model, error) {
+	d, k := len(ps.v1), wh.states
+	var conv models.Convergence
+	ut, pi, lamUT, err := components(ctx, setTensor(ts.c3, wh.ut, ps, cfg.Alpha0), wh.ut, k, &cfg, &conv, "the set tensor (UT)")
+	if err != nil {
+		return nil, err
+	}
+	models.ProjectSimplex(pi)
+	r := cfg.R
+	if r == 0 {
+		r = 1
+	}
+	pairing := make([]int, k)
+	for i := range pairing {
+		pairing[i] = i
+	}
+	return &Model{Model: hmmName, K: k, D: d, Alpha0: cfg.Alpha0, R: r, Pi: pi, P: rowsOf(identity(k)), U: emissions(ut, pi, ps.rows), UT: ut, Discrete: true,
+		Fit: &FitRecord{Rows: ps.rows, Sets: ps.sets, Passes: 2, Solver: cfg.Solver, Lambda: lamUT, Pairing: pairing, Convergence: conv}}, nil
 }
 
 // FitChain learns a Markov chain over d observed states from snapshot sets
@@ -258,20 +275,30 @@ func fitChain(ctx context.Context, ps *pairStats, ts *tripleStats, cfg Config) (
 	return m, nil
 }
 
+// The row checks of one-hot tables: a chain's, and an HMM's with discrete
+// observations.
+const (
+	chainRows    = "a Markov chain's rows are one-hot states (use hmm-snapshot for real-valued observations)"
+	discreteRows = "with --discrete the rows are one-hot symbols (leave it out for real-valued observations)"
+)
+
 func check(d, k int, cfg *Config) error {
 	switch {
 	case d <= 0:
 		return errors.New("markov: the source does not report its number of columns")
 	case k < 1:
 		return fmt.Errorf("markov: k=%d, need at least one state", k)
-	case k > d:
-		return fmt.Errorf("markov: k=%d exceeds the dimension d=%d; the method needs k ≤ d", k, d)
 	case !(cfg.Alpha0 > 0):
 		return fmt.Errorf("markov: alpha0=%g must be positive", cfg.Alpha0)
 	case cfg.Sigma2 < 0:
 		return fmt.Errorf("markov: sigma2=%g must not be negative (0 estimates it)", cfg.Sigma2)
 	case cfg.R < 0 || cfg.R > 1:
 		return fmt.Errorf("markov: r=%g must be in (0, 1] (0 to scan for it)", cfg.R)
+	case cfg.Discrete && cfg.Sigma2 != 0:
+		return fmt.Errorf("markov: sigma2=%g with Discrete: one-hot symbols have no Gaussian noise", cfg.Sigma2)
+	}
+	if _, err := solver.ByName(cfg.Solver); err != nil {
+		return fmt.Errorf("markov: %w", err)
 	}
 	return nil
 }
@@ -344,9 +371,9 @@ func rowsOf(m *mat.Dense) [][]float64 {
 	return out
 }
 
-// oneHot checks that a row of a chain's snapshot table is one state: a single
-// 1 among zeros.
-func oneHot(path string) func(b *stream.Dense, i int) error {
+// oneHot checks that a row of a snapshot table is one state or symbol: a
+// single 1 among zeros. what says whose rows they are and what else to use.
+func oneHot(path, what string) func(b *stream.Dense, i int) error {
 	return func(b *stream.Dense, i int) error {
 		ones := 0
 		for j, v := range b.Row(i) {
@@ -355,11 +382,11 @@ func oneHot(path string) func(b *stream.Dense, i int) error {
 				ones++
 			case 0:
 			default:
-				return stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrValue, "value %v in column %d: a Markov chain's rows are one-hot states (use hmm-snapshot for real-valued observations)", v, j)
+				return stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrValue, "value %v in column %d: %s", v, j, what)
 			}
 		}
 		if ones != 1 {
-			return stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrValue, "row has %d ones: a Markov chain's rows are one-hot states (use hmm-snapshot for real-valued observations)", ones)
+			return stream.Errorf(path, 0, b.Start+int64(i), "", stream.ErrValue, "row has %d ones: %s", ones, what)
 		}
 		return nil
 	}

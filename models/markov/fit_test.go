@@ -3,11 +3,14 @@ package markov_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/bench/models/memtest"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/markov"
 	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
@@ -69,8 +72,12 @@ func TestFitErrors(t *testing.T) {
 	if _, err := markov.FitChain(ctx, &stream.MemoryDense{All: small}, markov.Config{}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "at least 3") {
 		t.Errorf("small sets: %v", err)
 	}
-	if _, err := markov.FitHMM(ctx, &stream.MemoryDense{All: small}, markov.Config{K: 3}); err == nil || !strings.Contains(err.Error(), "k ≤ d") {
-		t.Errorf("k > d: %v", err)
+	if _, err := markov.FitHMM(ctx, &stream.MemoryDense{All: small}, markov.Config{K: 3}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "at least 3") {
+		t.Errorf("k > d, small sets: %v", err)
+	}
+	notHot := &stream.Dense{Rows: 3, Cols: 2, Data: []float64{1, 0, 0.5, 0.5, 0, 1}, Group: []int64{1, 1, 1}}
+	if _, err := markov.FitHMM(ctx, &stream.MemoryDense{All: notHot}, markov.Config{K: 1, Discrete: true}); !errors.Is(err, stream.ErrValue) || !strings.Contains(err.Error(), "--discrete") {
+		t.Errorf("discrete, a row not one-hot: %v", err)
 	}
 }
 
@@ -190,6 +197,7 @@ func TestConfigErrors(t *testing.T) {
 		{markov.Config{K: 2, Sigma2: -2}, "sigma2"},
 		{markov.Config{K: 2, R: 1.5}, "r=1.5"},
 		{markov.Config{K: 2, Solver: "magic"}, "magic"},
+		{markov.Config{K: 2, Discrete: true, Sigma2: 1}, "Discrete"},
 	} {
 		if _, err := markov.FitHMM(ctx, src, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an error naming %s", c.cfg, err, c.want)
@@ -236,4 +244,165 @@ func TestFitChainManyStates(t *testing.T) {
 	if ev.T > 0.1 || ev.P > 0.2 {
 		t.Errorf("T %.4f, P %.4f too large", ev.T, ev.P)
 	}
+}
+
+// snapshotWeights is the distribution of a snapshot's hidden state,
+// T(r)π = Σₜ r(1−r)ᵗPᵗπ, summed until the terms vanish.
+func snapshotWeights(m *markov.Model) []float64 {
+	k := m.K
+	w, term := make([]float64, k), append([]float64(nil), m.Pi...)
+	for range 2000 {
+		next := make([]float64, k)
+		for i := range k {
+			w[i] += m.R * term[i]
+			for j := range k {
+				next[i] += (1 - m.R) * m.P[i][j] * term[j]
+			}
+		}
+		term = next
+	}
+	return w
+}
+
+// A k above the moments' positive directions (or above d) used to be
+// refused; the fit now gives the states the moments hold and copies of
+// them, and the k-state model's snapshots are distributed as the smaller
+// model's.
+func TestFitHMMFewerStates(t *testing.T) {
+	src, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: 2000, PerSet: 20, K: 3, M: 6, Sigma2: 0.5, Alpha0: 1, R: 0.3, Family: "stay", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// 3 true states; seed 1 gives 2 eigenvalues of M2' above noise.
+	m6, err := markov.FitHMM(ctx, src, markov.Config{K: 6, R: 0.3, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m6.Fit.States
+	if c < 1 || c >= 6 {
+		t.Fatalf("k=6: %d states fitted, want fewer than 6", c)
+	}
+	small, err := markov.FitHMM(ctx, src, markov.Config{K: c, R: 0.3, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copies(small.Warnings()) != nil || small.Fit.States != c {
+		t.Fatalf("k=%d: %d states fitted, warnings %q", c, small.Fit.States, small.Warnings())
+	}
+	for _, k := range []int{6, 8} {
+		m, err := markov.FitHMM(ctx, src, markov.Config{K: k, R: 0.3, Seed: 3})
+		if err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		if m.K != k || len(m.Pi) != k || len(m.P) != k || len(m.U) != k || len(m.UT) != k {
+			t.Fatalf("k=%d: a model of %d states (%d pi, %d P, %d U, %d UT)", k, m.K, len(m.Pi), len(m.P), len(m.U), len(m.UT))
+		}
+		if w := copies(m.Warnings()); len(w) != 1 || !strings.Contains(w[0], fmt.Sprintf("give %d of the k=%d", c, k)) {
+			t.Errorf("k=%d: warnings %q, want one saying %d states and copies", k, m.Warnings(), c)
+		}
+		// Each state is one of the c-state fit's, its U and UT columns
+		// exactly; lumped, π, P and the snapshot state weights are its.
+		src := make([]int, k)
+		for i := range k {
+			src[i] = -1
+			for s := range small.K {
+				if slices.Equal(m.U[i], small.U[s]) && slices.Equal(m.UT[i], small.UT[s]) {
+					src[i] = s
+				}
+			}
+			if src[i] < 0 {
+				t.Fatalf("k=%d: state %d is none of the %d-state fit's", k, i, c)
+			}
+		}
+		pi, w6, w4 := make([]float64, small.K), make([]float64, small.K), snapshotWeights(small)
+		for i, wi := range snapshotWeights(m) {
+			pi[src[i]] += m.Pi[i]
+			w6[src[i]] += wi
+		}
+		for s := range small.K {
+			if math.Abs(pi[s]-small.Pi[s]) > 1e-12 || math.Abs(w6[s]-w4[s]) > 1e-9 {
+				t.Errorf("k=%d: state %d: lumped pi %.6g, snapshot weight %.6g; the %d-state fit's %.6g, %.6g", k, s, pi[s], w6[s], c, small.Pi[s], w4[s])
+			}
+			for j := range k {
+				var p float64
+				for i := range k {
+					if src[i] == s {
+						p += m.P[i][j]
+					}
+				}
+				if math.Abs(p-small.P[s][src[j]]) > 1e-12 {
+					t.Errorf("k=%d: lumped P[%d][%d] = %.6g, the %d-state fit's %.6g", k, s, j, p, c, small.P[s][src[j]])
+				}
+			}
+		}
+	}
+}
+
+// One-hot symbols (--discrete): the set moments give UT, which for a
+// chain's snapshots (U = I) is T; the emissions are distributions with
+// every symbol positive, P = I.
+func TestFitHMMDiscrete(t *testing.T) {
+	src, err := synth.NewSnapshots(synth.SnapshotConfig{Sets: 20000, PerSet: 10, K: 4, Alpha0: 1, R: 0.3, Family: "stay", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := markov.TruthOf(src)
+	m, err := markov.FitHMM(context.Background(), src, markov.Config{K: 4, Seed: 3, Discrete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Discrete || m.R != 1 || m.Sigma2 != 0 {
+		t.Errorf("discrete %v, r %g, sigma2 %g; want true, 1, 0", m.Discrete, m.R, m.Sigma2)
+	}
+	// UT's column i is T's column i (T[i] is row i of T, UT[i] column i).
+	tcols := make([][]float64, 4)
+	for i := range tcols {
+		tcols[i] = make([]float64, 4)
+		for j := range tcols[i] {
+			tcols[i][j] = tr.T[j][i]
+		}
+	}
+	perm, err := models.MatchNearest(tcols, m.UT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := models.RelErrCols(m.UT, tcols, perm); e > 0.05 {
+		t.Errorf("UT against T: relative error %.4f", e)
+	}
+	for i := range m.K {
+		var sum float64
+		for _, v := range m.U[i] {
+			if !(v > 0) {
+				t.Errorf("state %d: a symbol of probability %g", i, v)
+			}
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Errorf("state %d: emissions sum to %.15g", i, sum)
+		}
+		for j := range m.K {
+			if want := float64(b2i(i == j)); m.P[i][j] != want {
+				t.Errorf("P[%d][%d] = %g, want %g", i, j, m.P[i][j], want)
+			}
+		}
+	}
+}
+
+// copies returns the warnings about states added as copies.
+func copies(warnings []string) []string {
+	var out []string
+	for _, w := range warnings {
+		if strings.Contains(w, "copies") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

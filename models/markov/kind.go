@@ -43,6 +43,7 @@ func snapshotKind(name, about string, fit func(context.Context, stream.DenseSour
 			}
 			if !chain {
 				fs.Float64Var(&c.Sigma2, "sigma2", 0, "observation noise variance (0: estimate it; negative is an error)")
+				fs.BoolVar(&c.Discrete, "discrete", false, "observations are one-hot symbols (checked): the fit gives UT, each state's symbol probabilities (smoothed) as U, and P = I, all that such snapshots determine")
 			}
 			return checkFlags
 		},
@@ -72,6 +73,8 @@ func checkFlags(c *Config, _ models.Check) error {
 		return fmt.Errorf("--alpha0=%g: the Dirichlet concentration of the set proportions must be positive (001 §4 uses 1)", c.Alpha0)
 	case c.R < 0 || c.R > 1:
 		return fmt.Errorf("--r=%g: the snapshot rate must be in (0, 1] (0 scans for it)", c.R)
+	case c.Discrete && c.Sigma2 != 0:
+		return fmt.Errorf("--sigma2=%g with --discrete: one-hot symbols have no Gaussian noise", c.Sigma2)
 	}
 	return nil
 }
@@ -119,6 +122,9 @@ func (m *Model) Summary() string {
 	how := "given"
 	if m.Fit.RScanned {
 		how = "scanned"
+	}
+	if m.Discrete {
+		how = "one-hot symbols: P = I, the snapshots determine only UT"
 	}
 	return fmt.Sprintf("%d states, r=%.3g (%s), from %d sets (%d rows), %d passes", m.K, m.R, how, m.Fit.Sets, m.Fit.Rows, m.Fit.Passes)
 }

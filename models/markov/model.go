@@ -25,6 +25,9 @@ type Model struct {
 	U      [][]float64 `json:"U,omitempty"`
 	UT     [][]float64 `json:"UT,omitempty"`
 	Sigma2 float64     `json:"sigma2,omitempty"`
+	// Discrete marks an HMM of one-hot symbols (Config.Discrete): U[i] is
+	// state i's distribution of symbols, P = I (see FitHMM).
+	Discrete bool `json:"discrete,omitempty"`
 	// Scan is the projection-distance curve of the r heuristic, when r was
 	// not given.
 	Scan []ScanPoint `json:"r_scan,omitempty"`
@@ -91,6 +94,9 @@ type FitRecord struct {
 	Seconds float64   `json:"seconds"`
 	Lambda  []float64 `json:"lambda"`             // tensor eigenvalues of the set moments
 	LambdaU []float64 `json:"lambda_u,omitempty"` // of the point moments (HMM)
+	// States is the number of states the moments gave (HMM): fewer than
+	// k when the others are copies of them (FitHMM).
+	States int `json:"states_fitted,omitempty"`
 	// RScanned reports that r came from the scan.
 	RScanned bool `json:"r_scanned"`
 	// Solver names the tensor decomposition used.

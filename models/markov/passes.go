@@ -30,8 +30,9 @@ import (
 
 // params are the settings of a fit its statistics depend on.
 type params struct {
-	Alpha0 float64 `json:"alpha0"`
-	Sigma2 float64 `json:"sigma2,omitempty"`
+	Alpha0   float64 `json:"alpha0"`
+	Sigma2   float64 `json:"sigma2,omitempty"`
+	Discrete bool    `json:"discrete,omitempty"`
 }
 
 // Plan is the passes of a fit with Config (an implicit.Planner): a chain
@@ -51,13 +52,13 @@ func (p *Plan) model() string {
 }
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
-// fixes (K, Alpha0, Sigma2).
+// fixes (K, Alpha0, Sigma2, Discrete).
 func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	var p params
 	if err := h.DecodeParams(&p, chainName, hmmName); err != nil {
 		return cfg, fmt.Errorf("markov: %w", err)
 	}
-	cfg.K, cfg.Alpha0, cfg.Sigma2 = h.K, p.Alpha0, p.Sigma2
+	cfg.K, cfg.Alpha0, cfg.Sigma2, cfg.Discrete = h.K, p.Alpha0, p.Sigma2, p.Discrete
 	return cfg, nil
 }
 
@@ -76,7 +77,7 @@ func (p *Plan) header(d, phase int) statsfile.Header {
 	if p.Chain {
 		k = d
 	}
-	pj, _ := json.Marshal(params{Alpha0: c.Alpha0, Sigma2: c.Sigma2})
+	pj, _ := json.Marshal(params{Alpha0: c.Alpha0, Sigma2: c.Sigma2, Discrete: c.Discrete && !p.Chain})
 	return statsfile.Header{Model: p.model(), Phase: phase, D: d, K: k, Cols: k, Params: pj}
 }
 
@@ -85,9 +86,9 @@ func (p *Plan) First(d int) (*implicit.Pass, error) {
 	cfg := p.Config
 	cfg.defaults()
 	k := cfg.K
-	var rowCheck func(*stream.Dense, int) error
+	rowCheck := p.rowCheck()
 	if p.Chain {
-		k, rowCheck = d, oneHot(p.Path)
+		k = d
 	}
 	if err := check(d, k, &cfg); err != nil {
 		return nil, err
@@ -142,7 +143,21 @@ func unpack(packed []float64, d int) *mat.SymDense {
 	return s
 }
 
-// whitenings returns the set whitening and (HMM) the point whitening.
+// rowCheck is the check of every row: one-hot for a chain and a discrete
+// HMM, none otherwise.
+func (p *Plan) rowCheck() func(*stream.Dense, int) error {
+	switch {
+	case p.Chain:
+		return oneHot(p.Path, chainRows)
+	case p.Config.Discrete:
+		return oneHot(p.Path, discreteRows)
+	}
+	return nil
+}
+
+// whitenings returns the set whitening and (HMM with real observations)
+// the point whitening; an HMM's have as many columns as the moments give
+// states (hmmWhitening).
 func (p *Plan) whitenings(ps *pairStats) (wSet, wPoint *mat.Dense, err error) {
 	if p.Chain {
 		wh, err := chainWhitening(ps, &p.Config)
@@ -151,11 +166,14 @@ func (p *Plan) whitenings(ps *pairStats) (wSet, wPoint *mat.Dense, err error) {
 		}
 		return wh.w, nil, nil
 	}
-	whU, whUT, _, err := hmmWhitening(ps, &p.Config)
+	wh, err := hmmWhitening(ps, &p.Config)
 	if err != nil {
 		return nil, nil, err
 	}
-	return whUT.w, whU.w, nil
+	if wh.u == nil {
+		return wh.ut.w, nil, nil
+	}
+	return wh.ut.w, wh.u.w, nil
 }
 
 // pass2 returns pass 2 for the carried pass-1 sums fixed.
@@ -170,10 +188,7 @@ func (p *Plan) pass2(d int, ps *pairStats, fixed []implicit.Fixed) (*implicit.Pa
 	if wPoint != nil {
 		sums = append(sums, implicit.SumShape{Name: "v3", Len: n3})
 	}
-	var rowCheck func(*stream.Dense, int) error
-	if p.Chain {
-		rowCheck = oneHot(p.Path)
-	}
+	rowCheck := p.rowCheck()
 	path := p.Path
 	return &implicit.Pass{
 		Header:  p.header(d, 2),
@@ -252,13 +267,18 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	if err != nil {
 		return nil, err
 	}
-	k := q.Config.K
-	if q.Chain {
-		k = st.Header.D
+	k := st.Header.D
+	var wh *hmmWhitenings
+	if !q.Chain {
+		if wh, err = hmmWhitening(ps, &q.Config); err != nil {
+			return nil, err
+		}
+		k = wh.states
 	}
+	point := !q.Chain && !q.Config.Discrete
 	c3, sets, v3 := st.Sum("c3"), st.Sum("sets"), st.Sum("v3")
 	n3 := len(solver.NewSym3(k).Data)
-	if len(c3) != n3 || len(sets) != 1 || (!q.Chain && len(v3) != n3) {
+	if len(c3) != n3 || len(sets) != 1 || (point && len(v3) != n3) {
 		return nil, fmt.Errorf("markov: pass-2 statistics of the wrong shape for k=%d", k)
 	}
 	if int64(sets[0]) != ps.sets {
@@ -269,9 +289,11 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	if q.Chain {
 		return fitChain(ctx, ps, ts, q.Config)
 	}
-	ts.v3 = &solver.Sym3{K: k, Data: v3}
-	ts.v3.Scale(1 / float64(st.Rows))
-	return fitHMM(ctx, ps, ts, q.Config)
+	if point {
+		ts.v3 = &solver.Sym3{K: k, Data: v3}
+		ts.v3.Scale(1 / float64(st.Rows))
+	}
+	return fitHMM(ctx, ps, ts, wh, q.Config)
 }
 
 // setPiece is the statistics of one set, added to as its rows arrive.
