@@ -209,6 +209,7 @@ type sampleKeeper struct {
 	nnz        int64
 	over       bool
 	train, val func(int64) bool
+	in         []uint8 // the sample of each document of a batch: 0 none, 1 train, 2 held out
 }
 
 // keeper empties e's copies and starts a pass that fills them.
@@ -226,13 +227,33 @@ func (k *sampleKeeper) keep(b *stream.Docs) *stream.Docs {
 		nb = &stream.Docs{Start: b.Start, Offsets: append([]int(nil), b.Offsets...),
 			Terms: append([]int32(nil), b.Terms...), Counts: append([]int32(nil), b.Counts...)}
 	} else {
-		nb = &stream.Docs{Start: b.Start, Offsets: []int{0}}
-		hb := &stream.Docs{Start: b.Start, Offsets: []int{0}}
+		// The copies are sized exactly (they live as long as the EM
+		// passes): which sample each document is in first, then the copy.
+		k.in = k.in[:0]
+		var docs, entries [3]int
 		for i := range b.Len() {
+			in := uint8(0)
 			switch doc := b.Start + int64(i); {
 			case k.train(doc):
-				nb.AppendDoc(b.Doc(i))
+				in = 1
 			case k.val(doc):
+				in = 2
+			}
+			k.in = append(k.in, in)
+			docs[in]++
+			entries[in] += b.Offsets[i+1] - b.Offsets[i]
+		}
+		sized := func(in int) *stream.Docs {
+			return &stream.Docs{Start: b.Start, Offsets: append(make([]int, 0, docs[in]+1), 0),
+				Terms: make([]int32, 0, entries[in]), Counts: make([]int32, 0, entries[in])}
+		}
+		nb = sized(1)
+		hb := sized(2)
+		for i, in := range k.in {
+			switch in {
+			case 1:
+				nb.AppendDoc(b.Doc(i))
+			case 2:
 				hb.AppendDoc(b.Doc(i))
 			}
 		}
