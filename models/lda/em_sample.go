@@ -44,8 +44,9 @@ import (
 // fit's seed, whatever the batches or workers. The sample's statistics
 // stand for the corpus's: the M-step weighs the prior pseudo-count η by the
 // sample's share of the tokens, as if the expected counts were scaled up
-// to the corpus. The first pass over them keeps both samples in memory
-// (8 bytes an entry), so the later passes on them decode nothing.
+// to the corpus. Both samples are kept in memory (8 bytes an entry) by
+// Fit's third-moment pass, which reads every document anyway (emTap), or
+// else by the first EM pass, so the passes on them decode nothing.
 //
 // The statistics route (EMPassStats, EMStep; the pipelines) runs every pass
 // over every document: undoing a pass needs the parameters before it, one
