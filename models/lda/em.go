@@ -298,9 +298,21 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	// would grow by it before each collection.
 	fresh := NewEMAcc(m.D, m.K)
 	var half *EMAcc // the first half of a sample pass from memory
+	var warm *warmStarts
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
 		sampled := st.sampling(em)
+		// The sample's passes start each document's E-step where its last
+		// ended (warmStarts). The starts are not checkpointed, so a fit
+		// with checkpoints starts every E-step cold: a resumed fit then
+		// gives the model of the uninterrupted one.
+		if warm == nil && sampled && docs.full && ck == nil {
+			warm = newWarmStarts(docs.batch)
+		}
+		fresh.warm = nil
+		if sampled {
+			fresh.warm = warm
+		}
 		// A pass on the sample in memory runs as its two halves, whose
 		// statistics the learning curve compares where the sample's
 		// passes end (when passes over every document may follow); the
@@ -335,6 +347,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 				half = NewEMAcc(m.D, m.K)
 			}
 			half.Reset()
+			half.warm = warm
 			if err := half.Pass(ctx, docs.half(0), cfg.Workers, &st.params, onBatch); err != nil {
 				return err
 			}

@@ -59,6 +59,9 @@ type EMAcc struct {
 	// Suff and Bound (see implicit.FixedScale).
 	nLo, suffLo []uint64
 	boundLo     uint64
+	// warm, when set, starts the E-step of each document it holds where
+	// its last one ended (the sample's passes; em_sample.go).
+	warm *warmStarts
 }
 
 // The resolutions of EMAcc's exact totals: 2^emExpN for the expected
@@ -223,7 +226,12 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 				}
 				q.docs++
 				q.tokens += l
-				bd := q.es.Expect(terms, counts)
+				var bd float64
+				if a.warm != nil {
+					bd = a.warm.expect(q.es, b.Start+int64(i), terms, counts)
+				} else {
+					bd = q.es.Expect(terms, counts)
+				}
 				if math.IsNaN(bd) || math.IsInf(bd, 0) {
 					q.badBound = bd
 					return

@@ -393,3 +393,56 @@ func (st *emState) fullGain(ctx context.Context, acc, half *EMAcc, em EM, held f
 	h := float64(half.Tokens) / float64(acc.Tokens)
 	return (all - part) * (1 - st.rate) / (1/h - 1) / math.Abs(all), nil
 }
+
+// warmTopics is the most topics a document's warm start keeps (EStep.Top):
+// a document of the sample uses few, and its start need not be exact.
+const warmTopics = 8
+
+// warmStarts holds, for each document of the sample in memory, the topics
+// and expected counts its last E-step ended with, the start of its next
+// (EStep.Start): the sample's passes run the same documents again under
+// parameters an M-step has moved a little, so each document starts near
+// its fixed point. A document is found by its batch's Start plus its place
+// in the batch, unique among the sample's (a kept batch holds at most the
+// documents of the source's batch it comes from). Each pass writes a
+// document's entry once, from the worker that runs it, so the entries do
+// not depend on the number of workers.
+type warmStarts struct {
+	at  map[int64]int32 // document → its entries' offset
+	n   []uint8         // the entries a document holds (0: none yet)
+	top []int32
+	cnt []float32
+	off []int32 // a document's first entry, by its number
+}
+
+// newWarmStarts makes room for the documents of batches: at most
+// warmTopics entries each, and no more than its distinct words.
+func newWarmStarts(batches []*stream.Docs) *warmStarts {
+	w := &warmStarts{at: make(map[int64]int32)}
+	total := 0
+	for _, b := range batches {
+		for i := range b.Len() {
+			w.at[b.Start+int64(i)] = int32(len(w.off))
+			w.off = append(w.off, int32(total))
+			total += min(warmTopics, b.Offsets[i+1]-b.Offsets[i])
+		}
+	}
+	w.off = append(w.off, int32(total))
+	w.n = make([]uint8, len(w.off)-1)
+	w.top, w.cnt = make([]int32, total), make([]float32, total)
+	return w
+}
+
+// expect runs es on document doc (terms, counts), from its warm start when
+// it has one, and records where it ended.
+func (w *warmStarts) expect(es *EStep, doc int64, terms, counts []int32) float64 {
+	i, ok := w.at[doc]
+	if !ok {
+		return es.Expect(terms, counts)
+	}
+	lo, hi := w.off[i], w.off[i+1]
+	es.Start(w.top[lo:lo+int32(w.n[i])], w.cnt[lo:lo+int32(w.n[i])])
+	bd := es.Expect(terms, counts)
+	w.n[i] = uint8(es.Top(w.top[lo:hi], w.cnt[lo:hi]))
+	return bd
+}

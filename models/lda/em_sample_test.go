@@ -1,8 +1,12 @@
 package lda
 
 import (
+	"bytes"
 	"context"
+	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
@@ -344,5 +348,75 @@ func TestEMSampleSize(t *testing.T) {
 	}
 	if r := emSampleRate(EM{}, 54888, 100, 9168689); r != 1 {
 		t.Errorf("the Go source tree at k=100 sampled at %g: its 9.2 million tokens are fewer than 4 per parameter", r)
+	}
+}
+
+// TestWarmStarts checks the sample's warm starts: a pass whose E-steps
+// start where the last pass's ended, under parameters an M-step has moved
+// since, takes fewer fixed-point iterations than cold starts, reaches the
+// same fixed points (to the E-step's tolerance: nearly the same expected
+// counts, a bound no lower), and gives the same bytes with 1 and 3 workers.
+func TestWarmStarts(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const k, d, n = 6, 80, 400
+	p := randomParams(r, k, d, false)
+	all := stream.NewDocs(0)
+	for range n {
+		// A document of two topics, as text mostly is.
+		a, b := r.IntN(k), r.IntN(k)
+		for _, w := range r.Perm(d)[:10+r.IntN(20)] {
+			j := a
+			if r.IntN(3) == 0 {
+				j = b
+			}
+			all.Add(int32(w), int32(1+int(8*p.Beta[w*k+j]*float64(d))%4))
+		}
+		all.EndDoc()
+	}
+	src := &stream.MemoryDocs{All: all.Clone(), Terms: d, BatchRows: 16}
+	var batches []*stream.Docs
+	for b, err := range src.Docs(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b.Clone())
+	}
+	docs := memoryPass(batches)
+	ws := newWarmStarts(batches)
+	first := NewEMAcc(d, k)
+	first.warm = ws
+	if err := first.Pass(context.Background(), docs, 2, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	p2 := *p
+	p2.Alpha, p2.Beta = slices.Clone(p.Alpha), slices.Clone(p.Beta)
+	mStep(&p2, first, 0.01, false, 1)
+	cold := NewEMAcc(d, k)
+	if err := cold.Pass(context.Background(), docs, 2, &p2, nil); err != nil {
+		t.Fatal(err)
+	}
+	var warm []*EMAcc
+	for _, workers := range []int{1, 3} {
+		a := NewEMAcc(d, k)
+		a.warm = &warmStarts{at: ws.at, off: ws.off, n: slices.Clone(ws.n), top: slices.Clone(ws.top), cnt: slices.Clone(ws.cnt)}
+		if err := a.Pass(context.Background(), docs, workers, &p2, nil); err != nil {
+			t.Fatal(err)
+		}
+		warm = append(warm, a)
+	}
+	if !bytes.Equal(emBytes(t, warm[0]), emBytes(t, warm[1])) {
+		t.Fatal("warm-started passes differ between 1 and 3 workers")
+	}
+	w := warm[0]
+	diff := 0.0
+	for i := range w.N {
+		diff += math.Abs(w.N[i] - cold.N[i])
+	}
+	t.Logf("iterations: warm %d, cold %d; bound warm %.4f, cold %.4f; Σ|ΔN| %.2f of %d tokens", w.Iters, cold.Iters, w.Bound, cold.Bound, diff, w.Tokens)
+	if float64(w.Iters) > 0.8*float64(cold.Iters) {
+		t.Errorf("warm starts took %d iterations, cold ones %d", w.Iters, cold.Iters)
+	}
+	if w.Bound < cold.Bound-1e-3*math.Abs(cold.Bound) || diff > 0.02*float64(w.Tokens) {
+		t.Errorf("warm starts: bound %.5f against cold %.5f, expected counts apart by %.2f of %d tokens", w.Bound, cold.Bound, diff, w.Tokens)
 	}
 }

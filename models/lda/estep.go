@@ -121,6 +121,59 @@ type EStep struct {
 	phiW  []float64 // one word's φ over all k topics (Phi)
 	// Iters is the number of fixed-point iterations of the last document.
 	Iters int
+	// startTop and startCnt, when set (Start), are the next document's
+	// start: the topics and expected counts an earlier E-step of it ended
+	// with.
+	startTop []int32
+	startCnt []float32
+}
+
+// warmMix is the share of a document's tokens a warm start (Start) still
+// spreads over every topic, as the cold start spreads them all: every
+// topic stays in the first iteration, which may bring back one the
+// document's earlier E-step dropped.
+const warmMix = 0.2
+
+// Start sets the next document's starting point for Expect or Infer: the
+// topics and expected counts γ_j − α_j an earlier E-step of the same
+// document ended with (Top), under parameters since moved by an M-step.
+// The iteration then starts from γ_j = α_j + warmMix·L/k + (1−warmMix)·L·n_j/Σn
+// (L the document's tokens) instead of α_j + L/k: nearer its fixed point,
+// so it takes fewer iterations. An empty start is the cold one.
+func (e *EStep) Start(topics []int32, counts []float32) {
+	e.startTop, e.startCnt = topics, counts
+}
+
+// Top writes the last document's largest expected counts γ_j − α_j (LDA),
+// at most len(topics) of them, largest first (ties: the lower topic), and
+// returns how many it wrote: the start (Start) of the document's next
+// E-step. Single writes none.
+func (e *EStep) Top(topics []int32, counts []float32) int {
+	if e.p.Single {
+		return 0
+	}
+	n := 0
+	for _, j := range e.act[:e.ka] {
+		c := float32(e.gamma[j] - e.p.Alpha[j])
+		if !(c > 0) {
+			continue
+		}
+		// Insertion into the sorted prefix: n is at most a handful.
+		p := n
+		if p == len(topics) {
+			if p == 0 || c < counts[p-1] || c == counts[p-1] && int32(j) > topics[p-1] {
+				continue
+			}
+			p--
+		} else {
+			n++
+		}
+		for ; p > 0 && (counts[p-1] < c || counts[p-1] == c && topics[p-1] > int32(j)); p-- {
+			topics[p], counts[p] = topics[p-1], counts[p-1]
+		}
+		topics[p], counts[p] = int32(j), c
+	}
+	return n
 }
 
 // NewEStep returns an E-step for p (which it reads, never writes; p must
@@ -340,8 +393,11 @@ func (e *EStep) Suff() []float64 { return e.elog }
 // place, and the iterations are two matrix-vector products over them.
 func (e *EStep) fixedPoint(l float64) {
 	k, n := e.p.K, len(e.c)
-	for j, a := range e.p.Alpha {
-		e.gamma[j] = a + l/float64(k)
+	warm := e.warmStart(l)
+	if !warm {
+		for j, a := range e.p.Alpha {
+			e.gamma[j] = a + l/float64(k)
+		}
 	}
 	e.Iters = 0
 	act := e.act[:k]
@@ -355,7 +411,7 @@ func (e *EStep) fixedPoint(l float64) {
 		// ee = e^{ψ(γ_j) − m} for m = ψ(max γ_j) (ψ increases): one
 		// logarithm per iteration, one exponential per active topic.
 		ee, s := e.e[:ka], e.s[:ka]
-		if li := int(l); e.Iters == 1 && li < len(e.first) && float64(li) == l {
+		if li := int(l); e.Iters == 1 && !warm && li < len(e.first) && float64(li) == l {
 			if e.first[li] == nil {
 				e.first[li] = make([]float64, k)
 				e.expPsi(act, e.first[li])
@@ -407,6 +463,29 @@ func (e *EStep) fixedPoint(l float64) {
 		e.compact(act, ka, e.all[:ka], true)
 	}
 	e.ka = ka
+}
+
+// warmStart sets γ from the start Start gave, if any, for a document of
+// l tokens, and reports whether it did; it consumes the start.
+func (e *EStep) warmStart(l float64) bool {
+	top, cnt := e.startTop, e.startCnt
+	e.startTop, e.startCnt = nil, nil
+	sum := 0.0
+	for _, c := range cnt {
+		sum += float64(c)
+	}
+	if len(top) == 0 || !(sum > 0) {
+		return false
+	}
+	base := warmMix * l / float64(e.p.K)
+	for j, a := range e.p.Alpha {
+		e.gamma[j] = a + base
+	}
+	f := (1 - warmMix) * l / sum
+	for q, j := range top {
+		e.gamma[j] += f * float64(cnt[q])
+	}
+	return true
 }
 
 // expPsi sets ee[q] = e^{ψ(γ_j) − m} for the topics j = act[q], with
