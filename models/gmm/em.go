@@ -62,12 +62,17 @@ type EMConfig struct {
 	SampleRows int
 	// Starts is the number of spreads of the missing components (seeds
 	// Seed, Seed+1, …) that Start refines on the sample, keeping the one of
-	// the highest likelihood there (default 4: the sample is in memory, so
+	// the highest likelihood there once its passes gain less than 10·Tol
+	// (default 4: the sample is in memory, so
 	// starts cost little beside the passes over all the rows). When the
 	// moments give every component, the moment start competes with one
 	// start of every component at sample rows (seed Seed+1) instead.
 	Starts int
 }
+
+// raceTol is how much looser than EMConfig.Tol the stopping gain of each
+// start's EM on the sample is, when Start has several (see Start).
+const raceTol = 10
 
 func (c *EMConfig) defaults() {
 	if c.Passes == 0 {
@@ -185,7 +190,8 @@ func (m *Mixture) valid(i int) bool {
 // sample's mean squared distance to the nearest mean, per feature (the
 // moments' spherical variances are too small for real clusters), and EM
 // runs on the sample in memory (see EMConfig.SampleRows) from each start
-// (EMConfig.Starts), the likeliest there kept. It never refuses a moment
+// (EMConfig.Starts) until a pass gains less than 10·Tol, and from the
+// likeliest there on until one gains less than Tol. It never refuses a moment
 // fit: what departs from a density is replaced.
 func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
 	cfg.defaults()
@@ -249,8 +255,6 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		return nil, fmt.Errorf("gmm: %d rows cannot start %d more components", len(rows), need)
 	}
 	base := out
-	var best *Mixture
-	bestLL := math.Inf(-1)
 	starts := max(cfg.Starts, 1)
 	if need == 0 {
 		// Nothing random to try again; but the moment start may sit near
@@ -258,8 +262,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		// competes with it.
 		starts = min(starts, 2)
 	}
-	var all *inMemory
-	var started string
+	var cands []*Mixture
 	for try := range starts {
 		out, add, from := base.clone(), need, kept
 		if need == 0 && try > 0 { // every component at sample rows
@@ -297,26 +300,51 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		if cfg.SampleRows <= 0 {
 			return out, nil
 		}
-		// EM on the sample in memory: the passes over all the rows then
-		// start near where they end.
-		if all == nil {
-			all = &inMemory{rows: &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}}
-			for _, r := range rows {
-				all.rows.Data = append(all.rows.Data, r...)
-			}
-		}
+		cands = append(cands, out)
+	}
+	// EM on the sample in memory: the passes over all the rows then
+	// start near where they end.
+	all := &inMemory{rows: &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}}
+	for _, r := range rows {
+		all.rows.Data = append(all.rows.Data, r...)
+	}
+	// Every start runs EM on the sample until a pass gains less than
+	// raceTol·Tol; the likeliest there goes on until one gains less than
+	// Tol. The last passes of a start gain little and rarely change which
+	// start is likeliest, so they run for one start, not for each.
+	race := cfg
+	if len(cands) > 1 {
+		race.Tol = cfg.Tol * raceTol
+	}
+	var best *Mixture
+	bestLL := math.Inf(-1)
+	var started string
+	for try, out := range cands {
 		var warm *Mixture
 		err := stage(ctx, fmt.Sprintf("start%d", try), func(ctx context.Context) (err error) {
-			warm, err = refine(ctx, all, out, cfg, false)
+			warm, err = refine(ctx, all, out, race, false)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]
-		if best == nil || ll > bestLL {
+		if ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]; best == nil || ll > bestLL {
 			best, bestLL, started = warm, ll, out.EM.Started
 		}
+	}
+	if race.Tol != cfg.Tol && best.EM.Passes < cfg.Passes {
+		rest := cfg
+		rest.Passes = cfg.Passes - best.EM.Passes
+		prev := best.EM
+		err := stage(ctx, "start-best", func(ctx context.Context) (err error) {
+			best, err = refine(ctx, all, best, rest, false)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		best.EM.Passes += prev.Passes
+		best.EM.LogLik = append(prev.LogLik, best.EM.LogLik...)
 	}
 	run := &EMRun{Passes: best.EM.Passes, LogLik: best.EM.LogLik, Converged: best.EM.Converged}
 	// A pass over the sample costs n/N of one over all the N rows: when
