@@ -15,6 +15,7 @@ import (
 	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
+	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -62,12 +63,17 @@ type EMConfig struct {
 	SampleRows int
 	// Starts is the number of spreads of the missing components (seeds
 	// Seed, Seed+1, …) that Start refines on the sample, keeping the one of
-	// the highest likelihood there (default 4: the sample is in memory, so
+	// the highest likelihood there once its passes gain less than 10·Tol
+	// (default 4: the sample is in memory, so
 	// starts cost little beside the passes over all the rows). When the
 	// moments give every component, the moment start competes with one
 	// start of every component at sample rows (seed Seed+1) instead.
 	Starts int
 }
+
+// raceTol is how much looser than EMConfig.Tol the stopping gain of each
+// start's EM on the sample is, when Start has several (see Start).
+const raceTol = 10
 
 func (c *EMConfig) defaults() {
 	if c.Passes == 0 {
@@ -185,7 +191,8 @@ func (m *Mixture) valid(i int) bool {
 // sample's mean squared distance to the nearest mean, per feature (the
 // moments' spherical variances are too small for real clusters), and EM
 // runs on the sample in memory (see EMConfig.SampleRows) from each start
-// (EMConfig.Starts), the likeliest there kept. It never refuses a moment
+// (EMConfig.Starts) until a pass gains less than 10·Tol, and from the
+// likeliest there on until one gains less than Tol. It never refuses a moment
 // fit: what departs from a density is replaced.
 func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMConfig) (*Mixture, error) {
 	cfg.defaults()
@@ -249,8 +256,6 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		return nil, fmt.Errorf("gmm: %d rows cannot start %d more components", len(rows), need)
 	}
 	base := out
-	var best *Mixture
-	bestLL := math.Inf(-1)
 	starts := max(cfg.Starts, 1)
 	if need == 0 {
 		// Nothing random to try again; but the moment start may sit near
@@ -258,8 +263,7 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		// competes with it.
 		starts = min(starts, 2)
 	}
-	var all *inMemory
-	var started string
+	var cands []*Mixture
 	for try := range starts {
 		out, add, from := base.clone(), need, kept
 		if need == 0 && try > 0 { // every component at sample rows
@@ -297,26 +301,51 @@ func Start(ctx context.Context, src stream.DenseSource, m *Model, k int, cfg EMC
 		if cfg.SampleRows <= 0 {
 			return out, nil
 		}
-		// EM on the sample in memory: the passes over all the rows then
-		// start near where they end.
-		if all == nil {
-			all = &inMemory{rows: &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}}
-			for _, r := range rows {
-				all.rows.Data = append(all.rows.Data, r...)
-			}
-		}
+		cands = append(cands, out)
+	}
+	// EM on the sample in memory: the passes over all the rows then
+	// start near where they end.
+	all := &inMemory{rows: &stream.Dense{Rows: len(rows), Cols: d, Data: make([]float64, 0, len(rows)*d)}}
+	for _, r := range rows {
+		all.rows.Data = append(all.rows.Data, r...)
+	}
+	// Every start runs EM on the sample until a pass gains less than
+	// raceTol·Tol; the likeliest there goes on until one gains less than
+	// Tol. The last passes of a start gain little and rarely change which
+	// start is likeliest, so they run for one start, not for each.
+	race := cfg
+	if len(cands) > 1 {
+		race.Tol = cfg.Tol * raceTol
+	}
+	var best *Mixture
+	bestLL := math.Inf(-1)
+	var started string
+	for try, out := range cands {
 		var warm *Mixture
 		err := stage(ctx, fmt.Sprintf("start%d", try), func(ctx context.Context) (err error) {
-			warm, err = refine(ctx, all, out, cfg, false)
+			warm, err = refine(ctx, all, out, race, false)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]
-		if best == nil || ll > bestLL {
+		if ll := warm.EM.LogLik[len(warm.EM.LogLik)-1]; best == nil || ll > bestLL {
 			best, bestLL, started = warm, ll, out.EM.Started
 		}
+	}
+	if race.Tol != cfg.Tol && best.EM.Passes < cfg.Passes {
+		rest := cfg
+		rest.Passes = cfg.Passes - best.EM.Passes
+		prev := best.EM
+		err := stage(ctx, "start-best", func(ctx context.Context) (err error) {
+			best, err = refine(ctx, all, best, rest, false)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		best.EM.Passes += prev.Passes
+		best.EM.LogLik = append(prev.LogLik, best.EM.LogLik...)
 	}
 	run := &EMRun{Passes: best.EM.Passes, LogLik: best.EM.LogLik, Converged: best.EM.Converged}
 	// A pass over the sample costs n/N of one over all the N rows: when
@@ -522,23 +551,82 @@ func EMPass(m *Mixture, floor float64, phase int, path string) *implicit.Pass {
 	if m.Diag() {
 		width = d
 	}
-	w := append([]float64(nil), m.Weights...)
-	mu := make([]float64, 0, k*d)
-	v := make([]float64, 0, k*width)
-	for i := range k {
-		mu = append(mu, m.Means[i]...)
-		v = append(v, m.Variances[i]...)
-	}
+	e, w, mu, v := mixEStep(m)
+	e.path = path
 	pr, _ := json.Marshal(emParams{Diag: m.Diag(), VarFloor: floor})
 	h := statsfile.Header{Model: "gmm-em", Phase: phase, D: d, K: k, Cols: k, Params: pr}
-	e := newEStep(w, mu, v, k, d, m.Diag())
-	e.path = path
 	return &implicit.Pass{
 		Header: h,
 		Sums:   []implicit.SumShape{{Name: "n", Len: k}, {Name: "sx", Len: k * d}, {Name: "sxx", Len: k * width}, {Name: "ll", Len: 1}},
 		Fixed:  []implicit.Fixed{{Name: "weights", Values: w}, {Name: "means", Values: mu}, {Name: "variances", Values: v}},
 		Worker: func() implicit.BatchFunc { return e.worker() },
 	}
+}
+
+// mixEStep returns the E step of m with its weights, means and variances
+// laid out flat.
+func mixEStep(m *Mixture) (e *eStep, w, mu, v []float64) {
+	k, d := m.K, m.D
+	w = append([]float64(nil), m.Weights...)
+	mu = make([]float64, 0, k*d)
+	v = make([]float64, 0, k*len(m.Variances[0]))
+	for i := range k {
+		mu = append(mu, m.Means[i]...)
+		v = append(v, m.Variances[i]...)
+	}
+	return newEStep(w, mu, v, k, d, m.Diag()), w, mu, v
+}
+
+// pass runs the E step of mix over the sample and returns its totals n,
+// sx, sxx and ll (see EMPass) in float64: each batch's by one of up to
+// workers goroutines, then added in batch order, so the same figures
+// whatever workers. The sample is Start's, in memory: its passes need
+// neither the exact sums that merge shards (whose rounding back to
+// float64 weighed as much as an E step on a small sample) nor a log.
+func (s *inMemory) pass(ctx context.Context, mix *Mixture, workers int) ([][]float64, error) {
+	e, _, _, _ := mixEStep(mix)
+	k, d := mix.K, mix.D
+	lens := []int{k, k * d, k * e.width, 1}
+	var batches []*stream.Dense
+	for b, err := range s.Rows(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		batches = append(batches, b)
+	}
+	outs := make([][][]float64, len(batches))
+	for i := range outs {
+		outs[i] = make([][]float64, len(lens))
+		for j, n := range lens {
+			outs[i][j] = make([]float64, n)
+		}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	workers = max(min(workers, len(batches)), 1)
+	for w := range workers {
+		g.Go(func() error {
+			add := e.worker()
+			for i := w; i < len(batches); i += workers {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := add(batches[i], outs[i], nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	tot := outs[0]
+	for _, o := range outs[1:] {
+		for j := range tot {
+			floats.Add(tot[j], o[j])
+		}
+	}
+	return tot, nil
 }
 
 // eStep holds what the E step of every batch shares. A row x enters as
@@ -717,8 +805,15 @@ func MStep(m *Mixture, st *implicit.DenseStats, floor float64) (*Mixture, float6
 	if len(nk) != k || len(sx) != k*d || ll == nil {
 		return nil, 0, errors.New("gmm: not the statistics of an EM pass of this mixture")
 	}
-	out := &Mixture{Model: m.Model, K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([][]float64, k), EM: m.EM}
 	total := float64(st.Rows)
+	return mstep(m, nk, sx, sxx, total, floor), ll[0] / total, nil
+}
+
+// mstep is MStep from the totals nk, sx and sxx of an E step over total
+// rows.
+func mstep(m *Mixture, nk, sx, sxx []float64, total, floor float64) *Mixture {
+	k, d := m.K, m.D
+	out := &Mixture{Model: m.Model, K: k, D: d, Weights: make([]float64, k), Means: make([][]float64, k), Variances: make([][]float64, k), EM: m.EM}
 	for i := range k {
 		out.Weights[i] = nk[i] / total
 		if !(nk[i] > 0) {
@@ -746,7 +841,7 @@ func MStep(m *Mixture, st *implicit.DenseStats, floor float64) (*Mixture, float6
 			out.Variances[i] = []float64{max((sxx[i]/nk[i]-q)/float64(d), floor)}
 		}
 	}
-	return out, ll[0] / total, nil
+	return out
 }
 
 // Refine runs EM passes over src from start until a pass gains less than
@@ -770,19 +865,31 @@ func refine(ctx context.Context, src stream.DenseSource, start *Mixture, cfg EMC
 	}
 	for p := range cfg.Passes {
 		t0 := time.Now()
-		st, err := EMPass(m, cfg.VarFloor, p+1, src.Info().Path).Run(ctx, src.Rows, cfg.Workers)
-		if err != nil {
-			return nil, err
-		}
-		next, ll, err := MStep(m, st, cfg.VarFloor)
-		if err != nil {
-			return nil, err
+		var next *Mixture
+		var ll float64
+		var rows int64
+		if mem, ok := src.(*inMemory); ok {
+			tot, err := mem.pass(ctx, m, cfg.Workers)
+			if err != nil {
+				return nil, err
+			}
+			rows = int64(mem.rows.Rows)
+			next, ll = mstep(m, tot[0], tot[1], tot[2], float64(rows), cfg.VarFloor), tot[3][0]/float64(rows)
+		} else {
+			st, err := EMPass(m, cfg.VarFloor, p+1, src.Info().Path).Run(ctx, src.Rows, cfg.Workers)
+			if err != nil {
+				return nil, err
+			}
+			if next, ll, err = MStep(m, st, cfg.VarFloor); err != nil {
+				return nil, err
+			}
+			rows = st.Rows
 		}
 		m = next
 		if log {
-			models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "em", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
+			models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "em", Rows: rows, Took: time.Since(t0), LogLik: ll})
 		}
-		if run.record(ll, st.Rows, cfg.Tol) {
+		if run.record(ll, rows, cfg.Tol) {
 			break
 		}
 	}
