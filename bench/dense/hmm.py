@@ -34,8 +34,12 @@ state). A model that gives a held-out character probability 0 scores
 floored at 10⁻⁶ and renormalised. Appends one JSON line per fit to
 OUT/hmm.jsonl.
 
+HMM_EM_PASSES=n gives sf-hmm-default --em-passes n (the runs' files then
+named ...-sf-hmm-default-em<n>); HMM_CPUPROFILE=1 has every streamfit run
+write a CPU profile beside its model (.pprof).
+
 Usage: hmm.py CACHE OUT   (env STREAMFIT, HMMFIT, HMM_KS="2 5 10", HMM_DOCS=1000, HMM_WINDOW=0,
-HMM_METHODS="sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate")
+HMM_METHODS="sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate", HMM_EM_PASSES, HMM_CPUPROFILE)
 """
 import glob
 import json
@@ -154,13 +158,17 @@ def main():
     for k in [int(v) for v in os.environ.get("HMM_KS", "2 5 10").split()]:
         for meth in os.environ.get("HMM_METHODS", "sf-hmm sf-hmm-bw sf-hmm-default sf-snapshot pomegranate").split():
             snap = meth.startswith("sf-snapshot")
-            base = os.path.join(out, f"chars-k{k}-{meth}" + (f"-w{window}" if snap and window > 0 else ""))
+            passes = os.environ.get("HMM_EM_PASSES", "") if meth == "sf-hmm-default" else ""
+            base = os.path.join(out, f"chars-k{k}-{meth}" + (f"-w{window}" if snap and window > 0 else "")
+                                + (f"-em{passes}" if passes else ""))
             model = base + ".json"
             if meth in ("sf-hmm", "sf-hmm-default"):
                 cmd = [sf, "fit", "hmm", "--input", npz, "--values-column", "x", "--group-column", "seq",
                        "--discrete", "--windows", "--k", str(k), "--out", model, "--progress", "off"]
                 if meth == "sf-hmm":
                     cmd += ["--em-passes", "0"]
+                elif passes:
+                    cmd += ["--em-passes", passes]
             elif snap:
                 cmd = [sf, "fit", "hmm-snapshot", "--input", snpz, "--values-column", "x", "--group-column", "seq",
                        "--k", str(k), "--out", model, "--progress", "off"] + (["--discrete"] if meth == "sf-snapshot" else [])
@@ -169,9 +177,11 @@ def main():
                        "--k", str(k), "--out", model]
             else:
                 cmd = [py, os.path.join(here, "pom_hmm.py"), os.path.join(out, "chars-train.json"), str(k), model]
+            if meth.startswith("sf-") and meth != "sf-hmm-bw" and os.environ.get("HMM_CPUPROFILE"):
+                cmd += ["--cpuprofile", base + ".pprof"]
             rc, wall, cpu, rss = timed(cmd, base + ".log")
             row = {"set": "debian-chars", "train_chars": int(len(x)), "test_chars": int(sum(len(s) for s in test)),
-                   "k": k, "method": meth, "rc": rc, "wall": wall, "cpu": cpu, "rss_mb": rss}
+                   "k": k, "method": meth, "em_passes": passes or None, "rc": rc, "wall": wall, "cpu": cpu, "rss_mb": rss}
             if rc == 0:
                 with open(model) as f:
                     m = json.load(f)

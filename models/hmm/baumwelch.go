@@ -141,14 +141,19 @@ func BWPass(m *Model, phase int, path string) *implicit.Pass {
 }
 
 // forwardBackward holds the rows of the sequence being read and the
-// scratch of its forward–backward sums.
+// scratch of its forward–backward sums. The rows are kept as their
+// nonzero entries (one per row for one-hot symbols), so the emission and
+// γ sums cost the nonzeros, not k·d per row; the sums skip the zeros in
+// the same order as over the full rows, so the statistics are the same.
 type forwardBackward struct {
 	k, d      int
 	pi, a, o  []float64
 	path      string
 	id        int64
-	start     int64 // the source row of the sequence's first step
-	rows      []float64
+	start     int64   // the source row of the sequence's first step
+	idx       []int32 // column of each nonzero, row after row
+	val       []float64
+	end       []int // end[t]: the end of row t's nonzeros in idx and val
 	b, al, be []float64
 	c         []float64
 }
@@ -166,15 +171,20 @@ func (f *forwardBackward) add(b *stream.Dense, out [][]float64, commit func() er
 		return stream.Errorf(f.path, 0, b.Start, "", stream.ErrValue, "rows have %d columns, the model %d", b.Cols, f.d)
 	}
 	for i := range b.Rows {
-		if id := b.Group[i]; len(f.rows) > 0 && id != f.id {
+		if id := b.Group[i]; len(f.end) > 0 && id != f.id {
 			if err := f.flush(out, commit); err != nil {
 				return err
 			}
 		}
-		if len(f.rows) == 0 {
+		if len(f.end) == 0 {
 			f.id, f.start = b.Group[i], b.Start+int64(i)
 		}
-		f.rows = append(f.rows, b.Row(i)...)
+		for u, v := range b.Row(i) {
+			if v != 0 {
+				f.idx, f.val = append(f.idx, int32(u)), append(f.val, v)
+			}
+		}
+		f.end = append(f.end, len(f.idx))
 	}
 	return nil
 }
@@ -182,24 +192,24 @@ func (f *forwardBackward) add(b *stream.Dense, out [][]float64, commit func() er
 // flush sums the forward–backward statistics of the sequence held and
 // commits them.
 func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
-	n := len(f.rows) / f.d
+	n := len(f.end)
 	if n == 0 {
 		return nil
 	}
 	k, d := f.k, f.d
 	f.b, f.al, f.be, f.c = growTo(f.b, n*k), growTo(f.al, n*k), growTo(f.be, n*k), growTo(f.c, n)
 	// Emissions b[t,j] = Σₛ x[t,s] O[j,s].
-	for t := range n {
-		x := f.rows[t*d : (t+1)*d]
+	lo := 0
+	for t, hi := range f.end {
+		idx, val := f.idx[lo:hi], f.val[lo:hi]
 		for j := range k {
 			var s float64
-			for u, v := range x {
-				if v != 0 {
-					s += v * f.o[j*d+u]
-				}
+			for p, u := range idx {
+				s += val[p] * f.o[j*d+int(u)]
 			}
 			f.b[t*k+j] = s
 		}
+		lo = hi
 	}
 	if t := scaledForwardBackward(f.pi, f.a, f.b, n, k, f.al, f.be, f.c); t >= 0 {
 		return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
@@ -209,17 +219,17 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 		ll += math.Log(v)
 	}
 	// γ, ξ and the sums.
-	for t := range n {
-		x := f.rows[t*d : (t+1)*d]
+	lo = 0
+	for t, hi := range f.end {
+		idx, val := f.idx[lo:hi], f.val[lo:hi]
+		lo = hi
 		for j := range k {
 			g := f.al[t*k+j] * f.be[t*k+j]
 			if t == 0 {
 				out[0][j] += g
 			}
-			for u, v := range x {
-				if v != 0 {
-					out[2][j*d+u] += g * v
-				}
+			for p, u := range idx {
+				out[2][j*d+int(u)] += g * val[p]
 			}
 		}
 		if t+1 < n {
@@ -233,7 +243,7 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 	}
 	out[3][0] += ll
 	out[4][0]++
-	f.rows = f.rows[:0]
+	f.idx, f.val, f.end = f.idx[:0], f.val[:0], f.end[:0]
 	return commit()
 }
 
