@@ -575,14 +575,13 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 				// learning curve scores (fullGain).
 				emLive += 4 * d * k * 8
 				c.emModel += 4 * d * k * 8
+			}
+			if known && n > 0 && float64(p.Tokens) > sample {
 				// The warm starts of the sample's documents (warmStarts;
 				// its entries are at most its tokens): up to warmTopics
 				// entries each (8 bytes) and about 64 bytes of index, for
 				// documents of the corpus's mean size.
-				perDoc := 8.0
-				if known && n > 0 {
-					perDoc = math.Max(nnz/n, 1)
-				}
+				perDoc := math.Max(nnz/n, 1)
 				warm := sample / perDoc * (8*math.Min(warmTopics, perDoc) + 64)
 				emLive += warm
 				c.emModel += warm
