@@ -160,32 +160,23 @@ func (e *emDocs) pass(sample bool) func(context.Context) iter.Seq2[*stream.Docs,
 	}
 	// This pass reads the source and keeps what it reads, unless that
 	// outgrows the limit; a pass cut short leaves the copies incomplete.
-	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
-		return func(yield func(*stream.Docs, error) bool) {
-			k := e.keeper()
-			for b, err := range e.src.Docs(ctx) {
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				nb := k.keep(b)
-				b.Release()
-				if !yield(nb, nil) {
-					return
-				}
-			}
-			k.done()
-		}
-	}
+	return e.keeping(e.src.Docs, true)
 }
 
 // tap returns docs, a pass over every document of the source that another
 // accumulator runs (the third-moment pass), with the samples' documents
 // kept as the first EM pass would keep them: that pass then reads them from
 // memory, one decode of the corpus fewer. The batches docs yields are the
-// source's, untouched; the copies are complete only if the pass runs to
-// its end.
+// source's, untouched.
 func (e *emDocs) tap(docs func(context.Context) iter.Seq2[*stream.Docs, error]) func(context.Context) iter.Seq2[*stream.Docs, error] {
+	return e.keeping(docs, false)
+}
+
+// keeping returns the pass over docs that keeps the samples' documents as
+// it goes (complete only if the pass runs to its end). It yields the
+// sample's copy of each batch, releasing the batch, when copies is set,
+// else the batch itself.
+func (e *emDocs) keeping(docs func(context.Context) iter.Seq2[*stream.Docs, error], copies bool) func(context.Context) iter.Seq2[*stream.Docs, error] {
 	return func(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 		return func(yield func(*stream.Docs, error) bool) {
 			k := e.keeper()
@@ -194,8 +185,13 @@ func (e *emDocs) tap(docs func(context.Context) iter.Seq2[*stream.Docs, error]) 
 					yield(nil, err)
 					return
 				}
-				k.keep(b)
-				if !yield(b, nil) {
+				out := k.keep(b)
+				if copies {
+					b.Release()
+				} else {
+					out = b
+				}
+				if !yield(out, nil) {
 					return
 				}
 			}
