@@ -95,10 +95,11 @@ func ordered[P any](ctx context.Context, docs func(context.Context) iter.Seq2[*s
 	})
 }
 
-// inOrder runs compute(w, i) for i = 0..n−1 on workers goroutines (item i
-// on worker i mod workers) and commit(w, i) strictly in order of i, for
-// reductions over fixed pieces whose sum must not depend on workers.
-func inOrder(n, workers int, compute, commit func(w, i int)) {
+// InOrderN runs compute(w, i) for i = 0..n−1 on workers goroutines (item
+// i on worker i mod workers) and commit(w, i) strictly in order of i, for
+// reductions over fixed pieces (held in memory) whose sum must not depend
+// on workers: compute fills worker w's scratch, commit adds it.
+func InOrderN(n, workers int, compute, commit func(w, i int)) {
 	workers = max(1, min(workers, n))
 	var (
 		seq sequencer

@@ -63,7 +63,7 @@ type wScratch[F real] struct{ w, z, gw, nw, acc, kr []F }
 func addWTerms[F real](a *TripleAcc, wd []float64, workers int, acc []float64) {
 	pieces := (a.D + wChunk - 1) / wChunk
 	bufs := make([]wScratch[F], max(1, min(workers, pieces)))
-	inOrder(pieces, len(bufs), func(wk, i int) {
+	InOrderN(pieces, len(bufs), func(wk, i int) {
 		wTerms(a, wd, i*wChunk, min(a.D, (i+1)*wChunk), &bufs[wk])
 	}, func(wk, _ int) {
 		for i, v := range bufs[wk].acc {

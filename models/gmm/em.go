@@ -15,7 +15,6 @@ import (
 	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
-	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -594,36 +593,45 @@ func (s *inMemory) pass(ctx context.Context, mix *Mixture, workers int) ([][]flo
 		}
 		batches = append(batches, b)
 	}
-	outs := make([][][]float64, len(batches))
-	for i := range outs {
-		outs[i] = make([][]float64, len(lens))
+	sums := func() [][]float64 {
+		out := make([][]float64, len(lens))
 		for j, n := range lens {
-			outs[i][j] = make([]float64, n)
+			out[j] = make([]float64, n)
 		}
+		return out
 	}
-	g, ctx := errgroup.WithContext(ctx)
 	workers = max(min(workers, len(batches)), 1)
+	adds, part, errs := make([]implicit.BatchFunc, workers), make([][][]float64, workers), make([]error, workers)
 	for w := range workers {
-		g.Go(func() error {
-			add := e.worker()
-			for i := w; i < len(batches); i += workers {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := add(batches[i], outs[i], nil); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		adds[w], part[w] = e.worker(), sums()
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	tot := outs[0]
-	for _, o := range outs[1:] {
+	tot := sums()
+	implicit.InOrderN(len(batches), workers, func(w, i int) {
+		if errs[w] != nil {
+			return
+		}
+		if errs[w] = ctx.Err(); errs[w] != nil {
+			return
+		}
+		for _, x := range part[w] {
+			clear(x)
+		}
+		errs[w] = adds[w](batches[i], part[w], nil)
+	}, func(w, i int) {
+		if errs[w] != nil {
+			return
+		}
 		for j := range tot {
-			floats.Add(tot[j], o[j])
+			if i == 0 {
+				copy(tot[j], part[w][j])
+			} else {
+				floats.Add(tot[j], part[w][j])
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return tot, nil
