@@ -521,11 +521,14 @@ const warmSkip = 0xff
 func (w *warmStarts) write(out io.Writer, b *warmBuf, sel func(int) bool) error {
 	bw := bufio.NewWriter(out)
 	var buf [8]byte
-	for i, n := range b.n {
+	for i := range b.n {
+		// A document sel leaves out may be being written (a batch not yet
+		// committed): its entries are not read.
 		if sel != nil && !sel(i) {
 			bw.WriteByte(warmSkip)
 			continue
 		}
+		n := b.n[i]
 		bw.WriteByte(n)
 		lo := int(w.off[i])
 		for e := lo; e < lo+int(n); e++ {
