@@ -430,9 +430,9 @@ type emPassRun struct {
 // runEMPass runs the pass r describes and returns its statistics (r.fresh,
 // or those a checkpoint resumed): in halves, those of the sample's second
 // half merged with the first's, and the first's (r.half, or those a
-// checkpoint resumed). The statistics, and the warm
-// starts written, are those of an uninterrupted pass, bit for bit: each
-// batch's depends on the parameters and the last pass's starts alone.
+// checkpoint resumed). The statistics, and the warm starts written, are
+// those of an uninterrupted pass, bit for bit: each batch's depend on the
+// parameters and the last pass's starts alone.
 func runEMPass(ctx context.Context, r emPassRun) (acc, first *EMAcc, err error) {
 	acc, first = r.fresh, r.half
 	if r.warm != nil {

@@ -274,7 +274,7 @@ func (c *emCheckpoint) loadPartial(pass int, halves bool, warm *warmStarts) (*em
 		if h.Run != c.run {
 			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
 		}
-		if h.Pass != pass || h.Version != emCkptVersion || h.Halves != halves || (h.WarmDocs > 0) != (warm != nil) || h.Half < 0 || h.Half > 1 {
+		if h.Pass != pass || h.Version != emCkptVersion || h.Halves != halves || (h.WarmDocs > 0) != (warm != nil) || h.Half < 0 || h.Half > 1 || h.Half == 1 && !halves {
 			return nil
 		}
 		if warm != nil && (h.WarmDocs != len(warm.done) || h.WarmKeys != warm.keys) {
