@@ -201,6 +201,8 @@ type emState struct {
 	// gain is the sample's prediction of what the passes over every
 	// document would add (fullGain; NaN: not measured).
 	gain float64
+	// resumed is what the checkpoint st was loaded from holds beyond it.
+	resumed *emResumed
 }
 
 // startHolds reports, after the first M-step on the sample was undone,
@@ -288,8 +290,14 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	if err := resumeEM(ck, track, st, func() (bool, error) { return ck.load(st) }); err != nil {
 		return err
 	}
+	if ck != nil {
+		if err := ck.checkVersion(st, em); err != nil {
+			return err
+		}
+	}
 	docs := newEMDocs(src, em, st)
-	if track.emTap != nil {
+	tapped := track.emTap != nil
+	if tapped {
 		docs.adopt(track.emTap.docs)
 		track.emTap = nil
 	}
@@ -302,12 +310,24 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
 		sampled := st.sampling(em)
+		// A resumed fit keeps the sample in memory before its first pass
+		// on it where the uninterrupted fit had it there (after a pass on
+		// it, or from Fit's third-moment pass): its passes then run as
+		// that fit's, in halves and with warm starts.
+		if ck != nil && sampled && !docs.full && !docs.tried && (st.samplePasses > 0 || tapped) {
+			if err := stage(ctx, "em-sample-read", docs.gather); err != nil {
+				return err
+			}
+		}
 		// The sample's passes start each document's E-step where its last
-		// ended (warmStarts). The starts are not checkpointed, so a fit
-		// with checkpoints starts every E-step cold: a resumed fit then
-		// gives the model of the uninterrupted one.
-		if warm == nil && sampled && docs.full && ck == nil {
+		// ended (warmStarts), which the checkpoints save.
+		if warm == nil && sampled && docs.full {
 			warm = newWarmStarts(docs.batch)
+			if ck != nil {
+				if err := ck.restoreWarm(st, warm); err != nil {
+					return err
+				}
+			}
 		}
 		fresh.warm = nil
 		if sampled {
@@ -315,48 +335,27 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		}
 		// A pass on the sample in memory runs as its two halves, whose
 		// statistics the learning curve compares where the sample's
-		// passes end (when passes over every document may follow); the
-		// memory copy exists only after a whole pass in this process, so
-		// no saved partial pass is resumed here.
+		// passes end (when passes over every document may follow).
 		halves := sampled && docs.full && em.FullGain > 0 && em.FullPasses >= 0
-		pass := track.begin()
-		acc := fresh
-		var opt implicit.PassOptions
-		if ck != nil && !halves {
-			n := len(st.bounds) + 1
-			saved, err := ck.loadPartial(n)
-			if err != nil {
-				return err
-			}
-			if saved != nil {
-				acc = saved
-			}
-			opt = implicit.PassOptions{Skip: acc.Batches, SnapshotEvery: ck.every,
-				Snapshot: func(int64) error { return ck.savePartial(n, acc) }}
+		if halves && half == nil {
+			half = NewEMAcc(m.D, m.K)
 		}
+		pass := track.begin()
 		label := "em"
 		if sampled {
 			label = "em-sample"
 		}
 		onBatch := func(n int) { track.report(pass, label, n, false) }
-		if err := stage(ctx, passLabel(pass, label), func(ctx context.Context) error {
-			if !halves {
-				return acc.PassFrom(ctx, docs.pass(sampled), cfg.Workers, &st.params, onBatch, opt)
-			}
-			if half == nil {
-				half = NewEMAcc(m.D, m.K)
-			}
-			half.Reset()
-			half.warm = warm
-			if err := half.Pass(ctx, docs.half(0), cfg.Workers, &st.params, onBatch); err != nil {
-				return err
-			}
-			if err := acc.Pass(ctx, docs.half(1), cfg.Workers, &st.params, onBatch); err != nil {
-				return err
-			}
-			return acc.Merge(half)
-		}); err != nil {
+		acc, first, err := runEMPass(ctx, emPassRun{docs: docs, sampled: sampled, halves: halves, fresh: fresh, half: half, warm: fresh.warm,
+			params: &st.params, workers: cfg.Workers, ck: ck, pass: len(st.bounds) + 1, onBatch: onBatch, label: passLabel(pass, label)})
+		if err != nil {
 			return err
+		}
+		if halves {
+			half = first
+		}
+		if fresh.warm != nil {
+			fresh.warm.swap()
 		}
 		var worse bool
 		if sampled {
@@ -398,13 +397,95 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			})
 		}
 		if ck != nil {
-			if err := ck.save(st); err != nil {
+			var next *warmStarts
+			if st.sampling(em) {
+				next = warm
+			}
+			if err := ck.save(st, next); err != nil {
 				return err
 			}
 		}
 	}
 	st.store(m, em, true)
 	return nil
+}
+
+// emPassRun is one batch EM pass of refine: over the sample (sampled) or
+// every document, in halves (the first half's statistics in half, the
+// whole pass's returned), with the warm starts warm (nil: cold), saving
+// and resuming its statistics in ck (nil: none) as pass number pass.
+type emPassRun struct {
+	docs            *emDocs
+	sampled, halves bool
+	fresh, half     *EMAcc
+	warm            *warmStarts
+	params          *TopicParams
+	workers         int
+	ck              *emCheckpoint
+	pass            int
+	onBatch         func(int)
+	label           string
+}
+
+// runEMPass runs the pass r describes and returns its statistics (r.fresh,
+// or those a checkpoint resumed): in halves, those of the sample's second
+// half merged with the first's, and the first's (r.half, or those a
+// checkpoint resumed). The statistics, and the warm starts written, are
+// those of an uninterrupted pass, bit for bit: each batch's depend on the
+// parameters and the last pass's starts alone.
+func runEMPass(ctx context.Context, r emPassRun) (acc, first *EMAcc, err error) {
+	acc, first = r.fresh, r.half
+	if r.warm != nil {
+		r.warm.begin()
+	}
+	half := 0
+	if r.ck != nil {
+		saved, err := r.ck.loadPartial(r.pass, r.halves, r.warm)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case saved == nil:
+		case saved.half == 1:
+			first, acc, half = saved.first, saved.run, 1
+		case r.halves:
+			first = saved.run
+		default:
+			acc = saved.run
+		}
+	}
+	if r.halves && half == 0 && first == r.half {
+		first.Reset()
+	}
+	for _, a := range []*EMAcc{acc, first} {
+		if a != nil {
+			a.warm = r.warm
+		}
+	}
+	// opt saves the running statistics (those of half i) as the pass goes.
+	opt := func(i int, run *EMAcc) implicit.PassOptions {
+		if r.ck == nil {
+			return implicit.PassOptions{}
+		}
+		p := emPartialPass{halves: r.halves, half: i, first: first, run: run, warm: r.warm}
+		return implicit.PassOptions{Skip: run.Batches, SnapshotEvery: r.ck.every,
+			Snapshot: func(int64) error { return r.ck.savePartial(r.pass, p) }}
+	}
+	err = stage(ctx, r.label, func(ctx context.Context) error {
+		if !r.halves {
+			return acc.PassFrom(ctx, r.docs.pass(r.sampled), r.workers, r.params, r.onBatch, opt(0, acc))
+		}
+		if half == 0 {
+			if err := first.PassFrom(ctx, r.docs.half(0), r.workers, r.params, r.onBatch, opt(0, first)); err != nil {
+				return err
+			}
+		}
+		if err := acc.PassFrom(ctx, r.docs.half(1), r.workers, r.params, r.onBatch, opt(1, acc)); err != nil {
+			return err
+		}
+		return acc.Merge(first)
+	})
+	return acc, first, err
 }
 
 // checkHeldOut measures the held-out sample's bound per token under the

@@ -299,6 +299,9 @@ func (a *EMAcc) PassFrom(ctx context.Context, docs func(context.Context) iter.Se
 			a.Empty += q.empty
 			a.Iters += q.iters
 			a.Batches++
+			if a.warm != nil {
+				a.warm.commit(q.start, q.n)
+			}
 			if onBatch != nil {
 				onBatch(q.n)
 			}

@@ -2,6 +2,7 @@ package lda
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -19,23 +20,43 @@ import (
 // emCheckpoint saves the model after every EM pass in the fit's checkpoint
 // directory, as em.ckpt (one file, replaced atomically), and resumes from
 // it: a JSON header line (emHeader), then α (k float64) and the topics
-// word-major (d·k float64), little endian, bit for bit. The passes that
-// follow a resumed one are those of an uninterrupted fit, so the model is
-// the same. The pass cap is not part of the settings a checkpoint must
-// share: a refinement resumed with a higher cap continues. Within a pass,
-// at most once every Checkpoint.Every, the pass's statistics so far are
-// saved as em.partial (a JSON line {run, pass}, then EMAcc.Encode),
-// and a resumed pass continues after the batches they hold.
+// word-major (d·k float64), little endian, bit for bit, then (when the
+// passes on the sample go on) the warm starts of the sample's documents
+// (warmStarts.write). The passes that follow a resumed one are those of an
+// uninterrupted fit, so the model is the same. The pass cap is not part of
+// the settings a checkpoint must share: a refinement resumed with a higher
+// cap continues. Within a pass, at most once every Checkpoint.Every, the
+// pass's statistics so far are saved as em.partial (a JSON line emPartial,
+// then the statistics of the sample's first half when the second is
+// running, the running statistics (EMAcc.Encode), and the warm starts the
+// pass has written for the documents of the batches it committed), and a
+// resumed pass continues after the batches they hold.
+//
+// Files of emCkptVersion 1 (no "version"; streamfit before the warm starts
+// were saved) are refused where the passes on the sample go on, since
+// their starts are lost and a cold start would change the model; elsewhere
+// they are read as before. A partial pass of version 1 is run again.
 type emCheckpoint struct {
 	path, partial string
 	run           string
 	every         time.Duration
 }
 
-// emPartial is the first line of em.partial.
+// emCkptVersion is the version of em.ckpt and em.partial.
+const emCkptVersion = 2
+
+// emPartial is the first line of em.partial: the pass, whether it runs in
+// halves and which half is running (the first half's statistics precede
+// the running ones when it is 1), and the warm starts' documents (0: none
+// follow) and their checksum (warmStarts.keys).
 type emPartial struct {
-	Run  string `json:"run"`
-	Pass int    `json:"pass"`
+	Run      string `json:"run"`
+	Pass     int    `json:"pass"`
+	Version  int    `json:"version,omitempty"`
+	Halves   bool   `json:"halves,omitempty"`
+	Half     int    `json:"half,omitempty"`
+	WarmDocs int    `json:"warm_docs,omitempty"`
+	WarmKeys uint32 `json:"warm_keys,omitempty"`
 }
 
 // emHeader is the first line of an EM checkpoint.
@@ -58,6 +79,21 @@ type emHeader struct {
 	Undone       bool      `json:"undone,omitempty"`
 	Prev         bool      `json:"prev,omitempty"`
 	Gain         *float64  `json:"gain,omitempty"`
+	// The version (emCkptVersion; 0 before warm starts were saved), and
+	// the warm starts' documents (0: none follow) and their checksum.
+	Version  int    `json:"version,omitempty"`
+	WarmDocs int    `json:"warm_docs,omitempty"`
+	WarmKeys uint32 `json:"warm_keys,omitempty"`
+}
+
+// emResumed is what a loaded EM checkpoint holds beyond the state: its
+// version, and its warm starts, restored once the sample is in memory
+// (restoreWarm).
+type emResumed struct {
+	version  int
+	warmDocs int
+	warmKeys uint32
+	warm     []byte
 }
 
 func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
@@ -81,19 +117,27 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 	}
 }
 
-// save writes the state after a pass.
-func (c *emCheckpoint) save(st *emState) error {
+// save writes the state after a pass, with the warm starts for the next
+// pass (warm's cur; nil: none).
+func (c *emCheckpoint) save(st *emState, warm *warmStarts) error {
 	p := &st.params
 	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done, SamplePasses: st.samplePasses, SampleDone: st.sampleDone,
-		HeldOut: st.heldOut, Undone: st.undone, Prev: st.prevBeta != nil}
+		HeldOut: st.heldOut, Undone: st.undone, Prev: st.prevBeta != nil, Version: emCkptVersion}
 	if !math.IsNaN(st.gain) {
 		h.Gain = &st.gain
 	}
+	if warm != nil {
+		h.WarmDocs, h.WarmKeys = len(warm.done), warm.keys
+	}
 	if err := writeCheckpoint(c.path, h, func(w io.Writer) error {
+		vs := [][]float64{p.Alpha, p.Beta}
 		if h.Prev {
-			return writeFloats(w, p.Alpha, p.Beta, st.prevAlpha, st.prevBeta)
+			vs = append(vs, st.prevAlpha, st.prevBeta)
 		}
-		return writeFloats(w, p.Alpha, p.Beta)
+		if err := writeFloats(w, vs...); err != nil || warm == nil {
+			return err
+		}
+		return warm.write(w, &warm.cur, nil)
 	}); err != nil {
 		return err
 	}
@@ -122,8 +166,43 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		if err := readFloats(r, vs...); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
+		st.resumed = &emResumed{version: max(h.Version, 1), warmDocs: h.WarmDocs, warmKeys: h.WarmKeys}
+		if h.WarmDocs > 0 {
+			var err error
+			if st.resumed.warm, err = io.ReadAll(r); err != nil {
+				return fmt.Errorf("checkpoint %s: %v", c.path, err)
+			}
+		}
 		return nil
 	})
+}
+
+// checkVersion refuses a checkpoint of version 1 (no warm starts saved)
+// whose passes on the sample go on.
+func (c *emCheckpoint) checkVersion(st *emState, em EM) error {
+	if st.resumed == nil || st.resumed.version >= emCkptVersion || !st.sampling(em) || st.samplePasses == 0 {
+		return nil
+	}
+	return fmt.Errorf("checkpoint %s was written by an older streamfit, which did not save the warm starts of the EM passes on the sample; resumed, the refinement would not give the model of an uninterrupted fit (remove it to start the EM passes over; the other passes' checkpoints are kept)", c.path)
+}
+
+// restoreWarm sets warm's starts for the next pass (cur) to those of the
+// checkpoint st was loaded from, if it saved any; they must be of the
+// same documents.
+func (c *emCheckpoint) restoreWarm(st *emState, warm *warmStarts) error {
+	r := st.resumed
+	if r == nil || r.warmDocs == 0 {
+		return nil
+	}
+	st.resumed = nil
+	if r.warmDocs != len(warm.done) || r.warmKeys != warm.keys {
+		return fmt.Errorf("checkpoint %s holds the warm starts of another sample of the documents (%d documents, this fit's %d; use the same input and settings, or remove it to start the EM passes over)", c.path, r.warmDocs, len(warm.done))
+	}
+	br := bytes.NewReader(r.warm)
+	if _, err := warm.read(br, &warm.cur); err != nil || br.Len() != 0 {
+		return fmt.Errorf("checkpoint %s: its warm starts do not read back (%v; remove it to start the EM passes over)", c.path, err)
+	}
+	return nil
 }
 
 // saveOnline writes online EM's state after a pass: the header, then α,
@@ -152,31 +231,79 @@ func (c *emCheckpoint) loadOnline(st *onlineState, em EM) (bool, error) {
 	})
 }
 
-// savePartial saves the statistics of EM pass number pass (counted from 1)
-// so far.
-func (c *emCheckpoint) savePartial(pass int, acc *EMAcc) error {
-	return writeCheckpoint(c.partial, emPartial{Run: c.run, Pass: pass}, acc.Encode)
+// emPartialPass is the statistics of a pass in progress: run, the running
+// ones, after first, the first half's (complete; nil unless the second
+// half runs); warm, the pass's warm starts (nil: none).
+type emPartialPass struct {
+	halves     bool
+	half       int
+	first, run *EMAcc
+	warm       *warmStarts
 }
 
-// loadPartial returns the saved statistics of EM pass number pass (nil
-// when there are none, or only those of another pass, which are stale).
-func (c *emCheckpoint) loadPartial(pass int) (*EMAcc, error) {
+// savePartial saves the statistics of EM pass number pass (counted from 1)
+// so far, and the warm starts it wrote for the documents committed.
+func (c *emCheckpoint) savePartial(pass int, p emPartialPass) error {
+	h := emPartial{Run: c.run, Pass: pass, Version: emCkptVersion, Halves: p.halves, Half: p.half}
+	if p.warm != nil {
+		h.WarmDocs, h.WarmKeys = len(p.warm.done), p.warm.keys
+	}
+	return writeCheckpoint(c.partial, h, func(w io.Writer) error {
+		if p.half == 1 {
+			if err := p.first.Encode(w); err != nil {
+				return err
+			}
+		}
+		if err := p.run.Encode(w); err != nil || p.warm == nil {
+			return err
+		}
+		return p.warm.write(w, &p.warm.next, func(i int) bool { return p.warm.done[i] })
+	})
+}
+
+// loadPartial returns the saved statistics of EM pass number pass, run in
+// halves or not and with the warm starts warm (nil: none), which it
+// restores (their next entries of the documents committed). It returns
+// nil when there are none, or only those of another pass or of a pass run
+// otherwise (an older streamfit's, which saved no warm starts): they are
+// stale, and the pass runs again from its start.
+func (c *emCheckpoint) loadPartial(pass int, halves bool, warm *warmStarts) (*emPartialPass, error) {
 	var h emPartial
-	var acc *EMAcc
+	var p *emPartialPass
 	_, err := readCheckpoint(c.partial, &h, func(r io.Reader) error {
 		if h.Run != c.run {
 			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.partial, h.Run, c.run)
 		}
-		if h.Pass != pass {
+		if h.Pass != pass || h.Version != emCkptVersion || h.Halves != halves || (h.WarmDocs > 0) != (warm != nil) || h.Half < 0 || h.Half > 1 || h.Half == 1 && !halves {
 			return nil
 		}
+		if warm != nil && (h.WarmDocs != len(warm.done) || h.WarmKeys != warm.keys) {
+			return fmt.Errorf("checkpoint %s holds the warm starts of another sample of the documents (%d documents, this fit's %d; remove it to start the pass over)", c.partial, h.WarmDocs, len(warm.done))
+		}
+		// The EMAcc decoder reads from r itself: readCheckpoint's reader
+		// is buffered past bufio's default size, so it reads no further
+		// than each encoding's end.
+		q := &emPartialPass{halves: halves, half: h.Half, warm: warm}
 		var err error
-		if acc, err = DecodeEMAcc(r); err != nil {
+		if h.Half == 1 {
+			if q.first, err = DecodeEMAcc(r); err != nil {
+				return fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
+			}
+		}
+		if q.run, err = DecodeEMAcc(r); err != nil {
 			return fmt.Errorf("checkpoint %s: %w (remove it to start the pass over)", c.partial, err)
 		}
+		if warm != nil {
+			held, err := warm.read(r, &warm.next)
+			if err != nil {
+				return fmt.Errorf("checkpoint %s: its warm starts do not read back (%v; remove it to start the pass over)", c.partial, err)
+			}
+			copy(warm.done, held)
+		}
+		p = q
 		return nil
 	})
-	return acc, err
+	return p, err
 }
 
 // A checkpoint file ends with a trailer: ckptMagic and the CRC-32C of every

@@ -1,7 +1,12 @@
 package lda
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
 	"iter"
 	"math"
 
@@ -90,6 +95,7 @@ type emDocs struct {
 	batch      []*stream.Docs
 	held       []*stream.Docs
 	full       bool // batch and held hold every document of the samples
+	tried      bool // a pass has tried to keep them (full says whether it could)
 }
 
 func newEMDocs(src stream.DocSource, em EM, st *emState) *emDocs {
@@ -211,7 +217,7 @@ type sampleKeeper struct {
 
 // keeper empties e's copies and starts a pass that fills them.
 func (e *emDocs) keeper() *sampleKeeper {
-	e.batch, e.held, e.full = e.batch[:0], e.held[:0], false
+	e.batch, e.held, e.full, e.tried = e.batch[:0], e.held[:0], false, true
 	return &sampleKeeper{e: e, train: e.train.Keeps(), val: e.val.Keeps()}
 }
 
@@ -285,10 +291,26 @@ func (k *sampleKeeper) done() {
 // adopt takes the copies another emDocs kept (tap), when they are of the
 // same samples and complete.
 func (e *emDocs) adopt(o *emDocs) {
-	if o == nil || !o.full || o.rate != e.rate || o.train != e.train || o.val != e.val || o.limit != e.limit {
+	if o == nil || o.rate != e.rate || o.train != e.train || o.val != e.val || o.limit != e.limit {
 		return
 	}
-	e.batch, e.held, e.full = o.batch, o.held, true
+	e.tried = o.tried
+	if o.full {
+		e.batch, e.held, e.full = o.batch, o.held, true
+	}
+}
+
+// gather reads the source once, keeping the samples' documents, and
+// computes nothing: a resumed fit's first pass on the sample, which the
+// uninterrupted fit ran from memory (as halves, with warm starts), runs
+// from memory too.
+func (e *emDocs) gather(ctx context.Context) error {
+	for _, err := range e.keeping(e.src.Docs, true)(ctx) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // half returns the pass over half the sample kept in memory: every other
@@ -400,15 +422,31 @@ const warmTopics = 8
 // parameters an M-step has moved a little, so each document starts near
 // its fixed point. A document is found by its batch's Start plus its place
 // in the batch, unique among the sample's (a kept batch holds at most the
-// documents of the source's batch it comes from). Each pass writes a
-// document's entry once, from the worker that runs it, so the entries do
-// not depend on the number of workers.
+// documents of the source's batch it comes from), and the same in every
+// process that keeps the sample of the same source.
+//
+// The starts are held twice: a pass reads the last pass's (cur) and writes
+// its own (next), swapped at its end, each document's once, from the
+// worker that runs it; so what a worker computes depends on the last
+// pass's starts and the parameters alone, not on the workers nor on which
+// batches were committed before. A checkpoint within a pass saves next's
+// entries of the documents committed (done), and a resumed pass recomputes
+// the others from cur to the same values.
 type warmStarts struct {
-	at  map[int64]int32 // document → its entries' offset
-	n   []uint8         // the entries a document holds (0: none yet)
+	at   map[int64]int32 // document → its number
+	off  []int32         // a document's first entry, by its number
+	cur  warmBuf
+	next warmBuf
+	done []bool // the documents whose batches the pass has committed
+	keys uint32 // CRC-32C of the documents and their room, in order
+}
+
+// warmBuf is one set of starts: a document's entries (0: none yet) and
+// their topics and expected counts.
+type warmBuf struct {
+	n   []uint8
 	top []int32
 	cnt []float32
-	off []int32 // a document's first entry, by its number
 }
 
 // newWarmStarts makes room for the documents of batches: at most
@@ -416,16 +454,26 @@ type warmStarts struct {
 func newWarmStarts(batches []*stream.Docs) *warmStarts {
 	w := &warmStarts{at: make(map[int64]int32)}
 	total := 0
+	sum := crc32.New(ckptCRC)
+	var buf [12]byte
 	for _, b := range batches {
 		for i := range b.Len() {
-			w.at[b.Start+int64(i)] = int32(len(w.off))
+			doc, room := b.Start+int64(i), min(warmTopics, b.Offsets[i+1]-b.Offsets[i])
+			w.at[doc] = int32(len(w.off))
 			w.off = append(w.off, int32(total))
-			total += min(warmTopics, b.Offsets[i+1]-b.Offsets[i])
+			total += room
+			binary.LittleEndian.PutUint64(buf[:8], uint64(doc))
+			binary.LittleEndian.PutUint32(buf[8:], uint32(room))
+			sum.Write(buf[:])
 		}
 	}
 	w.off = append(w.off, int32(total))
-	w.n = make([]uint8, len(w.off)-1)
-	w.top, w.cnt = make([]int32, total), make([]float32, total)
+	w.keys = sum.Sum32()
+	docs := len(w.off) - 1
+	for _, b := range []*warmBuf{&w.cur, &w.next} {
+		b.n, b.top, b.cnt = make([]uint8, docs), make([]int32, total), make([]float32, total)
+	}
+	w.done = make([]bool, docs)
 	return w
 }
 
@@ -437,8 +485,86 @@ func (w *warmStarts) expect(es *EStep, doc int64, terms, counts []int32) float64
 		return es.Expect(terms, counts)
 	}
 	lo, hi := w.off[i], w.off[i+1]
-	es.Start(w.top[lo:lo+int32(w.n[i])], w.cnt[lo:lo+int32(w.n[i])])
+	es.Start(w.cur.top[lo:lo+int32(w.cur.n[i])], w.cur.cnt[lo:lo+int32(w.cur.n[i])])
 	bd := es.Expect(terms, counts)
-	w.n[i] = uint8(es.Top(w.top[lo:hi], w.cnt[lo:hi]))
+	w.next.n[i] = uint8(es.Top(w.next.top[lo:hi], w.next.cnt[lo:hi]))
 	return bd
+}
+
+// commit marks the n documents from doc (a committed batch's) done.
+func (w *warmStarts) commit(doc int64, n int) {
+	if n == 0 {
+		return
+	}
+	if i, ok := w.at[doc]; ok {
+		for j := range n {
+			w.done[int(i)+j] = true
+		}
+	}
+}
+
+// begin starts a pass: no document is done.
+func (w *warmStarts) begin() { clear(w.done) }
+
+// swap ends a pass: its starts are the next pass's.
+func (w *warmStarts) swap() {
+	w.cur, w.next = w.next, w.cur
+	clear(w.done)
+}
+
+// warmSkip marks a document whose starts a checkpoint does not hold.
+const warmSkip = 0xff
+
+// write writes the starts of b to out: per document a byte, its entries
+// (warmSkip: a document sel leaves out), then those entries' topics and
+// expected counts, little endian.
+func (w *warmStarts) write(out io.Writer, b *warmBuf, sel func(int) bool) error {
+	bw := bufio.NewWriter(out)
+	var buf [8]byte
+	for i := range b.n {
+		// A document sel leaves out may be being written (a batch not yet
+		// committed): its entries are not read.
+		if sel != nil && !sel(i) {
+			bw.WriteByte(warmSkip)
+			continue
+		}
+		n := b.n[i]
+		bw.WriteByte(n)
+		lo := int(w.off[i])
+		for e := lo; e < lo+int(n); e++ {
+			binary.LittleEndian.PutUint32(buf[:4], uint32(b.top[e]))
+			binary.LittleEndian.PutUint32(buf[4:], math.Float32bits(b.cnt[e]))
+			bw.Write(buf[:])
+		}
+	}
+	return bw.Flush()
+}
+
+// read fills b from what write wrote, and returns the documents it held
+// (the others keep their starts).
+func (w *warmStarts) read(in io.Reader, b *warmBuf) ([]bool, error) {
+	held := make([]bool, len(b.n))
+	var buf [8]byte
+	for i := range b.n {
+		if _, err := io.ReadFull(in, buf[:1]); err != nil {
+			return nil, err
+		}
+		n := buf[0]
+		if n == warmSkip {
+			continue
+		}
+		lo := int(w.off[i])
+		if int(n) > int(w.off[i+1])-lo {
+			return nil, fmt.Errorf("document %d has %d starts, room for %d", i, n, int(w.off[i+1])-lo)
+		}
+		for e := lo; e < lo+int(n); e++ {
+			if _, err := io.ReadFull(in, buf[:]); err != nil {
+				return nil, err
+			}
+			b.top[e] = int32(binary.LittleEndian.Uint32(buf[:4]))
+			b.cnt[e] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4:]))
+		}
+		b.n[i], held[i] = n, true
+	}
+	return held, nil
 }

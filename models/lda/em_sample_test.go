@@ -388,6 +388,7 @@ func TestWarmStarts(t *testing.T) {
 	if err := first.Pass(context.Background(), docs, 2, p, nil); err != nil {
 		t.Fatal(err)
 	}
+	ws.swap()
 	p2 := *p
 	p2.Alpha, p2.Beta = slices.Clone(p.Alpha), slices.Clone(p.Beta)
 	mStep(&p2, first, 0.01, false, 1)
@@ -398,7 +399,7 @@ func TestWarmStarts(t *testing.T) {
 	var warm []*EMAcc
 	for _, workers := range []int{1, 3} {
 		a := NewEMAcc(d, k)
-		a.warm = &warmStarts{at: ws.at, off: ws.off, n: slices.Clone(ws.n), top: slices.Clone(ws.top), cnt: slices.Clone(ws.cnt)}
+		a.warm = cloneWarm(ws)
 		if err := a.Pass(context.Background(), docs, workers, &p2, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -419,4 +420,14 @@ func TestWarmStarts(t *testing.T) {
 	if w.Bound < cold.Bound-1e-3*math.Abs(cold.Bound) || diff > 0.02*float64(w.Tokens) {
 		t.Errorf("warm starts: bound %.5f against cold %.5f, expected counts apart by %.2f of %d tokens", w.Bound, cold.Bound, diff, w.Tokens)
 	}
+}
+
+// cloneWarm is a copy of w that passes can write apart from w.
+func cloneWarm(w *warmStarts) *warmStarts {
+	c := *w
+	for _, b := range []*warmBuf{&c.cur, &c.next} {
+		b.n, b.top, b.cnt = slices.Clone(b.n), slices.Clone(b.top), slices.Clone(b.cnt)
+	}
+	c.done = slices.Clone(w.done)
+	return &c
 }

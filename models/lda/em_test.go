@@ -155,17 +155,14 @@ func TestEMCheckpointResume(t *testing.T) {
 	}
 }
 
-// resumeAfterCancel fits src with cfg uninterrupted (with checkpoints: a
-// sampled fit without them starts its E-steps warm, which checkpoints do
-// not hold), then with checkpoints in a new directory until stop (a
+// resumeAfterCancel fits src with cfg uninterrupted and without
+// checkpoints, then with checkpoints in a new directory until stop (a
 // progress hook) says to cancel, then resumes (with progress hook resumed)
 // and checks that the model is the uninterrupted one, bit for bit. It
 // returns cfg with the checkpoints.
 func resumeAfterCancel(t *testing.T, src *synth.Corpus, cfg Config, stop func(Progress) bool, resumed func(Progress)) Config {
 	t.Helper()
-	whole := cfg
-	whole.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "corpus", Every: -1}
-	ref, err := Fit(context.Background(), src, whole)
+	ref, err := Fit(context.Background(), src, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -578,11 +578,12 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			}
 			if known && n > 0 && float64(p.Tokens) > sample {
 				// The warm starts of the sample's documents (warmStarts;
-				// its entries are at most its tokens): up to warmTopics
-				// entries each (8 bytes) and about 64 bytes of index, for
-				// documents of the corpus's mean size.
+				// its entries are at most its tokens): two sets (the last
+				// pass's, read, and this pass's, written) of up to
+				// warmTopics entries each (8 bytes), and about 64 bytes of
+				// index, for documents of the corpus's mean size.
 				perDoc := math.Max(nnz/n, 1)
-				warm := sample / perDoc * (8*math.Min(warmTopics, perDoc) + 64)
+				warm := sample / perDoc * (2*8*math.Min(warmTopics, perDoc) + 64)
 				emLive += warm
 				c.emModel += warm
 			}
