@@ -72,10 +72,11 @@ type EM struct {
 	// leave FullPasses passes of the cap (0: the larger of DefaultSample
 	// and SampleTokensPerParam tokens per topic-word parameter, d·k, so
 	// the sample's M-steps do not fit its noise; negative: every pass
-	// reads every document). The documents of the sample, or of
-	// a corpus of at most Sample tokens, are held in memory by Fit and
-	// RefineEM after the first pass over them (8 bytes an entry), and the
-	// later passes on them read that copy. See em_sample.go.
+	// reads every document). The documents of the sample are held in
+	// memory before the first pass on them (8 bytes an entry; Fit keeps
+	// them in its third-moment pass, RefineEM in a read of its own), and
+	// every pass on them reads that copy; a corpus of at most Sample
+	// tokens is kept by the first pass over it. See em_sample.go.
 	Sample int64
 	// FullPasses is the passes over every document that follow the
 	// sample's (0: DefaultFullPasses; negative: none, the sample's passes
@@ -310,11 +311,12 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
 		sampled := st.sampling(em)
-		// A resumed fit keeps the sample in memory before its first pass
-		// on it where the uninterrupted fit had it there (after a pass on
-		// it, or from Fit's third-moment pass): its passes then run as
-		// that fit's, in halves and with warm starts.
-		if ck != nil && sampled && !docs.full && !docs.tried && (st.samplePasses > 0 || tapped) {
+		// The sample is in memory before the first pass on it: Fit's
+		// third-moment pass kept it (tapped); elsewhere (RefineEM, a
+		// sweep's sampled model, a resumed fit) one read keeps it, which
+		// the pass would otherwise make itself. Every route's passes then
+		// run as Fit's, in halves and with warm starts from the first.
+		if sampled && !docs.full && !docs.tried {
 			if err := stage(ctx, "em-sample-read", docs.gather); err != nil {
 				return err
 			}

@@ -249,7 +249,27 @@ func TestRefineEMAfterStats(t *testing.T) {
 	ctx := context.Background()
 	cc := synth.LDAConfig{Docs: 2000, Vocab: 150, K: 4, Alpha0: 1, DocLen: 40, Seed: 31}
 	all, a, b, _ := shards(t, cc, 0.512) // cut at document 1024, a batch boundary
-	cfg := Config{K: 4, Alpha0: 1, Seed: 2, Workers: 2, EM: EM{Passes: 3, FitAlpha: true}}
+	for _, em := range []EM{
+		{Passes: 3, FitAlpha: true},
+		// A sample of a quarter of the tokens: the first passes run on it
+		// in memory, with warm starts.
+		{Passes: 8, FitAlpha: true, Sample: 20000},
+	} {
+		fitThenRefine(t, all, a, b, Config{K: 4, Alpha0: 1, Seed: 2, Workers: 2, EM: em})
+	}
+	cfg := Config{K: 4, Alpha0: 1, Seed: 2, Workers: 2, EM: EM{Passes: 3}}
+	got := fitStats(t, twoPhase(t, cfg, b, a), cfg)
+	other, _, _, _ := shards(t, synth.LDAConfig{Docs: 300, Vocab: 90, K: 4, Alpha0: 1, DocLen: 40, Seed: 32}, 0.5)
+	if err := RefineEM(ctx, other, got, cfg); err == nil || !strings.Contains(err.Error(), "90") {
+		t.Errorf("EM over documents of 90 words on a model of 150: %v", err)
+	}
+}
+
+// fitThenRefine checks that FitStats of the shards a and b followed by
+// RefineEM over all gives Fit(all, cfg) bit for bit.
+func fitThenRefine(t *testing.T, all, a, b stream.DocSource, cfg Config) {
+	t.Helper()
+	ctx := context.Background()
 	want, err := Fit(ctx, all, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -266,11 +286,10 @@ func TestRefineEMAfterStats(t *testing.T) {
 	}
 	got.Fit.Seconds, want.Fit.Seconds = 0, 0
 	if !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.Alpha, want.Alpha) || !reflect.DeepEqual(got.Fit, want.Fit) {
-		t.Errorf("FitStats + RefineEM differs from Fit: %.3g relative; passes %d vs %d", relDiff(t, got, want), got.Fit.Passes, want.Fit.Passes)
+		t.Errorf("%+v: FitStats + RefineEM differs from Fit: %.3g relative; passes %d vs %d", cfg.EM, relDiff(t, got, want), got.Fit.Passes, want.Fit.Passes)
 	}
-	other, _, _, _ := shards(t, synth.LDAConfig{Docs: 300, Vocab: 90, K: 4, Alpha0: 1, DocLen: 40, Seed: 32}, 0.5)
-	if err := RefineEM(ctx, other, got, cfg); err == nil || !strings.Contains(err.Error(), "90") {
-		t.Errorf("EM over documents of 90 words on a model of 150: %v", err)
+	if cfg.EM.Sample > 0 && (want.Fit.EM.Sample == nil || want.Fit.EM.Sample.Passes == 0) {
+		t.Errorf("%+v: no pass ran on a sample", cfg.EM)
 	}
 }
 
