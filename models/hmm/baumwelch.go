@@ -331,10 +331,14 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 			st  *implicit.DenseStats
 			err error
 		)
-		switch keep := newSeqMemory(start.D, cfg.Memory); {
+		var keep *seqMemory
+		if p == 0 && cfg.Passes > 1 {
+			keep = newSeqMemory(start.D, cfg.Memory, src.Info().Rows)
+		}
+		switch {
 		case mem != nil:
 			st, err = mem.run(ctx, pass, newFB, cfg.Workers)
-		case p == 0 && cfg.Passes > 1 && keep != nil:
+		case keep != nil:
 			st, err = pass.Run(ctx, keep.tap(src.Rows), 1)
 			if err == nil && !keep.failed && int64(keep.rows) == st.Rows {
 				mem = keep

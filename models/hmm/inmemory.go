@@ -39,8 +39,10 @@ type seqMemory struct {
 }
 
 // newSeqMemory returns an empty memory form of rows of d columns within
-// budget bytes, or nil when the budget is not positive.
-func newSeqMemory(d int, budget int64) *seqMemory {
+// budget bytes, or nil when the budget is not positive. rows, when the
+// source knows it (> 0), sizes the symbols at once, if they fit, instead
+// of doubling towards it.
+func newSeqMemory(d int, budget, rows int64) *seqMemory {
 	if budget <= 0 {
 		return nil
 	}
@@ -51,7 +53,11 @@ func newSeqMemory(d int, budget int64) *seqMemory {
 	case d <= 1<<16:
 		w = 2
 	}
-	return &seqMemory{d: d, width: w, budget: budget}
+	m := &seqMemory{d: d, width: w, budget: budget}
+	if rows > 0 && rows*int64(w) <= budget {
+		m.sym = make([]byte, 0, rows*int64(w))
+	}
+	return m
 }
 
 // bytes is the memory the form holds, counting capacity.
