@@ -40,6 +40,15 @@ type BWConfig struct {
 	// or emission (default 1e-6): a moment fit's zeros would stay zeros
 	// under Baum–Welch.
 	Floor float64
+	// Memory is the most bytes the passes after the first may hold the
+	// sequences in, when every row is one-hot: a symbol per row (a byte
+	// up to 256 symbols) instead of the source read again. Above it every
+	// pass reads the source. 0: DefaultBWMemory; negative: every pass
+	// reads the source. The model is the same either way.
+	Memory int64
+	// Workers is the number of goroutines of the passes from memory
+	// (default 1); the model does not depend on it.
+	Workers int
 }
 
 func (c *BWConfig) defaults() {
@@ -52,6 +61,10 @@ func (c *BWConfig) defaults() {
 	if c.Floor == 0 {
 		c.Floor = 1e-6
 	}
+	if c.Memory == 0 {
+		c.Memory = DefaultBWMemory
+	}
+	c.Workers = max(c.Workers, 1)
 }
 
 // BWRun records the passes of a refinement.
@@ -118,6 +131,13 @@ func fix(p []float64, floor float64) []float64 {
 // BWPass returns the pass that sums the forward–backward statistics of m
 // over the sequences; phase numbers it, path names the input in errors.
 func BWPass(m *Model, phase int, path string) *implicit.Pass {
+	p, _ := bwPass(m, phase, path)
+	return p
+}
+
+// bwPass is BWPass, with the function that makes a worker's
+// forward–backward scratch.
+func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBackward) {
 	k, d := m.K, m.D
 	a := transitions(m)
 	o := make([]float64, 0, k*d)
@@ -128,16 +148,14 @@ func BWPass(m *Model, phase int, path string) *implicit.Pass {
 	pr, _ := json.Marshal(struct {
 		Algorithm string `json:"algorithm"`
 	}{"baum-welch"})
+	newFB := func() *forwardBackward { return &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, path: path} }
 	return &implicit.Pass{
 		Header:  statsfile.Header{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
 		Sums:    []implicit.SumShape{{Name: "pi", Len: k}, {Name: "trans", Len: k * k}, {Name: "emit", Len: k * d}, {Name: "ll", Len: 1}, {Name: "seqs", Len: 1}},
 		Fixed:   []implicit.Fixed{{Name: "pi", Values: pi}, {Name: "a", Values: a}, {Name: "o", Values: o}},
 		Ordered: true,
-		Worker: func() implicit.BatchFunc {
-			fb := &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, path: path}
-			return fb.add
-		},
-	}
+		Worker:  func() implicit.BatchFunc { return newFB().add },
+	}, newFB
 }
 
 // forwardBackward holds the rows of the sequence being read and the
@@ -295,7 +313,9 @@ func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
 
 // Refine runs Baum–Welch passes over src (rows in sequence order, with
 // their sequence ids) from start, until a pass gains less than cfg.Tol in
-// log-likelihood per row or cfg.Passes passes. Each pass is handed to the
+// log-likelihood per row or cfg.Passes passes. The first pass reads src
+// and keeps one-hot sequences in memory within cfg.Memory; the passes
+// after it read them there (else src again). Each pass is handed to the
 // log ctx carries (models.WithPassLog).
 func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWConfig) (*Refined, error) {
 	cfg.defaults()
@@ -303,9 +323,29 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 		return nil, fmt.Errorf("hmm: the rows have %d columns, the model %d", src.Info().Cols, start.D)
 	}
 	m, run := start, &BWRun{Tol: cfg.Tol}
+	var mem *seqMemory
 	for p := range cfg.Passes {
 		t0 := time.Now()
-		st, err := BWPass(m, p+1, src.Info().Path).Run(ctx, src.Rows, 1)
+		pass, newFB := bwPass(m, p+1, src.Info().Path)
+		var (
+			st  *implicit.DenseStats
+			err error
+		)
+		var keep *seqMemory
+		if p == 0 && cfg.Passes > 1 {
+			keep = newSeqMemory(start.D, cfg.Memory, src.Info().Rows)
+		}
+		switch {
+		case mem != nil:
+			st, err = mem.run(ctx, pass, newFB, cfg.Workers)
+		case keep != nil:
+			st, err = pass.Run(ctx, keep.tap(src.Rows), 1)
+			if err == nil && !keep.failed && int64(keep.rows) == st.Rows {
+				mem = keep
+			}
+		default:
+			st, err = pass.Run(ctx, src.Rows, 1)
+		}
 		if err != nil {
 			return nil, err
 		}

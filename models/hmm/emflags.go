@@ -3,6 +3,7 @@ package hmm
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/streamfit/streamfit/models"
 )
@@ -14,6 +15,15 @@ func emFlags(fs *flag.FlagSet, c *Config) {
 	models.LikelihoodFlags(fs, &c.EM.Passes, &c.EM.Tol,
 		"with --discrete: cap on the Baum–Welch (EM) passes over the sequences of --input that refine the moment fit by likelihood (0: the pure moment fit; observations that are not one-hot get the moment fit alone)",
 		"stop the Baum–Welch passes when one raised the log-likelihood per row by less than this (> 0)")
+	fs.Func("em-memory", "with --discrete: the passes after the first read the sequences from memory, a byte per row up to 256 symbols, when they fit this budget (e.g. 64M; default 256M); above it, and with 0, every pass reads --input", func(v string) error {
+		if strings.TrimSpace(v) == "0" {
+			c.EM.Memory = -1
+			return nil
+		}
+		n, err := models.ParseBytes(v)
+		c.EM.Memory = n
+		return err
+	})
 }
 
 // checkEM checks the Baum–Welch flags once parsed, and leaves c.EM nil

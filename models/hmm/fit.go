@@ -37,6 +37,10 @@ type Config struct {
 	Restarts, Iters int
 	// Seed fixes every random choice.
 	Seed uint64
+	// Workers is the number of goroutines of the Baum–Welch passes read
+	// from memory (BWConfig.Workers; default 1); the model does not
+	// depend on it.
+	Workers int
 	// EM, when set, refines the moment fit of Discrete observations by
 	// Baum–Welch passes over the sequences (Start, then Refine). nil: the
 	// moment fit alone. DefaultConfig sets it.

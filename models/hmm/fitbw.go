@@ -38,6 +38,7 @@ func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 		return nil, errors.New("hmm: Baum–Welch passes need one-hot observations (Config.Discrete); fit Gaussian observations by the moments alone")
 	}
 	em := *cfg.EM
+	em.Workers = cfg.Workers
 	c := cfg
 	c.EM = nil
 	// Real data may support fewer states than k in the moments (the

@@ -25,7 +25,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 		return checkEM
 	},
 	Common: func(c *Config, m models.Common) {
-		m.Apply(&c.K, &c.Seed, &c.Solver, &c.Restarts, &c.Iters, nil)
+		m.Apply(&c.K, &c.Seed, &c.Solver, &c.Restarts, &c.Iters, &c.Workers)
 	},
 	Passes: func(c Config) models.Passes {
 		return models.Passes{Plan: func(path string) implicit.Planner { return (&Plan{Config: c, Path: path}).Planner() }, Group: "sequence", MaxPasses: 2, About: hmmPasses}
