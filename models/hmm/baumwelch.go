@@ -32,8 +32,9 @@ import (
 
 // BWConfig sets up the Baum–Welch passes.
 type BWConfig struct {
-	// Passes is the most passes (default 50); Tol stops them earlier, when
-	// a pass raises the log-likelihood per row by less (default 1e-4).
+	// Passes is the most passes (default DefaultEMPasses); Tol stops them
+	// earlier, when a pass raises the log-likelihood per row by less
+	// (default DefaultEMTol).
 	Passes int
 	Tol    float64
 	// Floor is the least probability Start gives any start, transition
@@ -53,10 +54,10 @@ type BWConfig struct {
 
 func (c *BWConfig) defaults() {
 	if c.Passes == 0 {
-		c.Passes = 50
+		c.Passes = DefaultEMPasses
 	}
 	if c.Tol == 0 {
-		c.Tol = 1e-4
+		c.Tol = DefaultEMTol
 	}
 	if c.Floor == 0 {
 		c.Floor = 1e-6
