@@ -22,7 +22,7 @@ import (
 const fitUsage = "usage: streamfit fit MODEL --input FILE --k K --out model.json [flags]\nmodels:\n"
 
 // fitAbout is the help of `fit MODEL`, with the model's name and summary.
-const fitAbout = "Fits %[1]s from --input in a fixed number of passes and writes the model as JSON (atomically).\n%[1]s: %[2]s."
+const fitAbout = "Fits %[1]s from --input in a few passes (at most --em-passes more where the model refines by likelihood) and writes the model as JSON (atomically).\n%[1]s: %[2]s."
 
 // fitFlags are the flags of `fit MODEL`: those every model reads, the
 // model's settings (models.Settings), and for the topic models the flags

@@ -1,6 +1,6 @@
 // Command streamfit learns latent variable models by the method of moments from
 // data on disk: it generates, inspects and converts corpora and sample tables,
-// fits models in a fixed number of passes, and evaluates them against known truth.
+// fits models in a few passes over the data, and evaluates them against known truth.
 //
 // Run `streamfit help` for the list of commands and `streamfit CMD -h` for the
 // flags of one.

@@ -19,7 +19,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 	Flags: func(fs *flag.FlagSet, c *Config, use models.Use) func(*Config, models.Check) error {
 		models.WhiteningFlags(fs, &c.ExactDim, &c.Oversample, &c.PowerIters)
 		fs.StringVar(&c.Contrast, "contrast", ContrastLogcosh, "what the polishing passes after the solver maximise: logcosh (FastICA's tanh fixed point, robust on heavy-tailed sources) or kurtosis (the fourth cumulant's own fixed point)")
-		fs.IntVar(&c.Refine, "refine", 0, "the most polishing passes (0: 12 for logcosh, 2 for kurtosis; -1: none)")
+		fs.IntVar(&c.Refine, "refine", 0, fmt.Sprintf("the most polishing passes (0: %d for logcosh, 2 for kurtosis; -1: none)", DefaultLogcoshSteps))
 		if use == models.StatsFlags {
 			// The polishing passes are the solver's: their statistics
 			// depend on it.

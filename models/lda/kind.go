@@ -112,7 +112,7 @@ func (s *Settings) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.EM.Tau0, "em-tau0", DefaultTau0, "--em online: the step size's delay (> 0); larger keeps more of the spectral start in the first steps")
 	fs.BoolVar(&s.rows, "implicit", false, "the same as --plan implicit")
 	fs.StringVar(&s.plan, "plan", "auto", "how to hold the third moment: auto (chosen from k, the vocabulary, the documents and --memory, and printed), explicit (packed k×k×k tensor), implicit (whitened rows on disk, one pass over them per solver iteration) or sketch (tensor sketch)")
-	fs.StringVar(&s.memory, "memory", "", "memory budget of the automatic plan, e.g. 2G, also set as the Go runtime's soft memory limit (default: half the physical memory, no limit)")
+	fs.StringVar(&s.memory, "memory", "", "memory budget of the automatic plan, e.g. 2G, also set as the Go runtime's soft memory limit (default: a budget of half the physical memory, and the plan's predicted peak as the soft limit)")
 	fs.IntVar(&c.SketchLen, "sketch-len", 0, "with --plan sketch: length of each count sketch (0: chosen from k)")
 	fs.IntVar(&c.SketchCount, "sketch-count", 0, "with --plan sketch: number of sketches, combined by their median (0: 3)")
 	fs.StringVar(&c.RowDir, "row-dir", "", "with --plan implicit: directory for the temporary row files (default: the system temporary directory)")
