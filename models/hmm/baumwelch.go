@@ -341,7 +341,7 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 			st, err = mem.run(ctx, pass, newFB, cfg.Workers)
 		case keep != nil:
 			st, err = pass.Run(ctx, keep.tap(src.Rows), 1)
-			if err == nil && !keep.failed && int64(keep.rows) == st.Rows {
+			if err == nil && !keep.failed && int64(keep.rows()) == st.Rows {
 				mem = keep
 			}
 		default:

@@ -34,7 +34,6 @@ type seqMemory struct {
 	first    []int   // first[s]: the row of sequence s's first symbol in sym
 	ids      []int64 // the sequence ids
 	starts   []int64 // the source row of each sequence's first row
-	rows     int
 	failed   bool
 }
 
@@ -119,7 +118,7 @@ func (m *seqMemory) add(b *stream.Dense) {
 	}
 	for i := range b.Rows {
 		if id := b.Group[i]; len(m.ids) == 0 || id != m.ids[len(m.ids)-1] {
-			m.first = append(m.first, m.rows)
+			m.first = append(m.first, m.rows())
 			m.ids = append(m.ids, id)
 			m.starts = append(m.starts, b.Start+int64(i))
 		}
@@ -146,9 +145,11 @@ func (m *seqMemory) add(b *stream.Dense) {
 		default:
 			m.sym = binary.LittleEndian.AppendUint32(m.sym, uint32(s))
 		}
-		m.rows++
 	}
 }
+
+// rows is the number of rows held.
+func (m *seqMemory) rows() int { return len(m.sym) / m.width }
 
 // symbol returns the symbol of row r.
 func (m *seqMemory) symbol(r int) int32 {
@@ -234,13 +235,13 @@ func (m *seqMemory) run(ctx context.Context, p *implicit.Pass, newFB func() *for
 			}
 		}
 	}
-	acc[0].Rows = int64(m.rows)
+	acc[0].Rows = int64(m.rows())
 	return acc[0], nil
 }
 
 // sequence adds the sums of sequence s, by f, to a (out is scratch).
 func (m *seqMemory) sequence(f *forwardBackward, s int, a *implicit.DenseStats, out [][]float64) error {
-	lo, hi := m.first[s], m.rows
+	lo, hi := m.first[s], m.rows()
 	if s+1 < len(m.first) {
 		hi = m.first[s+1]
 	}

@@ -297,8 +297,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		}
 	}
 	docs := newEMDocs(src, em, st)
-	tapped := track.emTap != nil
-	if tapped {
+	if track.emTap != nil {
 		docs.adopt(track.emTap.docs)
 		track.emTap = nil
 	}
@@ -312,7 +311,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		fresh.Reset()
 		sampled := st.sampling(em)
 		// The sample is in memory before the first pass on it: Fit's
-		// third-moment pass kept it (tapped); elsewhere (RefineEM, a
+		// third-moment pass kept it (emTap); elsewhere (RefineEM, a
 		// sweep's sampled model, a resumed fit) one read keeps it, which
 		// the pass would otherwise make itself. Every route's passes then
 		// run as Fit's, in halves and with warm starts from the first.
