@@ -4,8 +4,11 @@ distribution, transitions (rows: from) and emissions (rows: state) as
 JSON for hmm.py, with the fit's own CPU seconds.
 
 Usage: pom_hmm.py TRAIN.json K OUT.json [SEED]
+(env POM_MAX_ITER: the Baum–Welch cap, default 100; pomegranate's own
+default, 1e8 with a stop threshold of 1e-9, would run for hours here)
 """
 import json
+import os
 import sys
 import time
 
@@ -18,8 +21,10 @@ def main():
     seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     d = 1 + max(max(s) for s in seqs)
     t0 = time.process_time()
-    m = HiddenMarkovModel.from_samples(DiscreteDistribution, n_components=k, X=seqs, algorithm="baum-welch",
-                                       random_state=seed, n_jobs=1, max_iterations=100, verbose=False)
+    cap = int(os.environ.get("POM_MAX_ITER", "100"))
+    m, hist = HiddenMarkovModel.from_samples(DiscreteDistribution, n_components=k, X=seqs, algorithm="baum-welch",
+                                             random_state=seed, n_jobs=1, max_iterations=cap, verbose=False,
+                                             return_history=True)
     cpu = time.process_time() - t0
     # The states in the model's order, without its silent start and end.
     names = [s.name for s in m.states]
@@ -33,7 +38,8 @@ def main():
             o[r, int(s)] = v
     with open(out, "w") as f:
         json.dump({"model": "pomegranate-hmm", "k": k, "O": o.tolist(), "T": tm[np.ix_(emit, emit)].tolist(),
-                   "pi": tm[start, emit].tolist(), "fit_cpu_seconds": cpu}, f)
+                   "pi": tm[start, emit].tolist(), "fit_cpu_seconds": cpu,
+                   "iterations": len(hist.epochs) if hasattr(hist, "epochs") else None}, f)
 
 
 if __name__ == "__main__":
