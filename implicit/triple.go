@@ -305,8 +305,15 @@ func khatriRao[F real](kr, x, v []F, n, k int) {
 		out := kr[r*p : (r+1)*p]
 		q := 0
 		if v == nil {
-			for b := range k {
-				scaleTo(out[q:q+k-b], row[b], row[b:])
+			// A plain loop: the segments average k/2 values, too short
+			// for a call per segment (copy and scal) to pay; the same
+			// products, rounded once each.
+			for b, xb := range row {
+				seg := out[q : q+k-b]
+				src := row[b:][:len(seg)]
+				for i := range seg {
+					seg[i] = xb * src[i]
+				}
 				q += k - b
 			}
 			continue
