@@ -7,6 +7,16 @@ import (
 	"strings"
 )
 
+// BatchFlags registers on fs the flags of the batches a pass is cut in:
+// --batch-rows and --batch-entries (Options.BatchRows, BatchEntries). The
+// commands and pipelines that read data share them: statistics of shards
+// merge into those of the whole file only when the shards were read with
+// the same values.
+func BatchFlags(fs *flag.FlagSet, o *Options) {
+	fs.IntVar(&o.BatchRows, "batch-rows", 0, fmt.Sprintf("rows per batch (default %d, or more for short documents from Parquet and Arrow: see --batch-entries)", DefaultBatchRows))
+	fs.IntVar(&o.BatchEntries, "batch-entries", 0, fmt.Sprintf("documents from Parquet row groups and Arrow record batches come in batches of about this many entries, from --batch-rows up to %d times it rows, sized by each row group's mean document; -1: off (default %d; off when --batch-rows is given)", MaxBatchGrowth, DefaultBatchEntries))
+}
+
 // DocFlags registers on fs the flags that say how to read documents into
 // o: the columns of a bag-of-words table, Spark vectors, and raw text
 // (TextFlags). The commands and pipelines that read documents share them.

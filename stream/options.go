@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 )
 
@@ -50,9 +51,24 @@ type Options struct {
 
 	// BatchRows is the most rows per batch (default 4096). Dense batches are
 	// also kept under BatchBytes (default 2 MB), so wide rows come in fewer
-	// per batch.
+	// per batch. Documents read from Parquet row groups and Arrow record
+	// batches may come in larger batches: see BatchEntries.
 	BatchRows  int
 	BatchBytes int
+	// BatchEntries cuts the documents of a Parquet row group or an Arrow
+	// record batch (lists, pairs and vector layouts) into batches of about
+	// this many entries: RunRows rows, from BatchRows up to
+	// MaxBatchGrowth × BatchRows, the same for every batch of the piece.
+	// Short documents then come in larger batches, which cost less per
+	// document to accumulate; long ones keep BatchRows. The count is a
+	// function of the piece alone (its rows and entries, from the Parquet
+	// footer or the record batch), so a pass over the whole file and passes
+	// over ranges of its pieces cut the same batches. 0 means
+	// DefaultBatchEntries when BatchRows is unset too, and off when
+	// BatchRows is set (a batch is then BatchRows rows, as asked); negative
+	// is off. Other sources (docword, text, npz, the long layout) cut by
+	// rows alone.
+	BatchEntries int
 	// InflightBytes bounds the decoded data a pass holds ahead of the
 	// consumer (default DefaultInflightBytes), whatever the size of the
 	// file's row groups or record batches.
@@ -93,6 +109,14 @@ const (
 	DefaultValuesColumn = "x"
 	DefaultBatchRows    = 4096
 	DefaultBatchBytes   = 2 << 20
+	// DefaultBatchEntries is the entries a batch of documents read from
+	// columnar pieces aims at (Options.BatchEntries): 4096 documents of 128
+	// entries; documents of more keep 4096 rows a batch.
+	DefaultBatchEntries = 1 << 19
+	// MaxBatchGrowth bounds a batch cut by entries at this many times
+	// BatchRows rows: the memory a pass holds per batch in flight grows
+	// with its rows.
+	MaxBatchGrowth = 4
 )
 
 // WithDefaults returns o with every unset field given its default.
@@ -111,6 +135,12 @@ func (o Options) WithDefaults() Options {
 	def(&o.VectorColumn, DefaultVectorColumn)
 	if o.BatchRows <= 0 {
 		o.BatchRows = DefaultBatchRows
+		if o.BatchEntries == 0 {
+			o.BatchEntries = DefaultBatchEntries
+		}
+	}
+	if o.BatchEntries <= 0 {
+		o.BatchEntries = -1
 	}
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = DefaultBatchBytes
@@ -122,6 +152,28 @@ func (o Options) WithDefaults() Options {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	return o
+}
+
+// RunRows is the rows of each batch cut from a piece of n rows holding
+// entries entries (Options.BatchEntries): ceil(BatchEntries / the piece's
+// mean entries a row), within [BatchRows, MaxBatchGrowth × BatchRows];
+// BatchRows when the cut by entries is off. o must have its defaults.
+func (o Options) RunRows(n, entries int64) int {
+	lo := max(o.BatchRows, 1)
+	if o.BatchEntries <= 0 || n <= 0 {
+		return lo
+	}
+	hi := lo * MaxBatchGrowth
+	if entries <= 0 {
+		return hi
+	}
+	// In floating point, which cannot overflow; a product and a quotient
+	// are rounded the same on every platform.
+	r := math.Ceil(float64(o.BatchEntries) * float64(n) / float64(entries))
+	if r >= float64(hi) {
+		return hi
+	}
+	return max(int(r), lo)
 }
 
 // WriteOptions configure a writer made by Create or CreateDense.

@@ -153,7 +153,8 @@ func parse() (func(context.Context) error, error) {
 func readFlags(k models.Kind) *stream.Options {
 	o := &stream.Options{}
 	flag.StringVar(&o.Format, "format", "", "input format (default: detect); one of "+strings.Join(stream.Formats(), ", "))
-	flag.IntVar(&o.BatchRows, "batch-rows", stream.DefaultBatchRows, "rows per batch (the same as streamfit stats's for the same statistics)")
+	// The same as streamfit stats's for the same statistics.
+	stream.BatchFlags(flag.CommandLine, o)
 	if models.IsDense(k) {
 		stream.DenseFlags(flag.CommandLine, o, models.GroupOf(k) != "")
 	} else {

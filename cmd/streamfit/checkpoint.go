@@ -61,7 +61,7 @@ func (e *env) checkpoint(c checkpointFlags, input string, o stream.Options) (lda
 		}
 		e.printf("fit: resuming from the checkpoints in %s (%s)\n", *c.dir, strings.Join(held, ", "))
 	}
-	key := fmt.Sprintf("%s size=%d mtime=%d batch-rows=%d batch-bytes=%d", abs, st.Size(), st.ModTime().UnixNano(), o.BatchRows, o.BatchBytes)
+	key := fmt.Sprintf("%s size=%d mtime=%d batch-rows=%d batch-entries=%d batch-bytes=%d", abs, st.Size(), st.ModTime().UnixNano(), o.BatchRows, o.BatchEntries, o.BatchBytes)
 	if st.IsDir() {
 		// A directory's own size and time miss a file changed, or added
 		// to a subdirectory: the key holds its tree's fingerprint.
@@ -69,7 +69,7 @@ func (e *env) checkpoint(c checkpointFlags, input string, o stream.Options) (lda
 		if err != nil {
 			return lda.Checkpoint{}, err
 		}
-		key = fmt.Sprintf("%s files=%s size=%d batch-rows=%d batch-bytes=%d", abs, in.Fingerprint, in.Size, o.BatchRows, o.BatchBytes)
+		key = fmt.Sprintf("%s files=%s size=%d batch-rows=%d batch-entries=%d batch-bytes=%d", abs, in.Fingerprint, in.Size, o.BatchRows, o.BatchEntries, o.BatchBytes)
 	}
 	return lda.Checkpoint{Dir: *c.dir, Key: key, Every: every}, nil
 }

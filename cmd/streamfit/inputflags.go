@@ -28,7 +28,7 @@ func (e *env) addReadFlags(fs *flag.FlagSet) *stream.Options {
 		o.Format = s
 		return oneOf(s, stream.Formats()...)
 	})
-	fs.IntVar(&o.BatchRows, "batch-rows", stream.DefaultBatchRows, "rows per batch")
+	stream.BatchFlags(fs, o)
 	fs.IntVar(&o.Workers, "workers", 0, "decoding and accumulation goroutines (default: one per CPU)")
 	return o
 }

@@ -43,23 +43,31 @@ func TestLDADeterministic(t *testing.T) {
 		return b
 	}
 	// Batches are summed in order, so the batch size matters (it is a
-	// property of the input: the format, --batch-rows) but the number of
-	// workers does not.
+	// property of the input: the format, --batch-rows, --batch-entries) but
+	// the number of workers does not. With --batch-entries 30000 the row
+	// groups of 700 documents of about 55 entries are cut in batches of
+	// about 545 (more than --batch-rows) and the rest.
 	refs := map[string][]byte{}
-	for _, input := range []string{p("c.parquet"), p("docword.c.txt")} {
-		ref := fit("ref.json", input, "2", "--no-timing", "--topics-parquet", p("ref.parquet"))
+	for _, v := range []struct {
+		input string
+		extra []string
+	}{{p("c.parquet"), nil}, {p("docword.c.txt"), nil}, {p("c.parquet"), []string{"--batch-entries", "30000"}}} {
+		input, name := v.input, strings.Join(append([]string{filepath.Base(v.input)}, v.extra...), " ")
+		ref := fit("ref.json", input, "2", append([]string{"--no-timing", "--topics-parquet", p("ref.parquet")}, v.extra...)...)
 		if bytes.Contains(ref, []byte(`"seconds"`)) {
 			t.Error("--no-timing left fit.seconds in model.json")
 		}
-		refs[input] = ref
+		if v.extra == nil {
+			refs[input] = ref
+		}
 		refParquet, _ := os.ReadFile(p("ref.parquet"))
 		for _, workers := range []string{"1", "3"} {
-			got := fit("m.json", input, workers, "--no-timing", "--topics-parquet", p("m.parquet"))
+			got := fit("m.json", input, workers, append([]string{"--no-timing", "--topics-parquet", p("m.parquet")}, v.extra...)...)
 			if !bytes.Equal(got, ref) {
-				t.Errorf("%s with --workers %s: model.json differs from the one with 2 workers", filepath.Base(input), workers)
+				t.Errorf("%s with --workers %s: model.json differs from the one with 2 workers", name, workers)
 			}
 			if pq, _ := os.ReadFile(p("m.parquet")); !bytes.Equal(pq, refParquet) {
-				t.Errorf("%s with --workers %s: topic Parquet differs", filepath.Base(input), workers)
+				t.Errorf("%s with --workers %s: topic Parquet differs", name, workers)
 			}
 		}
 	}

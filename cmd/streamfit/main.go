@@ -268,7 +268,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // on the command line, in every command that has it (a flag's default may
 // be a sentinel below it, such as --restarts 0 for the solver's default).
 var intMin = map[string]int64{
-	"workers": 0, "batch-rows": 1, "iters": 1, "restarts": 1, "oversample": 0, "power-iters": -1,
+	"workers": 0, "batch-rows": 1, "batch-entries": -1, "iters": 1, "restarts": 1, "oversample": 0, "power-iters": -1,
 	"exact-dim": -1, "row-group": 0, "docs": 1, "top": 1, "k": 1, "max-size": 0,
 	"sketch-count": 0, "rows": 1, "sets": 1, "per-set": 1, "seqs": 1, "len": 1, "d": 1, "min-count": 0,
 	"min-df": 0, "als-sweeps": 0, "em-passes": 0, "em-minibatch": 1,

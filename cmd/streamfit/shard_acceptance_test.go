@@ -44,6 +44,11 @@ func TestShardsEveryModel(t *testing.T) {
 	}{
 		{name: "lda", gen: []string{"lda", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "lda",
 			flags: []string{"--k", "3", "--alpha0", "1", "--seed", "5"}, passes: 2, em: true},
+		// Batches cut by entries (--batch-entries): documents of about 24
+		// entries in batches of about 340 rows, more than --batch-rows,
+		// cut from each row group alike.
+		{name: "lda-entries", gen: []string{"lda", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "lda",
+			flags: []string{"--k", "3", "--alpha0", "1", "--seed", "5", "--batch-entries", "8000"}, passes: 2, em: true},
 		{name: "topic", gen: []string{"topic", "--docs", "3000", "--vocab", "60", "--k", "3", "--doc-len", "30"}, model: "topic",
 			flags: []string{"--k", "3", "--seed", "5"}, passes: 2, em: true},
 		{name: "gmm", gen: []string{"gmm", "--rows", "3000", "--d", "8", "--k", "3"}, model: "gmm",

@@ -94,7 +94,8 @@ func newStatsFlags(e *env, k models.Kind) *statsFlags {
 	fs.StringVar(&f.appendTo, "append", "", "existing statistics to which to add those of the INPUTs (see above)")
 	fs.Float64Var(&f.driftTol, "drift-tol", 0.05, "largest principal angle (radians) between bases for which --previous is reused, or beyond which --append to a pass with a basis is refused")
 	fs.StringVar(&f.docs, "docs", "", "FIRST:END: only documents (rows) FIRST..END-1 of the (single) input, counted from 0, either end optional; "+
-		"statistics of complementary ranges that begin and end at multiples of --batch-rows merge exactly to the whole file's")
+		"statistics of complementary ranges merge exactly to the whole file's when they begin and end where its batches do: at row-group boundaries "+
+		"(documents in Parquet or Arrow, whose batches are cut by --batch-entries), else at multiples of --batch-rows")
 	fs.StringVar(&f.pieces, "row-groups", "", "FIRST:END: only row groups FIRST..END-1 of the (single) Parquet input, or record batches of an Arrow IPC file, "+
 		"counted from 0, either end optional; only those are read (see `streamfit inspect`)")
 	f.prog = addProgressFlag(fs)

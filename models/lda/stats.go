@@ -98,9 +98,10 @@ func ConfigFromStats(cfg Config, h statsfile.Header) Config {
 // complementary shards, merged in any order, give the model of the
 // statistics of their union bit for bit, provided the shards are cut where
 // the union's batches are (whole files in batches of stream.Options.BatchRows
-// documents, each file a multiple of it but the last). Fit's passes keep the
-// same exact totals, so its model before the EM passes (Config.EM) is that
-// of FitStats bit for bit.
+// documents, each file a multiple of it but the last; Parquet and Arrow files
+// at row-group boundaries, where stream.Options.BatchEntries cuts them).
+// Fit's passes keep the same exact totals, so its model before the EM
+// passes (Config.EM) is that of FitStats bit for bit.
 //
 // Incremental (nightly) fits and a drifting basis: phase-1 statistics are a
 // plain sum over documents against a fixed Ω, so they merge forever: each

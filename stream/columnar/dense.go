@@ -229,7 +229,7 @@ func (s *denseSource) Rows(ctx context.Context) iter.Seq2[*stream.Dense, error] 
 		decode := func(l loaded) (densePart, error) { return s.decode(l) }
 		var base int64
 		cols := s.ds.ncols
-		for p, err := range pass(ctx, s.t, s.o, s.ds.read(), s.rows, nil, decode, densePart.size, densePart.release) {
+		for p, err := range pass(ctx, s.t, s.o, s.ds.read(), fixedRows(s.rows), nil, decode, densePart.size, densePart.release) {
 			if err != nil {
 				yield(nil, shift(err, base))
 				return

@@ -18,7 +18,10 @@
 //
 // Parquet row groups and Arrow IPC record batches are decoded by
 // Options.Workers goroutines, each in runs of at most Options.BatchRows rows
-// (dense rows: also at most Options.BatchBytes), and delivered in file order
+// (dense rows: also at most Options.BatchBytes; documents of the lists,
+// pairs and vector layouts: Options.RunRows of the piece's rows and
+// entries, from the Parquet footer or the record batch, so that every
+// route through the file cuts a piece alike), and delivered in file order
 // through stream.OrderedBudget: decoded data waiting for the consumer is
 // bounded by Options.InflightBytes, not by the size of the writer's row groups.
 // Parquet column chunks are read page by page; the lists and pairs layouts

@@ -154,10 +154,10 @@ func (s *docSource) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			return d.decodeDocs(s.ds, l)
 		}
 		var base int64
-		// One batch per result (a run holds at most BatchRows rows), so the
+		// One batch per result (a run is decoded as one batch), so the
 		// pass never has more out than its result slots and the consumer's.
 		free := stream.NewFreeList(stream.ResultSlots(s.o.Workers) + 1)
-		for part, err := range pass(ctx, s.t, s.o, s.ds.cols, s.o.BatchRows, free, decode, docsPart.size, docsPart.release) {
+		for part, err := range pass(ctx, s.t, s.o, s.ds.cols, s.o.RunRows, free, decode, docsPart.size, docsPart.release) {
 			if err != nil {
 				yield(nil, shift(err, base))
 				return

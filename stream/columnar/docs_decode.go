@@ -18,6 +18,8 @@ type docDecoder struct {
 	terms           int // vocabulary size d; 0 when unknown
 	batchRows       int
 	termCol, cntCol string
+	// cut is the most rows of a batch of the run being decoded.
+	cut int
 
 	// seen finds a term given twice in a document; a term id at or past
 	// limit (as uint32: negative ids too) is out of range.
@@ -37,7 +39,7 @@ type docDecoder struct {
 func (d *docDecoder) newDocs(start int64) *stream.Docs {
 	b := newDocs(d.free, start)
 	b.Reserve(d.room.need, d.room.reserve)
-	b.Offsets = slices.Grow(b.Offsets, d.batchRows)
+	b.Offsets = slices.Grow(b.Offsets, d.cut)
 	return b
 }
 
@@ -209,7 +211,7 @@ func csr[O int32 | int64](d *docDecoder, out *[]*stream.Docs, row0 int64, n int,
 	}
 	b := (*out)[len(*out)-1]
 	for i := range n {
-		if b.Len() >= d.batchRows {
+		if b.Len() >= d.cut {
 			b = d.newDocs(b.Start + int64(b.Len()))
 			*out = append(*out, b)
 		}
@@ -370,7 +372,7 @@ func (d *docDecoder) vectorChunk(out *[]*stream.Docs, row0 int64, va arrow.Array
 	b := (*out)[len(*out)-1]
 	for i := range va.Len() {
 		row := row0 + int64(i)
-		if b.Len() >= d.batchRows {
+		if b.Len() >= d.cut {
 			b = d.newDocs(b.Start + int64(b.Len()))
 			*out = append(*out, b)
 		}
@@ -499,7 +501,10 @@ func (d *docDecoder) decodeDocs(ds docSchema, l loaded) (docsPart, error) {
 	}
 	d.free = l.free
 	defer func() { d.free = nil }() // the pooled decoder must not keep the pass's batches
-	d.room = roomFor(l.recs, ds.cols[0], d.batchRows)
+	// A run is one batch: at least BatchRows rows, more when the piece is
+	// cut by entries (stream.Options.RunRows).
+	d.cut = max(d.batchRows, int(l.rows()))
+	d.room = roomFor(l.recs, ds.cols[0], d.cut)
 	part := docsPart{batches: []*stream.Docs{d.newDocs(0)}}
 	for _, rec := range l.recs {
 		var err error

@@ -159,7 +159,7 @@ func (s *docSource) long(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			return true
 		}
 		decode := func(l loaded) (longPart, error) { return decodeLong(s.ds, l) }
-		for p, err := range pass(ctx, s.t, s.o, s.ds.cols, longRunRows, nil, decode, longPart.size, nil) {
+		for p, err := range pass(ctx, s.t, s.o, s.ds.cols, fixedRows(longRunRows), nil, decode, longPart.size, nil) {
 			if err != nil {
 				fail(err)
 				return

@@ -61,21 +61,31 @@ func (l loaded) rows() int64 {
 	return n
 }
 
-// loader reads the work item p as runs of at most rows rows, handing each to
+// loader reads the work item p as runs of at most rows(n, entries) rows,
+// n and entries being the piece's rows and list values, handing each to
 // each in order; it stops at the first error each returns.
-type loader func(ctx context.Context, p piece, rows int, each func(loaded) error) error
+type loader func(ctx context.Context, p piece, rows runRows, each func(loaded) error) error
+
+// runRows is the most rows of a run cut from a piece of n rows whose
+// columns hold entries list values (the most of any column read). It
+// depends on the piece alone, so a pass over a range of pieces cuts them
+// as a pass over the whole file does.
+type runRows func(n, entries int64) int
+
+// fixedRows cuts every piece in runs of rows rows.
+func fixedRows(rows int) runRows { return func(int64, int64) int { return max(rows, 1) } }
 
 // errStop says the pass is stopping; a loader returns it as is.
 var errStop = errors.New("pass stopped")
 
 // pass runs one pass over t reading only the columns named in cols. Work
 // items (row groups, record batches) are loaded by o.Workers goroutines as
-// runs of at most rows rows, each turned into one result by decode; results
+// runs of at most rows(…) rows, each turned into one result by decode; results
 // come out in file order. In-flight memory is bounded by o.InflightBytes
 // (stream.OrderedBudget) as measured by size, not by the size of the file's
 // row groups. decode must not keep the records; release frees results that
 // were never yielded. Document batches come from free (nil: the shared pool).
-func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string, rows int, free *stream.FreeList,
+func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string, rows runRows, free *stream.FreeList,
 	decode func(l loaded) (R, error), size func(R) int64, release func(R)) iter.Seq2[R, error] {
 	return func(yield func(R, error) bool) {
 		var zero R
@@ -119,7 +129,7 @@ func pass[R any](ctx context.Context, t *table, o stream.Options, cols []string,
 		}
 		work := func(ctx context.Context, p piece, emit func(R, int64) bool) error {
 			err := guard(func() error {
-				return load(ctx, p, max(rows, 1), func(l loaded) error {
+				return load(ctx, p, rows, func(l loaded) error {
 					l.free = free
 					r, err := decode(l)
 					l.release()

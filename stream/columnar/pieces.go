@@ -59,11 +59,11 @@ type parquetReader struct {
 	coff []int
 }
 
-// parquetPieces reads row groups, each in runs of rows rows, from the levels
+// parquetPieces reads row groups, each in runs of rows(…) rows, from the levels
 // when the table has a plan and through pqarrow's record reader otherwise.
 // Column streams are read page by page, so memory does not grow with the
 // row group.
-func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, rows int, free *stream.FreeList) (func(context.Context, func(piece, int64) bool) error, loader, error) {
+func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, rows runRows, free *stream.FreeList) (func(context.Context, func(piece, int64) bool) error, loader, error) {
 	pool := make(chan *parquetReader, o.Workers)
 	// The level readers close their page readers, handing the buffers back
 	// to the pool; pqarrow's readers keep Go's allocator.
@@ -81,7 +81,8 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		}
 		// Not Parallel: pqarrow's own goroutines would end the process on
 		// a panic; readFields reads the fields in parallel instead.
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
+		// BatchSize is set for each row group (its runs' rows) before it is read.
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 		return &parquetReader{fr: fr}, err
 	}
 	crcs, err := rowGroupCRCs(t.meta)
@@ -105,7 +106,7 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 			}
 		}
 	}
-	load := func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+	load := func(ctx context.Context, p piece, rows runRows, each func(loaded) error) error {
 		var r *parquetReader
 		select {
 		case r = <-pool:
@@ -139,6 +140,7 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		}
 		bytes := rowGroupBytes(t.meta, p.idx)
 		n := t.meta.RowGroup(p.idx).NumRows()
+		cut := rows(n, leafValues(t.meta, p.idx, read))
 		var done int64
 		run := func(l loaded) error {
 			k := l.rows()
@@ -147,8 +149,9 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 			return each(l)
 		}
 		if t.plan != nil {
-			return levelRuns(ctx, r, t.plan, r.fr.ParquetReader().RowGroup(p.idx), n, rows, free, run)
+			return levelRuns(ctx, r, t.plan, r.fr.ParquetReader().RowGroup(p.idx), n, cut, free, run)
 		}
+		r.fr.Props.BatchSize = int64(cut)
 		if err := readFields(ctx, r.fr, fields, p.idx, run); err != nil {
 			return err
 		}
@@ -158,6 +161,45 @@ func parquetPieces(f stream.File, t *table, o stream.Options, cols []string, row
 		return nil
 	}
 	return emitRange(t.lo, t.hi), load, nil
+}
+
+// leafValues is the most values (entries and empty lists) any of the
+// leaves read holds in row group rg, from the footer.
+func leafValues(md *metadata.FileMetaData, rg int, read []leafName) int64 {
+	var n int64
+	for _, l := range read {
+		if cc, err := md.RowGroup(rg).ColumnChunk(l.col); err == nil {
+			n = max(n, cc.NumValues())
+		}
+	}
+	return n
+}
+
+// recordValues is the most list values any column of rec holds (a
+// struct's: the most of its fields').
+func recordValues(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n = max(n, listValues(c))
+	}
+	return n
+}
+
+func listValues(a arrow.Array) int64 {
+	if st, ok := a.(*array.Struct); ok {
+		var n int64
+		for i := range st.NumField() {
+			n = max(n, listValues(st.Field(i)))
+		}
+		return n
+	}
+	switch o32, o64, _ := offsets(a); {
+	case len(o32) > 0:
+		return max(int64(o32[len(o32)-1]-o32[0]), 0)
+	case len(o64) > 0:
+		return max(o64[len(o64)-1]-o64[0], 0)
+	}
+	return 0
 }
 
 // levelRuns reads the two leaves of a plan in step, rows rows at a time.
@@ -458,7 +500,7 @@ func arrowPieces(f stream.File, t *table) (split func(context.Context, func(piec
 	if mapped != nil {
 		at = bytes.NewReader(mapped)
 	}
-	load = func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+	load = func(ctx context.Context, p piece, rows runRows, each func(loaded) error) error {
 		if p.idx < len(t.blocks) {
 			if err := checkCompressed(at, t.blocks[p.idx]); err != nil {
 				return err
@@ -469,7 +511,7 @@ func arrowPieces(f stream.File, t *table) (split func(context.Context, func(piec
 			return err
 		}
 		defer rec.Release()
-		if err := sliceRuns(rec, per, rows, each); err != nil {
+		if err := sliceRuns(rec, per, rows(rec.NumRows(), recordValues(rec)), each); err != nil {
 			return err
 		}
 		dropPages(mapped, rec)
@@ -600,10 +642,10 @@ func streamPieces(f stream.File, t *table) (func(context.Context, func(piece, in
 			}
 		}
 	}
-	load := func(ctx context.Context, p piece, rows int, each func(loaded) error) error {
+	load := func(ctx context.Context, p piece, rows runRows, each func(loaded) error) error {
 		rb := p.rec.(recWithBytes)
 		defer rb.Release()
-		return sliceRuns(rb.RecordBatch, rb.bytes, rows, each)
+		return sliceRuns(rb.RecordBatch, rb.bytes, rows(rb.NumRows(), recordValues(rb.RecordBatch)), each)
 	}
 	return split, load, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,63 +49,98 @@ func sub(docs *stream.Docs, lo, hi int) *stream.Docs {
 
 // Ranges of row groups (record batches) hold the documents of those pieces,
 // numbered as in the whole file, in the very batches a pass over the whole
-// file makes; the piece list agrees with the pieces as decoded.
+// file makes; the piece list agrees with the pieces as decoded. So too
+// when the pieces are cut by entries (Options.BatchEntries) into batches
+// larger than BatchRows: 2000 entries of documents of about 18 entries
+// are about 108 rows, cut from each row group of 250 alike.
 func TestPieceRanges(t *testing.T) {
 	docs := corpus(3000, 300, 20, 21)
-	o := stream.Options{BatchRows: 100, Workers: 2}
-	for _, k := range []kind{kindParquet, kindArrow} {
-		for _, layout := range []string{LayoutLists, LayoutPairs} {
-			for _, comp := range []string{"", "zstd"} {
-				t.Run(k.String()+"/"+layout+"/"+comp, func(t *testing.T) {
-					path := filepath.Join(t.TempDir(), "c"+exts[k])
-					writeDocs(t, path, docs, stream.WriteOptions{Layout: layout, Terms: 300, RowGroupRows: 250, Compression: comp})
-					pieces, err := Pieces(path, stream.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					rows := groupRows(t, path, k)
-					var first int64
-					for i, p := range pieces {
-						if p.Index != i || p.FirstRow != first || p.Rows != int64(rows[i]) || p.Bytes <= 0 {
-							t.Fatalf("piece %d: %+v; decoded: %d rows from row %d", i, p, rows[i], first)
-						}
-						first += p.Rows
-					}
-					if len(pieces) != len(rows) || len(pieces) != 12 {
-						t.Fatalf("%d pieces listed, %d decoded, want 12", len(pieces), len(rows))
-					}
-					whole, err := stream.Open(path, o)
-					if err != nil {
-						t.Fatal(err)
-					}
-					_, all := collectSpans(t, whole)
-					for _, r := range [][2]int{{0, 3}, {3, 8}, {8, -1}, {5, 6}, {0, -1}, {11, 12}} {
-						src, err := OpenPieces(path, o, r[0], r[1])
-						if err != nil {
-							t.Fatal(err)
-						}
-						hi := r[1]
-						if hi < 0 {
-							hi = 12
-						}
-						lo, end := 250*r[0], 250*hi
-						if got := src.DocRange(); got != [2]int64{int64(lo), int64(end)} || src.Info().Rows != int64(end-lo) {
-							t.Errorf("range %v: documents %v, Info.Rows %d, want %d:%d", r, got, src.Info().Rows, lo, end)
-						}
-						got, spans := collectSpans(t, src)
-						sameDocs(t, got, sub(docs, lo, end))
-						// The whole file's batches from document lo to end.
-						i := slices.IndexFunc(all, func(s batchSpan) bool { return s.start == int64(lo) })
-						j := slices.IndexFunc(all, func(s batchSpan) bool { return s.start == int64(end) })
-						if j < 0 {
-							j = len(all)
-						}
-						if i < 0 || !slices.Equal(spans, all[i:j]) {
-							t.Fatalf("range %v: batches %v, the whole file's %v", r, spans, all)
-						}
-					}
-				})
+	for _, o := range []stream.Options{{BatchRows: 100, Workers: 2}, {BatchRows: 30, BatchEntries: 2000, Workers: 2}} {
+		for _, k := range []kind{kindParquet, kindArrow} {
+			for _, layout := range []string{LayoutLists, LayoutPairs} {
+				for _, comp := range []string{"", "zstd"} {
+					t.Run(fmt.Sprintf("%s/%s/%s/entries%d", k, layout, comp, o.BatchEntries), func(t *testing.T) { pieceRanges(t, docs, o, k, layout, comp) })
+				}
 			}
+		}
+	}
+}
+
+func pieceRanges(t *testing.T, docs *stream.Docs, o stream.Options, k kind, layout, comp string) {
+	path := filepath.Join(t.TempDir(), "c"+exts[k])
+	writeDocs(t, path, docs, stream.WriteOptions{Layout: layout, Terms: 300, RowGroupRows: 250, Compression: comp})
+	pieces, err := Pieces(path, stream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := groupRows(t, path, k)
+	var first int64
+	for i, p := range pieces {
+		if p.Index != i || p.FirstRow != first || p.Rows != int64(rows[i]) || p.Bytes <= 0 {
+			t.Fatalf("piece %d: %+v; decoded: %d rows from row %d", i, p, rows[i], first)
+		}
+		first += p.Rows
+	}
+	if len(pieces) != len(rows) || len(pieces) != 12 {
+		t.Fatalf("%d pieces listed, %d decoded, want 12", len(pieces), len(rows))
+	}
+	whole, err := stream.Open(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, all := collectSpans(t, whole)
+	checkCut(t, all, o, 250)
+	for _, r := range [][2]int{{0, 3}, {3, 8}, {8, -1}, {5, 6}, {0, -1}, {11, 12}} {
+		src, err := OpenPieces(path, o, r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		hi := r[1]
+		if hi < 0 {
+			hi = 12
+		}
+		lo, end := 250*r[0], 250*hi
+		if got := src.DocRange(); got != [2]int64{int64(lo), int64(end)} || src.Info().Rows != int64(end-lo) {
+			t.Errorf("range %v: documents %v, Info.Rows %d, want %d:%d", r, got, src.Info().Rows, lo, end)
+		}
+		got, spans := collectSpans(t, src)
+		sameDocs(t, got, sub(docs, lo, end))
+		// The whole file's batches from document lo to end.
+		i := slices.IndexFunc(all, func(s batchSpan) bool { return s.start == int64(lo) })
+		j := slices.IndexFunc(all, func(s batchSpan) bool { return s.start == int64(end) })
+		if j < 0 {
+			j = len(all)
+		}
+		if i < 0 || !slices.Equal(spans, all[i:j]) {
+			t.Fatalf("range %v: batches %v, the whole file's %v", r, spans, all)
+		}
+	}
+}
+
+// checkCut checks the batches of a pass over pieces of per rows: within a
+// piece all of one size but the last, BatchRows without BatchEntries, and
+// between BatchRows (exclusive: the test's documents are short) and
+// MaxBatchGrowth times it with it.
+func checkCut(t *testing.T, spans []batchSpan, o stream.Options, per int64) {
+	t.Helper()
+	size := map[int64]int64{} // the size of each piece's first batch
+	for _, s := range spans {
+		p := s.start / per
+		first, ok := size[p]
+		if !ok {
+			size[p], first = s.n, s.n
+		}
+		if s.n > first || s.n < first && (s.start+s.n)%per != 0 || s.start/per != (s.start+s.n-1)/per {
+			t.Fatalf("batch %+v: the piece's first is %d rows; batches %v", s, first, spans)
+		}
+	}
+	for p, n := range size {
+		lo, hi := int64(o.BatchRows)+1, int64(o.BatchRows*stream.MaxBatchGrowth)
+		if o.BatchEntries <= 0 {
+			lo, hi = int64(o.BatchRows), int64(o.BatchRows)
+		}
+		if n < lo || n > hi {
+			t.Errorf("piece %d: batches of %d rows, want %d..%d", p, n, lo, hi)
 		}
 	}
 }

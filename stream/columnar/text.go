@@ -89,7 +89,7 @@ func (s *textSource) Texts(ctx context.Context) iter.Seq2[*stream.Texts, error] 
 			return p, nil
 		}
 		var base int64
-		for p, err := range pass(ctx, s.t, s.o, []string{s.col}, s.o.BatchRows, nil, decode, textPart.size, nil) {
+		for p, err := range pass(ctx, s.t, s.o, []string{s.col}, fixedRows(s.o.BatchRows), nil, decode, textPart.size, nil) {
 			if err != nil {
 				yield(nil, shift(err, base))
 				return

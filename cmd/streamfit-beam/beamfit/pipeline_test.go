@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -158,14 +159,20 @@ func reference(t *testing.T, dir string, files []string, common []string, powerI
 			powers = 1
 		}
 	}
+	// The later phases take their settings from the basis, but the batches
+	// from the command line.
+	batches := []string{"--batch-rows", fmt.Sprint(readRows)}
+	if i := slices.Index(common, "--batch-entries"); i >= 0 {
+		batches = append(batches, common[i:i+2]...)
+	}
 	basis := p1
 	for i := range powers {
 		next := filepath.Join(dir, fmt.Sprintf("ref-power%d.stats", i+1))
-		run(t, append([]string{"stats", "--phase", "power", "--basis", basis, "--out", next, "--batch-rows", fmt.Sprint(readRows)}, files...)...)
+		run(t, append([]string{"stats", "--phase", "power", "--basis", basis, "--out", next}, append(batches, files...)...)...)
 		basis = next
 	}
 	p2 = filepath.Join(dir, "ref2.stats")
-	run(t, append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2, "--batch-rows", fmt.Sprint(readRows)}, files...)...)
+	run(t, append([]string{"stats", "--phase", "2", "--basis", basis, "--power-iters", fmt.Sprint(powerIters), "--out", p2}, append(batches, files...)...)...)
 	if !fit {
 		return p1, p2, ""
 	}
@@ -184,7 +191,7 @@ func settings(k int, seed uint64, powerIters int) (Settings, []string) {
 // pipeline runs the pipeline over files on prism.
 func pipeline(t *testing.T, files []string, o Options) error {
 	t.Helper()
-	o.Read = stream.Options{BatchRows: readRows, Workers: 2}
+	o.Read.BatchRows, o.Read.Workers = readRows, 2
 	return Run(context.Background(), "prism", files, o)
 }
 
@@ -215,7 +222,9 @@ func sameSums(t *testing.T, a, b string) bool {
 // none (the first sketch decays), one forced, and one the default fit takes
 // on its own (k=5 with one extra column on a corpus of 12 topics, whose
 // sketch does not decay past k; there the pipeline writes the merged
-// phase-2 statistics only, which are compared).
+// phase-2 statistics only, which are compared). With --batch-entries 6000
+// the row groups of 250 documents of about 38 entries are cut by entries,
+// in batches of about 160 (more than readRows), alike in every route.
 func TestPipelineMatchesCLI(t *testing.T) {
 	type corpusCfg struct {
 		lda      synth.LDAConfig
@@ -231,12 +240,14 @@ func TestPipelineMatchesCLI(t *testing.T) {
 		oversample, powerIters int
 		wantPasses             int
 		statsOnly              bool
+		entries                int // --batch-entries (0: off, as --batch-rows alone)
 	}{
-		{"decaying sketch", a, 16, 0, 0, 1, false},
-		{"power-iters=1", a, 16, 0, 1, 2, false},
+		{"decaying sketch", a, 16, 0, 0, 1, false, 0},
+		{"power-iters=1", a, 16, 0, 1, 2, false, 0},
 		// Too few documents for the fit of k=5 to pass its checks (k is
 		// larger than the data support): the statistics are compared.
-		{"automatic power pass", b, 10, 1, 0, 2, true},
+		{"automatic power pass", b, 10, 1, 0, 2, true, 0},
+		{"cut by entries", a, 16, 0, 0, 1, false, 6000},
 	}
 	root := t.TempDir()
 	files := map[uint64][]string{} // by the corpus's seed
@@ -262,9 +273,12 @@ func TestPipelineMatchesCLI(t *testing.T) {
 			s, common := settings(5, 1, c.powerIters)
 			s.Oversample = c.oversample
 			common = append(common, "--oversample", fmt.Sprint(c.oversample))
+			if c.entries > 0 {
+				common = append(common, "--batch-entries", fmt.Sprint(c.entries))
+			}
 			_, ref2, refModel := reference(t, dir, fs, common, c.powerIters, !c.statsOnly)
 			model, stats := filepath.Join(dir, "model.json"), filepath.Join(dir, "all2.stats")
-			o := Options{Fit: s, Out: Output{Model: model, Stats: stats, NoTiming: true}}
+			o := Options{Fit: s, Read: stream.Options{BatchEntries: c.entries}, Out: Output{Model: model, Stats: stats, NoTiming: true}}
 			if c.statsOnly {
 				o.StatsOnly, o.Out.Model = 2, ""
 			}
