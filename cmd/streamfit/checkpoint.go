@@ -61,7 +61,10 @@ func (e *env) checkpoint(c checkpointFlags, input string, o stream.Options) (lda
 		}
 		e.printf("fit: resuming from the checkpoints in %s (%s)\n", *c.dir, strings.Join(held, ", "))
 	}
-	key := fmt.Sprintf("%s size=%d mtime=%d batch-rows=%d batch-entries=%d batch-bytes=%d", abs, st.Size(), st.ModTime().UnixNano(), o.BatchRows, o.BatchEntries, o.BatchBytes)
+	// The batches' cut is part of the key: exact totals are those of the
+	// same batches only.
+	cut := fmt.Sprintf("batch-rows=%d batch-entries=%d batch-bytes=%d", o.BatchRows, o.BatchEntries, o.BatchBytes)
+	key := fmt.Sprintf("%s size=%d mtime=%d %s", abs, st.Size(), st.ModTime().UnixNano(), cut)
 	if st.IsDir() {
 		// A directory's own size and time miss a file changed, or added
 		// to a subdirectory: the key holds its tree's fingerprint.
@@ -69,7 +72,7 @@ func (e *env) checkpoint(c checkpointFlags, input string, o stream.Options) (lda
 		if err != nil {
 			return lda.Checkpoint{}, err
 		}
-		key = fmt.Sprintf("%s files=%s size=%d batch-rows=%d batch-entries=%d batch-bytes=%d", abs, in.Fingerprint, in.Size, o.BatchRows, o.BatchEntries, o.BatchBytes)
+		key = fmt.Sprintf("%s files=%s size=%d %s", abs, in.Fingerprint, in.Size, cut)
 	}
 	return lda.Checkpoint{Dir: *c.dir, Key: key, Every: every}, nil
 }
