@@ -105,6 +105,9 @@ type EMSample struct {
 	// Passes counts the passes on the sample, the first Passes of
 	// EMStats.Passes; the others read every document.
 	Passes int `json:"passes"`
+	// HalfPasses counts the first of those that ran on half of the
+	// sample (its first half: every other batch of it).
+	HalfPasses int `json:"half_passes,omitempty"`
 	// HeldOut holds, per pass on the sample, the bound per token of a
 	// disjoint held-out sample under the parameters the pass started from;
 	// Undone says the last pass on the sample lowered it and its M-step

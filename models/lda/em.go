@@ -192,6 +192,12 @@ type emState struct {
 	seed         uint64 // the sample's: the spectral fit's seed
 	samplePasses int
 	sampleDone   bool
+	// halfPasses counts the passes on the first half of the sample, the
+	// first of the sample's; halfDone says they ended (em_sample.go), and
+	// halfUndone that the last one's M-step was undone.
+	halfPasses int
+	halfDone   bool
+	halfUndone bool
 	// heldOut is the held-out sample's bound per token before each pass
 	// on the sample; prev holds α and the topics before the last M-step
 	// on the sample, which undo restores (undone).
@@ -263,6 +269,28 @@ func (st *emState) undo() {
 	st.undone, st.sampleDone = true, true
 }
 
+// onHalf reports whether the next pass, on the sample (sampled), runs on
+// its first half alone: the half's passes have not ended, they leave at
+// least half the passes the cap allows on the sample to the whole sample,
+// and docs can cut the sample in two.
+func (st *emState) onHalf(docs *emDocs, sampled bool, em EM) bool {
+	return sampled && !st.halfDone && st.halfPasses < (em.Passes-max(em.FullPasses, 0)+1)/2 && docs.halvable()
+}
+
+// keptSteps counts the M-steps on the sample that were kept: a pass that
+// found the held-out bound lowered discards the M-step before it (undo
+// restores the parameters before that one) and its own.
+func (st *emState) keptSteps() int {
+	half, whole := st.halfPasses, st.samplePasses-st.halfPasses
+	if st.halfUndone {
+		half -= 2
+	}
+	if st.undone {
+		whole -= 2
+	}
+	return max(half, 0) + max(whole, 0)
+}
+
 // sampling reports whether the next pass runs on the sample: the corpus is
 // sampled, the sample's passes have not converged, and the cap leaves
 // room for em.FullPasses passes after it.
@@ -306,7 +334,7 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	// would grow by it before each collection.
 	fresh := NewEMAcc(m.D, m.K)
 	var half *EMAcc // the first half of a sample pass from memory
-	var warm *warmStarts
+	var warm, heldWarm *warmStarts
 	for len(st.bounds) < em.Passes && !st.done {
 		fresh.Reset()
 		sampled := st.sampling(em)
@@ -321,11 +349,12 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			}
 		}
 		// The sample's passes start each document's E-step where its last
-		// ended (warmStarts), which the checkpoints save.
+		// ended (warmStarts), and so do the held-out sample's scores; the
+		// checkpoints save both.
 		if warm == nil && sampled && docs.full {
-			warm = newWarmStarts(docs.batch)
+			warm, heldWarm = newWarmStarts(docs.batch), newWarmStarts(docs.held)
 			if ck != nil {
-				if err := ck.restoreWarm(st, warm); err != nil {
+				if err := ck.restoreWarm(st, warm, heldWarm); err != nil {
 					return err
 				}
 			}
@@ -337,17 +366,23 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		// A pass on the sample in memory runs as its two halves, whose
 		// statistics the learning curve compares where the sample's
 		// passes end (when passes over every document may follow).
-		halves := sampled && docs.full && em.FullGain > 0 && em.FullPasses >= 0
+		// The first passes on the sample run on its first half
+		// (em_sample.go); the others in two halves.
+		onHalf := st.onHalf(docs, sampled, em)
+		halves := sampled && !onHalf && docs.full && em.FullGain > 0 && em.FullPasses >= 0
 		if halves && half == nil {
 			half = NewEMAcc(m.D, m.K)
 		}
 		pass := track.begin()
 		label := "em"
-		if sampled {
+		switch {
+		case onHalf:
+			label = "em-sample-half"
+		case sampled:
 			label = "em-sample"
 		}
 		onBatch := func(n int) { track.report(pass, label, n, false) }
-		acc, first, err := runEMPass(ctx, emPassRun{docs: docs, sampled: sampled, halves: halves, fresh: fresh, half: half, warm: fresh.warm,
+		acc, first, err := runEMPass(ctx, emPassRun{docs: docs, sampled: sampled, onHalf: onHalf, halves: halves, fresh: fresh, half: half, warm: fresh.warm,
 			params: &st.params, workers: cfg.Workers, ck: ck, pass: len(st.bounds) + 1, onBatch: onBatch, label: passLabel(pass, label)})
 		if err != nil {
 			return err
@@ -361,14 +396,14 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 		var worse bool
 		if sampled {
 			var err error
-			if worse, err = st.checkHeldOut(ctx, docs.heldOut(), cfg.Workers); err != nil {
+			if worse, err = st.checkHeldOut(ctx, docs.heldOut(), heldWarm, cfg.Workers); err != nil {
 				return err
 			}
 			if !worse {
 				st.keepPrev()
 			}
 		}
-		bound, err := st.step(acc, em, sampled)
+		bound, err := st.step(acc, em, sampled, onHalf)
 		if err != nil {
 			return err
 		}
@@ -380,11 +415,18 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			if st.startHolds(em) {
 				st.holdStart(em)
 				st.done = true
+			} else if onHalf {
+				// Too noisy a step from half the sample: the whole
+				// sample's passes go on from the parameters before it.
+				st.undone, st.sampleDone, st.halfDone, st.halfUndone = false, false, true, true
 			}
 			st.done = st.done || em.FullPasses < 0
 		case !st.sampling(em):
+			// The learning curve needs the halves of a pass on the
+			// whole sample; without them the passes over every
+			// document run.
 			if sampled && halves && !st.done {
-				if st.gain, err = st.fullGain(ctx, acc, half, em, docs.heldOut(), cfg.Workers); err != nil {
+				if st.gain, err = st.fullGain(ctx, acc, half, em, docs.heldOut(), heldWarm, cfg.Workers); err != nil {
 					return err
 				}
 				// The sample is as good as the corpus for this model.
@@ -398,11 +440,11 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			})
 		}
 		if ck != nil {
-			var next *warmStarts
+			var next, nextHeld *warmStarts
 			if st.sampling(em) {
-				next = warm
+				next, nextHeld = warm, heldWarm
 			}
-			if err := ck.save(st, next); err != nil {
+			if err := ck.save(st, next, nextHeld); err != nil {
 				return err
 			}
 		}
@@ -411,21 +453,21 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 	return nil
 }
 
-// emPassRun is one batch EM pass of refine: over the sample (sampled) or
-// every document, in halves (the first half's statistics in half, the
+// emPassRun is one batch EM pass of refine: over the sample (sampled; its
+// first half alone when onHalf) or every document, in halves (the first half's statistics in half, the
 // whole pass's returned), with the warm starts warm (nil: cold), saving
 // and resuming its statistics in ck (nil: none) as pass number pass.
 type emPassRun struct {
-	docs            *emDocs
-	sampled, halves bool
-	fresh, half     *EMAcc
-	warm            *warmStarts
-	params          *TopicParams
-	workers         int
-	ck              *emCheckpoint
-	pass            int
-	onBatch         func(int)
-	label           string
+	docs                    *emDocs
+	sampled, onHalf, halves bool
+	fresh, half             *EMAcc
+	warm                    *warmStarts
+	params                  *TopicParams
+	workers                 int
+	ck                      *emCheckpoint
+	pass                    int
+	onBatch                 func(int)
+	label                   string
 }
 
 // runEMPass runs the pass r describes and returns its statistics (r.fresh,
@@ -473,6 +515,9 @@ func runEMPass(ctx context.Context, r emPassRun) (acc, first *EMAcc, err error) 
 			Snapshot: func(int64) error { return r.ck.savePartial(r.pass, p) }}
 	}
 	err = stage(ctx, r.label, func(ctx context.Context) error {
+		if r.onHalf {
+			return acc.PassFrom(ctx, r.docs.half(0), r.workers, r.params, r.onBatch, opt(0, acc))
+		}
 		if !r.halves {
 			return acc.PassFrom(ctx, r.docs.pass(r.sampled), r.workers, r.params, r.onBatch, opt(0, acc))
 		}
@@ -490,17 +535,25 @@ func runEMPass(ctx context.Context, r emPassRun) (acc, first *EMAcc, err error) 
 }
 
 // checkHeldOut measures the held-out sample's bound per token under the
-// current parameters (held nil: no held-out sample, nothing measured) and
-// reports whether it fell since the pass before, when the parameters
-// before the M-step in between are at hand to undo it.
-func (st *emState) checkHeldOut(ctx context.Context, held func(context.Context) iter.Seq2[*stream.Docs, error], workers int) (bool, error) {
+// current parameters (held nil: no held-out sample, nothing measured),
+// each document's E-step from its warm start in warm (nil: cold), whose
+// starts it advances, and reports whether it fell since the pass before,
+// when the parameters before the M-step in between are at hand to undo it.
+func (st *emState) checkHeldOut(ctx context.Context, held func(context.Context) iter.Seq2[*stream.Docs, error], warm *warmStarts, workers int) (bool, error) {
 	if held == nil {
 		return false, nil
 	}
 	var bound float64
 	var tokens int64
 	if err := stage(ctx, "em-held-out", func(ctx context.Context) (err error) {
-		bound, tokens, err = EMBound(ctx, held, workers, &st.params)
+		if warm == nil {
+			bound, tokens, err = EMBound(ctx, held, workers, &st.params)
+			return err
+		}
+		warm.begin()
+		if bound, tokens, err = emBound(ctx, held, workers, &st.params, warm, true); err == nil {
+			warm.swap()
+		}
 		return err
 	}); err != nil {
 		return false, err
@@ -543,7 +596,11 @@ func resumeEM(ck *emCheckpoint, track *tracker, st *emState, load func() (bool, 
 // an over-relaxed step would not overshoot. A sample's statistics stand
 // for the corpus's: the prior pseudo-count η weighs as much as in an
 // M-step from the whole corpus (η times the sample's share of the tokens).
-func (st *emState) step(acc *EMAcc, em EM, sampled bool) (float64, error) {
+//
+// On the sample's first half (onHalf) the rule at em.Tol ends the half's
+// passes, and the first pass on the whole sample after them is compared
+// with none and takes a plain M-step, as the first over every document.
+func (st *emState) step(acc *EMAcc, em EM, sampled, onHalf bool) (float64, error) {
 	if acc.Tokens == 0 {
 		if sampled {
 			return 0, fmt.Errorf("lda: EM: the sample of the documents (rate %.3g) has no tokens", st.rate)
@@ -556,18 +613,24 @@ func (st *emState) step(acc *EMAcc, em EM, sampled bool) (float64, error) {
 	}
 	bound := (acc.Bound + eta*sumLog(st.params.Beta)) / float64(acc.Tokens)
 	conv := false
-	if n := len(st.bounds); n > 0 {
+	// The first pass on the whole sample after its half's.
+	afterHalf := sampled && !onHalf && st.halfPasses > 0 && st.samplePasses == st.halfPasses
+	if n := len(st.bounds); n > 0 && !afterHalf {
 		// A fall after an over-relaxed step is the step's overshoot,
 		// which the plain step that follows corrects.
 		rel := (bound - st.bounds[n-1]) / math.Abs(st.bounds[n-1])
 		tol := em.Tol
-		if sampled {
+		if sampled && !onHalf {
 			tol = em.SampleTol
 		}
 		conv = rel < tol && (rel >= 0 || !st.relaxed(em))
 	}
 	firstFull := false
 	switch {
+	case onHalf:
+		st.samplePasses++
+		st.halfPasses++
+		st.halfDone = conv
 	case sampled:
 		st.samplePasses++
 		st.sampleDone = conv
@@ -577,14 +640,14 @@ func (st *emState) step(acc *EMAcc, em EM, sampled bool) (float64, error) {
 		// could not improve on the start), the ordinary stopping rule.
 		full := len(st.bounds) + 1 - st.samplePasses
 		firstFull = full == 1
-		gained := !st.undone || st.samplePasses > 2
+		gained := !st.undone && !st.halfUndone || st.keptSteps() > 0
 		st.done = (gained && full >= em.FullPasses) || (!firstFull && conv)
 	default:
 		st.done = conv
 	}
 	st.bounds = append(st.bounds, bound)
 	relax := 1.0
-	if st.relaxed(em) && !firstFull {
+	if st.relaxed(em) && !firstFull && !afterHalf {
 		relax = em.Relax
 	}
 	mStep(&st.params, acc, eta, em.FitAlpha, relax)

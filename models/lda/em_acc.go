@@ -477,6 +477,13 @@ func (a *EMAcc) Reset() {
 // the expected counts: the score of held-out documents. The sum is exact (as
 // EMAcc's Bound), so it does not depend on workers or batches.
 func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams) (bound float64, tokens int64, err error) {
+	return emBound(ctx, docs, workers, p, nil, false)
+}
+
+// emBound is EMBound with each document's E-step started from warm's
+// starts, where warm is not nil, and, with record, the starts it ends with
+// written as the next (warmStarts.expect; the caller swaps them).
+func emBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.Docs, error], workers int, p *TopicParams, warm *warmStarts, record bool) (bound float64, tokens int64, err error) {
 	if err := p.Check(); err != nil {
 		return 0, 0, err
 	}
@@ -502,7 +509,12 @@ func EMBound(ctx context.Context, docs func(context.Context) iter.Seq2[*stream.D
 					continue
 				}
 				q.tokens += l
-				bd := q.es.Expect(terms, counts)
+				var bd float64
+				if warm != nil {
+					bd = warm.expectFrom(q.es, b.Start+int64(i), terms, counts, record)
+				} else {
+					bd = q.es.Expect(terms, counts)
+				}
 				if math.IsNaN(bd) || math.IsInf(bd, 0) {
 					q.bad = bd
 					return

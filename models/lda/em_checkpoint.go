@@ -22,7 +22,7 @@ import (
 // it: a JSON header line (emHeader), then α (k float64) and the topics
 // word-major (d·k float64), little endian, bit for bit, then (when the
 // passes on the sample go on) the warm starts of the sample's documents
-// (warmStarts.write). The passes that follow a resumed one are those of an
+// and of the held-out sample's (warmStarts.write). The passes that follow a resumed one are those of an
 // uninterrupted fit, so the model is the same. The pass cap is not part of
 // the settings a checkpoint must share: a refinement resumed with a higher
 // cap continues. Within a pass, at most once every Checkpoint.Every, the
@@ -32,10 +32,13 @@ import (
 // pass has written for the documents of the batches it committed), and a
 // resumed pass continues after the batches they hold.
 //
-// Files of emCkptVersion 1 (no "version"; streamfit before the warm starts
-// were saved) are refused where the passes on the sample go on, since
-// their starts are lost and a cold start would change the model; elsewhere
-// they are read as before. A partial pass of version 1 is run again.
+// Files of an older version (1: no "version", streamfit before the warm
+// starts were saved; 2: before the passes on the sample's first half and
+// the held-out sample's warm starts) are
+// refused where the passes on the sample go on, since resumed they would
+// not give the model of an uninterrupted fit (version 1's starts are
+// lost; version 2's passes all ran on the whole sample); elsewhere they
+// are read as before. A partial pass of an older version is run again.
 type emCheckpoint struct {
 	path, partial string
 	run           string
@@ -43,7 +46,7 @@ type emCheckpoint struct {
 }
 
 // emCkptVersion is the version of em.ckpt and em.partial.
-const emCkptVersion = 2
+const emCkptVersion = 3
 
 // emPartial is the first line of em.partial: the pass, whether it runs in
 // halves and which half is running (the first half's statistics precede
@@ -73,27 +76,35 @@ type emHeader struct {
 	// held-out sample's bounds, whether the last was undone, and whether
 	// the parameters before the last M-step on the sample follow the
 	// topics (they may undo the next one).
-	SamplePasses int       `json:"sample_passes,omitempty"`
-	SampleDone   bool      `json:"sample_done,omitempty"`
-	HeldOut      []float64 `json:"held_out,omitempty"`
-	Undone       bool      `json:"undone,omitempty"`
-	Prev         bool      `json:"prev,omitempty"`
-	Gain         *float64  `json:"gain,omitempty"`
+	SamplePasses int  `json:"sample_passes,omitempty"`
+	SampleDone   bool `json:"sample_done,omitempty"`
+	// The passes on the sample's first half, whether they ended, and
+	// whether the last one's M-step was undone.
+	HalfPasses int       `json:"half_passes,omitempty"`
+	HalfDone   bool      `json:"half_done,omitempty"`
+	HalfUndone bool      `json:"half_undone,omitempty"`
+	HeldOut    []float64 `json:"held_out,omitempty"`
+	Undone     bool      `json:"undone,omitempty"`
+	Prev       bool      `json:"prev,omitempty"`
+	Gain       *float64  `json:"gain,omitempty"`
 	// The version (emCkptVersion; 0 before warm starts were saved), and
-	// the warm starts' documents (0: none follow) and their checksum.
-	Version  int    `json:"version,omitempty"`
-	WarmDocs int    `json:"warm_docs,omitempty"`
-	WarmKeys uint32 `json:"warm_keys,omitempty"`
+	// the warm starts' documents (0: none follow) and their checksum, the
+	// sample's and the held-out sample's (which follow the sample's).
+	Version      int    `json:"version,omitempty"`
+	WarmDocs     int    `json:"warm_docs,omitempty"`
+	WarmKeys     uint32 `json:"warm_keys,omitempty"`
+	HeldWarmDocs int    `json:"held_warm_docs,omitempty"`
+	HeldWarmKeys uint32 `json:"held_warm_keys,omitempty"`
 }
 
 // emResumed is what a loaded EM checkpoint holds beyond the state: its
 // version, and its warm starts, restored once the sample is in memory
 // (restoreWarm).
 type emResumed struct {
-	version  int
-	warmDocs int
-	warmKeys uint32
-	warm     []byte
+	version            int
+	warmDocs, heldDocs int
+	warmKeys, heldKeys uint32
+	warm               []byte
 }
 
 func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
@@ -118,16 +129,20 @@ func newEMCheckpoint(c *checkpointer, em EM) *emCheckpoint {
 }
 
 // save writes the state after a pass, with the warm starts for the next
-// pass (warm's cur; nil: none).
-func (c *emCheckpoint) save(st *emState, warm *warmStarts) error {
+// pass (warm's cur; nil: none) and for the held-out sample's next score
+// (held's cur; saved only with warm's).
+func (c *emCheckpoint) save(st *emState, warm, held *warmStarts) error {
 	p := &st.params
 	h := emHeader{Run: c.run, K: p.K, D: p.D, Bounds: st.bounds, Done: st.done, SamplePasses: st.samplePasses, SampleDone: st.sampleDone,
-		HeldOut: st.heldOut, Undone: st.undone, Prev: st.prevBeta != nil, Version: emCkptVersion}
+		HalfPasses: st.halfPasses, HalfDone: st.halfDone, HalfUndone: st.halfUndone, HeldOut: st.heldOut, Undone: st.undone, Prev: st.prevBeta != nil, Version: emCkptVersion}
 	if !math.IsNaN(st.gain) {
 		h.Gain = &st.gain
 	}
 	if warm != nil {
 		h.WarmDocs, h.WarmKeys = len(warm.done), warm.keys
+		if held != nil {
+			h.HeldWarmDocs, h.HeldWarmKeys = len(held.done), held.keys
+		}
 	}
 	if err := writeCheckpoint(c.path, h, func(w io.Writer) error {
 		vs := [][]float64{p.Alpha, p.Beta}
@@ -137,7 +152,10 @@ func (c *emCheckpoint) save(st *emState, warm *warmStarts) error {
 		if err := writeFloats(w, vs...); err != nil || warm == nil {
 			return err
 		}
-		return warm.write(w, &warm.cur, nil)
+		if err := warm.write(w, &warm.cur, nil); err != nil || h.HeldWarmDocs == 0 {
+			return err
+		}
+		return held.write(w, &held.cur, nil)
 	}); err != nil {
 		return err
 	}
@@ -154,6 +172,7 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 			return fmt.Errorf("checkpoint %s is of another fit: %q, this fit %q (use another directory, or remove it to start over)", c.path, h.Run, c.run)
 		}
 		st.bounds, st.done, st.samplePasses, st.sampleDone = h.Bounds, h.Done, h.SamplePasses, h.SampleDone
+		st.halfPasses, st.halfDone, st.halfUndone = h.HalfPasses, h.HalfDone, h.HalfUndone
 		st.heldOut, st.undone = h.HeldOut, h.Undone
 		if h.Gain != nil {
 			st.gain = *h.Gain
@@ -166,7 +185,7 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 		if err := readFloats(r, vs...); err != nil {
 			return fmt.Errorf("checkpoint %s is truncated: %v (remove it to start the refinement over)", c.path, err)
 		}
-		st.resumed = &emResumed{version: max(h.Version, 1), warmDocs: h.WarmDocs, warmKeys: h.WarmKeys}
+		st.resumed = &emResumed{version: max(h.Version, 1), warmDocs: h.WarmDocs, warmKeys: h.WarmKeys, heldDocs: h.HeldWarmDocs, heldKeys: h.HeldWarmKeys}
 		if h.WarmDocs > 0 {
 			var err error
 			if st.resumed.warm, err = io.ReadAll(r); err != nil {
@@ -177,29 +196,37 @@ func (c *emCheckpoint) load(st *emState) (bool, error) {
 	})
 }
 
-// checkVersion refuses a checkpoint of version 1 (no warm starts saved)
-// whose passes on the sample go on.
+// checkVersion refuses a checkpoint of an older version whose passes on
+// the sample go on.
 func (c *emCheckpoint) checkVersion(st *emState, em EM) error {
 	if st.resumed == nil || st.resumed.version >= emCkptVersion || !st.sampling(em) || st.samplePasses == 0 {
 		return nil
 	}
-	return fmt.Errorf("checkpoint %s was written by an older streamfit, which did not save the warm starts of the EM passes on the sample; resumed, the refinement would not give the model of an uninterrupted fit (remove it to start the EM passes over; the other passes' checkpoints are kept)", c.path)
+	why := "ran every EM pass on the sample over the whole sample"
+	if st.resumed.version < 2 {
+		why = "did not save the warm starts of the EM passes on the sample"
+	}
+	return fmt.Errorf("checkpoint %s was written by an older streamfit, which %s; resumed, the refinement would not give the model of an uninterrupted fit (remove it to start the EM passes over; the other passes' checkpoints are kept)", c.path, why)
 }
 
-// restoreWarm sets warm's starts for the next pass (cur) to those of the
-// checkpoint st was loaded from, if it saved any; they must be of the
-// same documents.
-func (c *emCheckpoint) restoreWarm(st *emState, warm *warmStarts) error {
+// restoreWarm sets warm's starts for the next pass (cur), and held's for
+// the held-out sample's next score, to those of the checkpoint st was
+// loaded from, if it saved any; they must be of the same documents.
+func (c *emCheckpoint) restoreWarm(st *emState, warm, held *warmStarts) error {
 	r := st.resumed
 	if r == nil || r.warmDocs == 0 {
 		return nil
 	}
 	st.resumed = nil
-	if r.warmDocs != len(warm.done) || r.warmKeys != warm.keys {
-		return fmt.Errorf("checkpoint %s holds the warm starts of another sample of the documents (%d documents, this fit's %d; use the same input and settings, or remove it to start the EM passes over)", c.path, r.warmDocs, len(warm.done))
+	if r.warmDocs != len(warm.done) || r.warmKeys != warm.keys || r.heldDocs != len(held.done) || r.heldDocs > 0 && r.heldKeys != held.keys {
+		return fmt.Errorf("checkpoint %s holds the warm starts of another sample of the documents (%d and %d held out, this fit's %d and %d; use the same input and settings, or remove it to start the EM passes over)", c.path, r.warmDocs, r.heldDocs, len(warm.done), len(held.done))
 	}
 	br := bytes.NewReader(r.warm)
-	if _, err := warm.read(br, &warm.cur); err != nil || br.Len() != 0 {
+	_, err := warm.read(br, &warm.cur)
+	if err == nil && r.heldDocs > 0 {
+		_, err = held.read(br, &held.cur)
+	}
+	if err != nil || br.Len() != 0 {
 		return fmt.Errorf("checkpoint %s: its warm starts do not read back (%v; remove it to start the EM passes over)", c.path, err)
 	}
 	return nil

@@ -104,6 +104,47 @@ func TestEMSample(t *testing.T) {
 	}
 }
 
+// TestEMSampleHalf checks the passes on the sample's first half: they come
+// first, each but the last raising the bound by at least the stopping
+// tolerance and the last by less (or they stop at half of the sample's
+// passes, rounded up); the held-out bound rises over them; the passes on
+// the whole sample follow; and a tolerance no pass meets leaves the half
+// exactly half of the sample's passes.
+func TestEMSampleHalf(t *testing.T) {
+	cc, cfg := sampledCorpus()
+	src, _ := corpus(t, cc)
+	for _, tol := range []float64{0, 1e-12} {
+		c := cfg
+		c.EM.Tol = tol
+		em := c.EM.withDefaults()
+		m, err := Fit(context.Background(), src, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, b := m.Fit.EM.Sample, m.Fit.EM.Bounds
+		if s == nil {
+			t.Fatalf("tol %g: no sample", tol)
+		}
+		h, cap := s.HalfPasses, (em.Passes-em.FullPasses+1)/2
+		t.Logf("tol %g: %d passes on the half, %d on the whole sample; bounds %.5v; held-out %.5v", tol, h, s.Passes-h, b, s.HeldOut)
+		if h < 1 || h > cap || s.Passes <= h || len(b) < s.Passes {
+			t.Fatalf("tol %g: %d passes on the half of %d on the sample (cap %d): want passes on the half, then on the whole sample", tol, h, s.Passes, cap)
+		}
+		if tol > 0 && tol < 1e-9 && h != cap {
+			t.Errorf("tol %g: %d passes on the half, want the cap %d", tol, h, cap)
+		}
+		for i := 1; i < h; i++ {
+			rel := (b[i] - b[i-1]) / math.Abs(b[i-1])
+			if last := i == h-1; last && h < cap && !(rel < em.Tol) || !last && rel < em.Tol && rel >= 0 {
+				t.Errorf("tol %g: the half's pass %d raised the bound by %.3g (tolerance %g) and the half's passes ended after %d", tol, i+1, rel, em.Tol, h)
+			}
+		}
+		if !(s.HeldOut[h] > s.HeldOut[0]) {
+			t.Errorf("tol %g: held-out bound %.5f after the half's passes, %.5f before", tol, s.HeldOut[h], s.HeldOut[0])
+		}
+	}
+}
+
 // TestEMFullGain checks the sample's learning curve, which decides whether
 // the passes over every document run, on corpora whose topics the model
 // cannot hold (drawn from 8, fitted with 4, as real text departs from LDA).
@@ -227,10 +268,12 @@ func m0(t *testing.T, src stream.DocSource, cfg Config) *models.Model {
 // already accurate (drawn from LDA itself), so that an M-step on the
 // sample lowers the held-out sample's bound and is undone. From a sample
 // far too small for the topics (a few dozen documents) it lowers it by
-// more than the tolerance: the passes over every document then follow the
-// ordinary stopping rule from EM's start, as a fit without a sample does,
-// bit for bit. From a larger one (a fortieth of the corpus) by less: EM's
-// start holds, and the refinement ends there.
+// more than the tolerance: the whole sample's passes follow (the first
+// were on its first half), its first M-step is undone too, and the passes
+// over every document then follow the ordinary stopping rule from EM's
+// start, as a fit without a sample does, bit for bit. From a larger one (a
+// fortieth of the corpus) by less: EM's start holds, and the refinement
+// ends there.
 func TestEMSampleUndo(t *testing.T) {
 	cc := synth.LDAConfig{Docs: 20000, Vocab: 300, K: 5, Alpha0: 1, DocLen: 60, Seed: 9, BatchRows: 500}
 	cfg := Config{K: 5, Alpha0: 1, Seed: 4, Workers: 2, Third: Explicit, EM: EM{Passes: 10, FitAlpha: true, Sample: 3000}}
@@ -244,8 +287,8 @@ func TestEMSampleUndo(t *testing.T) {
 		cfg.EM.Sample = c.sample
 		m, ev := fitAndEval(t, cc, cfg)
 		s := m.Fit.EM.Sample
-		if s == nil || !s.Undone || s.Passes != 2 {
-			t.Fatalf("sample of %d tokens: %+v: the first M-step on it was not undone", c.sample, s)
+		if s == nil || !s.Undone || s.Passes != map[bool]int{true: 2, false: 4}[c.holds] || s.HalfPasses != 2 {
+			t.Fatalf("sample of %d tokens: %+v: the first M-step on its half (and, too small, on the whole sample) was not undone", c.sample, s)
 		}
 		fall := (s.HeldOut[0] - s.HeldOut[1]) / -s.HeldOut[0]
 		t.Logf("sample of %d tokens: held-out bound fell by %.3g; %d passes, mean ℓ1 %.4f; EM over every document %.4f", c.sample, fall, m.Fit.EM.Passes, ev.MeanL1, evf.MeanL1)
@@ -266,23 +309,23 @@ func TestEMSampleUndo(t *testing.T) {
 			}
 			continue
 		}
-		got, want := m.Fit.EM.Bounds[2:], mf.Fit.EM.Bounds
+		got, want := m.Fit.EM.Bounds[s.Passes:], mf.Fit.EM.Bounds
 		if fall < cfg.EM.withDefaults().Tol || len(got) < 2 || got[0] != want[0] {
 			t.Errorf("sample of %d tokens: held-out fall %.3g; after it bounds %v, a fit without a sample %v", c.sample, fall, got, want)
 		}
 	}
 }
 
-// TestEMSampleCheckpointResume stops a sampled refinement in its second
-// pass on the sample and resumes it from the checkpoints: the model is the
-// uninterrupted one, bit for bit.
+// TestEMSampleCheckpointResume stops a sampled refinement in its first pass
+// on the whole sample (after two on its first half) and resumes it from the
+// checkpoints: the model is the uninterrupted one, bit for bit.
 func TestEMSampleCheckpointResume(t *testing.T) {
 	cc, cfg := sampledCorpus()
 	cfg.EM.Tol = 1e-12 // passes on the sample until the cap leaves one
 	cfg.EM.Passes = 4
 	src, _ := corpus(t, cc)
 	resumeAfterCancel(t, src, cfg, func(p Progress) bool {
-		return p.Stage == "em-sample" && p.Pass == 4 && p.Docs >= 400
+		return p.Stage == "em-sample" && p.Pass == 5 && p.Docs >= 400
 	}, nil)
 }
 

@@ -143,7 +143,7 @@ func EMStep(m *models.Model, st *EMStats, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if _, err := state.step(st.Acc, em, false); err != nil {
+	if _, err := state.step(st.Acc, em, false, false); err != nil {
 		return err
 	}
 	m.Fit.Passes++

@@ -73,7 +73,8 @@ func readEMCheckpoint(t *testing.T, path string) (emHeader, []float64, []byte) {
 // checkpoints: a sampled fit with checkpoints (saved after every batch)
 // gives the model of the same fit without them (2 workers), with 1 and 3;
 // the EM checkpoint between two passes on the sample holds the starts the
-// last pass ended with (most documents have some); and those starts are
+// last pass ended with (after a pass on the sample's first half, its
+// documents'; after one on the whole sample, nearly all); and those starts are
 // used: a fit resumed from that checkpoint with them emptied gives another
 // model (cold starts), while with them intact it gives the uninterrupted
 // model.
@@ -84,8 +85,8 @@ func TestWarmStartsCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := ref.Fit.EM.Sample; s == nil || s.Passes != 4 || ref.Fit.EM.Passes != 5 || s.FullGain == nil {
-		t.Fatalf("EM record %+v, sample %+v: want 4 passes on the sample, the learning curve, 1 over all", ref.Fit.EM, s)
+	if s := ref.Fit.EM.Sample; s == nil || s.Passes != 4 || s.HalfPasses != 2 || ref.Fit.EM.Passes != 5 || s.FullGain == nil {
+		t.Fatalf("EM record %+v, sample %+v: want 4 passes on the sample (2 on its first half), the learning curve, 1 over all", ref.Fit.EM, s)
 	}
 	for _, workers := range []int{1, 3} {
 		c := cfg
@@ -93,19 +94,25 @@ func TestWarmStartsCheckpoint(t *testing.T) {
 		c.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "corpus", Every: -1}
 		var saved []int // the warm starts' documents with starts in em.ckpt, at each sample pass's end
 		c.Progress = func(p Progress) {
-			if p.Stage != "em-sample" || !p.Done || p.Pass < 4 {
+			if !strings.HasPrefix(p.Stage, "em-sample") || !p.Done || p.Pass < 4 {
 				return
 			}
 			// em.ckpt is of the pass before this one.
 			h, _, warm := readEMCheckpoint(t, filepath.Join(c.Checkpoint.Dir, "em.ckpt"))
-			if h.Version != emCkptVersion || int64(h.WarmDocs) != p.Docs {
-				t.Errorf("%d workers, pass %d: em.ckpt of version %d with the starts of %d documents, want %d, the sample's", workers, p.Pass, h.Version, h.WarmDocs, p.Docs)
+			if h.Version != emCkptVersion || h.WarmDocs != 1018 {
+				t.Errorf("%d workers, pass %d: em.ckpt of version %d with the starts of %d documents, want the sample's 1018", workers, p.Pass, h.Version, h.WarmDocs)
 			}
-			with := 0
-			for i := 0; i < len(warm); i += 1 + 8*int(warm[i]) {
-				if warm[i] > 0 {
+			with, held := 0, 0
+			for i, d := 0, 0; i < len(warm); i, d = i+1+8*int(warm[i]), d+1 {
+				switch {
+				case d >= h.WarmDocs:
+					held++
+				case warm[i] > 0:
 					with++
 				}
+			}
+			if held != h.HeldWarmDocs || held == 0 {
+				t.Errorf("%d workers, pass %d: em.ckpt holds the warm starts of %d held-out documents, its header says %d", workers, p.Pass, held, h.HeldWarmDocs)
 			}
 			saved = append(saved, with)
 		}
@@ -116,13 +123,13 @@ func TestWarmStartsCheckpoint(t *testing.T) {
 		if !sameFit(m, ref) {
 			t.Errorf("%d workers with checkpoints: the model differs from the one without", workers)
 		}
-		t.Logf("%d workers: the sample's documents with warm starts in em.ckpt after its passes 1–3: %v", workers, saved)
+		t.Logf("%d workers: the sample's documents with warm starts in em.ckpt after its passes 1–3 (1–2 on its first half): %v", workers, saved)
 		if len(saved) != 3 {
 			t.Fatalf("%d workers: em.ckpt read after %d passes on the sample, want 3", workers, len(saved))
 		}
-		for _, n := range saved {
-			if n < 900 {
-				t.Errorf("%d workers: %v documents with warm starts in em.ckpt, want nearly all of the sample's 1018", workers, saved)
+		for i, n := range saved {
+			if i < 2 && (n < 300 || n > 700) || i == 2 && n < 900 {
+				t.Errorf("%d workers: %v documents with warm starts in em.ckpt, want about half of the sample's 1018 after the passes on its first half, nearly all after one on the whole sample", workers, saved)
 			}
 		}
 	}
@@ -131,7 +138,7 @@ func TestWarmStartsCheckpoint(t *testing.T) {
 	// holds the second's ends.
 	c := cfg
 	c.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "corpus", Every: -1}
-	stopBetween := func(p Progress) bool { return p.Stage == "em-sample" && p.Pass == 4 && p.Done }
+	stopBetween := func(p Progress) bool { return p.Stage == "em-sample-half" && p.Pass == 4 && p.Done }
 	cancelled(t, src, c, stopBetween)
 	path := filepath.Join(c.Checkpoint.Dir, "em.ckpt")
 	h, vs, warm := readEMCheckpoint(t, path)
@@ -153,8 +160,9 @@ func TestWarmStartsCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The starts emptied (every document's E-step cold): another model.
-	rewrite(h, make([]byte, h.WarmDocs))
+	// The starts emptied (every document's E-step cold, the held-out
+	// sample's too): another model.
+	rewrite(h, make([]byte, h.WarmDocs+h.HeldWarmDocs))
 	cold, err := fitNoTime(t, ctx, src, c)
 	if err != nil {
 		t.Fatal(err)
@@ -165,12 +173,19 @@ func TestWarmStartsCheckpoint(t *testing.T) {
 	// An older streamfit's checkpoint (no version, no starts) is refused
 	// while the passes on the sample go on.
 	old := h
-	old.Version, old.WarmDocs, old.WarmKeys = 0, 0, 0
+	old.Version, old.WarmDocs, old.WarmKeys, old.HeldWarmDocs, old.HeldWarmKeys = 0, 0, 0, 0, 0
 	os.RemoveAll(c.Checkpoint.Dir)
 	cancelled(t, src, c, stopBetween)
 	rewrite(old, nil)
 	if _, err := Fit(ctx, src, c); err == nil || !strings.Contains(err.Error(), "older streamfit") || !strings.Contains(err.Error(), path) {
 		t.Errorf("em.ckpt without warm starts resumed: %v", err)
+	}
+	// So is one of version 2, whose passes all ran on the whole sample.
+	old = h
+	old.Version = 2
+	rewrite(old, warm)
+	if _, err := Fit(ctx, src, c); err == nil || !strings.Contains(err.Error(), "whole sample") || !strings.Contains(err.Error(), path) {
+		t.Errorf("em.ckpt of version 2 resumed: %v", err)
 	}
 	// Intact, the uninterrupted model.
 	if err := os.WriteFile(path, good, 0o644); err != nil {
@@ -198,7 +213,9 @@ func cancelled(t *testing.T, src *synth.Corpus, cfg Config, stop func(Progress) 
 }
 
 // TestWarmStartsResume stops a checkpointed sampled fit at several points
-// — within either half of a pass on the sample (the partial pass saved
+// — within a pass on the sample's first half, between those and the
+// passes on the whole sample, within either half of a pass on the whole
+// sample (the partial pass saved
 // after every batch, with the warm starts of the documents committed),
 // between two passes, within the last pass on the sample (whose halves the
 // learning curve reads), within the pass over every document — and
@@ -217,14 +234,16 @@ func TestWarmStartsResume(t *testing.T) {
 		pass    int   // stopped in this pass
 		docs    int64 // after this many of its documents (0: at its end)
 		half    int   // the half em.partial holds (-1: none)
+		halves  bool  // the pass runs in halves
 		workers int
 	}{
-		{"first pass on the sample, first half", 3, 200, 0, 1},
-		{"second pass on the sample, second half", 4, 700, 1, 3},
-		{"between the third and fourth pass", 5, 0, -1, 3},
-		{"last pass on the sample, first half", 6, 300, 0, 3},
-		{"last pass on the sample, second half", 6, 900, 1, 1},
-		{"pass over every document", 7, 3000, 0, 3},
+		{"first pass, on the sample's first half", 3, 200, 0, false, 1},
+		{"second pass on the sample's first half", 4, 300, 0, false, 3},
+		{"between the passes on the first half and on the whole sample", 4, 0, -1, false, 3},
+		{"first pass on the whole sample, second half", 5, 700, 1, true, 3},
+		{"last pass on the sample, first half", 6, 300, 0, true, 3},
+		{"last pass on the sample, second half", 6, 900, 1, true, 1},
+		{"pass over every document", 7, 3000, 0, false, 3},
 	} {
 		cc := cfg
 		cc.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "corpus", Every: -1}
@@ -238,7 +257,7 @@ func TestWarmStartsResume(t *testing.T) {
 			t.Fatal(err)
 		case c.half < 0 && h.Pass != 0:
 			t.Errorf("%s: em.partial of pass %d left between passes", c.name, h.Pass)
-		case c.half >= 0 && (h.Pass != c.pass-2 || h.Half != c.half || h.Halves != (c.pass < 7) || (h.WarmDocs == sample) != (c.pass < 7)):
+		case c.half >= 0 && (h.Pass != c.pass-2 || h.Half != c.half || h.Halves != c.halves || (h.WarmDocs == sample) != (c.pass < 7)):
 			t.Errorf("%s: em.partial %+v, want EM pass %d, half %d", c.name, h, c.pass-2, c.half)
 		}
 		cc.Workers = c.workers

@@ -278,23 +278,26 @@ const (
 
 // EMCost is the predicted CPU of the EM passes: PassSeconds for a pass over
 // every document and SampleSeconds for one on the sample of a larger
-// corpus (with the held-out sample's score), and the passes of each kind
-// the prediction assumes. On the real corpora measured the stopping
+// corpus (with the held-out sample's score; HalfSeconds on the sample's
+// first half), and the passes of each kind the prediction assumes
+// (SamplePasses counts the HalfPasses). On the real corpora measured the stopping
 // rule took 4 to 6 passes; on data drawn from LDA itself 2.
 type EMCost struct {
 	PassSeconds   float64 `json:"pass_seconds"`
 	Passes        int     `json:"passes"`
 	SampleSeconds float64 `json:"sample_seconds,omitempty"`
 	SamplePasses  int     `json:"sample_passes,omitempty"`
+	HalfSeconds   float64 `json:"half_seconds,omitempty"`
+	HalfPasses    int     `json:"half_passes,omitempty"`
 }
 
 // Seconds is the CPU of full passes over every document and sample passes
-// on the sample.
-func (e *EMCost) Seconds(full, sample int) float64 {
+// on the sample, the first half of them on its first half.
+func (e *EMCost) Seconds(full, sample, half int) float64 {
 	if e == nil || full+sample == 0 {
 		return 0
 	}
-	return float64(full)*e.PassSeconds + float64(sample)*e.SampleSeconds
+	return float64(full)*e.PassSeconds + float64(sample-half)*e.SampleSeconds + float64(half)*e.HalfSeconds
 }
 
 // typicalEMPasses is the number of EM passes a plan assumes: the middle of
@@ -339,7 +342,11 @@ func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 	// curve may skip.
 	held := rate * heldOutShare
 	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held))
+	c.HalfSeconds = pass(docs*(rate/2+held), nnz*(rate/2+held))
 	c.SamplePasses = em.Passes - max(em.FullPasses, 0)
+	// The half's passes are capped at half of them (rounded up), where
+	// the stopping rule usually ends them too (em_sample.go).
+	c.HalfPasses = (c.SamplePasses + 1) / 2
 	c.PassSeconds = pass(docs, nnz) + read
 	c.Passes = max(em.FullPasses, 0)
 	return c
@@ -717,7 +724,7 @@ func (c Cost) line() string {
 	s := fmt.Sprintf("%s + %d contractions, %s, peak %s", passes, c.Contractions, cpu, bytesStr(c.PeakBytes))
 	if e := c.EM; e != nil && c.CPUSeconds >= 0 {
 		if e.SamplePasses > 0 {
-			s += fmt.Sprintf("; EM (included) %d passes on a sample ≈%s each and %d over all ≈%s each", e.SamplePasses, seconds(e.SampleSeconds), e.Passes, seconds(e.PassSeconds))
+			s += fmt.Sprintf("; EM (included) %d passes on a sample (%d on its half ≈%s each, %d ≈%s each) and %d over all ≈%s each", e.SamplePasses, e.HalfPasses, seconds(e.HalfSeconds), e.SamplePasses-e.HalfPasses, seconds(e.SampleSeconds), e.Passes, seconds(e.PassSeconds))
 		} else {
 			s += fmt.Sprintf("; EM (included) %d passes ≈%s each", e.Passes, seconds(e.PassSeconds))
 		}
@@ -771,12 +778,13 @@ func bytesStr(b int64) string {
 	return fmt.Sprintf("%.1fTiB", f)
 }
 
-// passes is the passes over all and on the sample the prediction assumes.
-func (e *EMCost) passes() (full, sample int) {
+// passes is the passes over all, on the sample and on its half the
+// prediction assumes.
+func (e *EMCost) passes() (full, sample, half int) {
 	if e == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return e.Passes, e.SamplePasses
+	return e.Passes, e.SamplePasses, e.HalfPasses
 }
 
 // Taken is the plan's prediction for the passes fit m took (a model p
@@ -791,16 +799,16 @@ func (p *Plan) Taken(m *models.Model) float64 {
 	if c.CPUSeconds < 0 {
 		return -1
 	}
-	full, sample := 0, 0
+	full, sample, half := 0, 0, 0
 	if em := m.Fit.EM; em != nil {
 		full = em.Passes
 		if em.Sample != nil {
-			sample = em.Sample.Passes
+			sample, half = em.Sample.Passes, em.Sample.HalfPasses
 			full -= sample
 		}
 	}
 	spectral := m.Fit.Passes - full - sample
-	return c.pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample)
+	return c.pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample, half)
 }
 
 // decodeNS is the cost per entry of decoding a source of format, by its

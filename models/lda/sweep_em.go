@@ -122,7 +122,7 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 			return err
 		}
 		for _, i := range run {
-			bound, err := states[i].step(accs[i], em, false)
+			bound, err := states[i].step(accs[i], em, false, false)
 			if err != nil {
 				return err
 			}
