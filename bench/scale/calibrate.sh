@@ -8,7 +8,7 @@
 #
 # The stages are pass<N>-second-moment (the first is the sketch, a later one
 # the power pass), pass<N>-third-moment, pass<N>-em, pass<N>-em-sample,
-# em-held-out, and the solve's (moments, whitening, decompose, solve); the
+# pass<N>-em-sample-half (a pass on the sample's first half), em-held-out, and the solve's (moments, whitening, decompose, solve); the
 # stage "total" is the whole process's user + system seconds (GNU time).
 #
 # Usage: bench/scale/calibrate.sh OUT.tsv CORPUS:K[,K...]...

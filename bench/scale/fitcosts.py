@@ -73,6 +73,10 @@ def main(paths):
             elif kind == "em-sample":
                 s = rate * (1 + HELD)
                 eqs["em"].append(([z * k * s, z * s, n * k * s, z * rate / count[kind]], per, key))
+            elif kind == "em-sample-half":
+                # A pass on the sample's first half (models/lda/em_sample.go).
+                s = rate * (0.5 + HELD)
+                eqs["em"].append(([z * k * s, z * s, n * k * s, 0], per, key))
     names = {
         "pair": ["nsPerNNZ", "nsPerNNZCol", "nsPerDoc"],
         "power": ["nsPerNNZ(power)", "nsPerNNZCol(power)", "nsPerDoc(power)"],

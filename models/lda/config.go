@@ -220,7 +220,8 @@ type Progress struct {
 	Done    bool
 	Elapsed time.Duration
 	// Bound is, on the last call of an EM pass (Stage "em", or "em-sample"
-	// for a pass on the sample of a large corpus's documents), the training
+	// for a pass on the sample of a large corpus's documents, or
+	// "em-sample-half" on that sample's first half), the training
 	// bound per token the pass measured for the parameters it started from
 	// (over the sample's tokens for a pass on the sample).
 	Bound float64

@@ -25,11 +25,11 @@ func TestPlanCalibration(t *testing.T) {
 	}
 	defer f.Close()
 	type fit struct {
-		d, k                 int
-		docs, nnz, tokens    int64
-		format               string
-		spectral, full, samp int
-		total                float64
+		d, k                       int
+		docs, nnz, tokens          int64
+		format                     string
+		spectral, full, samp, half int
+		total                      float64
 	}
 	fits := map[string]*fit{}
 	var order []string
@@ -63,6 +63,9 @@ func TestPlanCalibration(t *testing.T) {
 			x.spectral++
 		case strings.HasSuffix(stage, "-em-sample"):
 			x.samp++
+		case strings.HasSuffix(stage, "-em-sample-half"):
+			x.samp++
+			x.half++
 		case strings.HasSuffix(stage, "-em"):
 			x.full++
 		}
@@ -77,7 +80,7 @@ func TestPlanCalibration(t *testing.T) {
 		}
 		em := &models.EMStats{Passes: x.full + x.samp}
 		if x.samp > 0 {
-			em.Sample = &models.EMSample{Passes: x.samp}
+			em.Sample = &models.EMSample{Passes: x.samp, HalfPasses: x.half}
 		}
 		m := &models.Model{Fit: &models.FitStats{Passes: x.spectral + x.full + x.samp, EM: em}}
 		got := p.Taken(m)
