@@ -264,7 +264,7 @@ func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda
 			last = pr.Elapsed
 		}
 		bound := ""
-		if emPassStage(pr.Stage) {
+		if pr.EMPass() {
 			bound = fmt.Sprintf("; bound %.5f per token", pr.Bound)
 		}
 		e.passLine(p, model, pr.Pass, stageOf(pr), took, pr.Elapsed, pr.Docs, "documents", bound)
@@ -287,19 +287,12 @@ func planVersusMeasured(model string, plan *lda.Plan, m *models.Model, cpu0 time
 // passShare is ", N% of the pass, ETA T" for a pass over every document
 // (docs of them; < 0 unknown) that has run for took, or "".
 func passShare(pr lda.Progress, docs int64, took time.Duration) string {
-	if docs <= 0 || pr.Done || pr.Docs <= 0 || pr.Stage == "solve" || emPassStage(pr.Stage) && pr.Stage != "em" {
+	if docs <= 0 || pr.Done || pr.Docs <= 0 || pr.Stage == "solve" || pr.OnSample() {
 		return ""
 	}
 	frac := min(float64(pr.Docs)/float64(docs), 1)
 	eta := time.Duration(float64(took) * (1 - frac) / frac).Round(time.Second)
 	return fmt.Sprintf(", %.0f%% of the pass, ETA %s", 100*frac, eta)
-}
-
-// emPassStage reports whether an LDA fit's stage is an EM pass, whose last
-// progress call carries its bound: over every document, on the sample, or
-// on the sample's first half.
-func emPassStage(stage string) bool {
-	return stage == "em" || stage == "em-sample" || stage == "em-sample-half"
 }
 
 // stageOf is a pass's stage as the progress lines name it, with the k of
@@ -314,7 +307,7 @@ func stageOf(pr lda.Progress) string {
 // ldaStage names an LDA fit's stage for the progress line.
 func ldaStage(pr lda.Progress) string {
 	switch {
-	case emPassStage(pr.Stage) && pr.Done:
+	case pr.EMPass() && pr.Done:
 		return fmt.Sprintf("pass %d (%s): bound %.5f per token", pr.Pass, stageOf(pr), pr.Bound)
 	case pr.Stage != "solve":
 		return fmt.Sprintf("pass %d (%s)", pr.Pass, stageOf(pr))

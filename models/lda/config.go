@@ -219,12 +219,32 @@ type Progress struct {
 	// Done is set on the last call of a pass.
 	Done    bool
 	Elapsed time.Duration
-	// Bound is, on the last call of an EM pass (Stage "em", or "em-sample"
-	// for a pass on the sample of a large corpus's documents, or
-	// "em-sample-half" on that sample's first half), the training
+	// Bound is, on the last call of an EM pass (EMPass), the training
 	// bound per token the pass measured for the parameters it started from
 	// (over the sample's tokens for a pass on the sample).
 	Bound float64
+}
+
+// The stages of the EM passes (Progress.Stage): a pass over every
+// document, one on the seeded sample of a large corpus's documents, and
+// one on that sample's first half (em_sample.go).
+const (
+	StageEM           = "em"
+	StageEMSample     = "em-sample"
+	StageEMSampleHalf = "em-sample-half"
+)
+
+// EMPass reports whether p is of an EM pass, whose last call carries its
+// Bound.
+func (p Progress) EMPass() bool {
+	return p.Stage == StageEM || p.OnSample()
+}
+
+// OnSample reports whether p is of an EM pass on the sample of a large
+// corpus's documents (or its first half), whose documents are a share of
+// the corpus's.
+func (p Progress) OnSample() bool {
+	return p.Stage == StageEMSample || p.Stage == StageEMSampleHalf
 }
 
 // withDefaults validates cfg against a vocabulary of d words.

@@ -269,12 +269,19 @@ func (st *emState) undo() {
 	st.undone, st.sampleDone = true, true
 }
 
+// samplePasses is the most passes the cap leaves the sample: room for
+// FullPasses passes over every document after them.
+func (e EM) samplePasses() int { return e.Passes - max(e.FullPasses, 0) }
+
+// halfPasses is the most of the sample's passes that run on its first
+// half: half of them, rounded up (em_sample.go).
+func (e EM) halfPasses() int { return (e.samplePasses() + 1) / 2 }
+
 // onHalf reports whether the next pass, on the sample (sampled), runs on
-// its first half alone: the half's passes have not ended, they leave at
-// least half the passes the cap allows on the sample to the whole sample,
-// and docs can cut the sample in two.
+// its first half alone: the half's passes have not ended nor reached
+// em.halfPasses, and docs can cut the sample in two.
 func (st *emState) onHalf(docs *emDocs, sampled bool, em EM) bool {
-	return sampled && !st.halfDone && st.halfPasses < (em.Passes-max(em.FullPasses, 0)+1)/2 && docs.halvable()
+	return sampled && !st.halfDone && st.halfPasses < em.halfPasses() && docs.halvable()
 }
 
 // keptSteps counts the M-steps on the sample that were kept: a pass that
@@ -295,7 +302,7 @@ func (st *emState) keptSteps() int {
 // sampled, the sample's passes have not converged, and the cap leaves
 // room for em.FullPasses passes after it.
 func (st *emState) sampling(em EM) bool {
-	return st.rate < 1 && !st.sampleDone && len(st.bounds) < em.Passes-max(em.FullPasses, 0)
+	return st.rate < 1 && !st.sampleDone && len(st.bounds) < em.samplePasses()
 }
 
 // refine runs the EM passes of cfg.EM on m (the spectral fit) over src and
@@ -374,12 +381,12 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 			half = NewEMAcc(m.D, m.K)
 		}
 		pass := track.begin()
-		label := "em"
+		label := StageEM
 		switch {
 		case onHalf:
-			label = "em-sample-half"
+			label = StageEMSampleHalf
 		case sampled:
-			label = "em-sample"
+			label = StageEMSample
 		}
 		onBatch := func(n int) { track.report(pass, label, n, false) }
 		acc, first, err := runEMPass(ctx, emPassRun{docs: docs, sampled: sampled, onHalf: onHalf, halves: halves, fresh: fresh, half: half, warm: fresh.warm,
@@ -454,8 +461,8 @@ func refine(ctx context.Context, src stream.DocSource, m *models.Model, cfg Conf
 }
 
 // emPassRun is one batch EM pass of refine: over the sample (sampled; its
-// first half alone when onHalf) or every document, in halves (the first half's statistics in half, the
-// whole pass's returned), with the warm starts warm (nil: cold), saving
+// first half alone when onHalf) or every document, in halves (the first
+// half's statistics in half, the whole pass's returned), with the warm starts warm (nil: cold), saving
 // and resuming its statistics in ck (nil: none) as pass number pass.
 type emPassRun struct {
 	docs                    *emDocs
@@ -546,12 +553,8 @@ func (st *emState) checkHeldOut(ctx context.Context, held func(context.Context) 
 	var bound float64
 	var tokens int64
 	if err := stage(ctx, "em-held-out", func(ctx context.Context) (err error) {
-		if warm == nil {
-			bound, tokens, err = EMBound(ctx, held, workers, &st.params)
-			return err
-		}
-		warm.begin()
-		if bound, tokens, err = emBound(ctx, held, workers, &st.params, warm, true); err == nil {
+		bound, tokens, err = emBound(ctx, held, workers, &st.params, warm, true)
+		if err == nil && warm != nil {
 			warm.swap()
 		}
 		return err

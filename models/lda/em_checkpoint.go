@@ -22,8 +22,9 @@ import (
 // it: a JSON header line (emHeader), then α (k float64) and the topics
 // word-major (d·k float64), little endian, bit for bit, then (when the
 // passes on the sample go on) the warm starts of the sample's documents
-// and of the held-out sample's (warmStarts.write). The passes that follow a resumed one are those of an
-// uninterrupted fit, so the model is the same. The pass cap is not part of
+// and of the held-out sample's (warmStarts.write). The passes that follow
+// a resumed one are those of an uninterrupted fit, so the model is the
+// same. The pass cap is not part of
 // the settings a checkpoint must share: a refinement resumed with a higher
 // cap continues. Within a pass, at most once every Checkpoint.Every, the
 // pass's statistics so far are saved as em.partial (a JSON line emPartial,

@@ -130,7 +130,7 @@ func refineOnline(ctx context.Context, src stream.DocSource, m *models.Model, st
 	acc := NewEMAcc(m.D, m.K)
 	for len(st.bounds) < em.Passes && !st.done {
 		pass := track.begin()
-		label := "em"
+		label := StageEM
 		var bound float64
 		if err := stage(ctx, passLabel(pass, label), func(ctx context.Context) error {
 			var err error

@@ -27,9 +27,9 @@ import (
 // other batch of it in memory), until their bound rises by less than
 // EM.Tol in a pass, the rule that would end passes over every document,
 // or they have taken half (rounded up) of the passes the cap leaves the
-// sample: the first M-steps from the start move far, and half the sample measures
-// those moves as well at half the E-steps, as the sample measures them
-// for the corpus. The passes on the whole sample follow; the first of them
+// sample (EM.halfPasses): the first M-steps from the start move far, and
+// half the sample measures those moves as well at half the E-steps, as
+// the sample measures them for the corpus. The passes on the whole sample follow; the first of them
 // is compared with none of the half's (whose bound is of other documents)
 // and takes a plain M-step. A half's M-step that lowered the held-out
 // bound is undone and ends the half's passes, not the sample's (but where

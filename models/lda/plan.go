@@ -280,8 +280,8 @@ const (
 // every document and SampleSeconds for one on the sample of a larger
 // corpus (with the held-out sample's score; HalfSeconds on the sample's
 // first half), and the passes of each kind the prediction assumes
-// (SamplePasses counts the HalfPasses). On the real corpora measured the stopping
-// rule took 4 to 6 passes; on data drawn from LDA itself 2.
+// (SamplePasses counts the HalfPasses). On the real corpora measured the
+// stopping rule took 4 to 6 passes; on data drawn from LDA itself 2.
 type EMCost struct {
 	PassSeconds   float64 `json:"pass_seconds"`
 	Passes        int     `json:"passes"`
@@ -343,10 +343,9 @@ func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 	held := rate * heldOutShare
 	c.SampleSeconds = pass(docs*(rate+held), nnz*(rate+held))
 	c.HalfSeconds = pass(docs*(rate/2+held), nnz*(rate/2+held))
-	c.SamplePasses = em.Passes - max(em.FullPasses, 0)
-	// The half's passes are capped at half of them (rounded up), where
-	// the stopping rule usually ends them too (em_sample.go).
-	c.HalfPasses = (c.SamplePasses + 1) / 2
+	// The half's passes at their cap, where the stopping rule usually
+	// ends them too (em_sample.go).
+	c.SamplePasses, c.HalfPasses = em.samplePasses(), em.halfPasses()
 	c.PassSeconds = pass(docs, nnz) + read
 	c.Passes = max(em.FullPasses, 0)
 	return c

@@ -106,14 +106,14 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 	}
 	for run := active(); len(run) > 0; run = active() {
 		pass := track.begin()
-		label := passLabel(pass, "em")
+		label := passLabel(pass, StageEM)
 		err := stage(ctx, label, func(ctx context.Context) error {
 			return teePass(ctx, read, len(run), func(ctx context.Context, r int, batches func(context.Context) iter.Seq2[*stream.Docs, error]) error {
 				i := run[r]
 				accs[i].Reset()
 				var onBatch func(int)
 				if r == 0 {
-					onBatch = func(n int) { track.report(pass, "em", n, false) }
+					onBatch = func(n int) { track.report(pass, StageEM, n, false) }
 				}
 				return accs[i].Pass(ctx, batches, cfg.Workers, &states[i].params, onBatch)
 			})
@@ -129,7 +129,7 @@ func sharedEM(ctx context.Context, src stream.DocSource, ms []*models.Model, sta
 			if track.hook != nil {
 				acc := accs[i]
 				track.send(func() Progress {
-					return Progress{Pass: pass, Stage: "em", Docs: acc.Docs + acc.Empty, Done: true, Bound: bound, K: ms[i].K}
+					return Progress{Pass: pass, Stage: StageEM, Docs: acc.Docs + acc.Empty, Done: true, Bound: bound, K: ms[i].K}
 				})
 			}
 			if onEM != nil {
