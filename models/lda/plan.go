@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/internal/cpuspeed"
 	"github.com/streamfit/streamfit/internal/sysinfo"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
@@ -53,7 +54,17 @@ type Plan struct {
 	// Revised is set in a plan revised after the whitening (Revise): the
 	// first sketch did not decay and the fit took the power pass.
 	Revised bool `json:"revised,omitempty"`
+	// CPUScale is this machine's speed against the machine the cost model
+	// was fitted on, measured by a probe of about 50 ms (2: its work takes
+	// twice the CPU there); the predicted CPU seconds include it, the
+	// choice of representation does not (it compares the reference
+	// machine's figures, so that the same input gives the same plan).
+	CPUScale float64 `json:"cpu_scale"`
 }
+
+// machineCPU is the CPU scale of the machine (cpuspeed.Factor); a test of
+// the cost model against recorded costs sets it to 1.
+var machineCPU = cpuspeed.Factor
 
 // PlanRecord is what model.json keeps of a fit's plan (fit.plan): the
 // representation, whether the plan chose it, the solver and the sketch's
@@ -114,6 +125,9 @@ type Cost struct {
 	// they keep in memory, which a sweep's models share; base is what
 	// PeakBytes adds to the live bytes (the process, batches in flight).
 	emModel, emDocs, base float64
+	// refSeconds is CPUSeconds on the reference machine (before
+	// scaleCPU), which the choice of representation compares.
+	refSeconds float64
 	// PeakBytes is the predicted peak resident memory (VmHWM); DiskBytes
 	// the temporary disk space.
 	PeakBytes int64 `json:"peak_bytes"`
@@ -377,6 +391,13 @@ func planFit(info stream.Info, tokens int64, cfg Config) (*Plan, error) {
 	for _, t := range []Third{Explicit, Rows, Sketch} {
 		p.Options = append(p.Options, p.cost(cfg, t))
 	}
+	p.CPUScale = 1
+	if p.Docs >= 0 {
+		p.CPUScale = machineCPU()
+		for i := range p.Options {
+			p.Options[i].scaleCPU(p.CPUScale)
+		}
+	}
 	if cfg.Third != Auto {
 		p.Third, p.Reason = cfg.Third, "chosen by the caller"
 	} else {
@@ -427,7 +448,7 @@ func (p *Plan) choose() (Third, string) {
 	ex, rows, sk := by[Explicit], by[Rows], by[Sketch]
 	switch {
 	case ex.Fits && rows.Fits:
-		if rows.CPUSeconds >= 0 && rows.CPUSeconds < ex.CPUSeconds {
+		if rows.CPUSeconds >= 0 && rows.refSeconds < ex.refSeconds {
 			return Rows, fmt.Sprintf("both exact representations fit; the rows on disk are predicted faster (%s vs %s)", seconds(rows.CPUSeconds), seconds(ex.CPUSeconds))
 		}
 		return Explicit, "the packed k×k×k tensor fits the memory budget and is the fastest exact representation"
@@ -617,6 +638,20 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	return c
 }
 
+// scaleCPU multiplies c's predicted CPU times by f, the machine's CPU scale.
+func (c *Cost) scaleCPU(f float64) {
+	c.refSeconds = c.CPUSeconds
+	if c.CPUSeconds < 0 {
+		return
+	}
+	c.CPUSeconds *= f
+	c.CPUSecondsPower *= f
+	c.pass, c.power, c.fixed = f*c.pass, f*c.power, f*c.fixed
+	if e := c.EM; e != nil {
+		e.PassSeconds, e.SampleSeconds, e.HalfSeconds = f*e.PassSeconds, f*e.SampleSeconds, f*e.HalfSeconds
+	}
+}
+
 // sketchSize returns the sketch length and count of cfg: its own when set,
 // else DefaultSketch.
 func (cfg Config) sketchSize() (b, count int) {
@@ -692,6 +727,9 @@ func (p *Plan) String() string {
 		how = "forced"
 	}
 	fmt.Fprintf(&s, "plan: %s third moment (%s), solver %s; k=%d, %d words, %s, memory budget %s\n", p.Third, how, p.Solver, p.K, p.D, docs, bytesStr(p.Memory))
+	if p.CPUScale != 1 && p.CPUScale > 0 {
+		fmt.Fprintf(&s, "  CPU at this machine's speed: %.2g× the cost model's reference machine (a probe of its GEMMs and scattered work)\n", p.CPUScale)
+	}
 	fmt.Fprintf(&s, "  why: %s\n", p.Reason)
 	for _, c := range p.Options {
 		mark := " "

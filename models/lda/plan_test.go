@@ -408,3 +408,40 @@ func TestPlanCountsEM(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanCPUScale: the machine's CPU scale multiplies every predicted CPU
+// time (the forecast, the power pass, the EM passes, the passes taken) and
+// leaves the choice, its reason and the memory alone.
+func TestPlanCPUScale(t *testing.T) {
+	defer func(f func() float64) { machineCPU = f }(machineCPU)
+	info := stream.Info{Terms: 50000, Rows: 2_000_000, NNZ: 60_000_000}
+	plan := func(f float64, k int) *Plan {
+		machineCPU = func() float64 { return f }
+		p, err := planFit(info, 80_000_000, Config{K: k, Alpha0: 1, Third: Auto, Memory: 2 << 30, Workers: 2, EM: EM{Passes: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	m := &models.Model{Fit: &models.FitRecord{Passes: 7, EM: &models.EMRecord{Passes: 4, Sample: &models.EMSample{Passes: 3, HalfPasses: 2}}}}
+	for _, k := range []int{50, 300} {
+		one, two := plan(1, k), plan(2.5, k)
+		if one.CPUScale != 1 || two.CPUScale != 2.5 || one.Third != two.Third || one.Reason != two.Reason {
+			t.Errorf("k=%d: scale 1 chose %s (%s), scale 2.5 %s (%s)", k, one.Third, one.Reason, two.Third, two.Reason)
+		}
+		for i := range one.Options {
+			a, b := one.Options[i], two.Options[i]
+			near := func(x, y float64) bool { return math.Abs(2.5*x-y) <= 1e-9*y }
+			if !near(a.CPUSeconds, b.CPUSeconds) || !near(a.CPUSecondsPower, b.CPUSecondsPower) || !near(a.EM.Seconds(3, 2, 1), b.EM.Seconds(3, 2, 1)) || a.PeakBytes != b.PeakBytes {
+				t.Errorf("k=%d %s: CPU %.4g → %.4g, power %.4g → %.4g, EM %.4g → %.4g, peak %d → %d", k, a.Third,
+					a.CPUSeconds, b.CPUSeconds, a.CPUSecondsPower, b.CPUSecondsPower, a.EM.Seconds(3, 2, 1), b.EM.Seconds(3, 2, 1), a.PeakBytes, b.PeakBytes)
+			}
+		}
+		if x, y := one.Taken(m), two.Taken(m); math.Abs(2.5*x-y) > 1e-9*y || x <= 0 {
+			t.Errorf("k=%d: passes taken %.4g s at scale 1, %.4g at 2.5", k, x, y)
+		}
+		if !strings.Contains(two.String(), "2.5× the cost model's reference machine") || strings.Contains(one.String(), "reference machine") {
+			t.Errorf("k=%d: the plan's text does not state the scale:\n%s\n%s", k, one, two)
+		}
+	}
+}

@@ -105,6 +105,19 @@ func (sp *SweepPlan) String() string {
 	if !sp.Fits {
 		fits = fmt.Sprintf(" — above the memory budget %s", bytesStr(sp.Memory))
 	}
-	return fmt.Sprintf("plan: sweep k=%s (%s), CPU %s without the scores, peak %s%s",
-		FormatKs(ks), start, seconds(sp.CPUSeconds), bytesStr(sp.PeakBytes), fits)
+	speed := ""
+	if f := sp.cpuScale(); f != 1 {
+		speed = fmt.Sprintf(" (at this machine's speed, %.2g× the cost model's reference)", f)
+	}
+	return fmt.Sprintf("plan: sweep k=%s (%s), CPU %s%s without the scores, peak %s%s",
+		FormatKs(ks), start, seconds(sp.CPUSeconds), speed, bytesStr(sp.PeakBytes), fits)
+}
+
+// cpuScale is the machine's CPU scale its plans' predictions include (1
+// when not measured).
+func (sp *SweepPlan) cpuScale() float64 {
+	if len(sp.Plans) == 0 || sp.Plans[0].CPUScale <= 0 {
+		return 1
+	}
+	return sp.Plans[0].CPUScale
 }
