@@ -271,17 +271,11 @@ func (e *env) ldaProgress(p *stream.Progress, model string, docs int64) func(lda
 	}
 }
 
-// planVersusMeasured is the line fit prints after an LDA fit: the CPU the
-// process used since cpu0 (the command's start) beside the plan's forecast,
-// and the plan's cost model for the passes the fit took (the forecast
-// assumes a typical number of EM passes; the stopping rule decides).
+// planVersusMeasured is the line fit prints after an LDA fit: the CPU and
+// peak memory the process used since the command's start (cpu0) beside
+// the plan's forecast (lda.Plan.Versus).
 func planVersusMeasured(model string, plan *lda.Plan, m *models.Model, cpu0 time.Duration) string {
-	used := (sysinfo.CPUTime() - cpu0).Seconds()
-	forecast, taken := plan.Predicted.CPUSeconds, plan.Taken(m)
-	if forecast < 0 {
-		return fmt.Sprintf("fit %s: CPU %.1fs (the plan could not forecast it: the number of documents was unknown)", model, used)
-	}
-	return fmt.Sprintf("fit %s: CPU %.1fs; the plan forecast %.1fs, and %.1fs for the passes taken (%.2f× the CPU used)", model, used, forecast, taken, taken/used)
+	return fmt.Sprintf("fit %s: %s", model, plan.Versus(m, (sysinfo.CPUTime()-cpu0).Seconds(), sysinfo.PeakRSS()))
 }
 
 // passShare is ", N% of the pass, ETA T" for a pass over every document

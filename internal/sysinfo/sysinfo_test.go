@@ -19,6 +19,14 @@ func TestKnown(t *testing.T) {
 	if d := DiskFree(t.TempDir()); d <= 0 {
 		t.Errorf("free disk %d bytes", d)
 	}
+	// 64 MiB touched page by page raise the peak resident memory past it.
+	buf := make([]byte, 64<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	if p := PeakRSS(); p < int64(len(buf)) || p > 1<<50 {
+		t.Errorf("peak resident memory %d bytes after touching %d", p, len(buf))
+	}
 	before := CPUTime()
 	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
 	}

@@ -848,6 +848,24 @@ func (p *Plan) Taken(m *models.Model) float64 {
 	return c.pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample, half)
 }
 
+// Versus says what a fit measured beside the plan: the CPU seconds the
+// process used (cpu) beside the forecast and the prediction for the passes
+// m took, and its peak resident memory (peak bytes; 0 when unknown, and
+// then left out) beside the predicted peak.
+func (p *Plan) Versus(m *models.Model, cpu float64, peak int64) string {
+	var s string
+	if forecast := p.Predicted.CPUSeconds; forecast < 0 {
+		s = fmt.Sprintf("CPU %.1fs (the plan could not forecast it: the number of documents was unknown)", cpu)
+	} else {
+		taken := p.Taken(m)
+		s = fmt.Sprintf("CPU %.1fs; the plan forecast %.1fs, and %.1fs for the passes taken (%.2f× the CPU used)", cpu, forecast, taken, taken/cpu)
+	}
+	if peak > 0 {
+		s += fmt.Sprintf("; peak memory %s, the plan's %s", bytesStr(peak), bytesStr(p.Predicted.PeakBytes))
+	}
+	return s
+}
+
 // decodeNS is the cost per entry of decoding a source of format, by its
 // first pass and by each later one: text formats parse slowly once, and the
 // later passes read the compact spill file (stream.SpillAuto); columnar

@@ -445,3 +445,30 @@ func TestPlanCPUScale(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanVersus: the closing line puts the CPU used beside the forecast
+// and the passes taken, the peak memory beside the predicted peak when the
+// platform tells it, and says when the plan could not forecast.
+func TestPlanVersus(t *testing.T) {
+	p, err := PlanFit(stream.Info{Terms: 5000, Rows: 200_000, NNZ: 20_000_000}, Config{K: 20, Alpha0: 1, Third: Explicit, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &models.Model{Fit: &models.FitRecord{Passes: 2}}
+	got := p.Versus(m, 10, 300<<20)
+	want := fmt.Sprintf("CPU 10.0s; the plan forecast %.1fs, and %.1fs for the passes taken (%.2f× the CPU used); peak memory 300.0MiB, the plan's %s",
+		p.Predicted.CPUSeconds, p.Taken(m), p.Taken(m)/10, bytesStr(p.Predicted.PeakBytes))
+	if got != want {
+		t.Errorf("Versus:\n got %s\nwant %s", got, want)
+	}
+	if got := p.Versus(m, 10, 0); strings.Contains(got, "peak") {
+		t.Errorf("unknown peak reported: %s", got)
+	}
+	unknown, err := PlanFit(stream.Info{Terms: 5000, Rows: -1, NNZ: -1}, Config{K: 20, Alpha0: 1, Third: Explicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unknown.Versus(m, 3, 0); got != "CPU 3.0s (the plan could not forecast it: the number of documents was unknown)" {
+		t.Errorf("unknown documents: %s", got)
+	}
+}
