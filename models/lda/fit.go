@@ -93,16 +93,17 @@ func planFor(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, Conf
 	var plan *Plan
 	var err error
 	if cfg.Third == Auto || cfg.OnPlan != nil {
-		plan, err = PlanSource(ctx, src, cfg)
+		plan, err = planSource(ctx, src, cfg)
 	} else {
 		// Nobody reads the prediction: no sample read for the entries.
-		plan, err = PlanFit(src.Info(), cfg)
+		plan, err = planFit(src.Info(), -1, cfg)
 	}
 	if err != nil {
 		return nil, cfg, err
 	}
 	if cfg.OnPlan != nil {
-		cfg.OnPlan(plan)
+		// Only a plan someone reads needs the machine's speed.
+		cfg.OnPlan(plan.atMachineSpeed())
 	}
 	if err := plan.machineFits(src.Info()); err != nil {
 		return nil, cfg, err

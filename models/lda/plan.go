@@ -55,15 +55,16 @@ type Plan struct {
 	// first sketch did not decay and the fit took the power pass.
 	Revised bool `json:"revised,omitempty"`
 	// CPUScale is this machine's speed against the machine the cost model
-	// was fitted on, measured by a probe of about 50 ms (2: its work takes
-	// twice the CPU there); the predicted CPU seconds include it, the
-	// choice of representation does not (it compares the reference
-	// machine's figures, so that the same input gives the same plan).
+	// was fitted on (2: its work takes twice the CPU there), which the
+	// predicted CPU seconds include: measured by a probe of about 50 ms
+	// (atMachineSpeed) for a plan someone reads, 1 in the plan a fit only
+	// follows. The choice of representation is made before, on the
+	// reference machine's figures, so the same input gives the same plan.
 	CPUScale float64 `json:"cpu_scale"`
 }
 
-// machineCPU is the CPU scale of the machine (cpuspeed.Factor); a test of
-// the cost model against recorded costs sets it to 1.
+// machineCPU is the CPU scale of the machine (cpuspeed.Factor); a test
+// sets its own.
 var machineCPU = cpuspeed.Factor
 
 // PlanRecord is what model.json keeps of a fit's plan (fit.plan): the
@@ -125,9 +126,6 @@ type Cost struct {
 	// they keep in memory, which a sweep's models share; base is what
 	// PeakBytes adds to the live bytes (the process, batches in flight).
 	emModel, emDocs, base float64
-	// refSeconds is CPUSeconds on the reference machine (before
-	// scaleCPU), which the choice of representation compares.
-	refSeconds float64
 	// PeakBytes is the predicted peak resident memory (VmHWM); DiskBytes
 	// the temporary disk space.
 	PeakBytes int64 `json:"peak_bytes"`
@@ -371,10 +369,17 @@ func emCost(cfg Config, d, k, docs, nnz, tokens, again float64) *EMCost {
 // cfg.Memory and whose rows fit the free disk, the sketch only when neither
 // exact representation fits (its accuracy is limited by its size), and the
 // smallest when none fits.
-func PlanFit(info stream.Info, cfg Config) (*Plan, error) { return planFit(info, -1, cfg) }
+// Its CPU figures are at this machine's speed (atMachineSpeed).
+func PlanFit(info stream.Info, cfg Config) (*Plan, error) {
+	p, err := planFit(info, -1, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.atMachineSpeed(), nil
+}
 
 // planFit is PlanFit for a source of tokens tokens (−1: unknown, taken as
-// its entries).
+// its entries), with the reference machine's CPU figures.
 func planFit(info stream.Info, tokens int64, cfg Config) (*Plan, error) {
 	cfg, err := cfg.withDefaults(info.Terms)
 	if err != nil {
@@ -392,23 +397,13 @@ func planFit(info stream.Info, tokens int64, cfg Config) (*Plan, error) {
 		p.Options = append(p.Options, p.cost(cfg, t))
 	}
 	p.CPUScale = 1
-	if p.Docs >= 0 {
-		p.CPUScale = machineCPU()
-		for i := range p.Options {
-			p.Options[i].scaleCPU(p.CPUScale)
-		}
-	}
 	if cfg.Third != Auto {
 		p.Third, p.Reason = cfg.Third, "chosen by the caller"
 	} else {
 		p.Auto = true
 		p.Third, p.Reason = p.choose()
 	}
-	for _, c := range p.Options {
-		if c.Third == p.Third {
-			p.Predicted = c
-		}
-	}
+	p.predict()
 	p.Solver = cfg.solverFor(p.Third)
 	return p, nil
 }
@@ -448,8 +443,8 @@ func (p *Plan) choose() (Third, string) {
 	ex, rows, sk := by[Explicit], by[Rows], by[Sketch]
 	switch {
 	case ex.Fits && rows.Fits:
-		if rows.CPUSeconds >= 0 && rows.refSeconds < ex.refSeconds {
-			return Rows, fmt.Sprintf("both exact representations fit; the rows on disk are predicted faster (%s vs %s)", seconds(rows.CPUSeconds), seconds(ex.CPUSeconds))
+		if rows.CPUSeconds >= 0 && rows.CPUSeconds < ex.CPUSeconds {
+			return Rows, "both exact representations fit; the rows on disk are predicted faster"
 		}
 		return Explicit, "the packed k×k×k tensor fits the memory budget and is the fastest exact representation"
 	case ex.Fits:
@@ -638,9 +633,37 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	return c
 }
 
+// atMachineSpeed sets p's CPU figures, the reference machine's, to this
+// machine's speed (CPUScale, measured once per process) and returns p. A
+// plan of unknown documents has no CPU figures and is left as it is.
+func (p *Plan) atMachineSpeed() *Plan {
+	if p.Docs < 0 || p.CPUScale != 1 {
+		return p
+	}
+	p.CPUScale = machineCPU()
+	for i := range p.Options {
+		p.Options[i].scaleCPU(p.CPUScale)
+	}
+	p.predict()
+	return p
+}
+
+// predict sets Predicted to the option of the chosen representation (a
+// copy sharing its EM cost).
+func (p *Plan) predict() {
+	for _, c := range p.Options {
+		if c.Third == p.Third {
+			p.Predicted = c
+		}
+	}
+}
+
+// scaled reports whether p's CPU figures are at a measured speed other
+// than the reference machine's.
+func (p *Plan) scaled() bool { return p.CPUScale > 0 && p.CPUScale != 1 }
+
 // scaleCPU multiplies c's predicted CPU times by f, the machine's CPU scale.
 func (c *Cost) scaleCPU(f float64) {
-	c.refSeconds = c.CPUSeconds
 	if c.CPUSeconds < 0 {
 		return
 	}
@@ -727,7 +750,7 @@ func (p *Plan) String() string {
 		how = "forced"
 	}
 	fmt.Fprintf(&s, "plan: %s third moment (%s), solver %s; k=%d, %d words, %s, memory budget %s\n", p.Third, how, p.Solver, p.K, p.D, docs, bytesStr(p.Memory))
-	if p.CPUScale != 1 && p.CPUScale > 0 {
+	if p.scaled() {
 		fmt.Fprintf(&s, "  CPU at this machine's speed: %.2g× the cost model's reference machine (a probe of its GEMMs and scattered work)\n", p.CPUScale)
 	}
 	fmt.Fprintf(&s, "  why: %s\n", p.Reason)

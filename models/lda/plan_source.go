@@ -15,8 +15,18 @@ const sampleDocs = 20000
 // documents but not of stored entries (Parquet and Arrow files record their
 // row counts, not the length of their list columns), it estimates the
 // entries from the first batches of one short partial pass (about
-// sampleDocs documents) and says so in the plan's NNZEstimated.
+// sampleDocs documents) and says so in the plan's NNZEstimated. Its CPU
+// figures are at this machine's speed (atMachineSpeed).
 func PlanSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, error) {
+	p, err := planSource(ctx, src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.atMachineSpeed(), nil
+}
+
+// planSource is PlanSource with the reference machine's CPU figures.
+func planSource(ctx context.Context, src stream.DocSource, cfg Config) (*Plan, error) {
 	info, tokens, estimated, err := sourceInfo(ctx, src)
 	if err != nil {
 		return nil, err

@@ -421,7 +421,7 @@ func TestPlanCPUScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p
+		return p.atMachineSpeed()
 	}
 	m := &models.Model{Fit: &models.FitRecord{Passes: 7, EM: &models.EMRecord{Passes: 4, Sample: &models.EMSample{Passes: 3, HalfPasses: 2}}}}
 	for _, k := range []int{50, 300} {
@@ -470,5 +470,35 @@ func TestPlanVersus(t *testing.T) {
 	}
 	if got := unknown.Versus(m, 3, 0); got != "CPU 3.0s (the plan could not forecast it: the number of documents was unknown)" {
 		t.Errorf("unknown documents: %s", got)
+	}
+}
+
+// TestFitProbesOnlyForAReader: a fit whose plan nobody reads (no OnPlan)
+// does not time the machine; one that reports its plan gives it, and the
+// revision, at the machine's speed.
+func TestFitProbesOnlyForAReader(t *testing.T) {
+	defer func(f func() float64) { machineCPU = f }(machineCPU)
+	probes := 0
+	machineCPU = func() float64 { probes++; return 3 }
+	src, _ := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 2000, K: 10, Alpha0: 1, DocLen: 50, Beta: 1, Seed: 3})
+	for _, third := range []Third{Auto, Explicit} {
+		if _, err := Fit(context.Background(), src, Config{K: 10, Alpha0: 1, Seed: 1, Third: third, EM: EM{Passes: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if probes != 0 {
+		t.Errorf("%d probes for fits without a reader of the plan", probes)
+	}
+	var got []*Plan
+	if _, err := Fit(context.Background(), src, Config{K: 10, Alpha0: 1, Seed: 1, Oversample: 2, OnPlan: func(p *Plan) { got = append(got, p) }}); err != nil {
+		t.Fatal(err)
+	}
+	if probes != 1 || len(got) == 0 {
+		t.Fatalf("%d probes, %d plans reported", probes, len(got))
+	}
+	for _, p := range got {
+		if p.CPUScale != 3 {
+			t.Errorf("reported plan (revised %v) at CPU scale %v, want 3", p.Revised, p.CPUScale)
+		}
 	}
 }

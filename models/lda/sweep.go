@@ -172,7 +172,7 @@ func FitK(ctx context.Context, src stream.DocSource, ks []int, cfg Config, opt S
 		return nil, err
 	}
 	if opt.OnPlan != nil {
-		opt.OnPlan(sp)
+		opt.OnPlan(sp.atMachineSpeed())
 	}
 	if total := sysinfo.PhysicalMemory(); total > 0 && sp.PeakBytes > total {
 		return nil, fmt.Errorf("lda: the sweep needs about %s, more than the machine's %s of memory: its EM passes hold every model at once (d·Σk); sweep fewer or smaller k, or fit the largest apart", bytesStr(sp.PeakBytes), bytesStr(total))
@@ -275,7 +275,7 @@ func sweepSpectralFits(ctx context.Context, src stream.DocSource, ks []int, cfg 
 		}
 		plan := sp.Plans[i]
 		if c.OnPlan != nil && i == last {
-			c.OnPlan(plan)
+			c.OnPlan(plan.atMachineSpeed())
 		}
 		c = plan.apply(c)
 		track.sweep, track.k = sweep, ks[i]

@@ -34,7 +34,11 @@ type SweepPlan struct {
 // moment where the sweep shares it), the CPU of the passes the sweep
 // takes and the peak of its EM passes, which refine every model at once.
 func PlanSweep(info stream.Info, ks []int, cfg Config, opt SweepOptions) (*SweepPlan, error) {
-	return planSweep(info, -1, ks, cfg, opt)
+	sp, err := planSweep(info, -1, ks, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	return sp.atMachineSpeed(), nil
 }
 
 // planSweep is PlanSweep for a source of tokens tokens (−1: unknown, taken
@@ -106,18 +110,24 @@ func (sp *SweepPlan) String() string {
 		fits = fmt.Sprintf(" — above the memory budget %s", bytesStr(sp.Memory))
 	}
 	speed := ""
-	if f := sp.cpuScale(); f != 1 {
-		speed = fmt.Sprintf(" (at this machine's speed, %.2g× the cost model's reference)", f)
+	if len(sp.Plans) > 0 && sp.Plans[0].scaled() {
+		speed = fmt.Sprintf(" (at this machine's speed, %.2g× the cost model's reference)", sp.Plans[0].CPUScale)
 	}
 	return fmt.Sprintf("plan: sweep k=%s (%s), CPU %s%s without the scores, peak %s%s",
 		FormatKs(ks), start, seconds(sp.CPUSeconds), speed, bytesStr(sp.PeakBytes), fits)
 }
 
-// cpuScale is the machine's CPU scale its plans' predictions include (1
-// when not measured).
-func (sp *SweepPlan) cpuScale() float64 {
-	if len(sp.Plans) == 0 || sp.Plans[0].CPUScale <= 0 {
-		return 1
+// atMachineSpeed sets sp's CPU figures, the reference machine's, to this
+// machine's speed (Plan.atMachineSpeed) and returns sp.
+func (sp *SweepPlan) atMachineSpeed() *SweepPlan {
+	if len(sp.Plans) == 0 || sp.Plans[0].scaled() {
+		return sp
 	}
-	return sp.Plans[0].CPUScale
+	for _, p := range sp.Plans {
+		p.atMachineSpeed()
+	}
+	if sp.CPUSeconds > 0 {
+		sp.CPUSeconds *= sp.Plans[0].CPUScale
+	}
+	return sp
 }

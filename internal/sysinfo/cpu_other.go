@@ -1,8 +1,0 @@
-//go:build !unix && !windows
-
-package sysinfo
-
-import "time"
-
-// CPUTime returns 0: this platform does not tell.
-func CPUTime() time.Duration { return 0 }
