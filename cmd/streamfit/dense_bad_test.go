@@ -73,7 +73,6 @@ func TestDenseBadInput(t *testing.T) {
 		{"nan-ica", []string{"fit", "ica", "--input", p("nan.parquet"), "--k", "2"}, 1, []string{"nan.parquet", "row 5", "2", "NaN"}},
 		{"nan-multiview", []string{"fit", "multiview", "--input", p("nan.parquet"), "--k", "1"}, 1, []string{"nan.parquet", "row 5", "2", "NaN"}},
 		{"k>d", []string{"fit", "gmm", "--input", p("plain.parquet"), "--k", "9", "--em-passes", "0"}, 1, []string{"k=9", "d=4", "k ≤ d"}},
-		{"k>d-ica", []string{"fit", "ica", "--input", p("plain.parquet"), "--k", "9"}, 1, []string{"k=9", "d=4"}},
 		{"k>d-hmm-snapshot", []string{"fit", "hmm-snapshot", "--input", p("real-sets.parquet"), "--group-column", "group", "--k", "9"}, 1, []string{"k=9", "d=4"}},
 		{"small-set", []string{"fit", "markov", "--input", p("small-set.parquet"), "--group-column", "group"}, 1, []string{"small-set.parquet", "row 3", "set 1 has 2 rows"}},
 		{"split-set", []string{"fit", "markov", "--input", p("split-set.parquet"), "--group-column", "group"}, 1, []string{"split-set.parquet", "row 6", "set id 0 follows set id 1"}},

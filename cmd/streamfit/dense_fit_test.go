@@ -250,3 +250,26 @@ func TestSnapshotHMMFewerStates(t *testing.T) {
 		t.Errorf("--k 5 without --discrete: exit %d, stderr %q; want success and a warning naming --discrete", code, errs)
 	}
 }
+
+// `fit ica` with k above the dimension fits the d sources d mixtures can
+// separate and warns, exit 0 (a refusal before: real data asked for more
+// sources than it holds gets the best answer, as gmm's and hmm's fits do).
+func TestICAFewerSources(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "ica", "--rows", "20000", "--d", "4", "--k", "4", "--seed", "1", "--out", p("x.parquet"), "--truth", p("truth.json"), "--progress", "off")
+	code, _, errs := streamfit(t, "fit", "ica", "--input", p("x.parquet"), "--k", "9", "--out", p("m.json"), "--progress", "off")
+	if code != 0 || !strings.Contains(errs, "warning: k=9 exceeds the dimension d=4") {
+		t.Fatalf("--k 9 on d=4: exit %d, stderr %q; want success and a warning", code, errs)
+	}
+	var m struct {
+		K      int         `json:"k"`
+		Mixing [][]float64 `json:"mixing"`
+	}
+	if err := json.Unmarshal(readFile(t, p("m.json")), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.K != 4 || len(m.Mixing) != 4 {
+		t.Fatalf("k %d, %d mixing columns; want 4", m.K, len(m.Mixing))
+	}
+}

@@ -56,12 +56,11 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 	f.common.K, f.ks.k = 10, &f.common.K
 	fs.Var(&f.ks, "k", "number of topics / components / states (default 10); lda and topic also take a list, 10,20,50, or a range, 10:100:10, fitted in one sweep that shares the passes over the documents and recommends a k")
 	fs.Uint64Var(&f.common.Seed, "seed", 1, "random seed (same input and seed give the same model)")
-	fs.StringVar(&f.common.Solver, "solver", "rtpm", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (default: the model's; lda/topic: ojd for a pure spectral fit held explicitly, ojd0 above k=64, rtpm above k=128, simultaneous when EM passes follow or the third moment is on disk or sketched; the other models: rtpm)")
-	// The default depends on the model and the fit, which the help says:
-	// "(default "rtpm")" would be wrong for lda.
-	fs.Lookup("solver").DefValue = ""
-	fs.IntVar(&f.common.Restarts, "restarts", 0, "solver restarts per component (0: solver default)")
-	fs.IntVar(&f.common.Iters, "iters", 0, "solver iterations per phase (0: solver default)")
+	// The default depends on the model and the fit, which the help says;
+	// "" leaves the choice to the model.
+	fs.StringVar(&f.common.Solver, "solver", "", "tensor decomposition: "+strings.Join(solver.Names(), ", ")+" (default: the model's; lda/topic: ojd for a pure spectral fit held explicitly, ojd0 above k=64, rtpm above k=128, simultaneous when EM passes follow or the third moment is on disk or sketched; ica: simultaneous; the other models: rtpm)")
+	fs.IntVar(&f.common.Restarts, "restarts", 0, "solver restarts per component (default: the solver's own)")
+	fs.IntVar(&f.common.Iters, "iters", 0, "solver iterations per phase (default: the solver's own)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")
 	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (streamfit stats, merge) instead of passes over --input; lda/topic: with --input, the EM passes over it follow (the model of fit --input)")
 	fs.BoolVar(&f.noTiming, "no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
@@ -163,6 +162,9 @@ func (f *fitFlags) checkInput() error {
 		return usagef("--from-stats fits from the statistics alone; an --input (or INPUT) does not apply")
 	case f.input == "" && f.fromStats == "":
 		return usagef("--input is required")
+	}
+	if f.common.Solver == "" {
+		return nil
 	}
 	if _, err := solver.ByName(f.common.Solver); err != nil {
 		return usageError{err.Error()}

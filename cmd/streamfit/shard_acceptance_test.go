@@ -57,6 +57,11 @@ func TestShardsEveryModel(t *testing.T) {
 			flags: []string{"--k", "3", "--seed", "5", "--differing"}, passes: 2, fitOnly: emOff},
 		{name: "ica", gen: []string{"ica", "--rows", "3000", "--d", "6", "--k", "3"}, model: "ica",
 			flags: []string{"--k", "3", "--seed", "5"}},
+		// k above d: the sources the data support (d of them), from the
+		// merged statistics as from the file; the later passes' headers
+		// carry the lower k and the one asked.
+		{name: "ica-fewer", gen: []string{"ica", "--rows", "3000", "--d", "6", "--k", "3"}, model: "ica",
+			flags: []string{"--k", "8", "--seed", "5"}},
 		// The sketched path (d above --exact-dim): 2 + --power-iters (2)
 		// passes of the range finder, each carrying the basis of the
 		// merged pass before, then the whitened passes.

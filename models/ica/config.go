@@ -8,14 +8,17 @@ import (
 
 // Config sets up a fit. The zero value plus K is a valid configuration.
 type Config struct {
-	// K is the number of sources; the method needs 1 ≤ K ≤ d.
+	// K is the number of sources. The method finds at most as many as
+	// the covariance has directions above the noise level (at most d, the
+	// dimension): for a larger K it fits that many, with a warning.
 	K int
 	// ExactDim is the largest d for which the d×d covariance is formed
 	// (default 512); above it a randomized sketch of rank K+Oversample is used.
 	ExactDim int
 	// Oversample and PowerIters tune the sketch (defaults 10 and 2).
 	Oversample, PowerIters int
-	// Solver names the symmetric third-order solver (solver.ByName; default "rtpm").
+	// Solver names the symmetric third-order solver (solver.ByName;
+	// default DefaultSolver).
 	Solver string
 	// Restarts and Iters tune the solver (0 selects its defaults).
 	Restarts, Iters int
@@ -37,10 +40,17 @@ type Config struct {
 	Seed uint64
 	// Workers is the number of goroutines per pass (default 1).
 	Workers int
+
+	// asked is the K a fit was asked for when the data support fewer
+	// (the statistics of its later passes carry it; 0 otherwise).
+	asked int
 }
 
 func (c *Config) defaults() {
 	models.WhiteningDefaults(&c.ExactDim, &c.Oversample, &c.PowerIters)
+	if c.Solver == "" {
+		c.Solver = DefaultSolver
+	}
 	models.SolverDefaults(&c.Solver, &c.Workers)
 	if c.Contrast == "" {
 		c.Contrast = ContrastLogcosh
@@ -53,17 +63,23 @@ func (c *Config) defaults() {
 	}
 }
 
-func (c *Config) check(d int) error {
+func (c *Config) check() error {
 	switch {
 	case c.K < 1:
 		return fmt.Errorf("ica: k=%d, need at least one source", c.K)
 	case c.Contrast != ContrastLogcosh && c.Contrast != ContrastKurtosis:
 		return fmt.Errorf("ica: contrast %q: want %q or %q", c.Contrast, ContrastLogcosh, ContrastKurtosis)
-	case c.K > d:
-		return fmt.Errorf("ica: k=%d exceeds the dimension d=%d; the moment method needs k ≤ d", c.K, d)
 	}
 	return nil
 }
+
+// DefaultSolver is ICA's tensor solver when Config.Solver is "". Its
+// answer is only the start of the polishing steps, which do the rest:
+// against the robust tensor power method it gave the same Amari index on
+// speech mixtures and more non-Gaussian components on image patches (mean
+// excess kurtosis 28.9 against 25.9 at k=16), at 0.3–0.7× the CPU at k=16
+// and 32 and 0.05× at k=60 (bench/dense/RESULTS.md).
+const DefaultSolver = "simultaneous"
 
 // The contrasts of Config.Contrast.
 const (

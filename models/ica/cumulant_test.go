@@ -109,3 +109,44 @@ func TestCumulantBruteForce(t *testing.T) {
 		t.Fatalf("implicit and brute-force cumulant contractions differ by %g", worst)
 	}
 }
+
+// TestCompleteColumns: the start the polishing steps take when the solver
+// gave only some of the components keeps those columns as they are and
+// adds orthonormal ones spanning the rest, the same for the same seed.
+func TestCompleteColumns(t *testing.T) {
+	const k = 6
+	// Three orthonormal columns.
+	var qr mat.QR
+	qr.Factorize(mat.NewDense(k, 3, []float64{1, 2, 0, -1, 3, 1, 0, 1, 1, 2, 0, 4, 1, 1, 1, 5, 2, 0}))
+	var q mat.Dense
+	qr.QTo(&q)
+	found := mat.DenseCopyOf(q.Slice(0, k, 0, 3))
+	for _, c := range []*mat.Dense{found, nil} {
+		got := completeColumns(c, k, 9)
+		if c != nil {
+			for i := range k {
+				for j := range 3 {
+					if got.At(i, j) != c.At(i, j) {
+						t.Fatalf("column %d changed at row %d: %v, was %v", j, i, got.At(i, j), c.At(i, j))
+					}
+				}
+			}
+		}
+		var g mat.Dense
+		g.Mul(got.T(), got)
+		for i := range k {
+			for j := range k {
+				want := 0.0
+				if i == j {
+					want = 1
+				}
+				if math.Abs(g.At(i, j)-want) > 1e-12 {
+					t.Fatalf("columns not orthonormal: (QᵀQ)[%d,%d] = %v", i, j, g.At(i, j))
+				}
+			}
+		}
+		if !mat.Equal(got, completeColumns(c, k, 9)) {
+			t.Fatal("the same seed gave different columns")
+		}
+	}
+}

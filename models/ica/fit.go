@@ -15,9 +15,33 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// ErrSpectrum reports that the covariance less the noise variance has fewer
-// than k positive eigenvalues: k is too large for the data.
-var ErrSpectrum = errors.New("ica: covariance has fewer than k eigenvalues above the noise level")
+// ErrSpectrum reports that the covariance has no direction above the noise
+// level: the rows are constant, and there is no source to find.
+var ErrSpectrum = errors.New("ica: covariance has no eigenvalue above the noise level")
+
+// spectrumTol is the least whitened eigenvalue, relative to the largest
+// eigenvalue, that counts as a direction of the data: covariances formed
+// from sums lose about 10⁻¹⁶ of their scale to rounding, so a direction of
+// a rank-deficient covariance (constant pixels, patches less their mean)
+// comes out near 10⁻¹⁷ rather than 0, and whitening by it would amplify
+// rounding into a component.
+const spectrumTol = 1e-10
+
+// supported cuts sp to the k' ≤ k leading eigenpairs whose eigenvalue
+// exceeds the noise level (re-estimated for k'), the most sources the
+// data support, and returns k'; 0 when none does. sumSq is Σ‖x‖².
+func (sp *spec) supported(sumSq float64, d, k int) int {
+	vals, u := sp.vals, sp.u
+	for c := k; c >= 1; c-- {
+		sp.vals, sp.sigma2 = vals[:c], 0
+		noise(sp, sumSq, d, c)
+		if vals[c-1]-sp.sigma2 > spectrumTol*vals[0] {
+			sp.u = u.Slice(0, d, 0, c).(*mat.Dense)
+			return c
+		}
+	}
+	return 0
+}
 
 // Fit learns k independent components from src: the passes of Plan, each
 // over all the rows (two plus the polishing steps, and 1+PowerIters more on
@@ -30,7 +54,7 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if d <= 0 {
 		return nil, fmt.Errorf("ica: the source does not report its number of columns")
 	}
-	if err := cfg.check(d); err != nil {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	if _, err := solver.ByName(cfg.Solver); err != nil {
@@ -38,7 +62,8 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	}
 	// Both paths run through the mergeable statistics of their passes, as
 	// `streamfit stats` computes them per shard.
-	return models.FitPlan(ctx, src, &Plan{Config: cfg, Path: src.Info().Path}, cfg.Workers, cfg, FitStats, start, (*Model).seconds)
+	plan := &Plan{Config: cfg, Path: src.Info().Path}
+	return models.FitPlan(ctx, src, plan, cfg.Workers, cfg, plan.fitStats, start, (*Model).seconds)
 }
 
 // whitening returns W = U (Λ − σ²)^{-1/2}, B = U (Λ − σ²)^{1/2} and the
@@ -50,7 +75,7 @@ func whitening(sp *spec, d, k int) (w, b *mat.Dense, white []float64, err error)
 	for j := range k {
 		white[j] = sp.vals[j] - sp.sigma2
 		if !(white[j] > 0) {
-			return nil, nil, nil, fmt.Errorf("%w (eigenvalue %d is %.3g, noise %.3g); try a smaller k", ErrSpectrum, j+1, sp.vals[j], sp.sigma2)
+			return nil, nil, nil, fmt.Errorf("%w (eigenvalue %d is %.3g, noise %.3g)", ErrSpectrum, j+1, sp.vals[j], sp.sigma2)
 		}
 		s := math.Sqrt(white[j])
 		for i := range d {
@@ -103,7 +128,24 @@ func buildModel(theta *mat.Dense, kurt []float64, b *mat.Dense, sp *spec, white 
 	}
 	m.Fit = &FitRecord{Rows: sp.n, Method: sp.method, Solver: cfg.Solver, Contrast: cfg.Contrast, Sigma2: sp.sigma2, Whitening: white, Lambda: res.Weights}
 	m.Fit.Record("", res)
+	if w := fewerWarning(cfg.asked, k, d); w != "" {
+		m.Fit.Warnings = append(m.Fit.Warnings, w)
+	}
 	return m
+}
+
+// fewerWarning says why a fit asked for asked sources found k over rows
+// of d columns ("" when asked is 0, k was not lowered).
+func fewerWarning(asked, k, d int) string {
+	switch {
+	case asked <= k:
+		return ""
+	case asked > d && k == d:
+		return fmt.Sprintf("k=%d exceeds the dimension d=%d: %d mixtures separate at most %d sources, so the model has %d components", asked, d, d, d, k)
+	case asked > d:
+		return fmt.Sprintf("k=%d exceeds the dimension d=%d, and the covariance has only %d directions above the noise level: the model has %d components", asked, d, k, k)
+	}
+	return fmt.Sprintf("the covariance has only %d directions above the noise level, fewer than k=%d: the model has %d components (k=%d gives the same)", k, asked, k, k)
 }
 
 type spec struct {
@@ -165,11 +207,40 @@ func exactSpectrum(ctx context.Context, f *first, d int, cfg *Config) (*spec, er
 	if err != nil {
 		return nil, fmt.Errorf("ica: covariance: %w", err)
 	}
+	k = min(k, d)
 	sp.u = mat.DenseCopyOf(res.Vectors.Slice(0, d, 0, k))
 	sp.vals = res.Values[:k]
 	sp.method = "exact"
 	noise(sp, f.sumSq, d, k)
 	return sp, nil
+}
+
+// completeColumns returns k orthonormal columns (k×k) whose first are
+// those of q (k×c, orthonormal; nil for none), the others spanning their
+// complement: from the QR factorisation of [q | G] for a k×(k−c) matrix G
+// of normal draws from seed.
+func completeColumns(q *mat.Dense, k int, seed uint64) *mat.Dense {
+	c := 0
+	if q != nil {
+		_, c = q.Dims()
+	}
+	out := mat.NewDense(k, k, nil)
+	if c > 0 {
+		out.Slice(0, k, 0, c).(*mat.Dense).Copy(q)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x636f6d70))
+	for j := c; j < k; j++ {
+		for i := range k {
+			out.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(out)
+	var full mat.Dense
+	qr.QTo(&full)
+	// Keep q's columns as they are (QR may flip their signs).
+	out.Slice(0, k, c, k).(*mat.Dense).Copy(full.Slice(0, k, c, k))
+	return out
 }
 
 // symOrth replaces m by m(mᵀm)^{-1/2}; false if mᵀm is singular.

@@ -23,7 +23,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 		if use == models.StatsFlags {
 			// The polishing passes are the solver's: their statistics
 			// depend on it.
-			fs.StringVar(&c.Solver, "solver", "rtpm", "the tensor solver, whose answer the polishing passes start from (as fit's)")
+			fs.StringVar(&c.Solver, "solver", DefaultSolver, "the tensor solver, whose answer the polishing passes start from (as fit's)")
 			fs.IntVar(&c.Restarts, "restarts", 0, "solver restarts (as fit's)")
 			fs.IntVar(&c.Iters, "iters", 0, "solver iterations (as fit's)")
 		}

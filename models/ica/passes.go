@@ -3,7 +3,10 @@ package ica
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
@@ -46,6 +49,9 @@ type params struct {
 	Restarts int    `json:"restarts,omitempty"`
 	Iters    int    `json:"iters,omitempty"`
 	Seed     uint64 `json:"seed"`
+	// Asked is the K the fit was asked for when the data support fewer
+	// (the header's K); omitted otherwise.
+	Asked int `json:"asked,omitempty"`
 	// Sketch is set on the sketched path.
 	Sketch *implicit.SketchParams `json:"sketch,omitempty"`
 }
@@ -55,6 +61,58 @@ type params struct {
 type Plan struct {
 	Config Config
 	Path   string
+
+	// solved keeps the solver's answer for the merged pass-2 sums it was
+	// given: every polishing pass's statistics carry those sums, and the
+	// plan would otherwise solve the same tensor again after each pass
+	// (the same answer: the solve is deterministic). mu guards it for
+	// pipelines that share a plan between workers.
+	mu     sync.Mutex
+	solved *solved
+}
+
+// solved is a solver's answer and the pass-2 sums it answers.
+type solved struct {
+	s2, g2  []float64
+	res     *solver.Result
+	partial string
+}
+
+// solve returns the solver's answer for the pass-2 sums s2 and g2 and the
+// tensor t they give (from the memo when the sums are the last ones
+// solved), with partial saying how it fell short ("" when it did not).
+func (p *Plan) solve(ctx context.Context, bs *basis, t *solver.Sym3, s2, g2 []float64) (*solver.Result, string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m := p.solved; m != nil && slices.Equal(m.s2, s2) && slices.Equal(m.g2, g2) {
+		return m.res, m.partial, nil
+	}
+	k := bs.k
+	solve, err := solver.ByName(bs.cfg.Solver)
+	if err != nil {
+		return nil, "", fmt.Errorf("ica: %w", err)
+	}
+	res, err := solve(ctx, t, k, solver.Options{Restarts: bs.cfg.Restarts, Iters: bs.cfg.Iters, Seed: bs.cfg.Seed})
+	var partial string
+	if err != nil {
+		// A solver that found some of the components but not all (an
+		// iteration that did not settle, a weight it could not confirm)
+		// still gives the polishing steps a start: the others begin
+		// orthogonal to those it found, and the steps separate them, as
+		// FastICA's do from any orthogonal start. Without polishing
+		// steps there is nothing to separate them, and it is refused.
+		if res == nil || bs.cfg.Refine < 0 || !(errors.Is(err, solver.ErrNoConvergence) || errors.Is(err, solver.ErrNonPositive)) {
+			return nil, "", fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
+		}
+		got := 0
+		if res.Factors != nil {
+			_, got = res.Factors.Dims()
+		}
+		res.Factors = completeColumns(res.Factors, k, bs.cfg.Seed)
+		partial = fmt.Sprintf("the solver gave %d of the %d components (%v); the polishing steps started the other %d orthogonal to them", got, k, err, k-got)
+	}
+	p.solved = &solved{s2: slices.Clone(s2), g2: slices.Clone(g2), res: res, partial: partial}
+	return res, partial, nil
 }
 
 // ConfigFromStats returns cfg with the settings the statistics' header h
@@ -64,7 +122,7 @@ func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 	if err := h.DecodeParams(&p, "ica"); err != nil {
 		return cfg, fmt.Errorf("ica: %w", err)
 	}
-	cfg.K, cfg.Refine, cfg.Solver, cfg.Restarts, cfg.Iters, cfg.Seed = h.K, p.Refine, p.Solver, p.Restarts, p.Iters, p.Seed
+	cfg.K, cfg.Refine, cfg.Solver, cfg.Restarts, cfg.Iters, cfg.Seed, cfg.asked = h.K, p.Refine, p.Solver, p.Restarts, p.Iters, p.Seed, p.Asked
 	cfg.Contrast = p.Contrast
 	if cfg.Contrast == "" {
 		cfg.Contrast = ContrastKurtosis
@@ -92,7 +150,7 @@ func (p *Plan) config(h *statsfile.Header) (Config, error) {
 // applied) over rows of d columns.
 func header(cfg Config, d, phase int) statsfile.Header {
 	sk := implicit.SketchFor(d, cfg.ExactDim, cfg.Oversample, cfg.PowerIters, cfg.Seed)
-	pr := params{Refine: cfg.Refine, Contrast: cfg.Contrast, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Sketch: sk}
+	pr := params{Refine: cfg.Refine, Contrast: cfg.Contrast, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Asked: cfg.asked, Sketch: sk}
 	if pr.Contrast == ContrastKurtosis {
 		pr.Contrast = "" // as written before the contrast was a setting
 	}
@@ -129,7 +187,7 @@ func (p *Plan) sketch(d int, cfg Config) *implicit.SecondSketch {
 // First returns pass 1 for rows of d columns.
 func (p *Plan) First(d int) (*implicit.Pass, error) {
 	cfg, _ := p.config(nil)
-	if err := cfg.check(d); err != nil {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	path := p.Path
@@ -170,7 +228,7 @@ func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, er
 	if err != nil {
 		return nil, err
 	}
-	d, k := st.Header.D, cfg.K
+	d, k := st.Header.D, min(cfg.K, st.Header.D)
 	sk := p.sketch(d, cfg)
 	off := sk.Extra()
 	var fixed []implicit.Fixed
@@ -193,6 +251,7 @@ func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, er
 		}
 	}
 	var sp *spec
+	var sumSq float64
 	if sk == nil {
 		mo, err := implicit.CarriedMoments(fixed, d)
 		if err != nil {
@@ -202,6 +261,7 @@ func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, er
 		if err != nil {
 			return nil, err
 		}
+		sumSq = mo.SumSq
 	} else {
 		vals, u, mo, err := sk.Ritz(fixed, k)
 		if err != nil {
@@ -210,7 +270,21 @@ func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, er
 		sp = newSpec(&first{n: mo.N, sum: mo.Sum, sumSq: mo.SumSq}, d)
 		sp.u, sp.vals, sp.method, sp.passes = u, vals, "sketch", sk.Passes()
 		noise(sp, mo.SumSq, d, k)
+		sumSq = mo.SumSq
 	}
+	// Real data may support fewer sources than asked (k above d, constant
+	// columns, rows less their own mean): the fit takes as many as there
+	// are, and says so (fewerWarning); the later passes' headers carry
+	// the lower k and the one asked.
+	got := sp.supported(sumSq, d, k)
+	if got == 0 {
+		return nil, fmt.Errorf("%w (the largest is %.3g, noise %.3g): the rows do not vary", ErrSpectrum, sp.vals[0], sp.sigma2)
+	}
+	if got < cfg.K {
+		cfg.asked = max(cfg.asked, cfg.K)
+		cfg.K = got
+	}
+	k = got
 	w, b, white, err := whitening(sp, d, k)
 	if err != nil {
 		return nil, err
@@ -285,6 +359,9 @@ type state struct {
 	kappa  []float64  // the kurtoses of the last contraction pass
 	iters  int        // polishing steps taken
 	done   bool       // no further pass
+	// partial says how the solver fell short, when the polishing started
+	// from its partial answer ("" when it gave every component).
+	partial string
 }
 
 // advance solves and polishes as the fit does, from statistics of pass 2
@@ -316,15 +393,11 @@ func (p *Plan) advance(ctx context.Context, st *implicit.DenseStats) (*state, er
 	}
 	sm := mat.NewSymDense(k, append([]float64(nil), s2...))
 	t, s := finishThird(sm, &solver.Sym3{K: k, Data: append([]float64(nil), g2...)}, n, bs.v)
-	solve, err := solver.ByName(bs.cfg.Solver)
+	res, partial, err := p.solve(ctx, bs, t, s2, g2)
 	if err != nil {
-		return nil, fmt.Errorf("ica: %w", err)
+		return nil, err
 	}
-	res, err := solve(ctx, t, k, solver.Options{Restarts: bs.cfg.Restarts, Iters: bs.cfg.Iters, Seed: bs.cfg.Seed})
-	if err != nil {
-		return nil, fmt.Errorf("ica: %w (k=%d may exceed the number of non-Gaussian sources)", err, k)
-	}
-	out := &state{bs: bs, res: res, s: s, fixed2: fixed2, theta: mat.DenseCopyOf(res.Factors)}
+	out := &state{bs: bs, res: res, s: s, fixed2: fixed2, theta: mat.DenseCopyOf(res.Factors), partial: partial}
 	if st.Header.Phase == 2+bs.off {
 		return out, nil
 	}
@@ -421,7 +494,13 @@ func (p *Plan) Basis(ctx context.Context, st *implicit.DenseStats) (*mat.Dense, 
 // FitStats fits the sources from the merged statistics of the last pass of
 // Plan; the settings the statistics fix are taken from them.
 func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
-	p := &Plan{Config: cfg}
+	return (&Plan{Config: cfg}).fitStats(ctx, st, cfg)
+}
+
+// fitStats is FitStats with p's memo of the solver's answer (the one the
+// passes of a fit through p already found).
+func (p *Plan) fitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
+	p.Config = cfg
 	c, err := p.config(&st.Header)
 	if err != nil {
 		return nil, err
@@ -438,6 +517,10 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	}
 	bs := s.bs
 	m := buildModel(s.theta, s.kappa, bs.b, bs.sp, bs.white, s.res, bs.cfg)
+	if s.partial != "" {
+		m.Fit.Warnings = append(m.Fit.Warnings, s.partial)
+		m.Fit.Converged = false
+	}
 	m.Fit.Passes = st.Header.Phase
 	m.Fit.RefineIters = s.iters
 	return m, nil
