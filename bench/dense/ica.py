@@ -4,7 +4,8 @@ shortest, mixed by a random matrix A (D × K, condition number below 5,
 seeded), every sample a row. Fits
 
   sf-ica           streamfit fit ica --k K (the cumulant, then logcosh steps)
-  sf-ica-ojd       streamfit fit ica --k K --solver ojd
+  sf-ica-SOLVER    streamfit fit ica --k K --solver SOLVER (sf-ica-ojd,
+                   sf-ica-rtpm, ...)
   sf-ica-kurtosis  streamfit fit ica --k K --contrast kurtosis (the cumulant's
                    own polishing steps)
   fastica    scikit-learn FastICA(n_components=K, whiten="unit-variance")
@@ -20,7 +21,7 @@ On 8×8 patches of scikit-learn's sample photographs (ICA_CASES
 components' kurtoses are the score (higher: more non-Gaussian).
 
 Usage: ica.py CACHE OUT   (env STREAMFIT; ICA_CASES="4x4 4x6 6x6 patches16",
-       KxD for speech)
+       KxD for speech; ICA_METHODS="sf-ica sf-ica-ojd sf-ica-kurtosis fastica")
 """
 import json
 import os
@@ -123,15 +124,15 @@ def main():
             truth_kurt = sorted(kurtosis(s).round(2).tolist())
             path = os.path.join(out, f"speech-{case}.npy")
         np.save(path, x)
-        for meth in ("sf-ica", "sf-ica-ojd", "sf-ica-kurtosis", "fastica"):
+        for meth in os.environ.get("ICA_METHODS", "sf-ica sf-ica-ojd sf-ica-kurtosis fastica").split():
             base = os.path.join(out, f"{os.path.basename(path)[:-4]}-{meth}")
             model = base + ".json"
             if meth.startswith("sf-ica"):
                 cmd = [sf, "fit", "ica", "--input", path, "--k", str(k), "--out", model, "--progress", "off"]
-                if meth == "sf-ica-ojd":
-                    cmd += ["--solver", "ojd"]
                 if meth == "sf-ica-kurtosis":
                     cmd += ["--contrast", "kurtosis"]
+                elif meth.startswith("sf-ica-"):
+                    cmd += ["--solver", meth[len("sf-ica-"):]]
             else:
                 cmd = [py, os.path.join(here, "sk_ica.py"), path, str(k), model]
             rc, wall, cpu, rss = timed(cmd, base + ".log")
