@@ -109,18 +109,26 @@ func (c *IDColumn) Values(ctx context.Context) iter.Seq2[IDs, error] {
 				}
 				row += int64(arr.Len())
 				var v IDs
-				if c.String {
-					for i := range arr.Len() {
-						v.Strings = r.addString(v.Strings, idString(arr, i))
+				// A damaged array's values may not match its length.
+				err := guard(func() error {
+					if c.String {
+						for i := range arr.Len() {
+							v.Strings = r.addString(v.Strings, idString(arr, i))
+						}
+						return nil
 					}
-				} else {
 					var ints []int64
 					ints, scratch = int64s(arr, scratch)
 					for _, n := range ints[:arr.Len()] {
 						v.Ints = r.addInt(v.Ints, n)
 					}
-				}
+					return nil
+				})
 				arr.Release()
+				if err != nil {
+					yield(IDs{}, corrupt(f, err))
+					return
+				}
 				if v.Len() > 0 && !yield(v, nil) {
 					return
 				}
@@ -186,14 +194,24 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 		}
 		defer f.Close()
 		// each hands one record batch's column on; false stops the pass.
+		// The decoding runs under guard, and so does the consumer's loop
+		// body, which each calls: yielding says a panic guard recovered
+		// was the body's, which must go on (a range function may not
+		// yield again after its body panicked, nor swallow the panic).
+		yielding := false
 		each := func(rec arrow.RecordBatch) bool {
 			a := column(rec, col)
 			if a == nil {
+				yielding = true
 				yield(nil, stream.Errorf(path, 0, -1, col, stream.ErrSchema, "missing id column %q", col))
+				yielding = false
 				return false
 			}
 			a.Retain()
-			return yield(a, nil)
+			yielding = true
+			ok := yield(a, nil)
+			yielding = false
+			return ok
 		}
 		err = guard(func() error {
 			switch k {
@@ -246,6 +264,9 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 			return ctx.Err()
 		})
 		if err != nil {
+			if yielding {
+				panic(err)
+			}
 			yield(nil, corrupt(path, err))
 		}
 	}

@@ -195,8 +195,13 @@ func vectorSize(path string, k kind, col string) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			n, found := firstVectorSize(a)
+			var n int
+			var found bool
+			err := guard(func() error { n, found = firstVectorSize(a); return nil })
 			a.Release()
+			if err != nil {
+				return 0, corrupt(path, err)
+			}
 			if found {
 				return n, nil
 			}
@@ -258,6 +263,12 @@ func firstVectorSize(a arrow.Array) (n int, found bool) {
 	size, _, bad2 := ints(st.Field(si), nil)
 	v32, v64, _ := offsets(st.Field(vi))
 	if bad != nil || bad2 != nil || v32 == nil && v64 == nil {
+		return 0, false
+	}
+	// A damaged file's children may be shorter than the struct; the pass
+	// that reads the vectors then says where.
+	rows := st.Len()
+	if len(typ) < rows || len(size) < rows || st.Field(ti).Len() < rows || st.Field(si).Len() < rows || max(len(v32), len(v64)) < rows+1 {
 		return 0, false
 	}
 	for i := range st.Len() {

@@ -413,3 +413,37 @@ func FuzzArrowOther(f *testing.F) {
 		return ".arrows"
 	}, func(n string) bool { return !strings.HasSuffix(n, ".parquet") })
 }
+
+// TestColumnArraysBodyPanic: a loop body over columnArrays that panics (a
+// consumer decoding a damaged array) runs inside the reader's guard; the
+// panic must go on to the range statement's caller, not be swallowed or
+// followed by another yield (which the runtime turns into "range function
+// continued iteration after loop body panic"), for every container.
+func TestColumnArraysBodyPanic(t *testing.T) {
+	dir := t.TempDir()
+	for _, o := range otherIPCs[:2] {
+		path := filepath.Join(dir, o.name+map[bool]string{false: ".arrow", true: ".arrows"}[o.stream])
+		if err := os.WriteFile(path, o.bytes(t), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k := kindArrow
+		if o.stream {
+			k = kindStream
+		}
+		got := func() (p any) {
+			defer func() { p = recover() }()
+			for a, err := range columnArrays(context.Background(), path, k, "terms") {
+				if err != nil {
+					t.Fatalf("%s: %v", o.name, err)
+				}
+				a.Release()
+				panic("body")
+			}
+			return nil
+		}()
+		var pe *stream.PanicError
+		if err, ok := got.(error); !ok || !errors.As(err, &pe) || pe.Value != "body" {
+			t.Errorf("%s: recovered %v (%T), want the body's panic", o.name, got, got)
+		}
+	}
+}
