@@ -2,6 +2,7 @@ package docword
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -130,5 +131,36 @@ func TestCorruptCompression(t *testing.T) {
 				t.Fatalf("got %v, want a line of the file (1..4003)", err)
 			}
 		})
+	}
+}
+
+// TestBodyPanicGoesOn: the reader hands batches on inside stream.Safe; a
+// loop body that panics must reach the caller as its own panic, not be
+// yielded as an error (which the runtime turns into "range function
+// continued iteration after loop body panic").
+func TestBodyPanicGoesOn(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("40\n5\n80\n")
+	for d := 1; d <= 40; d++ {
+		fmt.Fprintf(&b, "%d 1 2\n%d 3 1\n", d, d)
+	}
+	path := writeFile(t, t.TempDir(), "p.docword", b.String())
+	src, err := stream.Open(path, stream.Options{BatchRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := func() (p any) {
+		defer func() { p = recover() }()
+		for _, err := range src.Docs(context.Background()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			panic("body")
+		}
+		return nil
+	}()
+	var pe *stream.PanicError
+	if err, ok := got.(error); !ok || !errors.As(err, &pe) || pe.Value != "body" {
+		t.Fatalf("recovered %v (%T), want the body's panic", got, got)
 	}
 }

@@ -113,6 +113,11 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			}
 			// Safe: on an error, add reads the chunk (mapped) for the line.
 			err := stream.Safe(func() error { return st.add(p) })
+			if err != nil && st.yielding {
+				// The consumer's loop body panicked: a range function
+				// may neither yield again nor swallow it.
+				panic(err)
+			}
 			err = stream.Locate(s.path, err)
 			release(p)
 			if err != nil {

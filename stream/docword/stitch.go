@@ -22,6 +22,10 @@ type stitcher struct {
 	open  bool             // document last is still being built in cur
 	lines int64            // entry lines so far
 	tmp   []int32
+	// yielding is set while the consumer's loop body runs (inside the
+	// reader's stream.Safe): a panic Safe then recovers is the body's,
+	// which must go on rather than be yielded as an error.
+	yielding bool
 }
 
 // next closes the open document and starts document last+1, handing cur to
@@ -53,7 +57,10 @@ func (st *stitcher) flush() error {
 	// a quarter larger (see stream.Docs.Reserve).
 	n := b.NNZ()
 	st.cur.Reserve(n, n+n/4)
-	if !st.yield(b, nil) {
+	st.yielding = true
+	ok := st.yield(b, nil)
+	st.yielding = false
+	if !ok {
 		return errStopped
 	}
 	return nil
