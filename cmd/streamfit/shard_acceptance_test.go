@@ -81,6 +81,10 @@ func TestShardsEveryModel(t *testing.T) {
 			flags: []string{"--k", "5", "--discrete", "--seed", "5", "--group-column", "group"}, passes: 2},
 		{name: "multiview", gen: []string{"multiview", "--rows", "3000", "--k", "3"}, model: "multiview",
 			flags: []string{"--k", "3", "--seed", "5"}, passes: 2},
+		// k above the views' width: the components the cross moments of
+		// the merged pass 1 support, in pass 2 and the fit alike.
+		{name: "multiview-fewer", gen: []string{"multiview", "--rows", "3000", "--k", "3"}, model: "multiview",
+			flags: []string{"--k", "40", "--seed", "5"}, passes: 2},
 		{name: "hmm", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
 		{name: "hmm-windows", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",

@@ -319,7 +319,11 @@ func pinvK(a mat.Matrix, k int) (*mat.Dense, error) {
 	}
 	s := svd.Values(nil)
 	if k > len(s) || !(s[k-1] > 1e-12*s[0]) {
-		return nil, fmt.Errorf("%w: a cross moment has rank below k=%d (singular value %d of %d is %.3g)", ErrSpectrum, k, k, len(s), s[min(k, len(s))-1])
+		rank := 0
+		for rank < len(s) && s[rank] > 1e-12*s[0] {
+			rank++
+		}
+		return nil, &models.ShortError{Positive: rank, Err: fmt.Errorf("%w: a cross moment has rank below k=%d (singular value %d of %d is %.3g)", ErrSpectrum, k, k, len(s), s[min(k, len(s))-1])}
 	}
 	var u, v mat.Dense
 	svd.UTo(&u)

@@ -129,7 +129,7 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	if err != nil {
 		return nil, err
 	}
-	d, k := st.Header.D, cfg.K
+	d, k := st.Header.D, len(dec.Weights)
 	views := cfg.Views
 	m := &Model{Model: "multiview", K: k, D: d, Views: views, Weights: dec.Weights, Means: make([][][]float64, 3)}
 	for t := range 3 {
@@ -145,6 +145,9 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	}
 	ms := &FitRecord{Rows: dec.N, Passes: 2, Solver: solverName, Whitening: dec.Whitening, Lambda: dec.Lambda, WeightSum: floats.Sum(dec.Weights)}
 	ms.Record("", dec.Result)
+	if k < cfg.K {
+		ms.Warnings = append(ms.Warnings, fmt.Sprintf("the cross moments of the views support %d of the k=%d components (views of %d, %d and %d columns): the model has %d", k, cfg.K, len(views[0]), len(views[1]), len(views[2]), k))
+	}
 	floats.Scale(1/ms.WeightSum, m.Weights)
 	m.Fit = ms
 	return m, nil

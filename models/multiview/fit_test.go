@@ -97,7 +97,7 @@ func TestErrors(t *testing.T) {
 		is   error
 	}{
 		{"nan", &stream.MemoryDense{All: &stream.Dense{Rows: 10, Cols: 6, Data: bad}}, multiview.Config{K: 1}, "row 4", stream.ErrValue},
-		{"k>d", good, multiview.Config{K: 3}, "k ≤ d", nil},
+		{"k=0", good, multiview.Config{K: 0}, "at least one", nil},
 		{"views", good, multiview.Config{K: 1, Views: [][]int{{0}, {1}}}, "need 3", nil},
 		{"overlap", good, multiview.Config{K: 1, Views: [][]int{{0, 1}, {1, 2}, {3}}}, "two views", nil},
 		{"range", good, multiview.Config{K: 1, Views: [][]int{{0}, {1}, {9}}}, "column 9", nil},
@@ -148,5 +148,22 @@ func TestRandomViewsGMM(t *testing.T) {
 	}
 	if ev.Weights > 0.05 {
 		t.Errorf("weights ℓ1 %.4f > 0.05", ev.Weights)
+	}
+}
+
+// TestFewerComponents: k above what the views hold (wider than a view
+// here) fits the components the cross moments support, with a warning,
+// and finds the true ones among them.
+func TestFewerComponents(t *testing.T) {
+	src, err := synth.NewMultiView(synth.MultiViewConfig{Rows: 60000, Dims: [3]int{4, 4, 4}, K: 3, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := multiview.Fit(context.Background(), src, multiview.Config{K: 40, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.K >= 40 || m.K < 3 || len(m.Weights) != m.K || !strings.Contains(strings.Join(m.Warnings(), "\n"), "support") {
+		t.Fatalf("k=40: %d components, warnings %q; want 3 to the views' width, with a warning", m.K, m.Warnings())
 	}
 }

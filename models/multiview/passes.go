@@ -3,10 +3,12 @@ package multiview
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/implicit/statsfile"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/solver"
 	"github.com/streamfit/streamfit/stream"
 	"gonum.org/v1/gonum/blas"
@@ -38,6 +40,13 @@ type TriplePlan struct {
 	Triples func() func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), groups *float64, commit func() error) error
 	// Ordered makes the passes ordered (see implicit.Pass).
 	Ordered bool
+	// Fewer lets the cross moments decide how many components the passes
+	// after pass 1 hold when they support fewer than Header.K (a view
+	// narrower than k, cross moments of lower rank, M₂ with fewer positive
+	// directions): the most they support, a function of the carried pass-1
+	// totals alone, so every route finds the same. Without it such k is
+	// refused.
+	Fewer bool
 }
 
 func (p *TriplePlan) header(phase int) statsfile.Header {
@@ -119,7 +128,27 @@ func (p *TriplePlan) stage(fixed []implicit.Fixed) (*crossStage, error) {
 		m.Scale(1/n[0], m)
 		return m
 	}
-	return newCrossStage(avg(d1, d2, e12), avg(d3, d2, e32), avg(d3, d1, e31), int64(n[0]), p.Header.K)
+	a12, a32, a31 := avg(d1, d2, e12), avg(d3, d2, e32), avg(d3, d1, e31)
+	if !p.Fewer {
+		return newCrossStage(a12, a32, a31, int64(n[0]), p.Header.K)
+	}
+	k := min(p.Header.K, d1, d2, d3)
+	for {
+		cs, err := newCrossStage(a12, a32, a31, int64(n[0]), k)
+		var short *models.ShortError
+		if err == nil || !errors.As(err, &short) {
+			return cs, err
+		}
+		if k = min(k-1, short.Positive); k < 1 {
+			return nil, fmt.Errorf("multiview: the cross moments support no component: %w", err)
+		}
+	}
+}
+
+// kOf is the number of components of the cross stage cs.
+func (cs *crossStage) kOf() int {
+	_, k := cs.wm.Dims()
+	return k
 }
 
 // pass2 returns pass 2 for the carried pass-1 totals fixed.
@@ -128,7 +157,7 @@ func (p *TriplePlan) pass2(fixed []implicit.Fixed) (*implicit.Pass, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := p.Header.K
+	k := cs.kOf()
 	return &implicit.Pass{
 		Header:  p.header(2),
 		Sums:    []implicit.SumShape{{Name: "t", Len: k * k * k}, {Name: "triples", Len: 1}, {Name: "groups", Len: 1}},
@@ -163,7 +192,7 @@ func (p *TriplePlan) DecomposeStats(ctx context.Context, st *implicit.DenseStats
 	if err != nil {
 		return nil, err
 	}
-	k := p.Header.K
+	k := cs.kOf()
 	raw, n := st.Sum("t"), st.Sum("triples")
 	if len(raw) != k*k*k || len(n) != 1 {
 		return nil, fmt.Errorf("multiview: pass-2 statistics of the wrong shape for k=%d", k)
@@ -221,15 +250,16 @@ func (p *Plan) triplePlan(d int) (*TriplePlan, error) {
 	}
 	pj, _ := json.Marshal(pr)
 	dims := [3]int{len(views[0]), len(views[1]), len(views[2])}
-	for t, dt := range dims {
-		if cfg.K < 1 || cfg.K > dt {
-			return nil, fmt.Errorf("multiview: k=%d must be in [1, %d], the dimension of view %d; the moment method needs k ≤ d", cfg.K, dt, t+1)
-		}
+	if cfg.K < 1 {
+		return nil, fmt.Errorf("multiview: k=%d, need at least one component", cfg.K)
 	}
 	path := p.Path
 	return &TriplePlan{
 		Header: statsfile.Header{Model: "multiview", D: d, K: cfg.K, Params: pj},
 		Dims:   dims,
+		// Real data may hold fewer classes than asked: the fit takes as
+		// many as the cross moments support, with a warning (FitStats).
+		Fewer: true,
 		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {
 			v := newViewCutter(path, d, views, rot)
 			return func(b *stream.Dense, fn func(x1, x2, x3 blas64.General), _ *float64, _ func() error) error {

@@ -30,8 +30,10 @@ func TestRotateGMM(t *testing.T) {
 		}
 		src.Truth.Means[i][i] = 6
 	}
-	if _, err := multiview.Fit(context.Background(), src, multiview.Config{K: 3, Seed: 1}); err == nil {
-		t.Error("the unrotated equal split of axis-aligned means should fail (views 2 and 3 carry no signal)")
+	// Unrotated, the cross moments support fewer than the 3 classes: the
+	// fit says so and gives what they hold (or nothing).
+	if m, err := multiview.Fit(context.Background(), src, multiview.Config{K: 3, Seed: 1}); err == nil && (m.K >= 3 || !strings.Contains(strings.Join(m.Warnings(), "\n"), "support")) {
+		t.Errorf("the unrotated equal split of axis-aligned means found %d components, warnings %q; want fewer than 3, with a warning (views 2 and 3 carry no signal)", m.K, m.Warnings())
 	}
 	m, err := multiview.Fit(context.Background(), src, multiview.Config{K: 3, Rotate: true, Seed: 1, Workers: 2})
 	if err != nil {
