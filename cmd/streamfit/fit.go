@@ -21,8 +21,12 @@ import (
 // given one.
 const fitUsage = "usage: streamfit fit MODEL --input FILE --k K --out model.json [flags]\nmodels:\n"
 
-// fitAbout is the help of `fit MODEL`, with the model's name and summary.
-const fitAbout = "Fits %[1]s from --input in a few passes (at most --em-passes more where the model refines by likelihood) and writes the model as JSON (atomically).\n%[1]s: %[2]s."
+// fitAbout is the help of `fit MODEL`, with the model's name and summary;
+// fitAboutEM that of a model that refines by likelihood (--em-passes).
+const (
+	fitAbout   = "Fits %[1]s from --input in a few passes and writes the model as JSON (atomically).\n%[1]s: %[2]s."
+	fitAboutEM = "Fits %[1]s from --input in a few passes, then at most --em-passes more that refine it by likelihood, and writes the model as JSON (atomically).\n%[1]s: %[2]s."
+)
 
 // fitFlags are the flags of `fit MODEL`: those every model reads, the
 // model's settings (models.Settings), and for the topic models the flags
@@ -73,6 +77,10 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 		f.sweep = addSweepFlags(fs)
 	}
 	f.settings.Flags(fs)
+	if fs.Lookup("em-passes") != nil {
+		// The help says what the flags registered above make of the fit.
+		setAbout(fs, "", fmt.Sprintf(fitAboutEM, k.Name(), k.Summary()))
+	}
 	return f
 }
 

@@ -205,11 +205,17 @@ func usage(w io.Writer) {
 // line naming the command's arguments.
 func newFlags(name, args, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	setAbout(fs, args, about)
+	return fs
+}
+
+// setAbout sets the help fs prints: its usage line with args, about, and
+// its flags.
+func setAbout(fs *flag.FlagSet, args, about string) {
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: streamfit %s [flags] %s\n\n%s\n\nflags:\n", name, args, about)
+		fmt.Fprintf(fs.Output(), "usage: streamfit %s [flags] %s\n\n%s\n\nflags:\n", fs.Name(), args, about)
 		fs.PrintDefaults()
 	}
-	return fs
 }
 
 // forceOutputs is set by --force, which every command takes: outputs that
