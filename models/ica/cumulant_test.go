@@ -42,7 +42,7 @@ func TestCumulantBruteForce(t *testing.T) {
 			t.Fatal(err)
 		}
 		z := whitenBatch(b, w.RawMatrix(), mw, &scratch)
-		addThird(z, v, s2.RawSymmetric(), g3)
+		addThird(z, v, s2.RawSymmetric(), g3, nil)
 		addContract(z, theta.RawMatrix(), &y, g4.RawMatrix(), q4, nil)
 	}
 	tv, sz := finishThird(s2, g3, n, v)

@@ -301,13 +301,14 @@ func (p *Plan) pass2(bs *basis) *implicit.Pass {
 		Fixed:  bs.fixed1,
 		Worker: func() implicit.BatchFunc {
 			var scratch []float64
+			var cubes implicit.CubeScratch
 			wr := bs.w.RawMatrix()
 			return func(b *stream.Dense, out [][]float64, _ func() error) error {
 				if err := models.CheckRows(path, b, d); err != nil {
 					return err
 				}
 				z := whitenBatch(b, wr, bs.mw, &scratch)
-				addThird(z, bs.v, blas64.Symmetric{N: k, Stride: k, Uplo: blas.Upper, Data: out[0]}, &solver.Sym3{K: k, Data: out[1]})
+				addThird(z, bs.v, blas64.Symmetric{N: k, Stride: k, Uplo: blas.Upper, Data: out[0]}, &solver.Sym3{K: k, Data: out[1]}, &cubes)
 				return nil
 			}
 		},
