@@ -71,11 +71,21 @@ type Plan struct {
 	solved *solved
 }
 
-// solved is a solver's answer and the pass-2 sums it answers.
+// solved is a solver's answer, the pass-2 sums and the settings it
+// answers.
 type solved struct {
 	s2, g2  []float64
+	how     solveSettings
 	res     *solver.Result
 	partial string
+}
+
+// solveSettings are what a solve depends on besides the tensor.
+type solveSettings struct {
+	solver             string
+	k, restarts, iters int
+	seed               uint64
+	refine             bool
 }
 
 // solve returns the solver's answer for the pass-2 sums s2 and g2 and the
@@ -84,7 +94,8 @@ type solved struct {
 func (p *Plan) solve(ctx context.Context, bs *basis, t *solver.Sym3, s2, g2 []float64) (*solver.Result, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m := p.solved; m != nil && slices.Equal(m.s2, s2) && slices.Equal(m.g2, g2) {
+	how := solveSettings{bs.cfg.Solver, bs.k, bs.cfg.Restarts, bs.cfg.Iters, bs.cfg.Seed, bs.cfg.Refine >= 0}
+	if m := p.solved; m != nil && m.how == how && slices.Equal(m.s2, s2) && slices.Equal(m.g2, g2) {
 		return m.res, m.partial, nil
 	}
 	k := bs.k
@@ -111,7 +122,7 @@ func (p *Plan) solve(ctx context.Context, bs *basis, t *solver.Sym3, s2, g2 []fl
 		res.Factors = completeColumns(res.Factors, k, bs.cfg.Seed)
 		partial = fmt.Sprintf("the solver gave %d of the %d components (%v); the polishing steps started the other %d orthogonal to them", got, k, err, k-got)
 	}
-	p.solved = &solved{s2: slices.Clone(s2), g2: slices.Clone(g2), res: res, partial: partial}
+	p.solved = &solved{s2: slices.Clone(s2), g2: slices.Clone(g2), how: how, res: res, partial: partial}
 	return res, partial, nil
 }
 
