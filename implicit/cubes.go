@@ -31,17 +31,22 @@ func AddCubes(t *tensor.Sym3, w, z []float64, n int, sc *CubeScratch) {
 		}
 	}
 	sc.kr = addCubes(sc.acc, sc.s, k, z, nil, n, k, sc.kr)
-	// acc's row i holds, for the pairs (j, l) with i's block start ≤ j ≤
-	// l, the entry (i, j, l); the packed tensor takes those with i ≤ j.
-	q := 0
+	packCubes(t.Data, sc.acc, k, 1)
+	t.Invalidate()
+}
+
+// packCubes adds scale × the entries (i, j, l), i ≤ j ≤ l, of acc (k ×
+// k(k+1)/2 as addCubes leaves it: row i, the pairs (j, l) from i's block
+// start on) to dst, a packed symmetric tensor's data.
+func packCubes(dst, acc []float64, k int, scale float64) {
+	p, q := pairs(k), 0
 	for i := range k {
 		for j := i; j < k; j++ {
-			row := sc.acc[i*p+pairOffset(j, k):]
+			row := acc[i*p+pairOffset(j, k):]
 			for l := j; l < k; l++ {
-				t.Data[q] += row[l-j]
+				dst[q] += scale * row[l-j]
 				q++
 			}
 		}
 	}
-	t.Invalidate()
 }

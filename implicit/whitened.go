@@ -98,24 +98,15 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 
 // cubes returns Ê3(W,W,W) from Y3 and the W-terms.
 func (a *TripleAcc) cubes(wd []float64, workers int) *tensor.Sym3 {
-	k, p := a.K, pairs(a.K)
+	k := a.K
 	acc := append([]float64(nil), a.Y3...)
 	if a.Float32 {
 		addWTerms[float32](a, wd, workers, acc)
 	} else {
 		addWTerms[float64](a, wd, workers, acc)
 	}
-	inv := 1 / float64(a.Docs)
 	e3 := tensor.NewSym3(k)
-	q := 0
-	for i := range k {
-		for j := i; j < k; j++ {
-			for l := j; l < k; l++ {
-				e3.Data[q] = acc[i*p+pairOffset(j, k)+l-j] * inv
-				q++
-			}
-		}
-	}
+	packCubes(e3.Data, acc, k, 1/float64(a.Docs))
 	e3.Invalidate()
 	return e3
 }

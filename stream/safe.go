@@ -84,3 +84,34 @@ func recovered(p any) *PanicError {
 	}
 	return e
 }
+
+// SafeYield wraps the yield of a range function that hands values on from
+// inside Safe, where the consumer's loop body runs under Safe's recover
+// too. A range function may neither yield again after its body panicked
+// nor swallow that panic, so it calls Resume with Safe's error before
+// reporting it: a panic of the body goes on as a panic there.
+type SafeYield[V any] struct {
+	yield  func(V, error) bool
+	inBody bool
+}
+
+// NewSafeYield wraps yield.
+func NewSafeYield[V any](yield func(V, error) bool) *SafeYield[V] {
+	return &SafeYield[V]{yield: yield}
+}
+
+// Yield calls the loop body with v and err and returns what it returns.
+func (y *SafeYield[V]) Yield(v V, err error) bool {
+	y.inBody = true
+	ok := y.yield(v, err)
+	y.inBody = false
+	return ok
+}
+
+// Resume panics with err (what Safe recovered) when the panic was the loop
+// body's; otherwise it returns.
+func (y *SafeYield[V]) Resume(err error) {
+	if err != nil && y.inBody {
+		panic(err)
+	}
+}

@@ -52,7 +52,7 @@ type fitFlags struct {
 // reads, the input flags of its data, then the model's own.
 func newFitFlags(e *env, k models.Kind) *fitFlags {
 	f := &fitFlags{kind: k, settings: k.Settings(models.FitFlags)}
-	fs := newFlags("fit "+k.Name(), "", fmt.Sprintf(fitAbout, k.Name(), k.Summary()))
+	fs := flag.NewFlagSet("fit "+k.Name(), flag.ContinueOnError)
 	f.fs = fs
 	f.o = e.addReadFlags(fs)
 	fs.StringVar(&f.input, "input", "", "input file (any format streamfit inspect reads), or a directory of text files")
@@ -77,10 +77,12 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 		f.sweep = addSweepFlags(fs)
 	}
 	f.settings.Flags(fs)
+	// The help says what the flags registered above make of the fit.
+	about := fitAbout
 	if fs.Lookup("em-passes") != nil {
-		// The help says what the flags registered above make of the fit.
-		setAbout(fs, "", fmt.Sprintf(fitAboutEM, k.Name(), k.Summary()))
+		about = fitAboutEM
 	}
+	setAbout(fs, "", fmt.Sprintf(about, k.Name(), k.Summary()))
 	return f
 }
 

@@ -67,23 +67,21 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 }
 
 // whitening returns W = U (Λ − σ²)^{-1/2}, B = U (Λ − σ²)^{1/2} and the
-// whitened eigenvalues of the spectrum sp.
-func whitening(sp *spec, d, k int) (w, b *mat.Dense, white []float64, err error) {
+// whitened eigenvalues of the spectrum sp, cut by supported to k
+// eigenvalues above the noise.
+func whitening(sp *spec, d, k int) (w, b *mat.Dense, white []float64) {
 	w = mat.NewDense(d, k, nil)
 	b = mat.NewDense(d, k, nil)
 	white = make([]float64, k)
 	for j := range k {
 		white[j] = sp.vals[j] - sp.sigma2
-		if !(white[j] > 0) {
-			return nil, nil, nil, fmt.Errorf("%w (eigenvalue %d is %.3g, noise %.3g)", ErrSpectrum, j+1, sp.vals[j], sp.sigma2)
-		}
 		s := math.Sqrt(white[j])
 		for i := range d {
 			w.Set(i, j, sp.u.At(i, j)/s)
 			b.Set(i, j, sp.u.At(i, j)*s)
 		}
 	}
-	return w, b, white, nil
+	return w, b, white
 }
 
 // contractionVector is the random unit vector v of K(I,I,I,v), from seed.

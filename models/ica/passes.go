@@ -296,10 +296,7 @@ func (p *Plan) carried(ctx context.Context, st *implicit.DenseStats) (*basis, er
 		cfg.K = got
 	}
 	k = got
-	w, b, white, err := whitening(sp, d, k)
-	if err != nil {
-		return nil, err
-	}
+	w, b, white := whitening(sp, d, k)
 	return &basis{sp: sp, w: w, b: b, white: white, mw: meanW(w, sp.mean), fixed1: fixed, v: contractionVector(k, cfg.Seed), cfg: cfg, d: d, k: k, off: off}, nil
 }
 

@@ -3,7 +3,6 @@ package multiview
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -132,17 +131,13 @@ func (p *TriplePlan) stage(fixed []implicit.Fixed) (*crossStage, error) {
 	if !p.Fewer {
 		return newCrossStage(a12, a32, a31, int64(n[0]), p.Header.K)
 	}
-	k := min(p.Header.K, d1, d2, d3)
-	for {
-		cs, err := newCrossStage(a12, a32, a31, int64(n[0]), k)
-		var short *models.ShortError
-		if err == nil || !errors.As(err, &short) {
-			return cs, err
-		}
-		if k = min(k-1, short.Positive); k < 1 {
-			return nil, fmt.Errorf("multiview: the cross moments support no component: %w", err)
-		}
+	cs, got, why, err := models.FitFewer(p.Header.K, min(d1, d2, d3), "a view is narrower than k", func(k int) (*crossStage, error) {
+		return newCrossStage(a12, a32, a31, int64(n[0]), k)
+	})
+	if err == nil && got == 0 {
+		err = fmt.Errorf("multiview: the cross moments support no component (%s)", why)
 	}
+	return cs, err
 }
 
 // kOf is the number of components of the cross stage cs.

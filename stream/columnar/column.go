@@ -194,24 +194,17 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 		}
 		defer f.Close()
 		// each hands one record batch's column on; false stops the pass.
-		// The decoding runs under guard, and so does the consumer's loop
-		// body, which each calls: yielding says a panic guard recovered
-		// was the body's, which must go on (a range function may not
-		// yield again after its body panicked, nor swallow the panic).
-		yielding := false
+		// It calls the consumer's loop body inside guard (see
+		// stream.SafeYield).
+		body := stream.NewSafeYield(yield)
 		each := func(rec arrow.RecordBatch) bool {
 			a := column(rec, col)
 			if a == nil {
-				yielding = true
-				yield(nil, stream.Errorf(path, 0, -1, col, stream.ErrSchema, "missing id column %q", col))
-				yielding = false
+				body.Yield(nil, stream.Errorf(path, 0, -1, col, stream.ErrSchema, "missing id column %q", col))
 				return false
 			}
 			a.Retain()
-			yielding = true
-			ok := yield(a, nil)
-			yielding = false
-			return ok
+			return body.Yield(a, nil)
 		}
 		err = guard(func() error {
 			switch k {
@@ -264,9 +257,7 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 			return ctx.Err()
 		})
 		if err != nil {
-			if yielding {
-				panic(err)
-			}
+			body.Resume(err)
 			yield(nil, corrupt(path, err))
 		}
 	}

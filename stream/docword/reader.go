@@ -104,7 +104,7 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			defer m.unmap() // after Ordered has released every chunk
 			split = m.split
 		}
-		st := &stitcher{s: s, ctx: ctx, yield: yield, cur: s.firstBatch(&pl.docs), docs: &pl.docs}
+		st := &stitcher{s: s, ctx: ctx, yield: stream.NewSafeYield(yield), cur: s.firstBatch(&pl.docs), docs: &pl.docs}
 		for p, err := range stream.Ordered(ctx, s.opts.Workers, split, parse, release) {
 			if err != nil {
 				st.cur.Release()
@@ -113,11 +113,7 @@ func (s *Source) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 			}
 			// Safe: on an error, add reads the chunk (mapped) for the line.
 			err := stream.Safe(func() error { return st.add(p) })
-			if err != nil && st.yielding {
-				// The consumer's loop body panicked: a range function
-				// may neither yield again nor swallow it.
-				panic(err)
-			}
+			st.yield.Resume(err) // the consumer's loop body panicked
 			err = stream.Locate(s.path, err)
 			release(p)
 			if err != nil {

@@ -15,17 +15,13 @@ import (
 type stitcher struct {
 	s     *Source
 	ctx   context.Context
-	yield func(*stream.Docs, error) bool
+	yield *stream.SafeYield[*stream.Docs] // the consumer's, called inside stream.Safe
 	cur   *stream.Docs
 	docs  *stream.FreeList // the pass's batches
 	last  int64            // id of the latest document started, 0 before the first
 	open  bool             // document last is still being built in cur
 	lines int64            // entry lines so far
 	tmp   []int32
-	// yielding is set while the consumer's loop body runs (inside the
-	// reader's stream.Safe): a panic Safe then recovers is the body's,
-	// which must go on rather than be yielded as an error.
-	yielding bool
 }
 
 // next closes the open document and starts document last+1, handing cur to
@@ -57,10 +53,7 @@ func (st *stitcher) flush() error {
 	// a quarter larger (see stream.Docs.Reserve).
 	n := b.NNZ()
 	st.cur.Reserve(n, n+n/4)
-	st.yielding = true
-	ok := st.yield(b, nil)
-	st.yielding = false
-	if !ok {
+	if !st.yield.Yield(b, nil) {
 		return errStopped
 	}
 	return nil
