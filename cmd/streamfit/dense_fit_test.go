@@ -273,3 +273,34 @@ func TestICAFewerSources(t *testing.T) {
 		t.Fatalf("k %d, %d mixing columns; want 4", m.K, len(m.Mixing))
 	}
 }
+
+// `fit hmm` (Gaussian observations, the moment fit alone) with k above the
+// dimension fits the d states the moments give and warns, exit 0, where it
+// refused before; the states are the true ones.
+func TestHMMFewerStates(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "hmm", "--seqs", "60000", "--len", "3", "--d", "3", "--k", "3", "--seed", "1", "--out", p("s.parquet"), "--truth", p("truth.json"), "--progress", "off")
+	code, _, errs := streamfit(t, "fit", "hmm", "--input", p("s.parquet"), "--group-column", "group", "--k", "5", "--seed", "2", "--out", p("m.json"), "--progress", "off")
+	if code != 0 || !strings.Contains(errs, "warning: the moments give 3 of the 5 states (k=5 exceeds the dimension d=3)") {
+		t.Fatalf("--k 5 on d=3: exit %d, stderr %q; want success and a warning", code, errs)
+	}
+	var m struct {
+		K int         `json:"k"`
+		O [][]float64 `json:"O"`
+	}
+	if err := json.Unmarshal(readFile(t, p("m.json")), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.K != 3 || len(m.O) != 3 {
+		t.Fatalf("k %d, %d emission rows; want 3", m.K, len(m.O))
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, "eval", "--model", p("m.json"), "--truth", p("truth.json"), "--json")), &ev); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("eval: %v", ev)
+	if o, tr := ev["O_rel_err"].(float64), ev["T_rel_err"].(float64); !(o <= 0.05 && tr <= 0.1) {
+		t.Errorf("O_rel_err %v, T_rel_err %v: want ≤ 0.05 and ≤ 0.1", ev["O_rel_err"], ev["T_rel_err"])
+	}
+}

@@ -89,6 +89,10 @@ func TestShardsEveryModel(t *testing.T) {
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group"}, passes: 2},
 		{name: "hmm-windows", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",
 			flags: []string{"--k", "3", "--seed", "5", "--group-column", "group", "--windows"}, passes: 2},
+		// k above the dimension: the states the cross moments of the
+		// merged pass 1 support, in pass 2 and the fit alike.
+		{name: "hmm-fewer", gen: []string{"hmm", "--seqs", "300", "--len", "7", "--d", "6", "--k", "3"}, model: "hmm",
+			flags: []string{"--k", "8", "--seed", "5", "--group-column", "group"}, passes: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

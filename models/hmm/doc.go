@@ -13,6 +13,13 @@
 // order and O = E[x₂x₃ᵀ]((OT)ᵀ)⁺diag(w)⁻¹ in the same order, so no matching is
 // needed; then T = O⁺(OT) and π = T⁻¹w, projected onto the simplex.
 //
+// A k above what the cross moments of consecutive steps support (above d,
+// or states sharing a mean observation) fits as many states as they do,
+// with a warning (Model.Warnings), not a refusal; that number is a
+// function of the pass-1 totals alone, so statistics merged from shards
+// give the fit of the whole input. Baum–Welch (Config.EM) starts the
+// states the moments do not give as perturbed copies of theirs.
+//
 // Two passes, each reading the rows in order; memory is O(d² + k³) plus three
 // rows of carry, independent of the number of rows or sequences.
 package hmm

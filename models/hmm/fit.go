@@ -19,7 +19,10 @@ var ErrShort = errors.New("hmm: sequence shorter than 3 steps")
 // Config sets up a fit. The zero value plus K uses the first three steps of
 // every sequence and projects T and π onto the simplex.
 type Config struct {
-	// K is the number of hidden states; the method needs 1 ≤ K ≤ d.
+	// K is the number of hidden states, at least 1. The moments give at
+	// most d (the columns), and fewer when the cross moments of consecutive
+	// steps support fewer; the moment fit then has that many, with a
+	// warning, and Baum–Welch (EM) starts the others as copies of them.
 	K int
 	// Windows uses every window of three consecutive steps instead of only
 	// the first three of each sequence: far more triples per sequence, valid
@@ -50,9 +53,12 @@ type Config struct {
 // blockTriples is the number of triples handed to the accumulators at once.
 const blockTriples = 1024
 
-// Fit learns a k-state HMM from sequences in src (two ordered passes).
+// Fit learns an HMM of cfg.K states from sequences in src (two ordered
+// passes), or of as many as the moments give when they give fewer (see
+// FitStats).
 //
-// With cfg.EM set, Baum–Welch passes follow (see Config.EM).
+// With cfg.EM set, Baum–Welch passes follow (see Config.EM), from the
+// states the moments give and copies of them up to cfg.K.
 func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	if cfg.EM != nil {
 		return fitBW(ctx, src, cfg)
@@ -63,29 +69,32 @@ func Fit(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error
 	if d <= 0 {
 		return nil, fmt.Errorf("hmm: the source does not report its number of columns")
 	}
-	if cfg.K < 1 || cfg.K > d {
-		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
+	if cfg.K < 1 {
+		return nil, fmt.Errorf("hmm: k=%d, need at least one state", cfg.K)
 	}
 	return models.FitPlan(ctx, src, (&Plan{Config: cfg, Path: info.Path}).Planner(), 1, cfg, FitStats, start, (*Model).seconds)
 }
 
 // FitStats fits the HMM from the merged pass-2 statistics of Plan; the
 // settings the statistics fix (K, Windows) are taken from them, the
-// solver's and the recovery's from cfg.
+// solver's and the recovery's from cfg. The model has the states the
+// carried pass-1 totals support, cfg.K or fewer, with a warning when
+// fewer.
 func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model, error) {
 	cfg, err := ConfigFromStats(cfg, st.Header)
 	if err != nil {
 		return nil, err
 	}
-	d, k := st.Header.D, cfg.K
+	d := st.Header.D
 	tp, err := (&Plan{Config: cfg}).triplePlan(d)
 	if err != nil {
 		return nil, err
 	}
-	dec, err := tp.DecomposeStats(ctx, st, multiview.Options{K: k, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: 1})
+	dec, err := tp.DecomposeStats(ctx, st, multiview.Options{K: cfg.K, Solver: cfg.Solver, Restarts: cfg.Restarts, Iters: cfg.Iters, Seed: cfg.Seed, Workers: 1})
 	if err != nil {
 		return nil, fmt.Errorf("hmm: %w", err)
 	}
+	k := len(dec.Weights)
 	rows, seqs := st.Rows, int64(st.Sum("groups")[0])
 	o, ot := dec.Means[1], dec.Means[2]
 	var t mat.Dense
@@ -101,6 +110,9 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	ms.Record("", dec.Result)
 	if ms.Solver == "" {
 		ms.Solver = "rtpm"
+	}
+	if k < cfg.K {
+		ms.Warnings = append(ms.Warnings, fewerStates(cfg.K, k, d, cfg.Discrete)+fmt.Sprintf("; the model has %d", k))
 	}
 	for j := range k {
 		m.O[j] = mat.Col(nil, j, o)
@@ -124,4 +136,24 @@ func FitStats(ctx context.Context, st *implicit.DenseStats, cfg Config) (*Model,
 	}
 	m.Fit = ms
 	return m, nil
+}
+
+// fewerStates says that the moments of rows of d columns (symbols when
+// discrete) gave got of the asked states, and why; a warning begins with
+// it.
+func fewerStates(asked, got, d int, discrete bool) string {
+	width := fmt.Sprintf("the dimension d=%d", d)
+	if discrete {
+		width = fmt.Sprintf("the d=%d symbols", d)
+	}
+	var why string
+	switch {
+	case asked > d && got == d:
+		why = fmt.Sprintf("k=%d exceeds %s", asked, width)
+	case asked > d:
+		why = fmt.Sprintf("k=%d exceeds %s, and the cross moments of consecutive steps support only %d", asked, width, got)
+	default:
+		why = fmt.Sprintf("the cross moments of consecutive steps support only %d, as when states share a mean observation", got)
+	}
+	return fmt.Sprintf("the moments give %d of the %d states (%s)", got, asked, why)
 }

@@ -87,6 +87,7 @@ func TestErrors(t *testing.T) {
 		return &stream.MemoryDense{All: all, BatchRows: 4}
 	}
 	noID := &stream.MemoryDense{All: &stream.Dense{Rows: 3, Cols: 3, Data: make([]float64, 9)}}
+	zero := &stream.MemoryDense{All: &stream.Dense{Rows: 6, Cols: 3, Data: make([]float64, 18), Group: []int64{0, 0, 0, 1, 1, 1}}}
 	cases := []struct {
 		name string
 		src  stream.DenseSource
@@ -98,7 +99,9 @@ func TestErrors(t *testing.T) {
 		{"no-id", noID, 1, "no sequence id", stream.ErrSchema},
 		{"short-middle", mk([]int64{0, 0, 0, 1, 1, 2, 2, 2}, -1), 1, "sequence 1 has 2 rows", hmm.ErrShort},
 		{"short-last", mk([]int64{0, 0, 0, 0, 0, 7}, -1), 1, "sequence 7 has 1 rows", hmm.ErrShort},
-		{"k>d", mk([]int64{0, 0, 0}, -1), 4, "k ≤ d", nil},
+		{"k<1", mk([]int64{0, 0, 0}, -1), 0, "k=0, need at least one state", nil},
+		// Fewer states than k are fitted with a warning, but not none.
+		{"zero", zero, 2, "hmm: the cross moments support no component", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
-	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -47,36 +48,31 @@ func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 	c := cfg
 	c.EM = nil
 	// Real data may support fewer states than k in the moments (the
-	// symbols, the second moment's positive directions): fit those, and
-	// let the passes separate the rest from copies of them.
-	most := cfg.K
-	if d := src.Info().Cols; d > 0 {
-		most = d
-	}
-	mom, got, why, err := models.FitFewer(cfg.K, most, fmt.Sprintf("k=%d exceeds the d=%d symbols", cfg.K, most), func(k int) (*Model, error) {
-		c.K = k
-		return Fit(ctx, src, c)
-	})
-	switch {
-	case err != nil:
+	// symbols, the cross moments' rank): the moment fit has those (its
+	// plan steps k down), and the passes separate the rest from copies of
+	// them.
+	mom, err := Fit(ctx, src, c)
+	if err != nil {
 		return nil, err
-	case got == 0:
-		return nil, fmt.Errorf("hmm: the moments give none of the %d states (%s)", cfg.K, why)
 	}
-	start := Start(mom, em)
-	if mom.K < cfg.K {
-		start = splitStates(start, cfg.K, cfg.Seed)
-	}
-	r, err := Refine(ctx, src, start, em)
+	r, err := Refine(ctx, src, startOf(mom, cfg.K, cfg.Seed, em), em)
 	if err != nil {
 		return nil, fmt.Errorf("hmm: Baum–Welch: %w", err)
 	}
-	m := bwModel(mom, r)
-	if mom.K < cfg.K {
-		m.Fit.Warnings = append(m.Fit.Warnings, fmt.Sprintf("the moments give %d of the %d states (%s); Baum–Welch starts the other %d as perturbed copies of the most likely ones", mom.K, cfg.K, why, cfg.K-mom.K))
-	}
+	m := bwModel(mom, r, cfg.K)
 	m.Fit.Seconds = time.Since(t0).Seconds()
 	return m, nil
+}
+
+// startOf is the start of the Baum–Welch passes of a fit of k states from
+// the moment fit mom: mom made a distribution (Start), with the states it
+// lacks added as copies (splitStates).
+func startOf(mom *Model, k int, seed uint64, em BWConfig) *Model {
+	start := Start(mom, em)
+	if mom.K < k {
+		start = splitStates(start, k, seed)
+	}
+	return start
 }
 
 // splitStates returns m with k states: each state added is a copy of one
@@ -123,11 +119,23 @@ func splitStates(m *Model, k int, seed uint64) *Model {
 	return out
 }
 
-// bwModel is the model of Baum–Welch passes r from the moment fit mom:
-// r's parameters, and the moment fit's record with the passes'.
-func bwModel(mom *Model, r *Refined) *Model {
+// bwModel is the model of Baum–Welch passes r from the moment fit mom of
+// asked states: r's parameters, and the moment fit's record with the
+// passes'. When the moments gave fewer states, their warning says how
+// the passes started the others.
+func bwModel(mom *Model, r *Refined, asked int) *Model {
 	m := r.Model
 	m.Fit = mom.Fit
 	m.Fit.EM = r.BW
+	if mom.K < asked {
+		w := fewerStates(asked, mom.K, mom.D, true)
+		more := w + fmt.Sprintf("; Baum–Welch starts the other %d as perturbed copies of the most likely ones", asked-mom.K)
+		i := slices.IndexFunc(m.Fit.Warnings, func(s string) bool { return strings.HasPrefix(s, w) })
+		if i >= 0 {
+			m.Fit.Warnings[i] = more
+		} else {
+			m.Fit.Warnings = append(m.Fit.Warnings, more)
+		}
+	}
 	return m
 }

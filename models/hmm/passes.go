@@ -45,8 +45,8 @@ func ConfigFromStats(cfg Config, h statsfile.Header) (Config, error) {
 // triplePlan returns the passes over rows of d columns.
 func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 	cfg := p.Config
-	if cfg.K < 1 || cfg.K > d {
-		return nil, fmt.Errorf("hmm: k=%d must be in [1, d=%d]; the moment method needs k ≤ d", cfg.K, d)
+	if cfg.K < 1 {
+		return nil, fmt.Errorf("hmm: k=%d, need at least one state", cfg.K)
 	}
 	pj, _ := json.Marshal(params{Windows: cfg.Windows})
 	path := p.Path
@@ -54,6 +54,10 @@ func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 		Header:  statsfile.Header{Model: "hmm", D: d, K: cfg.K, Params: pj},
 		Dims:    [3]int{d, d, d},
 		Ordered: true,
+		// Real sequences may support fewer states than asked (k above d,
+		// states of equal means): pass 2 and the fit take as many as the
+		// carried pass-1 totals support, with a warning (FitStats).
+		Fewer: true,
 		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {
 			r := newSeqReader(path, d, cfg.Windows)
 			return r.batch

@@ -37,8 +37,11 @@ func refinement(cfg Config) models.Refinement {
 // so far with the record of the passes.
 type bwState struct {
 	Moment *Model `json:"moment"`
-	Model  *Model `json:"model"`
-	BW     *BWRun `json:"baum_welch"`
+	// Asked is the number of states the fit was asked for (Model's; the
+	// moment fit may have fewer).
+	Asked int    `json:"asked"`
+	Model *Model `json:"model"`
+	BW    *BWRun `json:"baum_welch"`
 }
 
 // momentConfig is the moment fit the passes start from.
@@ -55,13 +58,16 @@ func (r *bwRefinement) Moments() models.Passes { return Kind.Passes(r.momentConf
 func (r *bwRefinement) Cap() int { return r.bw.Passes }
 
 // Start implements models.Refinement: the moment fit of st made a
-// distribution (Start); the rows are not read.
+// distribution, with the states the moments do not give added as copies
+// (as Fit starts its passes); the rows are not read.
 func (r *bwRefinement) Start(ctx context.Context, st *implicit.DenseStats, _ stream.DenseSource) ([]byte, error) {
-	mom, err := FitStats(ctx, st, r.momentConfig())
+	c := r.momentConfig()
+	mom, err := FitStats(ctx, st, c)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(bwState{Moment: mom, Model: Start(mom, r.bw), BW: &BWRun{Tol: r.bw.Tol}})
+	k := st.Header.K // the states asked, as FitStats reads them
+	return json.Marshal(bwState{Moment: mom, Asked: k, Model: startOf(mom, k, c.Seed, r.bw), BW: &BWRun{Tol: r.bw.Tol}})
 }
 
 // state decodes b.
@@ -106,5 +112,5 @@ func (r *bwRefinement) Model(state []byte) (models.Fitted, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bwModel(s.Moment, &Refined{Model: s.Model, BW: s.BW}), nil
+	return bwModel(s.Moment, &Refined{Model: s.Model, BW: s.BW}, s.Asked), nil
 }

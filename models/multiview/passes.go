@@ -135,7 +135,7 @@ func (p *TriplePlan) stage(fixed []implicit.Fixed) (*crossStage, error) {
 		return newCrossStage(a12, a32, a31, int64(n[0]), k)
 	})
 	if err == nil && got == 0 {
-		err = fmt.Errorf("multiview: the cross moments support no component (%s)", why)
+		err = fmt.Errorf("%s: the cross moments support no component (%s)", p.Header.Model, why)
 	}
 	return cs, err
 }
