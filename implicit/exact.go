@@ -200,7 +200,10 @@ func NewTripleExact(a *TripleAcc, w *mat.Dense, prev *Exact) (*Exact, error) {
 	if !a.Cubes.All() {
 		m3 /= a.Cubes.Rate // a sampled document's cube weighs 1/rate
 	}
-	e := &Exact{arrays: tripleArrays(a, scaleFor(1), scaleFor(m), scaleFor(m3)), run: tripleRun(a, w)}
+	a.sampleSums()
+	// A cube's squared norm: k³ entries of at most about m3 each.
+	s6 := scaleFor(m3 * m3 * float64(a.K*a.K*a.K))
+	e := &Exact{arrays: tripleArrays(a, scaleFor(1), scaleFor(m), scaleFor(m3), s6), run: tripleRun(a, w)}
 	return e, e.adopt(prev)
 }
 
@@ -213,8 +216,8 @@ func pairArrays(a *PairAcc, s0, s1 fixedScale) []fixedArray {
 }
 
 // tripleArrays lists a's totals with the scales of the scalar, linear and
-// cubic ones.
-func tripleArrays(a *TripleAcc, s0, s1, s3 fixedScale) []fixedArray {
+// cubic ones, and of the cube sample's squared norms.
+func tripleArrays(a *TripleAcc, s0, s1, s3, s6 fixedScale) []fixedArray {
 	arrays := []fixedArray{
 		{name: "triple.m1", v: a.M1, scale: s0, field: &a.M1},
 		{name: "triple.g2", v: a.G2, scale: s0, field: &a.G2},
@@ -224,6 +227,9 @@ func tripleArrays(a *TripleAcc, s0, s1, s3 fixedScale) []fixedArray {
 	}
 	if a.Y3 != nil {
 		arrays = append(arrays, fixedArray{name: "triple.y3", v: a.Y3, scale: s3, field: &a.Y3})
+	}
+	if a.CubeSq != nil {
+		arrays = append(arrays, fixedArray{name: "triple.cubesq", v: a.CubeSq, scale: s6, field: &a.CubeSq})
 	}
 	return arrays
 }
@@ -549,7 +555,7 @@ func (e *Exact) bind(pair *PairAcc, triple *TripleAcc) error {
 		want = pairArrays(pair, fixedScale{}, fixedScale{})
 	}
 	if triple != nil {
-		want = append(want, tripleArrays(triple, fixedScale{}, fixedScale{}, fixedScale{})...)
+		want = append(want, tripleArrays(triple, fixedScale{}, fixedScale{}, fixedScale{}, fixedScale{})...)
 	}
 	if len(want) != len(e.arrays) {
 		return fmt.Errorf("exact totals of %d arrays for %d totals", len(e.arrays), len(want))

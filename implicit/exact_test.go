@@ -224,7 +224,7 @@ func cloneTriple(t *testing.T, src *TripleAcc, se *Exact, w *mat.Dense) (*Triple
 	t.Helper()
 	a := &TripleAcc{D: src.D, K: src.K, Counts: src.Counts, Basis: src.Basis, Y3: slices.Clone(src.Y3), Z: slices.Clone(src.Z),
 		Z2: slices.Clone(src.Z2), G3: slices.Clone(src.G3), G2: slices.Clone(src.G2), M1: slices.Clone(src.M1)}
-	prev := &Exact{arrays: tripleArrays(a, se.arrays[0].scale, se.arrays[3].scale, se.arrays[5].scale)}
+	prev := &Exact{arrays: tripleArrays(a, se.arrays[0].scale, se.arrays[3].scale, se.arrays[5].scale, fixedScale{})}
 	for i := range prev.arrays {
 		prev.arrays[i].lo = slices.Clone(se.arrays[i].lo)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
+	"github.com/streamfit/streamfit/tensor"
 )
 
 // TestDocSample checks the sample's share of the documents, its
@@ -60,6 +61,7 @@ func TestTripleCubeSample(t *testing.T) {
 	s := DocSample{Rate: 0.3, Seed: 9}
 	keeps := s.Keeps()
 	want := make([]float64, k*pairs(k))
+	wantSq := 0.0
 	for i, tk := range toks {
 		l := len(tk)
 		if l < MinTokens || !keeps(int64(i)) {
@@ -72,6 +74,14 @@ func TestTripleCubeSample(t *testing.T) {
 			}
 		}
 		inv := 1 / (float64(l*(l-1)*(l-2)) * s.Rate)
+		for a := range k {
+			for b := range k {
+				for c := range k {
+					v := y[a] * y[b] * y[c] * inv
+					wantSq += v * v
+				}
+			}
+		}
 		for a := range k {
 			for b := a; b < k; b++ {
 				for c := b; c < k; c++ {
@@ -101,6 +111,9 @@ func TestTripleCubeSample(t *testing.T) {
 				}
 			}
 		}
+		if len(a.CubeSq) != 1 || !near(a.CubeSq[0], wantSq, 1e-9, wantSq) {
+			t.Fatalf("batches of %d, %d workers: CubeSq = %v, brute force %g", run.rows, run.workers, a.CubeSq, wantSq)
+		}
 		// The full pass's batches were of 64 documents; the plain totals
 		// of other batches differ in their last bits.
 		for _, p := range [][2][]float64{{a.Z, full.Z}, {a.Z2, full.Z2}, {a.G3, full.G3}, {a.G2, full.G2}, {a.M1, full.M1}} {
@@ -121,5 +134,45 @@ func TestTripleCubeSample(t *testing.T) {
 	}
 	if err := full.Merge(other); !errors.Is(err, statsfile.ErrIncompatible) {
 		t.Errorf("merge of cubes over a sample into those over every document: %v", err)
+	}
+}
+
+// TestCubeStdErr checks the cube sample's standard error against the
+// spread of the sampled cubes around the full pass's over many seeds: the
+// root mean square of ‖Ê3(sample) − Ê3(all)‖_F over the seeds agrees with
+// the mean CubeStdErr, which is 0 without a sample.
+func TestCubeStdErr(t *testing.T) {
+	const d, k, seeds = 30, 4, 300
+	docs, _ := tinyCorpus(2000, d, 43)
+	w := randDense(d, k, 44)
+	full := NewTripleAcc(d, k)
+	if err := full.Pass(context.Background(), batches(docs, 200, -1), 1, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if full.CubeSq != nil || full.CubeStdErr() != 0 {
+		t.Fatalf("every document: CubeSq %v, CubeStdErr %g", full.CubeSq, full.CubeStdErr())
+	}
+	for _, rate := range []float64{0.1, 0.5} {
+		msq, mse := 0.0, 0.0
+		for seed := range uint64(seeds) {
+			a := NewTripleAcc(d, k)
+			a.Cubes = DocSample{Rate: rate, Seed: seed + 1}
+			if err := a.Pass(context.Background(), batches(docs, 200, -1), 1, w, nil); err != nil {
+				t.Fatal(err)
+			}
+			diff := make([]float64, len(a.Y3))
+			for i := range diff {
+				diff[i] = a.Y3[i] - full.Y3[i]
+			}
+			e := tensor.NewSym3(k)
+			packCubes(e.Data, diff, k, 1/float64(a.Docs))
+			msq += e.FrobeniusSq() / seeds
+			mse += a.CubeStdErr() / seeds
+		}
+		rms := math.Sqrt(msq)
+		t.Logf("rate %g: rms %.4g, mean CubeStdErr %.4g", rate, rms, mse)
+		if math.Abs(rms/mse-1) > 0.15 {
+			t.Errorf("rate %g: the sampled cubes lie %.4g (rms over %d seeds) from all documents', CubeStdErr %.4g on average", rate, rms, seeds, mse)
+		}
 	}
 }

@@ -143,7 +143,7 @@ func (s *TopicStats) Encode(ctx context.Context, w io.Writer) error {
 		return errors.New("statistics with kept document rows (the in-memory implicit operator) are not stored in files")
 	}
 	meta := statsMeta{Pair: shell(s.Pair, func(a *PairAcc) { a.M1, a.E2Omega = nil, nil }),
-		Triple: shell(s.Triple, func(a *TripleAcc) { a.Y3, a.Z, a.Z2, a.G3, a.G2, a.M1 = nil, nil, nil, nil, nil, nil }),
+		Triple: shell(s.Triple, func(a *TripleAcc) { a.Y3, a.CubeSq, a.Z, a.Z2, a.G3, a.G2, a.M1 = nil, nil, nil, nil, nil, nil, nil }),
 		Values: s.Values, Passes: s.Passes, Tail: s.Tail, Negative: s.Negative, Vocab: s.Vocab, HasW: len(s.W) > 0}
 	if s.Exact != nil {
 		var err error
@@ -204,6 +204,9 @@ func (s *TopicStats) sections() []statsfile.Section {
 	if a := s.Triple; a != nil {
 		if !a.NoCubes {
 			f("triple.y3", a.Y3)
+		}
+		if a.CubeSq != nil {
+			f("triple.cubesq", a.CubeSq)
 		}
 		f("triple.z", a.Z)
 		f("triple.z2", a.Z2)
@@ -440,6 +443,8 @@ func (s *TopicStats) allocate(hasW bool) error {
 		if !a.NoCubes {
 			a.Y3 = make([]float64, c*pairs(c))
 		}
+		a.CubeSq = nil
+		a.sampleSums()
 		a.Z, a.Z2 = make([]float64, d*c), make([]float64, d*c)
 		a.G3, a.G2, a.M1 = make([]float64, d), make([]float64, d), make([]float64, d)
 	}

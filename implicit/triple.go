@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 
 	"github.com/streamfit/streamfit/implicit/statsfile"
 	"github.com/streamfit/streamfit/stream"
@@ -65,6 +66,10 @@ type TripleAcc struct {
 	// documents. Set it before the first Add; statistics of different
 	// samples do not merge.
 	Cubes DocSample `json:"cubes,omitzero"`
+	// CubeSq, with a sampled Cubes, holds (length 1) the sample's
+	// Σ ‖y⊗y⊗y/(n3·rate)‖²_F, from which CubeStdErr estimates the error the
+	// sample adds; nil with every document.
+	CubeSq []float64 `json:"cube_sq,omitempty"`
 	// OnRows, when set, is called once per batch, in batch order whatever
 	// the number of workers, with the whitened rows y = Wᵀc of the batch's
 	// usable documents (n×K row-major, in document order) and their 1/n3
@@ -123,7 +128,8 @@ type triplePart[F real] struct {
 	kr  []F       // Khatri–Rao scratch
 	ysC []F       // the cube sample's rows of y/(n3·rate) and of y
 	yC  []F
-	tmp [][]F // scratch rows of the commit, one per goroutine
+	sq  float64 // the cube sample's Σ ‖y⊗3/(n3·rate)‖²_F
+	tmp [][]F   // scratch rows of the commit, one per goroutine
 }
 
 // Add accumulates the documents of b whitened by w (D×K), the same for
@@ -152,6 +158,7 @@ func (a *TripleAcc) pass(ctx context.Context, docs func(context.Context) iter.Se
 	if a.NoCubes != (a.Y3 == nil) {
 		panic("implicit: TripleAcc.NoCubes set without NewTripleAccNoCubes (or Y3 missing)")
 	}
+	a.sampleSums()
 	if h := a.bc.fingerprint(w); a.Basis == 0 {
 		a.Basis = h
 	} else if a.Basis != h {
@@ -230,13 +237,20 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	keeps, inv := a.Cubes.Keeps(), 1/a.Cubes.Rate
 	p.ysC, p.yC = grow(p.ysC, n*k), grow(p.yC, n*k)
 	m := 0
+	p.sq = 0
 	for i, r := range p.docRow[:b.Len()] {
 		if r < 0 || !keeps(b.Start+int64(i)) {
 			continue
 		}
 		y := p.y[int(r)*k : int(r+1)*k]
 		copy(p.yC[m*k:(m+1)*k], y)
-		scaleTo(p.ysC[m*k:(m+1)*k], F(p.inv3[r]*inv), y)
+		s := p.inv3[r] * inv
+		scaleTo(p.ysC[m*k:(m+1)*k], F(s), y)
+		yy := 0.0 // ‖y‖², so that ‖s·y⊗3‖²_F = s²‖y‖⁶
+		for _, v := range y {
+			yy += float64(v) * float64(v)
+		}
+		p.sq += s * s * yy * yy * yy
 		m++
 	}
 	p.kr = addCubes(p.y3, p.ysC, k, p.yC, nil, m, k, p.kr)
@@ -255,6 +269,9 @@ func (p *triplePart[F]) commit(a *TripleAcc, fold *batchFold) error {
 	})
 	if !a.NoCubes {
 		addTotal(fold, a.Y3, 0, p.y3[:len(a.Y3)])
+	}
+	if a.CubeSq != nil {
+		addTotal(fold, a.CubeSq, 0, []float64{p.sq})
 	}
 	if a.KeepRows {
 		for _, v := range p.y[:p.n*k] {
@@ -347,7 +364,7 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 		return err
 	}
 	a.Counts.Merge(o.Counts)
-	for _, s := range [][2][]float64{{a.Y3, o.Y3}, {a.Z, o.Z}, {a.Z2, o.Z2}, {a.G3, o.G3}, {a.G2, o.G2}, {a.M1, o.M1}} {
+	for _, s := range [][2][]float64{{a.Y3, o.Y3}, {a.CubeSq, o.CubeSq}, {a.Z, o.Z}, {a.Z2, o.Z2}, {a.G3, o.G3}, {a.G2, o.G2}, {a.M1, o.M1}} {
 		floats.Add(s[0], s[1])
 	}
 	a.Rows = append(a.Rows, o.Rows...)
@@ -356,6 +373,26 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 }
 
 func growTo(s []float64, n int) []float64 { return grow(s, n) }
+
+// sampleSums allocates CubeSq when the cubes are a sample's.
+func (a *TripleAcc) sampleSums() {
+	if a.CubeSq == nil && !a.NoCubes && !a.Cubes.All() {
+		a.CubeSq = make([]float64, 1)
+	}
+}
+
+// CubeStdErr is the standard error, in the Frobenius norm, that the cube
+// sample adds to Ê3 (the averaged cubes Moments returns): each document
+// is in the sample with probability Rate independently of the others (a
+// hash of its index), so the weighted sample's sum has variance
+// Σ (1−Rate)/Rate·‖cube‖², estimated from the sample's Σ ‖cube/Rate‖²
+// (CubeSq) times (1−Rate). 0 with every document.
+func (a *TripleAcc) CubeStdErr() float64 {
+	if len(a.CubeSq) == 0 || a.Docs == 0 {
+		return 0
+	}
+	return math.Sqrt((1-a.Cubes.Rate)*math.Max(a.CubeSq[0], 0)) / float64(a.Docs)
+}
 
 // contiguous returns the entries of m row by row: m's own storage when its
 // rows are adjacent (no copy of a large W), else a copy.

@@ -11,6 +11,17 @@ func (m *Model) Summary() string {
 	if em := m.Fit.EM; em != nil {
 		s += fmt.Sprintf(" (%d of them EM, training bound %.5f per token)", em.Passes, em.Bounds[len(em.Bounds)-1])
 	}
+	if c := m.Fit.CubeSample; c != nil {
+		res := "unknown"
+		if r := m.Fit.Solver.Residual; r != nil {
+			res = fmt.Sprintf("%.3g", *r)
+		}
+		if c.Redone {
+			s += fmt.Sprintf("; the third moment's cubes from every document (a %.1f%% sample's error, %.3g, was over a quarter of the residual, %s)", 100*c.Rate, c.StdErr, res)
+		} else {
+			s += fmt.Sprintf("; the third moment's cubes from a %.1f%% sample of the documents (error %.3g against the model's residual %s)", 100*c.Rate, c.StdErr, res)
+		}
+	}
 	return s
 }
 

@@ -62,6 +62,9 @@ type FitRecord struct {
 	// estimate onto the simplex (large values flag a poorly estimated topic).
 	ProjectionL1 []float64    `json:"projection_l1,omitempty"`
 	Solver       SolverRecord `json:"solver"`
+	// CubeSample records the sample of the documents whose cubes the
+	// third moment summed, when it was not every document.
+	CubeSample *CubeSample `json:"cube_sample,omitempty"`
 	// Plan is how the fit held its third moment and what it predicted (an
 	// lda.Plan for lda/topic fits; read back as a JSON object).
 	Plan any `json:"plan,omitempty"`
@@ -119,6 +122,24 @@ type EMSample struct {
 	// over every document would bring; below the fit's threshold they did
 	// not run.
 	FullGain *float64 `json:"full_gain,omitempty"`
+}
+
+// CubeSample describes the seeded sample of documents whose cubes a topic
+// model's third moment summed (each weighted by 1/Rate), and what it cost
+// in accuracy against what the model leaves unexplained.
+type CubeSample struct {
+	// Rate is the share of the documents in the sample.
+	Rate float64 `json:"rate"`
+	// StdErr is the standard error the sample adds to the whitened third
+	// moment, relative to that moment's Frobenius norm; compare it with
+	// the solver's relative residual (SolverRecord.Residual), the model's
+	// misfit to the same moment: independent errors add in quadrature, so
+	// one below a quarter of the residual moves the total by under 3%.
+	StdErr float64 `json:"std_err"`
+	// Redone says the sample was chosen by the fit and its error proved
+	// too large against the residual (or its solve failed), so one more
+	// pass summed every document's cubes; the model is from that pass.
+	Redone bool `json:"redone,omitempty"`
 }
 
 // SolverRecord are the tensor decomposition's diagnostics.

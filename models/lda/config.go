@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/sketch"
 )
 
@@ -95,11 +96,15 @@ type Config struct {
 	// corpus: its cubes y⊗y⊗y (the pass's O(K³/6) work per document) are
 	// summed over a seeded sample of the documents of about this many
 	// tokens (implicit.TripleAcc.Cubes), each weighted by the inverse of
-	// the sample's share, while every other sum of the pass runs over
-	// all of them (0 or negative: every document). The sample's noise
-	// adds to the spectral fit's error, which matters on data drawn from
-	// LDA, where nothing else limits it, and is lost in the model's misfit
-	// on real text.
+	// the sample's share, while every other sum of the pass runs over all
+	// of them. 0 chooses (cubeSample): a sample of the EM sample's default
+	// size where the corpus has at least four times its tokens and the
+	// whitening found the second moment departing from the model, every
+	// document elsewhere; −1: every document. The sample's noise adds to
+	// the spectral fit's error, which matters on data drawn from LDA,
+	// where nothing else limits it, and is lost in the model's misfit on
+	// real text: the fit records both (models.CubeSample) and warns when
+	// the noise is not well below the misfit.
 	CubeSample int64
 
 	// float64Sums forms the batch partial sums in float64 instead of float32
@@ -108,18 +113,70 @@ type Config struct {
 	float64Sums bool
 	// peek overrides peekNegative's answer in tests (peekAuto: measure).
 	peek peekMode
+	// autoCubeTokens overrides the automatic cube sample's size in tests
+	// (0: the EM sample's default).
+	autoCubeTokens int64
 }
 
 // cubeSample is the sample of the documents whose cubes the explicit
-// third-moment pass sums, for a corpus of tokens tokens: every document
-// without CubeSample, when the corpus has at most CubeSample tokens, or
-// for the implicit operator (the exact cross-check).
-func (cfg Config) cubeSample(tokens int64) implicit.DocSample {
+// third-moment pass sums, for a corpus of tokens tokens, d words and k
+// topics, whose second moment has negative directions among its largest
+// (the whitening's count). Every document for the implicit operator (the
+// exact cross-check), with CubeSample −1, for a corpus of at most the
+// sample's tokens, and, when CubeSample is 0, unless the corpus has at
+// least autoCubeShare times the tokens of the EM sample's default size
+// and negative directions: LDA's second moment has none, so on data
+// drawn from it they are only noise well below the k-th eigenvalue
+// (none are counted), while on real text they rival it, a misfit no
+// number of documents removes and that a sample's noise is small
+// against (the fit measures both, models.CubeSample).
+func (cfg Config) cubeSample(tokens int64, d, k, negative int) implicit.DocSample {
 	n := cfg.CubeSample
-	if n <= 0 || tokens <= n || cfg.Implicit {
+	if n == 0 {
+		n = cfg.autoCubeTokens
+		if n == 0 {
+			n = EM{}.sampleTokens(d, k)
+		}
+		if negative == 0 || tokens < autoCubeShare*n {
+			return implicit.DocSample{}
+		}
+	}
+	if n < 0 || tokens <= n || cfg.Implicit {
 		return implicit.DocSample{}
 	}
 	return implicit.DocSample{Rate: float64(n) / float64(tokens), Seed: cfg.Seed}
+}
+
+// autoCubeShare is how many times the sample's tokens a corpus must hold
+// for CubeSample 0 to sample the cubes: the sample then saves at least
+// three quarters of their work.
+const autoCubeShare = 4
+
+// cubeWarnShare: a cube sample whose error exceeds this share of the
+// solver's relative residual gets a warning (errors add in quadrature: a
+// quarter moves the total by 3%).
+const cubeWarnShare = 0.25
+
+// noisyCubes reports whether the cube sample c's error exceeds
+// cubeWarnShare of the solver's relative residual (nil: unknown, and
+// then false).
+func noisyCubes(c *models.CubeSample, residual *float64) bool {
+	return c != nil && residual != nil && c.StdErr > cubeWarnShare**residual
+}
+
+// cubeSampleWarning is the warning of a cube sample whose error is not
+// well below the model's misfit to the moment (residual, nil: unknown),
+// or "".
+func cubeSampleWarning(c *models.CubeSample, residual *float64, cfg Config) string {
+	if !noisyCubes(c, residual) {
+		return ""
+	}
+	how := "--cube-sample -1 sums every document's"
+	if cfg.CubeSample > 0 {
+		how = "a larger --cube-sample, or -1 for every document, lowers it"
+	}
+	return fmt.Sprintf("the third moment's cubes were summed over a sample of %.1f%% of the documents, whose error (%.3g of the moment) is more than %g of the model's misfit to it (residual %.3g): %s",
+		100*c.Rate, c.StdErr, cubeWarnShare, *residual, how)
 }
 
 // tripleFloat32 reports whether the whitened triple statistics form their

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
@@ -363,6 +364,21 @@ func TestCubeSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if mAll.Fit.CubeSample != nil {
+		t.Errorf("every document's cubes recorded as a sample: %+v", mAll.Fit.CubeSample)
+	}
+	// On data drawn from LDA the model leaves nothing but noise, so the
+	// sample's error is not small against the residual: the fit says so.
+	cs := fit.Fit.CubeSample
+	res := fit.Fit.Solver.Residual
+	if cs == nil || cs.Rate != st.Triple.Cubes.Rate || !(cs.StdErr > 0) || res == nil {
+		t.Fatalf("cube sample recorded as %+v (residual %v), want rate %g and its error", cs, res, st.Triple.Cubes.Rate)
+	}
+	warned := strings.Contains(strings.Join(fit.Fit.Warnings, "; "), "misfit")
+	t.Logf("cube sample's error %.4g, residual %.4g (every document's %.4g), warned %v", cs.StdErr, *res, *mAll.Fit.Solver.Residual, warned)
+	if warned != (cs.StdErr > cubeWarnShare**res) || !warned {
+		t.Errorf("error %.4g against residual %.4g: warned %v (%q)", cs.StdErr, *res, warned, fit.Fit.Warnings)
+	}
 	ev, _ := models.Evaluate(fit, truth)
 	evAll, _ := models.Evaluate(mAll, truth)
 	t.Logf("mean ℓ1: cubes of a sample %.4f, of every document %.4f", ev.MeanL1, evAll.MeanL1)
@@ -473,4 +489,84 @@ func cloneWarm(w *warmStarts) *warmStarts {
 	}
 	c.done = slices.Clone(w.done)
 	return &c
+}
+
+// TestAutoCubeSample checks the automatic cube sample (CubeSample 0) on
+// corpora whose second moment has negative directions (header words, as
+// e-mail has) and at least four times the sample's tokens. Where the model
+// leaves much of the third moment unexplained (5 topics fit to text of
+// 30), the sample's error is small against that misfit: the cubes are
+// summed over a sample of the sample's tokens, and the statistics route
+// takes the same sample. Where LDA fits (10 of 10 topics), the sample's
+// error is not small against the misfit: Fit sums every document's cubes
+// in one more pass and gives their model. On data drawn from LDA (no
+// negative direction) and on a corpus under four times the sample, every
+// document's cubes are summed at once.
+func TestAutoCubeSample(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		topics, k int
+		keep      bool
+	}{{30, 5, true}, {10, 10, false}} {
+		lda, _ := corpus(t, synth.LDAConfig{Docs: 40000, Vocab: 1000, K: c.topics, Alpha0: 1, DocLen: 50, Seed: 42})
+		src := headerDocs{lda, 1}
+		cfg := Config{K: c.k, Alpha0: 1, Seed: 1, autoCubeTokens: 500000}
+		m, err := Fit(ctx, src, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		every := cfg
+		every.CubeSample = -1
+		mAll, err := Fit(ctx, src, every)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := m.Fit.CubeSample
+		if cs == nil || mAll.Fit.CubeSample != nil || math.Abs(cs.Rate-500000/float64(m.Fit.Tokens)) > 1e-12 {
+			t.Fatalf("%d of %d topics, %d tokens: cube sample %+v, want %d tokens' share (every document: %+v)", c.k, c.topics, m.Fit.Tokens, cs, 500000, mAll.Fit.CubeSample)
+		}
+		t.Logf("%d of %d topics: rate %.3f, error %.4g, residual %.4g (every document's %.4g), redone %v, %d passes (every document %d)",
+			c.k, c.topics, cs.Rate, cs.StdErr, *m.Fit.Solver.Residual, *mAll.Fit.Solver.Residual, cs.Redone, m.Fit.Passes, mAll.Fit.Passes)
+		if cs.Redone == c.keep || cs.Redone != (cs.StdErr > cubeWarnShare**mAll.Fit.Solver.Residual) && !c.keep {
+			t.Errorf("%d of %d topics: error %.4g, residual %.4g: redone %v", c.k, c.topics, cs.StdErr, *mAll.Fit.Solver.Residual, cs.Redone)
+		}
+		if sum, want := m.Summary(), map[bool]string{true: "sample of the documents (error", false: "cubes from every document (a"}[c.keep]; !strings.Contains(sum, want) {
+			t.Errorf("summary %q, want it to say %q", sum, want)
+		}
+		if !c.keep {
+			if m.Fit.Passes != mAll.Fit.Passes+1 || !sameModel(m, mAll) {
+				t.Errorf("redone: %d passes (every document %d), the same model %v", m.Fit.Passes, mAll.Fit.Passes, sameModel(m, mAll))
+			}
+			continue
+		}
+		if m.Fit.Passes != mAll.Fit.Passes || strings.Contains(strings.Join(m.Fit.Warnings, "; "), "misfit") {
+			t.Errorf("kept: %d passes (every document %d), warnings %q", m.Fit.Passes, mAll.Fit.Passes, m.Fit.Warnings)
+		}
+		// The statistics route: phase 1, the power statistics, phase 2.
+		p1, err := Phase1Stats(ctx, src, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err := PowerStats(ctx, src, p1, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := Phase2Stats(ctx, src, pw, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p2.Triple.Cubes; got.Rate != cs.Rate || got.Seed != cfg.Seed {
+			t.Errorf("statistics route: cubes over %+v, Fit's over rate %g", got, cs.Rate)
+		}
+		// Data drawn from LDA: no negative direction, every document.
+		if pl, err := Fit(ctx, lda, cfg); err != nil || pl.Fit.CubeSample != nil {
+			t.Errorf("data drawn from LDA: cube sample %+v (%v), want every document", pl.Fit.CubeSample, err)
+		}
+		// A sample of more than a quarter of the corpus saves too little.
+		small := cfg
+		small.autoCubeTokens = m.Fit.Tokens/autoCubeShare + 1
+		if ms, err := Fit(ctx, src, small); err != nil || ms.Fit.CubeSample != nil {
+			t.Errorf("sample of over a quarter of the tokens: %v, %v", ms.Fit.CubeSample, err)
+		}
+	}
 }

@@ -347,8 +347,38 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 }
 
 // thirdAndSolve runs the third-moment pass whitened by b and the solve.
+// When the cubes were an automatic sample (Config.CubeSample 0) whose
+// error proved not well below the model's misfit to the moment, or whose
+// solve failed, it sums them over every document in one more pass and
+// solves again: the sample is kept only where it is measured to cost
+// nothing the model could use. (The statistics route, whose passes are
+// already summed, warns instead.)
 func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
-	th, err := thirdPass(ctx, src, b.w, cfg, track)
+	m, err := thirdAndSolveOnce(ctx, src, b, cfg, track)
+	d, k := b.w.Dims()
+	var neg *negativeError
+	if cfg.CubeSample != 0 || track.sweep != nil || cfg.cubeSample(track.tokens, d, k, b.negative).All() || ctx.Err() != nil || errors.As(err, &neg) {
+		return m, err
+	}
+	var tried *models.CubeSample
+	if err == nil {
+		tried = m.Fit.CubeSample
+		if !noisyCubes(tried, m.Fit.Solver.Residual) {
+			return m, nil
+		}
+	}
+	every := cfg
+	every.CubeSample = -1
+	m, err = thirdAndSolveOnce(ctx, src, b, every, track)
+	if err == nil && tried != nil {
+		m.Fit.CubeSample = &models.CubeSample{Rate: tried.Rate, StdErr: tried.StdErr, Redone: true}
+	}
+	return m, err
+}
+
+// thirdAndSolveOnce is one third-moment pass and its solve.
+func thirdAndSolveOnce(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
+	th, err := thirdPass(ctx, src, b.w, b.negative, cfg, track)
 	if err != nil {
 		return nil, err
 	}
@@ -454,8 +484,9 @@ func whitenedOnRange(qaq *mat.Dense, b *basis) ([]float64, error) {
 
 // thirdPass runs the second pass into the representation cfg.Third: the
 // explicit triple statistics (triplePass), or statistics without cubes
-// whose row hook sketches the rows or stores them on disk.
-func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Config, track *tracker) (*third, error) {
+// whose row hook sketches the rows or stores them on disk. negative is the
+// whitening's count of negative directions of M̂2 (cubeSample).
+func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, negative int, cfg Config, track *tracker) (*third, error) {
 	d, k := w.Dims()
 	th := &third{}
 	switch cfg.Third {
@@ -470,7 +501,7 @@ func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, cfg Conf
 		}
 		th.rows, th.acc = rows, rows.TripleAcc
 	default:
-		acc, err := triplePass(ctx, src, w, cfg.cubeSample(track.tokens), cfg, track)
+		acc, err := triplePass(ctx, src, w, cfg.cubeSample(track.tokens, d, k, negative), cfg, track)
 		if err != nil {
 			return nil, err
 		}

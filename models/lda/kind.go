@@ -130,8 +130,8 @@ func (s *Settings) Check(ck models.Check) error {
 		if !(c.EM.Tol > 0) || math.IsInf(c.EM.Tol, 1) {
 			return fmt.Errorf("--em-tol=%g: want a finite tolerance > 0", c.EM.Tol)
 		}
-		if c.CubeSample < 0 {
-			return fmt.Errorf("--cube-sample %d: want a number of tokens ≥ 0 (0: every document)", c.CubeSample)
+		if c.CubeSample < -1 {
+			return fmt.Errorf("--cube-sample %d: "+cubeSampleWant, c.CubeSample)
 		}
 		return nil
 	}
@@ -148,7 +148,10 @@ func (s *Settings) Check(ck models.Check) error {
 }
 
 // cubeSampleHelp is the help of --cube-sample (fit and stats).
-const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cubes (K³/6 products a document) are summed over a seeded sample of the documents of about this many tokens, each weighted by the inverse of the sample's share; every other sum reads every document (0: every document)"
+const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cubes (K³/6 products a document) are summed over a seeded sample of the documents of about this many tokens, each weighted by the inverse of the sample's share; every other sum reads every document (0: the fit's choice, a sample of the --em-sample default's size on a corpus of at least 4 times as many tokens whose second moment departs from the model, kept only when its measured error is under a quarter of the model's misfit; -1: every document)"
+
+// cubeSampleWant says what --cube-sample takes.
+const cubeSampleWant = "want a number of tokens, 0 for the fit's choice or -1 for every document"
 
 // checkEM refuses an unknown --em, online settings outside their ranges,
 // online-only flags with batch EM, and sample sizes out of range; no full
@@ -156,8 +159,8 @@ const cubeSampleHelp = "explicit third moment of a corpus of more tokens: its cu
 func (s *Settings) checkEM(ck models.Check) error {
 	e := &s.Config.EM
 	switch {
-	case s.Config.CubeSample < 0:
-		return fmt.Errorf("--cube-sample %d: want a number of tokens ≥ 0 (0: every document)", s.Config.CubeSample)
+	case s.Config.CubeSample < -1:
+		return fmt.Errorf("--cube-sample %d: "+cubeSampleWant, s.Config.CubeSample)
 	case e.Sample < -1:
 		return fmt.Errorf("--em-sample %d: want a number of tokens, 0 for the default or -1 for none", e.Sample)
 	case e.FullPasses < 0:

@@ -121,6 +121,10 @@ type Cost struct {
 	// pass and the third-moment pass, a power pass, and the rest (the
 	// solve, the moments, the process).
 	pass, power, fixed float64
+	// cubes is the cubes' share of pass over every document, and cubeRate
+	// the share of the documents pass assumes (cubeSample without a
+	// negative direction): Taken prices the sample the fit took.
+	cubes, cubeRate float64
 	// emModel and emDocs are the EM passes' live bytes (before gcSlack): a
 	// model's own (its topics, statistics and scratch) and the documents
 	// they keep in memory, which a sweep's models share; base is what
@@ -495,7 +499,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	// the third-moment pass's k-wide gathers and scatters.
 	thirdNS := slow*(nsPerNNZ+nsPerNNZK*k)*nnz + nsPerDocPass*n + again*nnz
 	passNS := pairNS + first*nnz + float64(c.Passes-2)*powerNS + thirdNS
-	var live, ns float64
+	var live, ns, powerCubes float64
 	solverName := cfg.solverFor(t)
 	blockCols := 2 * math.Min(k, k+math.Ceil(k/10)+2)
 	applies := simultaneousApplies
@@ -532,8 +536,15 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		moments := pairs * k * 8 * (2 + w)
 		transform := pairs * k * 8 * 1.8
 		live = dk + math.Max(pass, math.Max(moments, transform))
-		ns = passNS + n*k*pairs*2/3/cube32 + d*k*k*k*2/3/gemm32 + transformFlops*k*k*k*k/gemm64 + solveNS
-		c.pass = (pairNS + first*nnz + thirdNS + n*k*pairs*2/3/cube32) / 1e9
+		// The cubes, over a sample of the documents where the fit
+		// takes one (cubeSample; with the power pass, the whitening
+		// has found negative directions).
+		cubesNS := n * k * pairs * 2 / 3 / cube32
+		rate, ratePower := p.cubeRate(cfg, 0), p.cubeRate(cfg, 1)
+		ns = passNS + cubesNS*rate + d*k*k*k*2/3/gemm32 + transformFlops*k*k*k*k/gemm64 + solveNS
+		c.pass = (pairNS + first*nnz + thirdNS + cubesNS*rate) / 1e9
+		c.cubes, c.cubeRate = cubesNS/1e9, rate
+		powerCubes = cubesNS * (ratePower - rate)
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)
@@ -613,7 +624,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	emSeconds := c.EM.Seconds(c.EM.passes())
 	c.CPUSeconds = ns/1e9 + emSeconds
 	if c.PowerPass {
-		c.CPUSecondsPower = (ns+powerNS)/1e9 + emSeconds
+		c.CPUSecondsPower = (ns+powerNS+powerCubes)/1e9 + emSeconds
 	}
 	if !known {
 		c.CPUSeconds, c.CPUSecondsPower = -1, -1
@@ -669,7 +680,7 @@ func (c *Cost) scaleCPU(f float64) {
 	}
 	c.CPUSeconds *= f
 	c.CPUSecondsPower *= f
-	c.pass, c.power, c.fixed = f*c.pass, f*c.power, f*c.fixed
+	c.pass, c.power, c.fixed, c.cubes = f*c.pass, f*c.power, f*c.fixed, f*c.cubes
 	if e := c.EM; e != nil {
 		e.PassSeconds, e.SampleSeconds, e.HalfSeconds = f*e.PassSeconds, f*e.SampleSeconds, f*e.HalfSeconds
 	}
@@ -795,6 +806,20 @@ func (c Cost) line() string {
 	return s
 }
 
+// cubeRate is the share of the documents whose cubes the third-moment
+// pass sums (cubeSample), for a whitening that found negative directions
+// of M̂2 (the power pass's case) or none; 1 when the corpus's tokens are
+// unknown.
+func (p *Plan) cubeRate(cfg Config, negative int) float64 {
+	if p.Tokens < 0 {
+		return 1
+	}
+	if s := cfg.cubeSample(p.Tokens, p.D, p.K, negative); !s.All() {
+		return s.Rate
+	}
+	return 1
+}
+
 // Revise returns the plan as it stands once the whitening is done and the
 // fit knows it takes passes passes over the source in all: nil when p
 // predicted that, else (the automatic power pass was taken) a copy whose
@@ -868,7 +893,20 @@ func (p *Plan) Taken(m *models.Model) float64 {
 		}
 	}
 	spectral := m.Fit.Passes - full - sample
-	return c.pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample, half)
+	// The cubes over the share of the documents the fit took (and, when
+	// it summed them again over every document, over both).
+	pass := c.pass
+	if cs := m.Fit.CubeSample; c.cubes > 0 {
+		rate := 1.0
+		switch {
+		case cs != nil && cs.Redone:
+			rate += cs.Rate
+		case cs != nil:
+			rate = cs.Rate
+		}
+		pass += c.cubes * (rate - c.cubeRate)
+	}
+	return pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample, half)
 }
 
 // Versus says what a fit measured beside the plan: the CPU seconds the

@@ -502,3 +502,41 @@ func TestFitProbesOnlyForAReader(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanCubeSample: on a corpus large enough for the automatic cube
+// sample, the forecast with the power pass (the whitening then found
+// negative directions) prices the cubes over the sample, the one without
+// over every document, and the prediction for the passes taken prices the
+// share the fit took: the sample's, every document's, or both when the
+// fit summed them again.
+func TestPlanCubeSample(t *testing.T) {
+	info := stream.Info{Terms: 17705, Rows: 1_500_000, NNZ: 45_000_000}
+	cfg := Config{K: 50, Alpha0: 1, Third: Explicit, Workers: 2}
+	auto, err := PlanFit(info, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CubeSample = -1
+	every, err := PlanFit(info, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, e := auto.Predicted, every.Predicted
+	rate := float64(DefaultSample) / 45e6
+	if a.cubes <= 0 || a.cubes != e.cubes || a.CPUSeconds != e.CPUSeconds {
+		t.Fatalf("without a negative direction the forecasts differ: cubes %.4g/%.4g s, CPU %.4g/%.4g", a.cubes, e.cubes, a.CPUSeconds, e.CPUSeconds)
+	}
+	if got, want := e.CPUSecondsPower-a.CPUSecondsPower, a.cubes*(1-rate); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("with the power pass the sample saves %.4g s, want the cubes' %.4g × (1 − %.4f)", got, a.cubes, rate)
+	}
+	m := func(cs *models.CubeSample) *models.Model {
+		return &models.Model{Fit: &models.FitRecord{Passes: 3, CubeSample: cs}}
+	}
+	all := auto.Taken(m(nil))
+	if got, want := all-auto.Taken(m(&models.CubeSample{Rate: rate})), a.cubes*(1-rate); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("taken with the sample: %.4g s less, want %.4g", got, want)
+	}
+	if got, want := auto.Taken(m(&models.CubeSample{Rate: rate, Redone: true}))-all, a.cubes*rate; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("taken with the sample redone: %.4g s more, want %.4g", got, want)
+	}
+}

@@ -46,6 +46,12 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	if err != nil {
 		return nil, err
 	}
+	var cubes *models.CubeSample
+	if !acc.Cubes.All() && th.kind() == Explicit {
+		// mom.E3 is now corrected: the moment the sample's error is
+		// relative to.
+		cubes = &models.CubeSample{Rate: acc.Cubes.Rate, StdErr: acc.CubeStdErr() / math.Sqrt(mom.E3.FrobeniusSq())}
+	}
 	t = th.reported(t)
 	name := cfg.solverFor(th.kind())
 	decompose, err := solver.ByName(name)
@@ -92,6 +98,11 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	slices.Reverse(fs.WhitenedM2Eigenvalues)
 	if fs.Warnings, err = diagnose(m, cfg, b); err != nil {
 		return nil, err
+	}
+	if fs.CubeSample = cubes; cubes != nil {
+		if w := cubeSampleWarning(cubes, fs.Solver.Residual, cfg); w != "" {
+			fs.Warnings = append(fs.Warnings, w)
+		}
 	}
 	// A solve stopped at its iteration cap is used, with a warning, unless
 	// EM passes follow: they need a start, not an exact decomposition (on

@@ -235,7 +235,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Topi
 	case h.Phase == 2 && basis.Triple != nil:
 		cubes = basis.Triple.Cubes
 	case basis.Pair != nil:
-		cubes = cfg.cubeSample(basis.Pair.Tokens)
+		cubes = cfg.cubeSample(basis.Pair.Tokens, d, w.RawMatrix().Cols, negative)
 	}
 	acc, err := triplePass(ctx, src, w, cubes, cfg, track)
 	if err != nil {
