@@ -558,6 +558,19 @@ func TestAutoCubeSample(t *testing.T) {
 		if got := p2.Triple.Cubes; got.Rate != cs.Rate || got.Seed != cfg.Seed {
 			t.Errorf("statistics route: cubes over %+v, Fit's over rate %g", got, cs.Rate)
 		}
+		// A fit of several k shares the sampled pass (a smaller k whose
+		// block fails takes passes of its own, with their own choice).
+		sw, err := FitK(ctx, src, []int{4, 5}, cfg, SweepOptions{NoScore: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range sw.Models {
+			got := sm.Fit.CubeSample
+			t.Logf("sweep, k=%d: cube sample %+v", sm.K, got)
+			if sm.K == c.k && (got == nil || got.Rate != cs.Rate || got.Redone) {
+				t.Errorf("sweep, k=%d: cube sample %+v, want rate %g", sm.K, got, cs.Rate)
+			}
+		}
 		// Data drawn from LDA: no negative direction, every document.
 		if pl, err := Fit(ctx, lda, cfg); err != nil || pl.Fit.CubeSample != nil {
 			t.Errorf("data drawn from LDA: cube sample %+v (%v), want every document", pl.Fit.CubeSample, err)

@@ -352,7 +352,8 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 // solve failed, it sums them over every document in one more pass and
 // solves again: the sample is kept only where it is measured to cost
 // nothing the model could use. (The statistics route, whose passes are
-// already summed, warns instead.)
+// already summed, and a fit of several k, whose models share the pass,
+// warn instead.)
 func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
 	m, err := thirdAndSolveOnce(ctx, src, b, cfg, track)
 	d, k := b.w.Dims()
