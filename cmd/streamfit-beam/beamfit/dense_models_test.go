@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"iter"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -26,7 +28,10 @@ import (
 // union of the files in one file (the moment fits of GMM and the HMM:
 // --em-passes 0, the same bytes as before the pipeline had their likelihood
 // passes). The row groups of the grouped models cut
-// sequences and sets (the unit where a group begins owns it).
+// sequences and sets (the unit where a group begins owns it). With k above
+// what the moments support (the three-view mixture, the HMM) both fit the
+// components the moments give, and model.json records, as fit prints, the
+// warning that says so.
 func TestPipelineDenseModels(t *testing.T) {
 	const rows = 600
 	type gen = func(context.Context) iter.Seq2[*stream.Dense, error]
@@ -45,36 +50,49 @@ func TestPipelineDenseModels(t *testing.T) {
 		group       bool
 		flags       []string
 		rows        int64 // per file (0: rows)
+		// warn begins the warning that model.json records and fit prints
+		// (k above what the moments support: the components they give).
+		warn string
 	}{
 		{"gmm-sketched", "gmm", func() gen {
 			return must(synth.NewGMM(synth.GMMConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 7, BatchRows: 50}))
-		}, false, sketched, 0},
+		}, false, sketched, 0, ""},
 		{"gmm-sketched-differing", "gmm", func() gen {
 			return must(synth.NewGMM(synth.GMMConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 7, BatchRows: 50, Differing: true}))
-		}, false, append([]string{"--differing", "--oversample", "6", "--power-iters", "1"}, sketched...), 0},
+		}, false, append([]string{"--differing", "--oversample", "6", "--power-iters", "1"}, sketched...), 0, ""},
 		{"ica-sketched", "ica", func() gen {
 			return must(synth.NewICA(synth.ICAConfig{Rows: 4 * rows, D: 40, K: 3, Seed: 3, BatchRows: 50}))
-		}, false, sketched, 0},
+		}, false, sketched, 0, ""},
 		{"ica", "ica", func() gen {
 			return must(synth.NewICA(synth.ICAConfig{Rows: 4 * rows, D: 5, K: 3, Seed: 3, BatchRows: 50}))
-		}, false, []string{"--k", "3", "--seed", "5"}, 0},
+		}, false, []string{"--k", "3", "--seed", "5"}, 0, ""},
 		{"multiview", "multiview", func() gen {
 			return must(synth.NewMultiView(synth.MultiViewConfig{Rows: 4 * rows, Dims: [3]int{3, 3, 4}, K: 2, Seed: 3, BatchRows: 50}))
-		}, false, []string{"--k", "2", "--seed", "5"}, 0},
+		}, false, []string{"--k", "2", "--seed", "5"}, 0, ""},
+		// k above a view's width (3): the components the cross moments of
+		// pass 1 support, in pass 2 and the fit alike.
+		{"multiview-fewer", "multiview", func() gen {
+			return must(synth.NewMultiView(synth.MultiViewConfig{Rows: 4 * rows, Dims: [3]int{3, 3, 4}, K: 2, Seed: 3, BatchRows: 50}))
+		}, false, []string{"--k", "5", "--seed", "5"}, 0, "of the k=5 components (views of 3, 3 and 4 columns)"},
 		// Sequences of 6 steps, row groups of 200 rows: a cut every third
 		// sequence (with --windows, windows across the cut).
 		{"hmm", "hmm", func() gen {
 			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
-		}, true, []string{"--k", "2", "--seed", "5"}, 0},
+		}, true, []string{"--k", "2", "--seed", "5"}, 0, ""},
 		{"hmm-windows", "hmm", func() gen {
 			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
-		}, true, []string{"--k", "2", "--seed", "5", "--windows"}, 0},
+		}, true, []string{"--k", "2", "--seed", "5", "--windows"}, 0, ""},
+		// k above d (4): the states the cross moments of consecutive
+		// steps of pass 1 support, in pass 2 and the fit alike.
+		{"hmm-fewer", "hmm", func() gen {
+			return must(synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 4 * rows / 6, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60}))
+		}, true, []string{"--k", "7", "--seed", "5"}, 0, "of the 7 states (k=7 exceeds the dimension d=4"},
 		{"markov", "markov", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * rows / 3, PerSet: 3, K: 3, Seed: 3, BatchRows: 60}))
-		}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 0},
+		}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 0, ""},
 		{"hmm-snapshot", "hmm-snapshot", func() gen {
 			return must(synth.NewSnapshots(synth.SnapshotConfig{Sets: 4 * 5 * rows / 3, PerSet: 3, K: 3, M: 5, Seed: 3, BatchRows: 60}))
-		}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 5 * rows},
+		}, true, []string{"--k", "3", "--seed", "5", "--alpha0", "1", "--r", "0.3"}, 5 * rows, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -102,10 +120,13 @@ func TestPipelineDenseModels(t *testing.T) {
 			}
 			whole := filepath.Join(dir, "whole.json")
 			fit := []string{"fit", c.model, "--no-timing", "--input", filepath.Join(dir, "all.parquet"), "--out", whole}
-			run(t, append(fit, flags...)...)
+			printed := run(t, append(fit, flags...)...)
 			got, want := readFile(t, model), readFile(t, whole)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("the pipeline's model differs from streamfit fit %s over the union:\n%s\n%s", c.model, got, want)
+			}
+			if c.warn != "" {
+				warned(t, got, printed, c.warn)
 			}
 			st, err := implicit.ReadDenseStats(stats)
 			if err != nil {
@@ -176,4 +197,27 @@ func settingsOf(t *testing.T, model string, args ...string) Settings {
 		t.Fatal(err)
 	}
 	return *s
+}
+
+// warned checks that model.json records a warning that holds want, and
+// that fit printed the same warning (printed: its output).
+func warned(t *testing.T, model []byte, printed, want string) {
+	t.Helper()
+	var m struct {
+		Stats struct {
+			Warnings []string `json:"warnings"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal(model, &m); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(m.Stats.Warnings, func(w string) bool { return strings.Contains(w, want) })
+	if i < 0 {
+		t.Fatalf("model.json records no warning with %q: %q", want, m.Stats.Warnings)
+	}
+	w := m.Stats.Warnings[i]
+	if !strings.Contains(printed, "warning: "+w) {
+		t.Errorf("fit did not print the warning %q:\n%s", w, printed)
+	}
+	t.Logf("warning: %s", w)
 }

@@ -21,7 +21,9 @@ import (
 // (twenty-four units, one goroutine) — and checks that model.json is byte-identical to
 // `streamfit fit MODEL` (its default likelihood passes) over the union in
 // one file, that the passes ran and stopped by the rule before the cap,
-// and that the log-likelihood never decreased from pass to pass.
+// and that the log-likelihood never decreased from pass to pass. The HMM
+// with k above the symbols starts the states the moments lack as perturbed
+// copies, with fit's warning in model.json.
 func TestPipelineDenseEM(t *testing.T) {
 	type gen = func(context.Context) iter.Seq2[*stream.Dense, error]
 	gmmGen := func() (gen, error) {
@@ -39,10 +41,13 @@ func TestPipelineDenseEM(t *testing.T) {
 		rows  int // in all; row groups of rows/12 in four files, rows/24 in two
 		// capped says the passes reach the cap (else the rule stops them).
 		capped bool
+		// warn is part of the warning that model.json records and fit
+		// prints (k above what the moments support).
+		warn string
 	}{
-		{"gmm", gmmGen, false, []string{"--k", "3", "--seed", "5"}, 24000, false},
+		{"gmm", gmmGen, false, []string{"--k", "3", "--seed", "5"}, 24000, false, ""},
 		// The cap reached before the rule fires.
-		{"gmm", gmmGen, false, []string{"--k", "3", "--seed", "5", "--em-passes", "3", "--em-tol", "1e-12"}, 24000, true},
+		{"gmm", gmmGen, false, []string{"--k", "3", "--seed", "5", "--em-passes", "3", "--em-tol", "1e-12"}, 24000, true, ""},
 		// More rows than the sample Start runs EM on in memory (20000), so
 		// the passes over all of them refine it.
 		// (The HMM below: sequences of 6 steps, row groups of 200 or 100
@@ -53,7 +58,16 @@ func TestPipelineDenseEM(t *testing.T) {
 				return nil, err
 			}
 			return g.Rows, nil
-		}, true, []string{"--k", "2", "--seed", "5", "--discrete"}, 2400, false},
+		}, true, []string{"--k", "2", "--seed", "5", "--discrete"}, 2400, false, ""},
+		// k above the symbols (4): the states the moments give, and
+		// Baum–Welch passes from them and perturbed copies up to k.
+		{"hmm", func() (gen, error) {
+			g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 400, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60, Discrete: true})
+			if err != nil {
+				return nil, err
+			}
+			return g.Rows, nil
+		}, true, []string{"--k", "6", "--seed", "5", "--discrete"}, 2400, false, "Baum–Welch starts the other 3 as perturbed copies"},
 	} {
 		t.Run(strings.Join(append([]string{c.name}, c.flags...), " "), func(t *testing.T) {
 			var first []byte
@@ -79,10 +93,13 @@ func TestPipelineDenseEM(t *testing.T) {
 					t.Fatal(err)
 				}
 				whole := filepath.Join(dir, "whole.json")
-				run(t, append([]string{"fit", c.name, "--no-timing", "--input", filepath.Join(dir, "all.parquet"), "--out", whole}, flags...)...)
+				printed := run(t, append([]string{"fit", c.name, "--no-timing", "--input", filepath.Join(dir, "all.parquet"), "--out", whole}, flags...)...)
 				got := readFile(t, o.Out.Model)
 				if want := readFile(t, whole); !bytes.Equal(got, want) {
 					t.Fatalf("%d files: the pipeline's model differs from streamfit fit %s over the union:\n%s\n%s", layout.files, c.name, got, want)
+				}
+				if c.warn != "" {
+					warned(t, got, printed, c.warn)
 				}
 				if first == nil {
 					first = got
