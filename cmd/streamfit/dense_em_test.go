@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,7 +129,7 @@ func readBytes(t *testing.T, path string) string {
 // fit hmm --discrete refines the moment fit by Baum–Welch passes by
 // default: a higher log-likelihood than the moment fit's (floored, as the
 // passes start from it), one pass line each; --em-passes 0 is the moment
-// fit alone; the passes are refused for observations that are not one-hot.
+// fit alone.
 func TestFitHMMBaumWelch(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -168,8 +169,78 @@ func TestFitHMMBaumWelch(t *testing.T) {
 	if a, b := ll(bw), ll(mom); !(a > b) {
 		t.Errorf("log-likelihood per row %.4f after Baum–Welch, %.4f of the moment fit", a, b)
 	}
-	code, _, msg = streamfit(t, "fit", "hmm", "--input", p("s.parquet"), "--group-column", "group", "--k", "3", "--em-passes", "5", "--progress", "off", "--out", p("g.json"))
-	if code != 2 || !strings.Contains(msg, "--discrete") {
-		t.Errorf("--em-passes without --discrete: exit %d, %s", code, msg)
+}
+
+// fit hmm of Gaussian rows refines the moment fit by Baum–Welch passes of
+// a Gaussian per state, by default and with --em-passes N: after a pass
+// that starts the variances, at most N passes, one pass line each, the
+// variances in the model file; eval runs on it against the truth (errors
+// no larger than the moment fit's) and on the sequences (--heldout:
+// a higher log-likelihood per row than the moment fit's); the model is
+// the same bytes whatever --workers; --em-passes 0 is the moment fit,
+// without variances.
+func TestFitHMMGaussianBaumWelch(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t, "gen", "hmm", "--seqs", "600", "--len", "12", "--k", "3", "--d", "6", "--sigma2", "1.5", "--seed", "5", "--out", p("s.parquet"), "--truth", p("truth.json"), "--progress", "off")
+	fit := []string{"fit", "hmm", "--input", p("s.parquet"), "--group-column", "group", "--k", "3", "--windows", "--no-timing", "--progress", "off"}
+	code, _, msg := streamfit(t, append(fit, "--out", p("bw.json"), "--em-passes", "20")...)
+	if code != 0 {
+		t.Fatal(msg)
 	}
+	mustRun(t, append(fit, "--out", p("bw4.json"), "--em-passes", "20", "--workers", "4")...)
+	mustRun(t, append(fit, "--out", p("default.json"))...)
+	mustRun(t, append(fit, "--out", p("mom.json"), "--em-passes", "0")...)
+	bw, err := hmm.Read(p("bw.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mom, err := hmm.Read(p("mom.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := hmm.Read(p("default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bw.Var) != 3 || bw.Fit.EM == nil || bw.Fit.EM.Passes < 2 || bw.Fit.EM.Passes > 20 {
+		t.Fatalf("variances %v, passes %+v", bw.Var, bw.Fit.EM)
+	}
+	if mom.Var != nil || mom.Fit.EM != nil || len(def.Var) != 3 || def.Fit.EM == nil {
+		t.Fatalf("--em-passes 0: variances %v, passes %+v; by default: %v, %+v", mom.Var, mom.Fit.EM, def.Var, def.Fit.EM)
+	}
+	if n := strings.Count(msg, " (baum-welch) done in "); n != bw.Fit.EM.Passes || !strings.Contains(msg, " (baum-welch start) done in ") {
+		t.Errorf("%d pass lines for %d passes, and the start's:\n%s", n, bw.Fit.EM.Passes, msg)
+	}
+	if a, b := readBytes(t, p("bw.json")), readBytes(t, p("bw4.json")); a != b {
+		t.Errorf("--workers 4 gives another model")
+	}
+	metrics := func(model string) map[string]any {
+		var ev map[string]any
+		out := mustRun(t, "eval", "--model", p(model), "--truth", p("truth.json"), "--json")
+		if err := json.Unmarshal([]byte(out), &ev); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		return ev
+	}
+	ea, eb := metrics("bw.json"), metrics("mom.json")
+	if ea["O_rel_err"].(float64) > eb["O_rel_err"].(float64) || ea["T_rel_err"].(float64) > eb["T_rel_err"].(float64) {
+		t.Errorf("errors after Baum–Welch %v, of the moment fit %v", ea, eb)
+	}
+	heldout := func(model string) float64 {
+		var sc struct {
+			Rows   int64   `json:"rows"`
+			LogLik float64 `json:"loglik_per_row"`
+		}
+		out := mustRun(t, "eval", "--model", p(model), "--heldout", p("s.parquet"), "--group-column", "group", "--json")
+		if err := json.Unmarshal([]byte(out), &sc); err != nil || sc.Rows != 7200 {
+			t.Fatalf("%s: %v", out, err)
+		}
+		return sc.LogLik
+	}
+	a, b := heldout("bw.json"), heldout("mom.json")
+	if !(a > b) {
+		t.Errorf("log-likelihood per row %.4f after Baum–Welch, %.4f of the moment fit", a, b)
+	}
+	t.Logf("%d passes; errors %v after Baum–Welch, %v of the moment fit; log-likelihood per row %.4f, %.4f", bw.Fit.EM.Passes, ea, eb, a, b)
 }

@@ -19,7 +19,8 @@ relative spectral-norm errors after relabelling and the ℓ1 error of distributi
 With --coherence TRAIN, scores a topic model without truth instead: the
 coherence of its topics over TRAIN and their diversity. With --heldout and a gmm,
 scores held-out rows instead: their average log-likelihood per row (scikit-learn's
-GaussianMixture.score). With --heldout or --coherence, --model may also be a .npy k×d matrix (e.g. numpy.save of gensim's
+GaussianMixture.score); with an hmm, held-out sequences (--group-column), the
+log-likelihood of each sequence per row. With --heldout or --coherence, --model may also be a .npy k×d matrix (e.g. numpy.save of gensim's
 get_topics()) or a Parquet topic matrix (the layout of fit --topics-parquet).`
 
 func runEval(ctx context.Context, e *env, args []string) error {
@@ -27,9 +28,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	modelPath := fs.String("model", "model.json", "fitted model file")
 	truthPath := fs.String("truth", "truth.json", "truth file written by `streamfit gen`")
 	asJSON := fs.Bool("json", false, "print JSON")
-	heldout := fs.String("heldout", "", "held-out data to score instead of a truth file: for lda/topic documents, by document-completion perplexity (alternate tokens observed/predicted, topics mixed with uniform by 0.001); for gmm dense rows (--values-column, --columns), by the average log-likelihood per row")
+	heldout := fs.String("heldout", "", "held-out data to score instead of a truth file: for lda/topic documents, by document-completion perplexity (alternate tokens observed/predicted, topics mixed with uniform by 0.001); for gmm and hmm dense rows (--values-column, --columns; an hmm's sequence ids in --group-column), by the average log-likelihood per row")
 	var rows stream.Options
-	addDenseFlags(fs, &rows, false)
+	addDenseFlags(fs, &rows, true)
 	var mf modelFlags
 	mf.add(fs)
 	var cf coherenceFlags

@@ -28,7 +28,15 @@ import (
 //	seqs  (1)    the number of sequences
 //
 // The emission of a row x in state j is Σₛ xₛ O[j][s]: the probability of
-// its symbol for one-hot rows (Config.Discrete).
+// its symbol for one-hot rows (Config.Discrete). A model with variances
+// (Model.Var: Gaussian observations) emits instead the density
+// N(x; O[j], Var[j]·I), taken in log space and scaled by its largest
+// state per step, so that no sequence underflows; its passes sum too
+//
+//	occ   (k)    Σ γ(j)
+//	sq    (k)    Σ γ(j) ‖x‖²
+//
+// and the log-likelihood adds back each step's scale.
 
 // BWConfig sets up the Baum–Welch passes.
 type BWConfig struct {
@@ -42,14 +50,21 @@ type BWConfig struct {
 	// under Baum–Welch.
 	Floor float64
 	// Memory is the most bytes the passes after the first may hold the
-	// sequences in, when every row is one-hot: a symbol per row (a byte
-	// up to 256 symbols) instead of the source read again. Above it every
-	// pass reads the source. 0: DefaultBWMemory; negative: every pass
-	// reads the source. The model is the same either way.
+	// sequences in instead of reading the source again: one-hot rows as a
+	// symbol per row (a byte up to 256 symbols), Gaussian rows whole (8·d
+	// bytes per row). Above it every pass reads the source. 0:
+	// DefaultBWMemory; negative: every pass reads the source. The model
+	// is the same either way.
 	Memory int64
 	// Workers is the number of goroutines of the passes from memory
 	// (default 1); the model does not depend on it.
 	Workers int
+	// Gaussian makes the rows vectors of a Gaussian per state,
+	// N(x; O[j], Var[j]·I), not one-hot symbols: Start keeps the means O
+	// as they are, and when the start has no variances, a first pass
+	// (GaussianStartPass) gives every state the rows' residual variance
+	// about their nearest mean.
+	Gaussian bool
 }
 
 func (c *BWConfig) defaults() {
@@ -89,12 +104,21 @@ type Refined struct {
 // Start returns the moment fit m as a model Baum–Welch passes can start
 // from: negative entries of O, T and π set to 0, every entry raised to at
 // least cfg.Floor, rows of O, columns of T and π renormalised. What departs
-// from a distribution is repaired, not refused.
+// from a distribution is repaired, not refused. With cfg.Gaussian the rows
+// of O are means, kept as they are, and so are m's variances (Var), if it
+// has them.
 func Start(m *Model, cfg BWConfig) *Model {
 	cfg.defaults()
 	out := &Model{Model: "hmm", K: m.K, D: m.D, O: make([][]float64, m.K), T: make([][]float64, m.K), Pi: fix(m.Pi, cfg.Floor)}
 	for j := range m.K {
-		out.O[j] = fix(m.O[j], cfg.Floor)
+		if cfg.Gaussian {
+			out.O[j] = append([]float64(nil), m.O[j]...)
+		} else {
+			out.O[j] = fix(m.O[j], cfg.Floor)
+		}
+	}
+	if cfg.Gaussian && m.Var != nil {
+		out.Var = append([]float64(nil), m.Var...)
 	}
 	col := make([]float64, m.K)
 	for j := range m.K {
@@ -146,17 +170,116 @@ func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBa
 		o = append(o, m.O[i]...)
 	}
 	pi := append([]float64(nil), m.Pi...)
+	alg := "baum-welch"
+	sums := []implicit.SumShape{{Name: "pi", Len: k}, {Name: "trans", Len: k * k}, {Name: "emit", Len: k * d}, {Name: "ll", Len: 1}, {Name: "seqs", Len: 1}}
+	fixed := []implicit.Fixed{{Name: "pi", Values: pi}, {Name: "a", Values: a}, {Name: "o", Values: o}}
+	var v []float64
+	if m.Var != nil {
+		alg, v = "baum-welch-gaussian", append([]float64(nil), m.Var...)
+		sums = append(sums, implicit.SumShape{Name: "occ", Len: k}, implicit.SumShape{Name: "sq", Len: k})
+		fixed = append(fixed, implicit.Fixed{Name: "var", Values: v})
+	}
 	pr, _ := json.Marshal(struct {
 		Algorithm string `json:"algorithm"`
-	}{"baum-welch"})
-	newFB := func() *forwardBackward { return &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, path: path} }
+	}{alg})
+	newFB := func() *forwardBackward {
+		return &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, v: v, gauss: v != nil, path: path}
+	}
 	return &implicit.Pass{
 		Header:  statsfile.Header{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
-		Sums:    []implicit.SumShape{{Name: "pi", Len: k}, {Name: "trans", Len: k * k}, {Name: "emit", Len: k * d}, {Name: "ll", Len: 1}, {Name: "seqs", Len: 1}},
-		Fixed:   []implicit.Fixed{{Name: "pi", Values: pi}, {Name: "a", Values: a}, {Name: "o", Values: o}},
+		Sums:    sums,
+		Fixed:   fixed,
 		Ordered: true,
 		Worker:  func() implicit.BatchFunc { return newFB().add },
 	}, newFB
+}
+
+// GaussianStartPass returns the pass that gives the Gaussian states of m,
+// whose means are O and which have no variances yet, their start (phase
+// numbers it, path names the input in errors). The moment fit gives no
+// variance; this pass sums over the rows
+//
+//	resid (1)    Σ minⱼ ‖x − O[j]‖²
+//	x     (d)    Σ x
+//	sq    (1)    Σ ‖x‖²
+//	seqs  (1)    the number of sequences
+//
+// and GaussianStartStep starts every state at the residual variance per
+// coordinate about the nearest mean: what the rows' spread about the
+// states' means is when each is put in the state it is closest to (the
+// hard assignment's estimate, always finite and positive for real data,
+// and of the right scale whatever the means). One variance for all states,
+// not one per nearest state: a state few rows are nearest to would start
+// from an estimate of a handful of rows; the passes then separate them.
+func GaussianStartPass(m *Model, phase int, path string) *implicit.Pass {
+	k, d := m.K, m.D
+	o := make([]float64, 0, k*d)
+	for i := range k {
+		o = append(o, m.O[i]...)
+	}
+	pr, _ := json.Marshal(struct {
+		Algorithm string `json:"algorithm"`
+	}{"baum-welch-gaussian-start"})
+	return &implicit.Pass{
+		Header:  statsfile.Header{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
+		Sums:    []implicit.SumShape{{Name: "resid", Len: 1}, {Name: "x", Len: d}, {Name: "sq", Len: 1}, {Name: "seqs", Len: 1}},
+		Fixed:   []implicit.Fixed{{Name: "o", Values: o}},
+		Ordered: true,
+		Worker: func() implicit.BatchFunc {
+			return (&forwardBackward{k: k, d: d, o: o, gauss: true, startVar: true, path: path}).add
+		},
+	}
+}
+
+// GaussianStartStep returns m with every state's variance the residual
+// variance per coordinate about the nearest mean, from the merged
+// statistics st of its GaussianStartPass (at least the floor of
+// varianceFloor).
+func GaussianStartStep(m *Model, st *implicit.DenseStats) (*Model, error) {
+	d := m.D
+	resid, x, sq, seqs := st.Sum("resid"), st.Sum("x"), st.Sum("sq"), st.Sum("seqs")
+	if len(resid) != 1 || len(x) != d || len(sq) != 1 || seqs == nil {
+		return nil, errors.New("hmm: not the statistics of the Gaussian start pass of this model")
+	}
+	if st.Rows == 0 || seqs[0] == 0 {
+		return nil, errors.New("hmm: no sequences")
+	}
+	n := float64(st.Rows)
+	v := max(resid[0]/(n*float64(d)), varianceFloor(x, sq[0], n, d))
+	out := *m
+	out.O = make([][]float64, m.K)
+	for j := range m.K {
+		out.O[j] = append([]float64(nil), m.O[j]...)
+	}
+	out.T = make([][]float64, m.K)
+	for j := range m.K {
+		out.T[j] = append([]float64(nil), m.T[j]...)
+	}
+	out.Pi = append([]float64(nil), m.Pi...)
+	out.Var = make([]float64, m.K)
+	for j := range out.Var {
+		out.Var[j] = v
+	}
+	out.Fit = nil
+	return &out, nil
+}
+
+// varianceFloor is the least variance a Gaussian state may have: a
+// millionth of the rows' mean variance per coordinate (from their sum x
+// and sum of squares sq over n rows of d columns), and above 0. The
+// likelihood of a state whose variance is free has no maximum: a state
+// that shrinks onto one row, or onto rows repeated exactly, gains without
+// bound, and its variance would run to 0 (and the log-likelihood to +∞).
+// The floor stops that; relative to the data's spread it does not depend
+// on the units of x, and six orders of magnitude below it no state that
+// describes more than a row or two ever meets it. It is a property of the
+// data alone, the same every pass, so the passes stay monotone.
+func varianceFloor(x []float64, sq, n float64, d int) float64 {
+	var mm float64
+	for _, v := range x {
+		mm += (v / n) * (v / n)
+	}
+	return max(1e-6*(sq/n-mm)/float64(d), 1e-300)
 }
 
 // forwardBackward holds the rows of the sequence being read and the
@@ -164,9 +287,16 @@ func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBa
 // nonzero entries (one per row for one-hot symbols), so the emission and
 // γ sums cost the nonzeros, not k·d per row; the sums skip the zeros in
 // the same order as over the full rows, so the statistics are the same.
+//
+// Gaussian rows (gauss) are kept whole, in rows; startVar makes it sum
+// the Gaussian start pass's residuals instead (GaussianStartPass).
 type forwardBackward struct {
 	k, d      int
 	pi, a, o  []float64
+	v         []float64 // the states' variances, when gauss
+	gauss     bool
+	startVar  bool
+	rows      []float64
 	path      string
 	id        int64
 	start     int64   // the source row of the sequence's first step
@@ -198,6 +328,11 @@ func (f *forwardBackward) add(b *stream.Dense, out [][]float64, commit func() er
 		if len(f.end) == 0 {
 			f.id, f.start = b.Group[i], b.Start+int64(i)
 		}
+		if f.gauss {
+			f.rows = append(f.rows, b.Row(i)...)
+			f.end = append(f.end, len(f.end)+1)
+			continue
+		}
 		for u, v := range b.Row(i) {
 			if v != 0 {
 				f.idx, f.val = append(f.idx, int32(u)), append(f.val, v)
@@ -214,6 +349,9 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 	n := len(f.end)
 	if n == 0 {
 		return nil
+	}
+	if f.gauss {
+		return f.flushGaussian(out, commit)
 	}
 	k, d := f.k, f.d
 	f.b, f.al, f.be, f.c = growTo(f.b, n*k), growTo(f.al, n*k), growTo(f.be, n*k), growTo(f.c, n)
@@ -266,6 +404,101 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 	return commit()
 }
 
+// flushGaussian is flush for Gaussian rows: the emissions in log space,
+// each step's scaled by its largest state (the scale added back to the
+// log-likelihood), then the sums of γ, γx and γ‖x‖² (or, with startVar,
+// the start pass's sums).
+func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) error {
+	n := len(f.end)
+	k, d := f.k, f.d
+	if f.startVar {
+		for t := range n {
+			x := f.rows[t*d : (t+1)*d]
+			best := math.Inf(1)
+			var sq float64
+			for j := range k {
+				var dist float64
+				for u, xu := range x {
+					e := xu - f.o[j*d+u]
+					dist += e * e
+				}
+				best = min(best, dist)
+			}
+			for u, xu := range x {
+				out[1][u] += xu
+				sq += xu * xu
+			}
+			out[0][0] += best
+			out[2][0] += sq
+		}
+		out[3][0]++
+		f.rows, f.end = f.rows[:0], f.end[:0]
+		return commit()
+	}
+	f.b, f.al, f.be, f.c = growTo(f.b, n*k), growTo(f.al, n*k), growTo(f.be, n*k), growTo(f.c, n)
+	// log N(x; μ_j, v_j I) = −‖x − μ_j‖²/(2v_j) − (d/2) log(2π v_j).
+	var shift float64
+	for t := range n {
+		x := f.rows[t*d : (t+1)*d]
+		b := f.b[t*k : (t+1)*k]
+		top := math.Inf(-1)
+		for j := range k {
+			var dist float64
+			for u, xu := range x {
+				e := xu - f.o[j*d+u]
+				dist += e * e
+			}
+			b[j] = -dist/(2*f.v[j]) - 0.5*float64(d)*math.Log(2*math.Pi*f.v[j])
+			top = max(top, b[j])
+		}
+		if math.IsInf(top, 0) || math.IsNaN(top) {
+			return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d: the row has no finite density under the model", f.id)
+		}
+		for j := range b {
+			b[j] = math.Exp(b[j] - top)
+		}
+		shift += top
+	}
+	if t := scaledForwardBackward(f.pi, f.a, f.b, n, k, f.al, f.be, f.c); t >= 0 {
+		return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
+	}
+	ll := shift
+	for _, v := range f.c[:n] {
+		ll += math.Log(v)
+	}
+	for t := range n {
+		x := f.rows[t*d : (t+1)*d]
+		var sq float64
+		for _, xu := range x {
+			sq += xu * xu
+		}
+		for j := range k {
+			g := f.al[t*k+j] * f.be[t*k+j]
+			if t == 0 {
+				out[0][j] += g
+			}
+			out[5][j] += g
+			out[6][j] += g * sq
+			em := out[2][j*d : (j+1)*d]
+			for u, xu := range x {
+				em[u] += g * xu
+			}
+		}
+		if t+1 < n {
+			for i := range k {
+				ai := f.al[t*k+i] / f.c[t+1]
+				for j := range k {
+					out[1][i*k+j] += ai * f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
+				}
+			}
+		}
+	}
+	out[3][0] += ll
+	out[4][0]++
+	f.rows, f.end = f.rows[:0], f.end[:0]
+	return commit()
+}
+
 // BWStep returns the model of the Baum–Welch M step from the merged
 // statistics st of a pass over m, and the log-likelihood per row of m.
 func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
@@ -295,6 +528,12 @@ func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
 			}
 		}
 	}
+	if m.Var != nil {
+		if err := gaussianStep(m, out, st); err != nil {
+			return nil, 0, err
+		}
+		return out, ll[0] / float64(st.Rows), nil
+	}
 	for j := range k {
 		var s float64
 		for u := range d {
@@ -312,29 +551,93 @@ func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
 	return out, ll[0] / float64(st.Rows), nil
 }
 
+// gaussianStep sets out's means and variances, the M step of the Gaussian
+// states of m from the statistics st: μⱼ = Σγx/Σγ, σ²ⱼ = (Σγ‖x‖² −
+// ‖μⱼ‖²Σγ)/(d Σγ), at least varianceFloor of the rows; a state no row
+// visits keeps its mean and variance.
+func gaussianStep(m, out *Model, st *implicit.DenseStats) error {
+	k, d := m.K, m.D
+	em, occ, sq := st.Sum("emit"), st.Sum("occ"), st.Sum("sq")
+	if len(occ) != k || len(sq) != k {
+		return errors.New("hmm: not the statistics of a Gaussian Baum–Welch pass of this model")
+	}
+	n := float64(st.Rows)
+	x := make([]float64, d)
+	var sqAll float64
+	for j := range k {
+		for u := range d {
+			x[u] += em[j*d+u]
+		}
+		sqAll += sq[j]
+	}
+	floor := varianceFloor(x, sqAll, n, d)
+	out.Var = make([]float64, k)
+	for j := range k {
+		out.O[j] = make([]float64, d)
+		if !(occ[j] > 0) {
+			copy(out.O[j], m.O[j])
+			out.Var[j] = m.Var[j]
+			continue
+		}
+		var mm float64
+		for u := range d {
+			out.O[j][u] = em[j*d+u] / occ[j]
+			mm += out.O[j][u] * out.O[j][u]
+		}
+		out.Var[j] = max((sq[j]-mm*occ[j])/(float64(d)*occ[j]), floor)
+	}
+	return nil
+}
+
 // Refine runs Baum–Welch passes over src (rows in sequence order, with
 // their sequence ids) from start, until a pass gains less than cfg.Tol in
-// log-likelihood per row or cfg.Passes passes. The first pass reads src
-// and keeps one-hot sequences in memory within cfg.Memory; the passes
-// after it read them there (else src again). Each pass is handed to the
-// log ctx carries (models.WithPassLog).
+// log-likelihood per row or cfg.Passes passes. With cfg.Gaussian, a start
+// without variances has them from a first pass (GaussianStartPass), not
+// counted in cfg.Passes. The first pass reads src and keeps the sequences
+// in memory within cfg.Memory; the passes after it read them there (else
+// src again). Each pass is handed to the log ctx carries
+// (models.WithPassLog).
 func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWConfig) (*Refined, error) {
 	cfg.defaults()
 	if src.Info().Cols != start.D {
 		return nil, fmt.Errorf("hmm: the rows have %d columns, the model %d", src.Info().Cols, start.D)
 	}
 	m, run := start, &BWRun{Tol: cfg.Tol}
+	phase := 0 // the passes before the first Baum–Welch pass
 	var mem *seqMemory
+	if cfg.Gaussian && m.Var == nil {
+		t0 := time.Now()
+		keep := newSeqMemory(start.D, cfg.Memory, src.Info().Rows, true)
+		rows := src.Rows
+		if keep != nil {
+			rows = keep.tap(src.Rows)
+		}
+		st, err := GaussianStartPass(m, 1, src.Info().Path).Run(ctx, rows, 1)
+		if err != nil {
+			return nil, err
+		}
+		if keep != nil && !keep.failed && int64(keep.rows()) == st.Rows {
+			mem = keep
+		}
+		if m, err = GaussianStartStep(m, st); err != nil {
+			return nil, err
+		}
+		models.LogPass(ctx, models.PassDone{Pass: 1, Stage: "baum-welch start", Rows: st.Rows, Took: time.Since(t0)})
+		phase = 1
+	}
+	if cfg.Gaussian != (m.Var != nil) {
+		return nil, errors.New("hmm: Baum–Welch of Gaussian observations (BWConfig.Gaussian) needs a model of Gaussian states, one-hot observations one without variances")
+	}
 	for p := range cfg.Passes {
 		t0 := time.Now()
-		pass, newFB := bwPass(m, p+1, src.Info().Path)
+		pass, newFB := bwPass(m, phase+p+1, src.Info().Path)
 		var (
 			st  *implicit.DenseStats
 			err error
 		)
 		var keep *seqMemory
-		if p == 0 && cfg.Passes > 1 {
-			keep = newSeqMemory(start.D, cfg.Memory, src.Info().Rows)
+		if p == 0 && cfg.Passes > 1 && mem == nil {
+			keep = newSeqMemory(start.D, cfg.Memory, src.Info().Rows, cfg.Gaussian)
 		}
 		switch {
 		case mem != nil:
@@ -355,7 +658,7 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 			return nil, err
 		}
 		m = next
-		models.LogPass(ctx, models.PassDone{Pass: p + 1, Stage: "baum-welch", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
+		models.LogPass(ctx, models.PassDone{Pass: phase + p + 1, Stage: "baum-welch", Rows: st.Rows, Took: time.Since(t0), LogLik: ll})
 		if run.record(ll, cfg.Tol) {
 			break
 		}

@@ -20,6 +20,14 @@
 // give the fit of the whole input. Baum–Welch (Config.EM) starts the
 // states the moments do not give as perturbed copies of theirs.
 //
+// Baum–Welch refines the moment fit by likelihood: of one-hot symbols
+// (Config.Discrete), or of Gaussian observations N(x; O[j], Var[j]·I) with
+// a variance per state (Model.Var), which the moments do not give and a
+// first pass starts (GaussianStartPass). Its passes' sums are committed
+// per sequence and add exactly, so shards and pipelines
+// (models.Refinement) give Fit's model, and Posteriors and LogLikelihood
+// use the variances.
+//
 // Two passes, each reading the rows in order; memory is O(d² + k³) plus three
 // rows of carry, independent of the number of rows or sequences.
 package hmm

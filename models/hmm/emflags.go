@@ -2,7 +2,6 @@ package hmm
 
 import (
 	"flag"
-	"fmt"
 	"strings"
 
 	"github.com/streamfit/streamfit/models"
@@ -13,7 +12,7 @@ import (
 func emFlags(fs *flag.FlagSet, c *Config) {
 	c.EM = &BWConfig{Passes: DefaultEMPasses, Tol: DefaultEMTol}
 	models.LikelihoodFlags(fs, &c.EM.Passes, &c.EM.Tol,
-		"with --discrete: cap on the Baum–Welch (EM) passes over the sequences of --input that refine the moment fit by likelihood (0: the pure moment fit; observations that are not one-hot get the moment fit alone)",
+		"cap on the Baum–Welch (EM) passes over the sequences of --input that refine the moment fit by likelihood (0: the pure moment fit): of one-hot symbols with --discrete, else of a Gaussian per state, N(x; mean, variance·I), whose variances a first pass starts and the model records",
 		"stop the Baum–Welch passes when one raised the log-likelihood per row by less than this (> 0)")
 	fs.Func("em-memory", "with --discrete: the passes after the first read the sequences from memory, a byte per row up to 256 symbols, when they fit this budget (e.g. 64M; default 256M); above it, and with 0, every pass reads --input", func(v string) error {
 		if strings.TrimSpace(v) == "0" {
@@ -27,17 +26,14 @@ func emFlags(fs *flag.FlagSet, c *Config) {
 }
 
 // checkEM checks the Baum–Welch flags once parsed, and leaves c.EM nil
-// for the moment fit alone: --em-passes 0, observations that are not
-// one-hot, or a fit from statistics (no sequences to pass over).
+// for the moment fit alone: --em-passes 0, or a fit from statistics (no
+// sequences to pass over).
 func checkEM(c *Config, ck models.Check) error {
 	if c.EM == nil {
 		return nil
 	}
 	run, err := models.CheckLikelihood(c.EM.Passes, c.EM.Tol, ck, "Baum–Welch", "sequences")
-	if err == nil && run && !c.Discrete && ck.Has("em-passes") {
-		err = fmt.Errorf("--em-passes: the Baum–Welch passes are for one-hot observations (--discrete); give --em-passes 0 or --discrete")
-	}
-	if !run || !c.Discrete {
+	if !run {
 		c.EM = nil
 	}
 	return err

@@ -44,9 +44,11 @@ type Config struct {
 	// from memory (BWConfig.Workers; default 1); the model does not
 	// depend on it.
 	Workers int
-	// EM, when set, refines the moment fit of Discrete observations by
-	// Baum–Welch passes over the sequences (Start, then Refine). nil: the
-	// moment fit alone. DefaultConfig sets it.
+	// EM, when set, refines the moment fit by Baum–Welch passes over the
+	// sequences (Start, then Refine): of one-hot symbols when Discrete,
+	// else of a Gaussian per state, N(x; O[j], Var[j]·I), whose variances
+	// a first pass starts (GaussianStartPass) and the model records. nil:
+	// the moment fit alone. DefaultConfig sets it.
 	EM *BWConfig
 }
 

@@ -2,8 +2,8 @@ package hmm
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -14,14 +14,15 @@ import (
 )
 
 // DefaultEMPasses and DefaultEMTol are the Baum–Welch passes' cap and
-// stopping gain (in log-likelihood per row) of the default fit of
-// discrete observations (DefaultConfig, `streamfit fit hmm --discrete`).
+// stopping gain (in log-likelihood per row) of the default fit
+// (DefaultConfig, `streamfit fit hmm`, of symbols or Gaussian states).
 // On English text the passes converge by this rule in 70–90 passes at 5
 // and 10 states and in about 150 at 20, where the moments give only some
 // of the states and the others start as copies that separate slowly; a
 // cap of 100 stopped those still gaining, 1% below pomegranate's
 // Baum–Welch (bench/dense/RESULTS.md). Fits that converge sooner stop
-// sooner: the cap only bounds the slow ones.
+// sooner: the cap only bounds the slow ones (Gaussian states of generated
+// sequences converge in a handful of passes: gaussian_test.go).
 const (
 	DefaultEMPasses = 200
 	DefaultEMTol    = 1e-4
@@ -30,21 +31,22 @@ const (
 // DefaultConfig is the configuration of the command line's default fit of
 // k states from one-hot symbols: seed 1, the moment fit refined by up to
 // DefaultEMPasses Baum–Welch passes. Set EM to nil for the moment fit
-// alone (the only fit of observations that are not one-hot).
+// alone; Discrete false for Gaussian observations (`streamfit fit hmm`
+// without --discrete), refined as well.
 func DefaultConfig(k int) Config {
 	return Config{K: k, Discrete: true, Seed: 1, EM: &BWConfig{Passes: DefaultEMPasses, Tol: DefaultEMTol}}
 }
 
 // fitBW is Fit with cfg.EM set: the moment fit, made a distribution
-// (Start), then Baum–Welch passes (Refine). The record is the moment
-// fit's with the passes' (FitRecord.EM).
+// (Start), then Baum–Welch passes (Refine): of one-hot symbols with
+// cfg.Discrete, else of Gaussian states, whose variances a first pass
+// starts (GaussianStartPass). The record is the moment fit's with the
+// passes' (FitRecord.EM).
 func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, error) {
 	t0 := time.Now()
-	if !cfg.Discrete {
-		return nil, errors.New("hmm: Baum–Welch passes need one-hot observations (Config.Discrete); fit Gaussian observations by the moments alone")
-	}
 	em := *cfg.EM
 	em.Workers = cfg.Workers
+	em.Gaussian = !cfg.Discrete
 	c := cfg
 	c.EM = nil
 	// Real data may support fewer states than k in the moments (the
@@ -70,7 +72,7 @@ func fitBW(ctx context.Context, src stream.DenseSource, cfg Config) (*Model, err
 func startOf(mom *Model, k int, seed uint64, em BWConfig) *Model {
 	start := Start(mom, em)
 	if mom.K < k {
-		start = splitStates(start, k, seed)
+		start = splitStates(start, k, seed, em.Gaussian)
 	}
 	return start
 }
@@ -79,8 +81,10 @@ func startOf(mom *Model, k int, seed uint64, em BWConfig) *Model {
 // of m's, in decreasing order of their share of the starting distribution,
 // the copy and its original sharing the original's probability of being
 // entered, and both emissions moved apart by a seeded perturbation of 5%
-// (identical states would stay identical under Baum–Welch).
-func splitStates(m *Model, k int, seed uint64) *Model {
+// (identical states would stay identical under Baum–Welch). Gaussian
+// means (gauss) move by up to 5% of the root mean square of all the
+// means' entries, added to each entry, and are not renormalised.
+func splitStates(m *Model, k int, seed uint64, gauss bool) *Model {
 	k0 := m.K
 	order := make([]int, k0)
 	for j := range order {
@@ -98,16 +102,31 @@ func splitStates(m *Model, k int, seed uint64) *Model {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed5))
 	out := &Model{Model: m.Model, K: k, D: m.D, O: make([][]float64, k), T: make([][]float64, k), Pi: make([]float64, k)}
+	var rms float64
+	if gauss {
+		for _, o := range m.O {
+			for _, v := range o {
+				rms += v * v
+			}
+		}
+		rms = math.Sqrt(rms / float64(k0*m.D))
+	}
 	for s := range k {
 		p := parent[s]
 		row := make([]float64, m.D)
 		sum := 0.0
 		for w, v := range m.O[p] {
+			if gauss {
+				row[w] = v + 0.05*rms*(2*rng.Float64()-1)
+				continue
+			}
 			row[w] = v * (1 + 0.05*(2*rng.Float64()-1))
 			sum += row[w]
 		}
 		for w := range row {
-			row[w] /= sum
+			if !gauss {
+				row[w] /= sum
+			}
 		}
 		out.O[s] = row
 		out.Pi[s] = m.Pi[p] / share[p]

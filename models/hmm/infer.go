@@ -2,8 +2,10 @@ package hmm
 
 import (
 	"context"
+	"fmt"
 	"math"
 
+	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
 )
 
@@ -17,12 +19,53 @@ import (
 //
 // The emission of a row x in state j is its symbol's probability Σₛ xₛ
 // O[j][s] when every row of src is one-hot (a discrete HMM), else the
-// Gaussian N(x; O[j], σ²I) with σ² of all states alike, since a fit gives
-// the means O but no variance: σ² is estimated by the method of moments
-// from a first pass, E‖x‖² = Σⱼ wⱼ‖O[j]‖² + dσ², with w the mean state
-// distribution over the steps (π carried forward by T). workers is
-// unused: sequences are read one at a time, so memory is one sequence.
+// Gaussian N(x; O[j], Var[j]·I) with the model's variances when it has
+// them (Baum–Welch's of Gaussian observations), else with σ² of all states
+// alike, since a moment fit gives the means O but no variance: σ² is
+// estimated by the method of moments from a first pass, E‖x‖² = Σⱼ
+// wⱼ‖O[j]‖² + dσ², with w the mean state distribution over the steps (π
+// carried forward by T). workers is unused: sequences are read one at a
+// time, so memory is one sequence.
 func Posteriors(ctx context.Context, m *Model, src stream.DenseSource, workers int, emit func(first int64, rows int, shares []float64) error) error {
+	return sequences(ctx, m, src, func(s *smoother, id, start int64, rows []float64, n int) error {
+		g, bad := s.smooth(rows, n)
+		if bad >= 0 {
+			return stream.Errorf(src.Info().Path, 0, start+int64(bad), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step", id)
+		}
+		return emit(start, n, g)
+	})
+}
+
+// LogLikelihood returns the average log-likelihood per row of the
+// sequences of src under m, Σ log p(sequence) / rows (its held-out score:
+// streamfit eval --heldout), with the emissions of Posteriors: a Gaussian
+// model's own variances (Model.Var) when it has them, else one estimated
+// from src for all states. workers is unused, as for Posteriors.
+func LogLikelihood(ctx context.Context, m *Model, src stream.DenseSource, workers int) (*models.RowScore, error) {
+	var sum float64
+	var rows int64
+	err := sequences(ctx, m, src, func(s *smoother, id, start int64, x []float64, n int) error {
+		ll, bad := s.loglik(x, n)
+		if bad >= 0 {
+			return stream.Errorf(src.Info().Path, 0, start+int64(bad), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step", id)
+		}
+		sum += ll
+		rows += int64(n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rows == 0 {
+		return nil, fmt.Errorf("%s: no rows to score", src.Info().Path)
+	}
+	return &models.RowScore{Rows: rows, LogLik: sum / float64(rows)}, nil
+}
+
+// sequences calls fn with each sequence of src in turn: its id, its first
+// row, its n rows (fn must not keep them) and the smoother of m's
+// emissions (emissionOf).
+func sequences(ctx context.Context, m *Model, src stream.DenseSource, fn func(s *smoother, id, start int64, rows []float64, n int) error) error {
 	if err := m.validate(); err != nil {
 		return err
 	}
@@ -31,7 +74,7 @@ func Posteriors(ctx context.Context, m *Model, src stream.DenseSource, workers i
 		return err
 	}
 	path := src.Info().Path
-	s := smoother{m: m, em: em, a: transitions(m)}
+	s := &smoother{m: m, em: em, a: transitions(m)}
 	var (
 		rows  []float64
 		id    int64
@@ -42,12 +85,9 @@ func Posteriors(ctx context.Context, m *Model, src stream.DenseSource, workers i
 		if n == 0 {
 			return nil
 		}
-		g, bad := s.smooth(rows, n)
-		if bad >= 0 {
-			return stream.Errorf(path, 0, start+int64(bad), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step", id)
-		}
+		err := fn(s, id, start, rows, n)
 		rows = rows[:0]
-		return emit(start, n, g)
+		return err
 	}
 	for b, err := range src.Rows(ctx) {
 		if err != nil {
@@ -86,15 +126,20 @@ func checkBatch(path string, m *Model, b *stream.Dense) error {
 }
 
 // emission says how a row is emitted: its symbol's probability, or an
-// isotropic Gaussian of variance 1/(2·half).
+// isotropic Gaussian of variance v[j] in state j.
 type emission struct {
 	discrete bool
-	half     float64 // 1/(2σ²)
+	v        []float64
 }
 
-// emissionOf reads a pass of src to choose the emission: discrete when
-// every row is one-hot, else Gaussian with σ² by the method of moments.
+// emissionOf chooses the emission: Gaussian with the model's variances
+// when it has them (Model.Var); else, from a pass of src, discrete when
+// every row is one-hot, else Gaussian with one σ² for all states by the
+// method of moments.
 func emissionOf(ctx context.Context, m *Model, src stream.DenseSource) (emission, error) {
+	if m.Var != nil {
+		return emission{v: m.Var}, nil
+	}
 	oneHot := true
 	var sq float64
 	var rows int64
@@ -164,7 +209,11 @@ func emissionOf(ctx context.Context, m *Model, src stream.DenseSource) (emission
 	// Rows that sit on the means (noise below rounding) still need a
 	// positive variance: a millionth of the rows' mean square.
 	s2 := max((mean-means)/float64(m.D), 1e-6*mean/float64(m.D), math.SmallestNonzeroFloat64)
-	return emission{half: 1 / (2 * s2)}, nil
+	v := make([]float64, m.K)
+	for j := range v {
+		v[j] = s2
+	}
+	return emission{v: v}, nil
 }
 
 // smoother holds the scratch of one sequence's forward–backward sums.
@@ -176,18 +225,37 @@ type smoother struct {
 	c         []float64
 }
 
+// forward fills the emissions and the scaled forward–backward sums of the
+// n rows of one sequence, and returns their log-likelihood and -1; or the
+// first step whose rows have probability 0 under the model.
+func (s *smoother) forward(rows []float64, n int) (float64, int) {
+	m := s.m
+	k, d := m.K, m.D
+	s.b, s.al, s.be, s.c = growTo(s.b, n*k), growTo(s.al, n*k), growTo(s.be, n*k), growTo(s.c, n)
+	var ll float64
+	for t := range n {
+		ll += s.emit(rows[t*d:(t+1)*d], s.b[t*k:(t+1)*k])
+	}
+	if t := scaledForwardBackward(m.Pi, s.a, s.b, n, k, s.al, s.be, s.c); t >= 0 {
+		return 0, t
+	}
+	for _, c := range s.c[:n] {
+		ll += math.Log(c)
+	}
+	return ll, -1
+}
+
+// loglik returns the log-likelihood of the n rows of one sequence and -1,
+// or the first step whose rows have probability 0 under the model.
+func (s *smoother) loglik(rows []float64, n int) (float64, int) { return s.forward(rows, n) }
+
 // smooth returns the state posteriors of the n rows of one sequence, k per
 // row, and -1; or nil and the first step whose rows have probability 0
 // under the model. The emissions of a step are scaled by a constant (their
 // largest is 1), which the posteriors do not see.
 func (s *smoother) smooth(rows []float64, n int) ([]float64, int) {
-	m := s.m
-	k, d := m.K, m.D
-	s.b, s.al, s.be, s.c = growTo(s.b, n*k), growTo(s.al, n*k), growTo(s.be, n*k), growTo(s.c, n)
-	for t := range n {
-		s.emit(rows[t*d:(t+1)*d], s.b[t*k:(t+1)*k])
-	}
-	if t := scaledForwardBackward(m.Pi, s.a, s.b, n, k, s.al, s.be, s.c); t >= 0 {
+	k := s.m.K
+	if _, t := s.forward(rows, n); t >= 0 {
 		return nil, t
 	}
 	// γ_t ∝ α_t β_t; the scaled product already sums to 1 up to rounding.
@@ -205,9 +273,11 @@ func (s *smoother) smooth(rows []float64, n int) ([]float64, int) {
 	return s.al, -1
 }
 
-// emit fills b with the emission of row x in each state, up to a factor
-// common to the states.
-func (s *smoother) emit(x, b []float64) {
+// emit fills b with the emission of row x in each state divided by a
+// factor common to the states, and returns the factor's log: the symbol's
+// probability (factor 1), or the Gaussian density in log space, scaled so
+// that the largest is 1.
+func (s *smoother) emit(x, b []float64) float64 {
 	if s.em.discrete {
 		for j, o := range s.m.O {
 			var v float64
@@ -218,18 +288,21 @@ func (s *smoother) emit(x, b []float64) {
 			}
 			b[j] = max(v, 0)
 		}
-		return
+		return 0
 	}
 	top := math.Inf(-1)
+	half := 0.5 * float64(len(x))
 	for j, o := range s.m.O {
 		var dist float64
 		for u, xu := range x {
 			dist += (xu - o[u]) * (xu - o[u])
 		}
-		b[j] = -dist * s.em.half
+		v := s.em.v[j]
+		b[j] = -dist/(2*v) - half*math.Log(2*math.Pi*v)
 		top = max(top, b[j])
 	}
 	for j := range b {
 		b[j] = math.Exp(b[j] - top)
 	}
+	return top
 }

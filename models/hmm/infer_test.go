@@ -97,7 +97,7 @@ func TestPosteriorsBruteForce(t *testing.T) {
 	gauss := []float64{0.5, 0.3, 0.2, 0.1, 0.1, 0.9, 0.2, 0.5, 0.2, 0.7, 0.2, 0.1, 0.3, 0.3, 0.3, 0.0, 0.6, 0.4,
 		0.1, 0.2, 0.8, 0.6, 0.3, 0.0, 0.2, 0.2, 0.6, 0.4, 0.4, 0.1, 0.1, 0.6, 0.4, 0.9, 0.1, 0.2}
 	em, err := emissionOf(context.Background(), m, &stream.MemoryDense{All: &stream.Dense{Rows: len(ids), Cols: m.D, Data: gauss, Group: ids}})
-	if err != nil || em.discrete || !(em.half > 0) {
+	if err != nil || em.discrete || len(em.v) != m.K || !(em.v[0] > 0) {
 		t.Fatalf("Gaussian rows: emission %+v, %v", em, err)
 	}
 	for _, c := range []struct {
@@ -111,7 +111,7 @@ func TestPosteriorsBruteForce(t *testing.T) {
 			for u := range x {
 				d2 += (x[u] - o[u]) * (x[u] - o[u])
 			}
-			return math.Exp(-d2 * em.half)
+			return math.Exp(-d2 / (2 * em.v[0]))
 		}},
 	} {
 		got := collect(t, m, c.data, ids)

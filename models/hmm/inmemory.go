@@ -24,26 +24,36 @@ const seqBytes = 24
 // pass as their symbols, so that the passes after it read memory, not the
 // source: a symbol in width bytes per row (1 up to 256 symbols, 2 up to
 // 65,536, else 4), and per sequence where its symbols begin, its id and
-// its source row. What it holds, and the bytes it may grow to, stay within
-// budget: past it, or at a row that is not one-hot, it lets everything go
-// and the passes read the source.
+// its source row. Gaussian rows (dense) it holds whole, their d values
+// (8·d bytes per row). What it holds, and the bytes it may grow to, stay
+// within budget: past it, or at a row that is not one-hot (of symbols),
+// it lets everything go and the passes read the source.
 type seqMemory struct {
 	d, width int
+	dense    bool
 	budget   int64
 	sym      []byte
-	first    []int   // first[s]: the row of sequence s's first symbol in sym
-	ids      []int64 // the sequence ids
-	starts   []int64 // the source row of each sequence's first row
+	vals     []float64 // dense: d values per row
+	first    []int     // first[s]: the row of sequence s's first symbol in sym
+	ids      []int64   // the sequence ids
+	starts   []int64   // the source row of each sequence's first row
 	failed   bool
 }
 
 // newSeqMemory returns an empty memory form of rows of d columns within
-// budget bytes, or nil when the budget is not positive. rows, when the
-// source knows it (> 0), sizes the symbols at once, if they fit, instead
-// of doubling towards it.
-func newSeqMemory(d int, budget, rows int64) *seqMemory {
+// budget bytes, or nil when the budget is not positive; dense holds
+// Gaussian rows whole. rows, when the source knows it (> 0), sizes the
+// symbols at once, if they fit, instead of doubling towards it.
+func newSeqMemory(d int, budget, rows int64, dense bool) *seqMemory {
 	if budget <= 0 {
 		return nil
+	}
+	if dense {
+		m := &seqMemory{d: d, width: 8 * d, dense: true, budget: budget}
+		if rows > 0 && rows*int64(m.width) <= budget {
+			m.vals = make([]float64, 0, rows*int64(d))
+		}
+		return m
 	}
 	w := 4
 	switch {
@@ -66,27 +76,33 @@ func (m *seqMemory) bytes(symCap, seqCap int) int64 {
 
 // fail lets everything held go.
 func (m *seqMemory) fail() {
-	*m = seqMemory{d: m.d, width: m.width, budget: m.budget, failed: true}
+	*m = seqMemory{d: m.d, width: m.width, dense: m.dense, budget: m.budget, failed: true}
 }
 
-// grow makes room for n more symbol bytes and s more sequences, doubling
-// up to the budget; false when they do not fit.
+// grow makes room for n more symbol bytes (dense: values) and s more
+// sequences, doubling up to the budget; false when they do not fit.
 func (m *seqMemory) grow(n, s int) bool {
-	symCap, seqCap := cap(m.sym), cap(m.ids)
-	if len(m.sym)+n > symCap {
-		symCap = max(len(m.sym)+n, 2*symCap, 4096)
+	unit, have, had := 1, len(m.sym), cap(m.sym)
+	if m.dense {
+		unit, have, had = 8, len(m.vals), cap(m.vals)
+	}
+	symCap, seqCap := had, cap(m.ids)
+	if have+n > symCap {
+		symCap = max(have+n, 2*symCap, 4096/unit)
 	}
 	if len(m.ids)+s > seqCap {
 		seqCap = max(len(m.ids)+s, 2*seqCap, 256)
 	}
-	if m.bytes(symCap, seqCap) > m.budget {
+	if m.bytes(unit*symCap, seqCap) > m.budget {
 		// Not doubled: only what is needed, if that fits.
-		symCap, seqCap = max(cap(m.sym), len(m.sym)+n), max(cap(m.ids), len(m.ids)+s)
-		if m.bytes(symCap, seqCap) > m.budget {
+		symCap, seqCap = max(had, have+n), max(cap(m.ids), len(m.ids)+s)
+		if m.bytes(unit*symCap, seqCap) > m.budget {
 			return false
 		}
 	}
-	if symCap > cap(m.sym) {
+	if symCap > had && m.dense {
+		m.vals = append(make([]float64, 0, symCap), m.vals...)
+	} else if symCap > had {
 		m.sym = append(make([]byte, 0, symCap), m.sym...)
 	}
 	if seqCap > cap(m.ids) {
@@ -112,7 +128,11 @@ func (m *seqMemory) add(b *stream.Dense) {
 			newSeqs++
 		}
 	}
-	if !m.grow(b.Rows*m.width, newSeqs) {
+	n := b.Rows * m.width
+	if m.dense {
+		n = b.Rows * m.d
+	}
+	if !m.grow(n, newSeqs) {
 		m.fail()
 		return
 	}
@@ -121,6 +141,10 @@ func (m *seqMemory) add(b *stream.Dense) {
 			m.first = append(m.first, m.rows())
 			m.ids = append(m.ids, id)
 			m.starts = append(m.starts, b.Start+int64(i))
+		}
+		if m.dense {
+			m.vals = append(m.vals, b.Row(i)...)
+			continue
 		}
 		s := -1
 		for u, v := range b.Row(i) {
@@ -149,7 +173,12 @@ func (m *seqMemory) add(b *stream.Dense) {
 }
 
 // rows is the number of rows held.
-func (m *seqMemory) rows() int { return len(m.sym) / m.width }
+func (m *seqMemory) rows() int {
+	if m.dense {
+		return len(m.vals) / m.d
+	}
+	return len(m.sym) / m.width
+}
 
 // symbol returns the symbol of row r.
 func (m *seqMemory) symbol(r int) int32 {
@@ -247,8 +276,13 @@ func (m *seqMemory) sequence(f *forwardBackward, s int, a *implicit.DenseStats, 
 	}
 	f.id, f.start = m.ids[s], m.starts[s]
 	f.idx, f.val, f.end = f.idx[:0], f.val[:0], f.end[:0]
+	if m.dense {
+		f.rows = append(f.rows[:0], m.vals[lo*m.d:hi*m.d]...)
+	}
 	for r := lo; r < hi; r++ {
-		f.idx, f.val = append(f.idx, m.symbol(r)), append(f.val, 1)
+		if !m.dense {
+			f.idx, f.val = append(f.idx, m.symbol(r)), append(f.val, 1)
+		}
 		f.end = append(f.end, r-lo+1)
 	}
 	for _, o := range out {

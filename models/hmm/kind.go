@@ -33,6 +33,7 @@ var Kind = &models.DenseKind[Config, *Model]{
 	Fit:       Fit,
 	FitStats:  FitStats,
 	ReadModel: Read,
+	Score:     LogLikelihood,
 	Infer:     &models.RowInference[*Model]{Rows: Posteriors, Shape: (*Model).dims},
 	Gen: &models.Gen[synth.HMMSeqConfig]{
 		GenName:   "hmm",
@@ -79,6 +80,9 @@ func (m *Model) Section() models.Section {
 	s.Transition("T", "Transition matrix", m.T, states)
 	s.Bars("Initial distribution π", "", states, m.Pi)
 	s.Heat("Observation means O", "Row j is E[x | state j].", states, models.Labels("x", m.D), m.O, true)
+	if m.Var != nil {
+		s.Bars("Variances σ²", "Each state's variance per coordinate: x | state j is N(O[j], σ²ⱼI).", states, m.Var)
+	}
 	if f := m.Fit; f != nil {
 		s.DenseFit(f.Rows, m.D, f.Passes, f.Solver, f.Seconds, f.Convergence)
 		s.Fact("sequences", strconv.FormatInt(f.Sequences, 10))

@@ -18,7 +18,12 @@ type Model struct {
 	// T[i][j] = Pr(y_{t+1} = i | y_t = j).
 	T [][]float64 `json:"T"`
 	// Pi is the distribution of y₁ (of the window starts with Config.Windows).
-	Pi  []float64  `json:"pi"`
+	Pi []float64 `json:"pi"`
+	// Var, of Gaussian observations refined by Baum–Welch, is each
+	// state's variance per coordinate: x | y = j is N(O[j], Var[j]·I).
+	// nil for one-hot observations and for the moment fit, which gives
+	// no variance (Posteriors then estimates one for all states).
+	Var []float64  `json:"var,omitempty"`
 	Fit *FitRecord `json:"stats,omitempty"`
 }
 
@@ -61,6 +66,16 @@ func (m *Model) validate() error {
 	for j := range m.K {
 		if len(m.O[j]) != m.D || len(m.T[j]) != m.K {
 			return fmt.Errorf("hmm model: row %d of O has %d entries (d=%d), of T %d (k=%d)", j, len(m.O[j]), m.D, len(m.T[j]), m.K)
+		}
+	}
+	if m.Var != nil {
+		if len(m.Var) != m.K {
+			return fmt.Errorf("hmm model: k=%d but var has %d entries", m.K, len(m.Var))
+		}
+		for j, v := range m.Var {
+			if !(v > 0) || math.IsInf(v, 1) {
+				return fmt.Errorf("hmm model: the variance of state %d is %g, want a finite number > 0", j, v)
+			}
 		}
 	}
 	return nil

@@ -17,6 +17,8 @@ func init() { models.RegisterRefinement(Kind, refinement) }
 // models.Refinement, for a pipeline that runs a stage per pass: the moment
 // fit from its merged statistics, Start, then BWPass and BWStep with the
 // stopping rule of Refine, so the model is Fit's over the same sequences.
+// Of Gaussian observations, the first pass is the variances' start
+// (GaussianStartPass, GaussianStartStep), as in Refine.
 type bwRefinement struct {
 	cfg Config
 	bw  BWConfig
@@ -25,10 +27,11 @@ type bwRefinement struct {
 // refinement returns the Baum–Welch passes of a fit with cfg, or nil for
 // the moment fit alone.
 func refinement(cfg Config) models.Refinement {
-	if cfg.EM == nil || !cfg.Discrete {
+	if cfg.EM == nil {
 		return nil
 	}
 	bw := *cfg.EM
+	bw.Gaussian = !cfg.Discrete
 	bw.defaults()
 	return &bwRefinement{cfg: cfg, bw: bw}
 }
@@ -54,8 +57,26 @@ func (r *bwRefinement) momentConfig() Config {
 // Moments implements models.Refinement.
 func (r *bwRefinement) Moments() models.Passes { return Kind.Passes(r.momentConfig()) }
 
-// Cap implements models.Refinement.
-func (r *bwRefinement) Cap() int { return r.bw.Passes }
+// Cap implements models.Refinement: the Baum–Welch passes, and of
+// Gaussian observations the variances' start.
+func (r *bwRefinement) Cap() int {
+	if r.bw.Gaussian {
+		return r.bw.Passes + 1
+	}
+	return r.bw.Passes
+}
+
+// started reports whether the passes of s are Baum–Welch's: of
+// Gaussian observations, once the variances have their start.
+func (r *bwRefinement) started(s *bwState) bool { return !r.bw.Gaussian || s.Model.Var != nil }
+
+// phase numbers the next Baum–Welch pass of s as Refine does.
+func (r *bwRefinement) phase(s *bwState) int {
+	if r.bw.Gaussian {
+		return s.BW.Passes + 2
+	}
+	return s.BW.Passes + 1
+}
 
 // Start implements models.Refinement: the moment fit of st made a
 // distribution, with the states the moments do not give added as copies
@@ -88,7 +109,10 @@ func (r *bwRefinement) Pass(state []byte, path string) (*implicit.Pass, error) {
 	if err != nil || s.BW.Converged || s.BW.Passes >= r.bw.Passes {
 		return nil, err
 	}
-	return BWPass(s.Model, s.BW.Passes+1, path), nil
+	if !r.started(s) {
+		return GaussianStartPass(s.Model, 1, path), nil
+	}
+	return BWPass(s.Model, r.phase(s), path), nil
 }
 
 // Step implements models.Refinement.
@@ -96,6 +120,12 @@ func (r *bwRefinement) Step(state []byte, st *implicit.DenseStats) ([]byte, erro
 	s, err := r.state(state)
 	if err != nil {
 		return nil, err
+	}
+	if !r.started(s) {
+		if s.Model, err = GaussianStartStep(s.Model, st); err != nil {
+			return nil, err
+		}
+		return json.Marshal(s)
 	}
 	next, ll, err := BWStep(s.Model, st)
 	if err != nil {
