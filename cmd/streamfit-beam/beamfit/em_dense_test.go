@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,15 +16,17 @@ import (
 )
 
 // TestPipelineDenseEM runs the default fits of GMM (EM passes) and of the
-// HMM of one-hot sequences (Baum–Welch passes) on prism, over the same
+// HMM of one-hot and of Gaussian sequences (Baum–Welch passes; of Gaussian
+// ones after a pass that starts the variances) on prism, over the same
 // rows cut two ways — four Parquet files of three row groups (twelve work
 // units, two goroutines each) and two files of twelve smaller ones
 // (twenty-four units, one goroutine) — and checks that model.json is byte-identical to
 // `streamfit fit MODEL` (its default likelihood passes) over the union in
 // one file, that the passes ran and stopped by the rule before the cap,
-// and that the log-likelihood never decreased from pass to pass. The HMM
-// with k above the symbols starts the states the moments lack as perturbed
-// copies, with fit's warning in model.json.
+// and that the log-likelihood never decreased from pass to pass (the HMM
+// of Gaussian rows: with the variances in model.json). The HMM with k
+// above the symbols or the dimension starts the states the moments lack
+// as perturbed copies, with fit's warning in model.json.
 func TestPipelineDenseEM(t *testing.T) {
 	type gen = func(context.Context) iter.Seq2[*stream.Dense, error]
 	gmmGen := func() (gen, error) {
@@ -68,6 +71,25 @@ func TestPipelineDenseEM(t *testing.T) {
 			}
 			return g.Rows, nil
 		}, true, []string{"--k", "6", "--seed", "5", "--discrete"}, 2400, false, "Baum–Welch starts the other 3 as perturbed copies"},
+		// Gaussian rows (the sequences of TestPipelineDenseModels): a pass
+		// that starts the variances, then Baum–Welch passes of a Gaussian
+		// per state, the variances in model.json.
+		{"hmm", func() (gen, error) {
+			g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 400, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60})
+			if err != nil {
+				return nil, err
+			}
+			return g.Rows, nil
+		}, true, []string{"--k", "2", "--seed", "5", "--em-passes", "30"}, 2400, false, ""},
+		// k above d (4): the states the moments give, and Baum–Welch
+		// passes from them and perturbed copies up to k.
+		{"hmm", func() (gen, error) {
+			g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 400, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60})
+			if err != nil {
+				return nil, err
+			}
+			return g.Rows, nil
+		}, true, []string{"--k", "6", "--seed", "5"}, 2400, false, "Baum–Welch starts the other 3 as perturbed copies"},
 	} {
 		t.Run(strings.Join(append([]string{c.name}, c.flags...), " "), func(t *testing.T) {
 			var first []byte
@@ -106,6 +128,9 @@ func TestPipelineDenseEM(t *testing.T) {
 				} else if !bytes.Equal(got, first) {
 					t.Fatalf("%d files, %d workers: another model than with other work units", layout.files, layout.workers)
 				}
+				if c.name == "hmm" && !slices.Contains(c.flags, "--discrete") {
+					gaussVar(t, got)
+				}
 				em := emRecord(t, got)
 				switch {
 				case c.capped && (em.Passes != s.emCap() || em.Converged):
@@ -121,6 +146,22 @@ func TestPipelineDenseEM(t *testing.T) {
 				t.Logf("%s, %d files: %d bytes identical; %d passes, log-likelihood per row %.6g → %.6g", c.name, layout.files, len(got), em.Passes, em.LogLik[0], em.LogLik[len(em.LogLik)-1])
 			}
 		})
+	}
+}
+
+// gaussVar checks that a model file of the HMM of Gaussian rows records
+// a variance for each of its k states, each positive.
+func gaussVar(t *testing.T, model []byte) {
+	t.Helper()
+	var m struct {
+		K   int       `json:"k"`
+		Var []float64 `json:"var"`
+	}
+	if err := json.Unmarshal(model, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Var) != m.K || slices.ContainsFunc(m.Var, func(v float64) bool { return !(v > 0) }) {
+		t.Fatalf("variances %v of the %d states", m.Var, m.K)
 	}
 }
 
