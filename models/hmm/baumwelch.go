@@ -36,7 +36,11 @@ import (
 //	occ   (k)    Σ γ(j)
 //	sq    (k)    Σ γ(j) ‖x‖²
 //
-// and the log-likelihood adds back each step's scale.
+// and the log-likelihood adds back each step's scale. Diagonal states
+// (Model.VarDiag: BWConfig.Diag) emit N(x; O[j], diag(VarDiag[j])), and
+// their sq is per coordinate:
+//
+//	sq    (k·d)  Σ γ(j) x²
 
 // BWConfig sets up the Baum–Welch passes.
 type BWConfig struct {
@@ -65,6 +69,11 @@ type BWConfig struct {
 	// (GaussianStartPass) gives every state the rows' residual variance
 	// about their nearest mean.
 	Gaussian bool
+	// Diag, with Gaussian, gives each state a variance per coordinate,
+	// N(x; O[j], diag(VarDiag[j])) (fit hmm --covariance diag), not one
+	// for all its coordinates: its start pass sums the residuals per
+	// coordinate, and the M step fits and floors each coordinate's.
+	Diag bool `json:",omitempty"`
 }
 
 func (c *BWConfig) defaults() {
@@ -117,7 +126,21 @@ func Start(m *Model, cfg BWConfig) *Model {
 			out.O[j] = fix(m.O[j], cfg.Floor)
 		}
 	}
-	if cfg.Gaussian && m.Var != nil {
+	switch {
+	case cfg.Gaussian && m.VarDiag != nil:
+		out.VarDiag = make([][]float64, m.K)
+		for j := range m.K {
+			out.VarDiag[j] = append([]float64(nil), m.VarDiag[j]...)
+		}
+	case cfg.Gaussian && cfg.Diag && m.Var != nil: // each coordinate starts at the state's variance
+		out.VarDiag = make([][]float64, m.K)
+		for j := range m.K {
+			out.VarDiag[j] = make([]float64, m.D)
+			for u := range m.D {
+				out.VarDiag[j][u] = m.Var[j]
+			}
+		}
+	case cfg.Gaussian && m.Var != nil:
 		out.Var = append([]float64(nil), m.Var...)
 	}
 	col := make([]float64, m.K)
@@ -173,8 +196,17 @@ func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBa
 	alg := "baum-welch"
 	sums := []implicit.SumShape{{Name: "pi", Len: k}, {Name: "trans", Len: k * k}, {Name: "emit", Len: k * d}, {Name: "ll", Len: 1}, {Name: "seqs", Len: 1}}
 	fixed := []implicit.Fixed{{Name: "pi", Values: pi}, {Name: "a", Values: a}, {Name: "o", Values: o}}
-	var v []float64
-	if m.Var != nil {
+	var v, vd, lnorm []float64
+	switch {
+	case m.VarDiag != nil:
+		alg, vd = "baum-welch-gaussian-diag", make([]float64, 0, k*d)
+		for j := range k {
+			vd = append(vd, m.VarDiag[j]...)
+		}
+		lnorm = diagNorm(vd, k, d)
+		sums = append(sums, implicit.SumShape{Name: "occ", Len: k}, implicit.SumShape{Name: "sq", Len: k * d})
+		fixed = append(fixed, implicit.Fixed{Name: "var_diag", Values: vd})
+	case m.Var != nil:
 		alg, v = "baum-welch-gaussian", append([]float64(nil), m.Var...)
 		sums = append(sums, implicit.SumShape{Name: "occ", Len: k}, implicit.SumShape{Name: "sq", Len: k})
 		fixed = append(fixed, implicit.Fixed{Name: "var", Values: v})
@@ -183,7 +215,7 @@ func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBa
 		Algorithm string `json:"algorithm"`
 	}{alg})
 	newFB := func() *forwardBackward {
-		return &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, v: v, gauss: v != nil, path: path}
+		return &forwardBackward{k: k, d: d, pi: pi, a: a, o: o, v: v, vd: vd, lnorm: lnorm, gauss: v != nil || vd != nil, diag: vd != nil, path: path}
 	}
 	return &implicit.Pass{
 		Header:  statsfile.Header{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
@@ -212,21 +244,45 @@ func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBa
 // not one per nearest state: a state few rows are nearest to would start
 // from an estimate of a handful of rows; the passes then separate them.
 func GaussianStartPass(m *Model, phase int, path string) *implicit.Pass {
+	return gaussianStartPass(m, phase, path, false)
+}
+
+// GaussianDiagStartPass is GaussianStartPass for diagonal states
+// (BWConfig.Diag): its sums are per coordinate,
+//
+//	resid_diag (d)  Σ (x − O[j])², j the nearest mean (the first of ties)
+//	x          (d)  Σ x
+//	sq_diag    (d)  Σ x²
+//	seqs       (1)  the number of sequences
+//
+// and GaussianStartStep starts every state's variance of coordinate c at
+// the rows' residual variance of c about their nearest mean, at least
+// that coordinate's floor (diagFloor).
+func GaussianDiagStartPass(m *Model, phase int, path string) *implicit.Pass {
+	return gaussianStartPass(m, phase, path, true)
+}
+
+// gaussianStartPass is GaussianStartPass, or with diag GaussianDiagStartPass.
+func gaussianStartPass(m *Model, phase int, path string, diag bool) *implicit.Pass {
 	k, d := m.K, m.D
 	o := make([]float64, 0, k*d)
 	for i := range k {
 		o = append(o, m.O[i]...)
 	}
+	alg, sums := "baum-welch-gaussian-start", []implicit.SumShape{{Name: "resid", Len: 1}, {Name: "x", Len: d}, {Name: "sq", Len: 1}, {Name: "seqs", Len: 1}}
+	if diag {
+		alg, sums = "baum-welch-gaussian-diag-start", []implicit.SumShape{{Name: "resid_diag", Len: d}, {Name: "x", Len: d}, {Name: "sq_diag", Len: d}, {Name: "seqs", Len: 1}}
+	}
 	pr, _ := json.Marshal(struct {
 		Algorithm string `json:"algorithm"`
-	}{"baum-welch-gaussian-start"})
+	}{alg})
 	return &implicit.Pass{
 		Header:  statsfile.Header{Model: "hmm-bw", Phase: phase, D: d, K: k, Cols: k, Params: pr},
-		Sums:    []implicit.SumShape{{Name: "resid", Len: 1}, {Name: "x", Len: d}, {Name: "sq", Len: 1}, {Name: "seqs", Len: 1}},
+		Sums:    sums,
 		Fixed:   []implicit.Fixed{{Name: "o", Values: o}},
 		Ordered: true,
 		Worker: func() implicit.BatchFunc {
-			return (&forwardBackward{k: k, d: d, o: o, gauss: true, startVar: true, path: path}).add
+			return (&forwardBackward{k: k, d: d, o: o, gauss: true, diag: diag, startVar: true, path: path}).add
 		},
 	}
 }
@@ -234,9 +290,14 @@ func GaussianStartPass(m *Model, phase int, path string) *implicit.Pass {
 // GaussianStartStep returns m with every state's variance the residual
 // variance per coordinate about the nearest mean, from the merged
 // statistics st of its GaussianStartPass (at least the floor of
-// varianceFloor).
+// varianceFloor); from those of its GaussianDiagStartPass, every state's
+// variances (VarDiag) the residual variance of each coordinate (at least
+// diagFloor's).
 func GaussianStartStep(m *Model, st *implicit.DenseStats) (*Model, error) {
 	d := m.D
+	if st.Sum("resid_diag") != nil {
+		return gaussianDiagStartStep(m, st)
+	}
 	resid, x, sq, seqs := st.Sum("resid"), st.Sum("x"), st.Sum("sq"), st.Sum("seqs")
 	if len(resid) != 1 || len(x) != d || len(sq) != 1 || seqs == nil {
 		return nil, errors.New("hmm: not the statistics of the Gaussian start pass of this model")
@@ -246,6 +307,41 @@ func GaussianStartStep(m *Model, st *implicit.DenseStats) (*Model, error) {
 	}
 	n := float64(st.Rows)
 	v := max(resid[0]/(n*float64(d)), varianceFloor(x, sq[0], n, d))
+	out := copyParams(m)
+	out.Var = make([]float64, m.K)
+	for j := range out.Var {
+		out.Var[j] = v
+	}
+	return out, nil
+}
+
+// gaussianDiagStartStep is GaussianStartStep from the statistics of a
+// GaussianDiagStartPass.
+func gaussianDiagStartStep(m *Model, st *implicit.DenseStats) (*Model, error) {
+	d := m.D
+	resid, x, sq, seqs := st.Sum("resid_diag"), st.Sum("x"), st.Sum("sq_diag"), st.Sum("seqs")
+	if len(resid) != d || len(x) != d || len(sq) != d || seqs == nil {
+		return nil, errors.New("hmm: not the statistics of the diagonal Gaussian start pass of this model")
+	}
+	if st.Rows == 0 || seqs[0] == 0 {
+		return nil, errors.New("hmm: no sequences")
+	}
+	n := float64(st.Rows)
+	floor := diagFloor(x, sq, n)
+	out := copyParams(m)
+	out.VarDiag = make([][]float64, m.K)
+	for j := range m.K {
+		out.VarDiag[j] = make([]float64, d)
+		for u := range d {
+			out.VarDiag[j][u] = max(resid[u]/n, floor[u])
+		}
+	}
+	return out, nil
+}
+
+// copyParams returns a copy of m's means, transitions and start, without
+// variances or a fit record.
+func copyParams(m *Model) *Model {
 	out := *m
 	out.O = make([][]float64, m.K)
 	for j := range m.K {
@@ -256,12 +352,8 @@ func GaussianStartStep(m *Model, st *implicit.DenseStats) (*Model, error) {
 		out.T[j] = append([]float64(nil), m.T[j]...)
 	}
 	out.Pi = append([]float64(nil), m.Pi...)
-	out.Var = make([]float64, m.K)
-	for j := range out.Var {
-		out.Var[j] = v
-	}
-	out.Fit = nil
-	return &out, nil
+	out.Var, out.VarDiag, out.Fit = nil, nil, nil
+	return &out
 }
 
 // varianceFloor is the least variance a Gaussian state may have: a
@@ -282,6 +374,36 @@ func varianceFloor(x []float64, sq, n float64, d int) float64 {
 	return max(1e-6*(sq/n-mm)/float64(d), 1e-300)
 }
 
+// diagFloor is varianceFloor per coordinate, for diagonal states: the
+// least variance of coordinate c is a millionth of the rows' variance of
+// c (from their sums x and sums of squares sq over n rows), and above 0.
+// The coordinates of real features differ in scale by orders of
+// magnitude, so each is floored relative to its own spread: one floor
+// from the mean variance would be no floor for the wide ones and could
+// exceed the narrow ones' true variance.
+func diagFloor(x, sq []float64, n float64) []float64 {
+	out := make([]float64, len(x))
+	for u := range x {
+		m := x[u] / n
+		out[u] = max(1e-6*(sq[u]/n-m*m), 1e-300)
+	}
+	return out
+}
+
+// diagNorm returns, for the k×d variances vd of diagonal states, each
+// state's log normaliser −½ Σ_c log(2π vd[j,c]).
+func diagNorm(vd []float64, k, d int) []float64 {
+	out := make([]float64, k)
+	for j := range k {
+		var s float64
+		for _, v := range vd[j*d : (j+1)*d] {
+			s += math.Log(2 * math.Pi * v)
+		}
+		out[j] = -0.5 * s
+	}
+	return out
+}
+
 // forwardBackward holds the rows of the sequence being read and the
 // scratch of its forward–backward sums. The rows are kept as their
 // nonzero entries (one per row for one-hot symbols), so the emission and
@@ -294,7 +416,10 @@ type forwardBackward struct {
 	k, d      int
 	pi, a, o  []float64
 	v         []float64 // the states' variances, when gauss
+	vd        []float64 // or, when diag, k×d: a variance per state and coordinate
+	lnorm     []float64 // of diag states, diagNorm(vd)
 	gauss     bool
+	diag      bool
 	startVar  bool
 	rows      []float64
 	path      string
@@ -416,13 +541,26 @@ func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) er
 			x := f.rows[t*d : (t+1)*d]
 			best := math.Inf(1)
 			var sq float64
+			near := 0
 			for j := range k {
 				var dist float64
 				for u, xu := range x {
 					e := xu - f.o[j*d+u]
 					dist += e * e
 				}
+				if dist < best {
+					near = j
+				}
 				best = min(best, dist)
+			}
+			if f.diag {
+				for u, xu := range x {
+					e := xu - f.o[near*d+u]
+					out[0][u] += e * e
+					out[1][u] += xu
+					out[2][u] += xu * xu
+				}
+				continue
 			}
 			for u, xu := range x {
 				out[1][u] += xu
@@ -443,6 +581,16 @@ func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) er
 		b := f.b[t*k : (t+1)*k]
 		top := math.Inf(-1)
 		for j := range k {
+			if f.diag { // Σ_c −(x_c − μ_c)²/(2σ²_c) − ½ log(2πσ²_c)
+				var q float64
+				for u, xu := range x {
+					e := xu - f.o[j*d+u]
+					q += e * e / (2 * f.vd[j*d+u])
+				}
+				b[j] = f.lnorm[j] - q
+				top = max(top, b[j])
+				continue
+			}
 			var dist float64
 			for u, xu := range x {
 				e := xu - f.o[j*d+u]
@@ -478,8 +626,16 @@ func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) er
 				out[0][j] += g
 			}
 			out[5][j] += g
-			out[6][j] += g * sq
 			em := out[2][j*d : (j+1)*d]
+			if f.diag {
+				sqj := out[6][j*d : (j+1)*d]
+				for u, xu := range x {
+					em[u] += g * xu
+					sqj[u] += g * xu * xu
+				}
+				continue
+			}
+			out[6][j] += g * sq
 			for u, xu := range x {
 				em[u] += g * xu
 			}
@@ -528,7 +684,7 @@ func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
 			}
 		}
 	}
-	if m.Var != nil {
+	if m.gaussian() {
 		if err := gaussianStep(m, out, st); err != nil {
 			return nil, 0, err
 		}
@@ -556,6 +712,9 @@ func BWStep(m *Model, st *implicit.DenseStats) (*Model, float64, error) {
 // ‖μⱼ‖²Σγ)/(d Σγ), at least varianceFloor of the rows; a state no row
 // visits keeps its mean and variance.
 func gaussianStep(m, out *Model, st *implicit.DenseStats) error {
+	if m.VarDiag != nil {
+		return gaussianDiagStep(m, out, st)
+	}
 	k, d := m.K, m.D
 	em, occ, sq := st.Sum("emit"), st.Sum("occ"), st.Sum("sq")
 	if len(occ) != k || len(sq) != k {
@@ -589,11 +748,47 @@ func gaussianStep(m, out *Model, st *implicit.DenseStats) error {
 	return nil
 }
 
+// gaussianDiagStep is gaussianStep of diagonal states: μⱼ = Σγx/Σγ and
+// per coordinate σ²ⱼ,c = (Σγx_c² − μⱼ,c²Σγ)/Σγ, at least diagFloor's
+// floor of c; a state no row visits keeps its mean and variances.
+func gaussianDiagStep(m, out *Model, st *implicit.DenseStats) error {
+	k, d := m.K, m.D
+	em, occ, sq := st.Sum("emit"), st.Sum("occ"), st.Sum("sq")
+	if len(occ) != k || len(sq) != k*d {
+		return errors.New("hmm: not the statistics of a diagonal Gaussian Baum–Welch pass of this model")
+	}
+	n := float64(st.Rows)
+	x, sqAll := make([]float64, d), make([]float64, d)
+	for j := range k {
+		for u := range d {
+			x[u] += em[j*d+u]
+			sqAll[u] += sq[j*d+u]
+		}
+	}
+	floor := diagFloor(x, sqAll, n)
+	out.VarDiag = make([][]float64, k)
+	for j := range k {
+		out.O[j] = make([]float64, d)
+		out.VarDiag[j] = make([]float64, d)
+		if !(occ[j] > 0) {
+			copy(out.O[j], m.O[j])
+			copy(out.VarDiag[j], m.VarDiag[j])
+			continue
+		}
+		for u := range d {
+			mu := em[j*d+u] / occ[j]
+			out.O[j][u] = mu
+			out.VarDiag[j][u] = max((sq[j*d+u]-mu*mu*occ[j])/occ[j], floor[u])
+		}
+	}
+	return nil
+}
+
 // Refine runs Baum–Welch passes over src (rows in sequence order, with
 // their sequence ids) from start, until a pass gains less than cfg.Tol in
 // log-likelihood per row or cfg.Passes passes. With cfg.Gaussian, a start
-// without variances has them from a first pass (GaussianStartPass), not
-// counted in cfg.Passes. The first pass reads src and keeps the sequences
+// without variances has them from a first pass (GaussianStartPass, with
+// cfg.Diag GaussianDiagStartPass), not counted in cfg.Passes. The first pass reads src and keeps the sequences
 // in memory within cfg.Memory; the passes after it read them there (else
 // src again). Each pass is handed to the log ctx carries
 // (models.WithPassLog).
@@ -605,14 +800,20 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 	m, run := start, &BWRun{Tol: cfg.Tol}
 	phase := 0 // the passes before the first Baum–Welch pass
 	var mem *seqMemory
-	if cfg.Gaussian && m.Var == nil {
+	if cfg.Diag && (!cfg.Gaussian || m.Var != nil) {
+		return nil, errors.New("hmm: Baum–Welch of diagonal Gaussian states (BWConfig.Diag) needs Gaussian observations and a start without spherical variances (Start converts them)")
+	}
+	if !cfg.Diag && m.VarDiag != nil {
+		return nil, errors.New("hmm: a start of diagonal Gaussian states needs BWConfig.Diag")
+	}
+	if cfg.Gaussian && !m.gaussian() {
 		t0 := time.Now()
 		keep := newSeqMemory(start.D, cfg.Memory, src.Info().Rows, true)
 		rows := src.Rows
 		if keep != nil {
 			rows = keep.tap(src.Rows)
 		}
-		st, err := GaussianStartPass(m, 1, src.Info().Path).Run(ctx, rows, 1)
+		st, err := gaussianStartPass(m, 1, src.Info().Path, cfg.Diag).Run(ctx, rows, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -625,7 +826,7 @@ func Refine(ctx context.Context, src stream.DenseSource, start *Model, cfg BWCon
 		models.LogPass(ctx, models.PassDone{Pass: 1, Stage: "baum-welch start", Rows: st.Rows, Took: time.Since(t0)})
 		phase = 1
 	}
-	if cfg.Gaussian != (m.Var != nil) {
+	if cfg.Gaussian != m.gaussian() {
 		return nil, errors.New("hmm: Baum–Welch of Gaussian observations (BWConfig.Gaussian) needs a model of Gaussian states, one-hot observations one without variances")
 	}
 	for p := range cfg.Passes {

@@ -22,8 +22,11 @@
 //
 // Baum–Welch refines the moment fit by likelihood: of one-hot symbols
 // (Config.Discrete), or of Gaussian observations N(x; O[j], Var[j]·I) with
-// a variance per state (Model.Var), which the moments do not give and a
-// first pass starts (GaussianStartPass). Its passes' sums are committed
+// a variance per state (Model.Var), or with BWConfig.Diag N(x; O[j],
+// diag(VarDiag[j])) with a variance per state and coordinate
+// (Model.VarDiag, fit hmm --covariance diag), which the moments do not
+// give and a first pass starts (GaussianStartPass, GaussianDiagStartPass).
+// Its passes' sums are committed
 // per sequence and add exactly, so shards and pipelines
 // (models.Refinement) give Fit's model, and Posteriors and LogLikelihood
 // use the variances.

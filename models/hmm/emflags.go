@@ -2,6 +2,7 @@ package hmm
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/streamfit/streamfit/models"
@@ -45,4 +46,33 @@ func emSummary(f *FitRecord) string {
 		return ""
 	}
 	return models.LikelihoodSummary("Baum–Welch", f.EM.Passes, f.EM.LogLik, f.EM.Converged)
+}
+
+// covarianceFlag binds --covariance to c.EM.Diag (emFlags first).
+func covarianceFlag(fs *flag.FlagSet, c *Config) {
+	fs.Func("covariance", "of Gaussian observations: spherical (default), a variance per state, N(x; mean, variance·I); diag, a variance per state and coordinate (pomegranate's and hmmlearn's diagonal Gaussian HMM), fitted by the Baum–Welch passes", func(s string) error {
+		switch s {
+		case "spherical", "diag":
+			c.EM.Diag = s == "diag"
+			return nil
+		}
+		return fmt.Errorf("want spherical or diag")
+	})
+}
+
+// checkCovariance refuses --covariance diag where no Baum–Welch pass of
+// Gaussian states runs: the moment fit gives no variances, so the
+// diagonal model would silently be another.
+func checkCovariance(c *Config, ck models.Check) error {
+	switch {
+	case c.EM == nil || !c.EM.Diag:
+		return nil
+	case c.Discrete:
+		return fmt.Errorf("--covariance diag with --discrete: one-hot symbols have no variances; --covariance is for Gaussian observations")
+	case ck.FromStats:
+		return fmt.Errorf("--covariance diag: a fit from merged statistics (--from-stats) is the moment fit, which gives no variances; fit from --input for diagonal Gaussian states, or give --covariance spherical")
+	case c.EM.Passes == 0:
+		return fmt.Errorf("--covariance diag with --em-passes 0: the moment fit gives no variances, and the diagonal ones are fitted by the Baum–Welch passes; give --em-passes N > 0 (default %d), or --covariance spherical for the moment fit alone", DefaultEMPasses)
+	}
+	return nil
 }

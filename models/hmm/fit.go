@@ -46,8 +46,9 @@ type Config struct {
 	Workers int
 	// EM, when set, refines the moment fit by Baum–Welch passes over the
 	// sequences (Start, then Refine): of one-hot symbols when Discrete,
-	// else of a Gaussian per state, N(x; O[j], Var[j]·I), whose variances
-	// a first pass starts (GaussianStartPass) and the model records. nil:
+	// else of a Gaussian per state, N(x; O[j], Var[j]·I) (with EM.Diag
+	// N(x; O[j], diag(VarDiag[j]))), whose variances a first pass starts
+	// (GaussianStartPass) and the model records. nil:
 	// the moment fit alone. DefaultConfig sets it.
 	EM *BWConfig
 }

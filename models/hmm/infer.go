@@ -20,7 +20,9 @@ import (
 // The emission of a row x in state j is its symbol's probability Σₛ xₛ
 // O[j][s] when every row of src is one-hot (a discrete HMM), else the
 // Gaussian N(x; O[j], Var[j]·I) with the model's variances when it has
-// them (Baum–Welch's of Gaussian observations), else with σ² of all states
+// them (Baum–Welch's of Gaussian observations), N(x; O[j],
+// diag(VarDiag[j])) when it has a variance per state and coordinate,
+// else with σ² of all states
 // alike, since a moment fit gives the means O but no variance: σ² is
 // estimated by the method of moments from a first pass, E‖x‖² = Σⱼ
 // wⱼ‖O[j]‖² + dσ², with w the mean state distribution over the steps (π
@@ -39,7 +41,7 @@ func Posteriors(ctx context.Context, m *Model, src stream.DenseSource, workers i
 // LogLikelihood returns the average log-likelihood per row of the
 // sequences of src under m, Σ log p(sequence) / rows (its held-out score:
 // streamfit eval --heldout), with the emissions of Posteriors: a Gaussian
-// model's own variances (Model.Var) when it has them, else one estimated
+// model's own variances (Model.Var or Model.VarDiag) when it has them, else one estimated
 // from src for all states. workers is unused, as for Posteriors.
 func LogLikelihood(ctx context.Context, m *Model, src stream.DenseSource, workers int) (*models.RowScore, error) {
 	var sum float64
@@ -125,18 +127,27 @@ func checkBatch(path string, m *Model, b *stream.Dense) error {
 	return nil
 }
 
-// emission says how a row is emitted: its symbol's probability, or an
-// isotropic Gaussian of variance v[j] in state j.
+// emission says how a row is emitted: its symbol's probability, an
+// isotropic Gaussian of variance v[j] in state j, or (vd set) a diagonal
+// one of variances vd[j·d+c], whose log normalisers are lnorm.
 type emission struct {
-	discrete bool
-	v        []float64
+	discrete  bool
+	v         []float64
+	vd, lnorm []float64
 }
 
 // emissionOf chooses the emission: Gaussian with the model's variances
-// when it has them (Model.Var); else, from a pass of src, discrete when
+// when it has them (Model.Var, Model.VarDiag); else, from a pass of src, discrete when
 // every row is one-hot, else Gaussian with one σ² for all states by the
 // method of moments.
 func emissionOf(ctx context.Context, m *Model, src stream.DenseSource) (emission, error) {
+	if m.VarDiag != nil {
+		vd := make([]float64, 0, m.K*m.D)
+		for _, row := range m.VarDiag {
+			vd = append(vd, row...)
+		}
+		return emission{vd: vd, lnorm: diagNorm(vd, m.K, m.D)}, nil
+	}
 	if m.Var != nil {
 		return emission{v: m.Var}, nil
 	}
@@ -293,6 +304,16 @@ func (s *smoother) emit(x, b []float64) float64 {
 	top := math.Inf(-1)
 	half := 0.5 * float64(len(x))
 	for j, o := range s.m.O {
+		if vd := s.em.vd; vd != nil {
+			var q float64
+			for u, xu := range x {
+				e := xu - o[u]
+				q += e * e / (2 * vd[j*len(x)+u])
+			}
+			b[j] = s.em.lnorm[j] - q
+			top = max(top, b[j])
+			continue
+		}
 		var dist float64
 		for u, xu := range x {
 			dist += (xu - o[u]) * (xu - o[u])

@@ -21,8 +21,14 @@ var Kind = &models.DenseKind[Config, *Model]{
 		if use == models.FitFlags {
 			fs.BoolVar(&c.Discrete, "discrete", false, "observations are one-hot symbols (project O's columns onto the simplex)")
 			emFlags(fs, c)
+			covarianceFlag(fs, c)
 		}
-		return checkEM
+		return func(c *Config, ck models.Check) error {
+			if err := checkCovariance(c, ck); err != nil {
+				return err
+			}
+			return checkEM(c, ck)
+		}
 	},
 	Common: func(c *Config, m models.Common) {
 		m.Apply(&c.K, &c.Seed, &c.Solver, &c.Restarts, &c.Iters, &c.Workers)
@@ -82,6 +88,9 @@ func (m *Model) Section() models.Section {
 	s.Heat("Observation means O", "Row j is E[x | state j].", states, models.Labels("x", m.D), m.O, true)
 	if m.Var != nil {
 		s.Bars("Variances σ²", "Each state's variance per coordinate: x | state j is N(O[j], σ²ⱼI).", states, m.Var)
+	}
+	if m.VarDiag != nil {
+		s.Heat("Variances σ²", "Diagonal: one row per state, one column per coordinate; x | state j is N(O[j], diag(σ²ⱼ)).", states, models.Labels("x", m.D), m.VarDiag, false)
 	}
 	if f := m.Fit; f != nil {
 		s.DenseFit(f.Rows, m.D, f.Passes, f.Solver, f.Seconds, f.Convergence)

@@ -23,9 +23,20 @@ type Model struct {
 	// state's variance per coordinate: x | y = j is N(O[j], Var[j]·I).
 	// nil for one-hot observations and for the moment fit, which gives
 	// no variance (Posteriors then estimates one for all states).
-	Var []float64  `json:"var,omitempty"`
-	Fit *FitRecord `json:"stats,omitempty"`
+	Var []float64 `json:"var,omitempty"`
+	// VarDiag, of Gaussian observations refined with a variance per state
+	// and coordinate (BWConfig.Diag, fit hmm --covariance diag), has K
+	// rows of the D variances of each state: x | y = j is
+	// N(O[j], diag(VarDiag[j])). A model has Var or VarDiag, never both;
+	// spherical models, and every file written before diagonal states,
+	// have no "var_diag", so "var" is always one variance per state.
+	VarDiag [][]float64 `json:"var_diag,omitempty"`
+	Fit     *FitRecord  `json:"stats,omitempty"`
 }
+
+// gaussian reports whether m has Gaussian states with their own
+// variances, spherical (Var) or diagonal (VarDiag).
+func (m *Model) gaussian() bool { return m.Var != nil || m.VarDiag != nil }
 
 // FitRecord describes a fit: what it saw and did.
 type FitRecord struct {
@@ -75,6 +86,24 @@ func (m *Model) validate() error {
 		for j, v := range m.Var {
 			if !(v > 0) || math.IsInf(v, 1) {
 				return fmt.Errorf("hmm model: the variance of state %d is %g, want a finite number > 0", j, v)
+			}
+		}
+	}
+	if m.VarDiag != nil {
+		if m.Var != nil {
+			return fmt.Errorf("hmm model: both var and var_diag: a model has one variance per state or one per state and coordinate")
+		}
+		if len(m.VarDiag) != m.K {
+			return fmt.Errorf("hmm model: k=%d but var_diag has %d rows", m.K, len(m.VarDiag))
+		}
+		for j, row := range m.VarDiag {
+			if len(row) != m.D {
+				return fmt.Errorf("hmm model: row %d of var_diag has %d entries (d=%d)", j, len(row), m.D)
+			}
+			for u, v := range row {
+				if !(v > 0) || math.IsInf(v, 1) {
+					return fmt.Errorf("hmm model: the variance of state %d, coordinate %d is %g, want a finite number > 0", j, u, v)
+				}
 			}
 		}
 	}

@@ -18,7 +18,8 @@ func init() { models.RegisterRefinement(Kind, refinement) }
 // fit from its merged statistics, Start, then BWPass and BWStep with the
 // stopping rule of Refine, so the model is Fit's over the same sequences.
 // Of Gaussian observations, the first pass is the variances' start
-// (GaussianStartPass, GaussianStartStep), as in Refine.
+// (GaussianStartPass, GaussianStartStep; with BWConfig.Diag
+// GaussianDiagStartPass), as in Refine.
 type bwRefinement struct {
 	cfg Config
 	bw  BWConfig
@@ -68,7 +69,7 @@ func (r *bwRefinement) Cap() int {
 
 // started reports whether the passes of s are Baum–Welch's: of
 // Gaussian observations, once the variances have their start.
-func (r *bwRefinement) started(s *bwState) bool { return !r.bw.Gaussian || s.Model.Var != nil }
+func (r *bwRefinement) started(s *bwState) bool { return !r.bw.Gaussian || s.Model.gaussian() }
 
 // phase numbers the next Baum–Welch pass of s as Refine does.
 func (r *bwRefinement) phase(s *bwState) int {
@@ -110,7 +111,7 @@ func (r *bwRefinement) Pass(state []byte, path string) (*implicit.Pass, error) {
 		return nil, err
 	}
 	if !r.started(s) {
-		return GaussianStartPass(s.Model, 1, path), nil
+		return gaussianStartPass(s.Model, 1, path, r.bw.Diag), nil
 	}
 	return BWPass(s.Model, r.phase(s), path), nil
 }
