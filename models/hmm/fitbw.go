@@ -147,13 +147,16 @@ func bwModel(mom *Model, r *Refined, asked int) *Model {
 	m.Fit = mom.Fit
 	m.Fit.EM = r.BW
 	if mom.K < asked {
-		w := fewerStates(asked, mom.K, mom.D, true)
-		more := w + fmt.Sprintf("; Baum–Welch starts the other %d as perturbed copies of the most likely ones", asked-mom.K)
-		i := slices.IndexFunc(m.Fit.Warnings, func(s string) bool { return strings.HasPrefix(s, w) })
+		// The moment fit's own warning (its reason names symbols or the
+		// dimension, as the rows were) loses "the model has" and says how
+		// the passes started the others.
+		bw := fmt.Sprintf("; Baum–Welch starts the other %d as perturbed copies of the most likely ones", asked-mom.K)
+		head := fmt.Sprintf("the moments give %d of the %d states (", mom.K, asked)
+		i := slices.IndexFunc(m.Fit.Warnings, func(s string) bool { return strings.HasPrefix(s, head) })
 		if i >= 0 {
-			m.Fit.Warnings[i] = more
+			m.Fit.Warnings[i] = strings.TrimSuffix(m.Fit.Warnings[i], fmt.Sprintf("; the model has %d", mom.K)) + bw
 		} else {
-			m.Fit.Warnings = append(m.Fit.Warnings, more)
+			m.Fit.Warnings = append(m.Fit.Warnings, fewerStates(asked, mom.K, mom.D, m.Var == nil && m.VarDiag == nil)+bw)
 		}
 	}
 	return m

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/streamfit/streamfit/implicit"
@@ -266,11 +267,21 @@ func TestGaussianRefinementIsFit(t *testing.T) {
 		var fm struct {
 			Var   []float64 `json:"var"`
 			Stats struct {
-				EM struct{ Passes int } `json:"em"`
+				EM       struct{ Passes int } `json:"em"`
+				Warnings []string             `json:"warnings"`
 			} `json:"stats"`
 		}
 		if err := json.Unmarshal(got, &fm); err != nil {
 			t.Fatal(err)
+		}
+		// Above the dimension one warning says how many states the moments
+		// gave, of rows (not symbols), and how the passes started the rest.
+		if k > 6 {
+			w := strings.Join(fm.Stats.Warnings, " | ")
+			if n := strings.Count(w, "the moments give"); n != 1 || !strings.Contains(w, "the dimension d=6") ||
+				strings.Contains(w, "symbols") || strings.Contains(w, "the model has") || !strings.Contains(w, "Baum–Welch starts the other") {
+				t.Errorf("k=%d: warnings %q", k, fm.Stats.Warnings)
+			}
 		}
 		// The variances' start, then the Baum–Welch passes, within the cap.
 		if len(fm.Var) != k || passes != fm.Stats.EM.Passes+1 || passes > r.Cap() || fm.Stats.EM.Passes < 2 {
