@@ -47,3 +47,18 @@ func LikelihoodSummary(what string, passes int, logLik []float64, converged bool
 	}
 	return s
 }
+
+// CovarianceFlag registers --covariance (spherical or diag) on fs with
+// help, calling set with whether diag was given: the likelihood passes'
+// choice of a variance per component (spherical) or per component and
+// feature (diag), the same flag for every model that has one.
+func CovarianceFlag(fs *flag.FlagSet, help string, set func(diag bool)) {
+	fs.Func("covariance", help, func(s string) error {
+		switch s {
+		case "spherical", "diag":
+			set(s == "diag")
+			return nil
+		}
+		return fmt.Errorf("want spherical or diag")
+	})
+}

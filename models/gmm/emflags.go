@@ -37,14 +37,7 @@ func emSummary(e *EMRun) string {
 
 // covarianceFlag binds --covariance to c.EM.Diag (emFlags first).
 func covarianceFlag(fs *flag.FlagSet, c *Config) {
-	fs.Func("covariance", "spherical (default): a variance per component; diag: a variance per component and feature (scikit-learn's covariance_type=\"diag\"), fitted by the EM passes", func(s string) error {
-		switch s {
-		case "spherical", "diag":
-			c.EM.Diag = s == "diag"
-			return nil
-		}
-		return fmt.Errorf("want spherical or diag")
-	})
+	models.CovarianceFlag(fs, "spherical (default): a variance per component; diag: a variance per component and feature (scikit-learn's covariance_type=\"diag\"), fitted by the EM passes", func(diag bool) { c.EM.Diag = diag })
 }
 
 // checkCovariance refuses --covariance diag where no EM pass runs: the

@@ -231,7 +231,6 @@ func TestDiagBaumWelchDeterministicAndMerges(t *testing.T) {
 // (models.Refinement, from the settings --covariance diag set) give
 // Fit's model bit for bit.
 func TestDiagRefinementIsFit(t *testing.T) {
-	ctx := context.Background()
 	src, _ := diagGenerated(3, 300, 20)
 	for _, k := range []int{3, 7} {
 		f, ds := diagFit(t, src, k, 1, "--covariance", "diag", "--em-passes", "30")
@@ -250,36 +249,7 @@ func TestDiagRefinementIsFit(t *testing.T) {
 		if r == nil {
 			t.Fatal("no refinement")
 		}
-		st, err := implicit.RunPlan(ctx, src, r.Moments().Plan(""), 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		state, err := r.Start(ctx, st, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		passes := 0
-		for {
-			p, err := r.Pass(state, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p == nil {
-				break
-			}
-			sums, err := p.Run(ctx, src.Rows, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if state, err = r.Step(state, sums); err != nil {
-				t.Fatal(err)
-			}
-			passes++
-		}
-		m, err := r.Model(state)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, passes := refineAsPipeline(t, r, src)
 		m.ClearTiming()
 		f.ClearTiming()
 		got, _ := json.Marshal(m)

@@ -50,14 +50,7 @@ func emSummary(f *FitRecord) string {
 
 // covarianceFlag binds --covariance to c.EM.Diag (emFlags first).
 func covarianceFlag(fs *flag.FlagSet, c *Config) {
-	fs.Func("covariance", "of Gaussian observations: spherical (default), a variance per state, N(x; mean, variance·I); diag, a variance per state and coordinate (pomegranate's and hmmlearn's diagonal Gaussian HMM), fitted by the Baum–Welch passes", func(s string) error {
-		switch s {
-		case "spherical", "diag":
-			c.EM.Diag = s == "diag"
-			return nil
-		}
-		return fmt.Errorf("want spherical or diag")
-	})
+	models.CovarianceFlag(fs, "of Gaussian observations: spherical (default), a variance per state, N(x; mean, variance·I); diag, a variance per state and coordinate (pomegranate's and hmmlearn's diagonal Gaussian HMM), fitted by the Baum–Welch passes", func(diag bool) { c.EM.Diag = diag })
 }
 
 // checkCovariance refuses --covariance diag where no Baum–Welch pass of

@@ -223,36 +223,7 @@ func TestGaussianRefinementIsFit(t *testing.T) {
 		if r == nil {
 			t.Fatal("Gaussian rows: no refinement")
 		}
-		st, err := implicit.RunPlan(ctx, src, r.Moments().Plan(""), 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		state, err := r.Start(ctx, st, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		passes := 0
-		for {
-			p, err := r.Pass(state, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p == nil {
-				break
-			}
-			sums, err := p.Run(ctx, src.Rows, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if state, err = r.Step(state, sums); err != nil {
-				t.Fatal(err)
-			}
-			passes++
-		}
-		m, err := r.Model(state)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, passes := refineAsPipeline(t, r, src)
 		f, err := ds.Fit(ctx, src, c)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/hmm"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -36,34 +37,7 @@ func TestRefinementIsFit(t *testing.T) {
 		if r == nil {
 			t.Fatal("--discrete: no refinement")
 		}
-		st, err := implicit.RunPlan(ctx, src, r.Moments().Plan(""), 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		state, err := r.Start(ctx, st, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			p, err := r.Pass(state, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p == nil {
-				break
-			}
-			sums, err := p.Run(ctx, src.Rows, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if state, err = r.Step(state, sums); err != nil {
-				t.Fatal(err)
-			}
-		}
-		m, err := r.Model(state)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, _ := refineAsPipeline(t, r, src)
 		f, err := ds.Fit(ctx, src, c)
 		if err != nil {
 			t.Fatal(err)
@@ -79,4 +53,43 @@ func TestRefinementIsFit(t *testing.T) {
 			t.Errorf("k=%d: %d warnings that the moments give fewer states, want %d saying how Baum–Welch starts the others:\n%s", k, n, min(k-3, 1), got)
 		}
 	}
+}
+
+// refineAsPipeline runs r as a pipeline does, a stage per pass over src
+// (the moment passes, Start, then every pass until Pass says no more), and
+// returns its model and the passes after Start.
+func refineAsPipeline(t *testing.T, r models.Refinement, src *stream.MemoryDense) (models.Fitted, int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := implicit.RunPlan(ctx, src, r.Moments().Plan(""), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := r.Start(ctx, st, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passes := 0
+	for {
+		p, err := r.Pass(state, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == nil {
+			break
+		}
+		sums, err := p.Run(ctx, src.Rows, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state, err = r.Step(state, sums); err != nil {
+			t.Fatal(err)
+		}
+		passes++
+	}
+	m, err := r.Model(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, passes
 }
