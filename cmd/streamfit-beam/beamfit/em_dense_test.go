@@ -90,6 +90,16 @@ func TestPipelineDenseEM(t *testing.T) {
 			}
 			return g.Rows, nil
 		}, true, []string{"--k", "6", "--seed", "5"}, 2400, false, "Baum–Welch starts the other 3 as perturbed copies"},
+		// A variance per state and coordinate (--covariance diag): the
+		// start pass and the Baum–Welch passes sum per coordinate, and
+		// model.json records var_diag, k rows of d, and no var.
+		{"hmm", func() (gen, error) {
+			g, err := synth.NewHMMSeq(synth.HMMSeqConfig{Seqs: 400, Len: 6, K: 2, D: 4, Seed: 3, BatchRows: 60})
+			if err != nil {
+				return nil, err
+			}
+			return g.Rows, nil
+		}, true, []string{"--k", "2", "--seed", "5", "--em-passes", "30", "--covariance", "diag"}, 2400, false, ""},
 	} {
 		t.Run(strings.Join(append([]string{c.name}, c.flags...), " "), func(t *testing.T) {
 			var first []byte
@@ -129,7 +139,7 @@ func TestPipelineDenseEM(t *testing.T) {
 					t.Fatalf("%d files, %d workers: another model than with other work units", layout.files, layout.workers)
 				}
 				if c.name == "hmm" && !slices.Contains(c.flags, "--discrete") {
-					gaussVar(t, got)
+					gaussVar(t, got, slices.Contains(c.flags, "diag"))
 				}
 				em := emRecord(t, got)
 				switch {
@@ -150,18 +160,31 @@ func TestPipelineDenseEM(t *testing.T) {
 }
 
 // gaussVar checks that a model file of the HMM of Gaussian rows records
-// a variance for each of its k states, each positive.
-func gaussVar(t *testing.T, model []byte) {
+// a variance for each of its k states, each positive, and no var_diag;
+// with diag (--covariance diag), var_diag of k rows of d variances, each
+// positive, and no var.
+func gaussVar(t *testing.T, model []byte, diag bool) {
 	t.Helper()
 	var m struct {
-		K   int       `json:"k"`
-		Var []float64 `json:"var"`
+		K       int         `json:"k"`
+		D       int         `json:"d"`
+		Var     []float64   `json:"var"`
+		VarDiag [][]float64 `json:"var_diag"`
 	}
 	if err := json.Unmarshal(model, &m); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Var) != m.K || slices.ContainsFunc(m.Var, func(v float64) bool { return !(v > 0) }) {
-		t.Fatalf("variances %v of the %d states", m.Var, m.K)
+	nonPositive := func(v float64) bool { return !(v > 0) }
+	if !diag {
+		if len(m.Var) != m.K || slices.ContainsFunc(m.Var, nonPositive) || m.VarDiag != nil {
+			t.Fatalf("variances %v (var_diag %v) of the %d states", m.Var, m.VarDiag, m.K)
+		}
+		return
+	}
+	if len(m.VarDiag) != m.K || m.Var != nil || m.D < 1 || slices.ContainsFunc(m.VarDiag, func(row []float64) bool {
+		return len(row) != m.D || slices.ContainsFunc(row, nonPositive)
+	}) {
+		t.Fatalf("var_diag %v (var %v) of the %d states of dimension %d: want %d rows of %d positive variances and no var", m.VarDiag, m.Var, m.K, m.D, m.K, m.D)
 	}
 }
 
