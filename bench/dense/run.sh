@@ -6,12 +6,14 @@
 # checkout (and bench/dense/emfit), writes the data sets (data.py) to the
 # cache once, then runs the GMM (gmm.py), ICA (ica.py), multi-view (mv.py)
 # and HMM (hmm.py: it fetches Debian's package descriptions with apt-get
-# update into the cache) comparisons and prints their tables (table.py).
+# update into the cache) comparisons and prints their tables (table.py);
+# BENCHES=hmm-speech adds the Gaussian HMMs on those descriptions spoken by
+# espeak-ng beside pomegranate (hmm_speech.py, its own hmm_speech.jsonl).
 #
 # Usage: bench/dense/run.sh [CACHE]
 #   CACHE  data and runs (default $STREAMFIT_DENSE_CACHE, else
 #          $HOME/.cache/streamfit/dense); nothing is written in the checkout
-#   env BENCHES="gmm ica multiview hmm", SETS="digits digits-pca10 pixels", KS="5 10 20",
+#   env BENCHES="gmm ica multiview hmm" (or hmm-speech), SETS="digits digits-pca10 pixels", KS="5 10 20",
 #       ICA_CASES="4x4 4x6 6x6" (K sources × D mixtures), MV_KS="10",
 #       HMM_KS="2 5 10", HMM_DOCS=1000,
 #       METHODS="sf-common sf-differing sf-default sf-default-diag sf-em sf-em-diag sk-spherical sk-diag",
@@ -35,13 +37,13 @@ need=()
 "$py" -c 'import sklearn' 2>/dev/null || need+=(python3-sklearn)
 [ -x /usr/bin/time ] || need+=(time)
 case " ${BENCHES:-gmm ica multiview hmm} " in
-*" ica "*)
+*" ica "* | *" hmm-speech "*)
 	command -v espeak-ng >/dev/null || need+=(espeak-ng)
 	command -v sox >/dev/null || need+=(sox)
 	;;
 esac
 case " ${BENCHES:-gmm ica multiview hmm} " in
-*" hmm "*) "$py" -c 'import pomegranate' 2>/dev/null || need+=(python3-pomegranate) ;;
+*" hmm "* | *" hmm-speech "*) "$py" -c 'import pomegranate' 2>/dev/null || need+=(python3-pomegranate) ;;
 esac
 if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
@@ -69,7 +71,8 @@ for b in ${BENCHES:-gmm ica multiview hmm}; do
 	ica) "$py" "$here/ica.py" "$cache" "$out" ;;
 	multiview) "$py" "$here/mv.py" "$cache" "$out" ;;
 	hmm) "$py" "$here/hmm.py" "$cache" "$out" ;;
-	*) echo "run.sh: unknown benchmark $b (gmm, ica, multiview, hmm)" >&2; exit 2 ;;
+	hmm-speech) "$py" "$here/hmm_speech.py" "$cache" "$out" ;;
+	*) echo "run.sh: unknown benchmark $b (gmm, ica, multiview, hmm, hmm-speech)" >&2; exit 2 ;;
 	esac
 done
 "$py" "$here/table.py" "$out/results.jsonl" | tee "$out/table.md"
