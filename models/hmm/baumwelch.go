@@ -208,6 +208,7 @@ func bwPass(m *Model, phase int, path string) (*implicit.Pass, func() *forwardBa
 		fixed = append(fixed, implicit.Fixed{Name: "var_diag", Values: vd})
 	case m.Var != nil:
 		alg, v = "baum-welch-gaussian", append([]float64(nil), m.Var...)
+		lnorm = sphericalNorm(v, d)
 		sums = append(sums, implicit.SumShape{Name: "occ", Len: k}, implicit.SumShape{Name: "sq", Len: k})
 		fixed = append(fixed, implicit.Fixed{Name: "var", Values: v})
 	}
@@ -390,6 +391,53 @@ func diagFloor(x, sq []float64, n float64) []float64 {
 	return out
 }
 
+// gaussEmit sets b[j] to the density of row x in state j (means o, k×d
+// row-major) divided by the largest of them, and returns the largest's
+// log: N(o_j, v[j]·I), or with vd set N(o_j, diag(vd[j·d:])), lnorm holding
+// the states' log normalisers (sphericalNorm(v) or diagNorm(vd), once a
+// pass rather than per row). The Baum–Welch passes and Posteriors share
+// it, so they score rows alike.
+func gaussEmit(x, o, v, vd, lnorm, b []float64) float64 {
+	d := len(x)
+	top := math.Inf(-1)
+	for j := range b {
+		oj := o[j*d : (j+1)*d]
+		if vd != nil { // Σ_c −(x_c − μ_c)²/(2σ²_c) − ½ log(2πσ²_c)
+			var q float64
+			for u, xu := range x {
+				e := xu - oj[u]
+				q += e * e / (2 * vd[j*d+u])
+			}
+			b[j] = lnorm[j] - q
+		} else { // −‖x − μ_j‖²/(2v_j) − (d/2) log(2π v_j)
+			var dist float64
+			for u, xu := range x {
+				e := xu - oj[u]
+				dist += e * e
+			}
+			b[j] = -dist/(2*v[j]) + lnorm[j]
+		}
+		top = max(top, b[j])
+	}
+	if math.IsInf(top, 0) || math.IsNaN(top) {
+		return top
+	}
+	for j := range b {
+		b[j] = math.Exp(b[j] - top)
+	}
+	return top
+}
+
+// sphericalNorm returns, for the variances v of spherical states in d
+// dimensions, each state's log normaliser −(d/2)·log(2π v[j]).
+func sphericalNorm(v []float64, d int) []float64 {
+	out := make([]float64, len(v))
+	for j, vj := range v {
+		out[j] = -(0.5 * float64(d) * math.Log(2*math.Pi*vj))
+	}
+	return out
+}
+
 // diagNorm returns, for the k×d variances vd of diagonal states, each
 // state's log normaliser −½ Σ_c log(2π vd[j,c]).
 func diagNorm(vd []float64, k, d int) []float64 {
@@ -417,7 +465,7 @@ type forwardBackward struct {
 	pi, a, o  []float64
 	v         []float64 // the states' variances, when gauss
 	vd        []float64 // or, when diag, k×d: a variance per state and coordinate
-	lnorm     []float64 // of diag states, diagNorm(vd)
+	lnorm     []float64 // the states' log normalisers: sphericalNorm(v) or diagNorm(vd)
 	gauss     bool
 	diag      bool
 	startVar  bool
@@ -574,36 +622,11 @@ func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) er
 		return commit()
 	}
 	f.b, f.al, f.be, f.c = growTo(f.b, n*k), growTo(f.al, n*k), growTo(f.be, n*k), growTo(f.c, n)
-	// log N(x; μ_j, v_j I) = −‖x − μ_j‖²/(2v_j) − (d/2) log(2π v_j).
 	var shift float64
 	for t := range n {
-		x := f.rows[t*d : (t+1)*d]
-		b := f.b[t*k : (t+1)*k]
-		top := math.Inf(-1)
-		for j := range k {
-			if f.diag { // Σ_c −(x_c − μ_c)²/(2σ²_c) − ½ log(2πσ²_c)
-				var q float64
-				for u, xu := range x {
-					e := xu - f.o[j*d+u]
-					q += e * e / (2 * f.vd[j*d+u])
-				}
-				b[j] = f.lnorm[j] - q
-				top = max(top, b[j])
-				continue
-			}
-			var dist float64
-			for u, xu := range x {
-				e := xu - f.o[j*d+u]
-				dist += e * e
-			}
-			b[j] = -dist/(2*f.v[j]) - 0.5*float64(d)*math.Log(2*math.Pi*f.v[j])
-			top = max(top, b[j])
-		}
+		top := gaussEmit(f.rows[t*d:(t+1)*d], f.o, f.v, f.vd, f.lnorm, f.b[t*k:(t+1)*k])
 		if math.IsInf(top, 0) || math.IsNaN(top) {
 			return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d: the row has no finite density under the model", f.id)
-		}
-		for j := range b {
-			b[j] = math.Exp(b[j] - top)
 		}
 		shift += top
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/stream"
@@ -76,7 +77,10 @@ func sequences(ctx context.Context, m *Model, src stream.DenseSource, fn func(s 
 		return err
 	}
 	path := src.Info().Path
-	s := &smoother{m: m, em: em, a: transitions(m)}
+	if em.v != nil {
+		em.lnorm = sphericalNorm(em.v, m.D)
+	}
+	s := &smoother{m: m, em: em, a: transitions(m), o: slices.Concat(m.O...)}
 	var (
 		rows  []float64
 		id    int64
@@ -129,7 +133,8 @@ func checkBatch(path string, m *Model, b *stream.Dense) error {
 
 // emission says how a row is emitted: its symbol's probability, an
 // isotropic Gaussian of variance v[j] in state j, or (vd set) a diagonal
-// one of variances vd[j·d+c], whose log normalisers are lnorm.
+// one of variances vd[j·d+c]; lnorm holds the Gaussians' log normalisers
+// (for v, set where the smoother is made).
 type emission struct {
 	discrete  bool
 	v         []float64
@@ -231,6 +236,7 @@ func emissionOf(ctx context.Context, m *Model, src stream.DenseSource) (emission
 type smoother struct {
 	m         *Model
 	em        emission
+	o         []float64 // m's means, k×d row-major (gaussEmit)
 	a         []float64 // transitions(m)
 	b, al, be []float64
 	c         []float64
@@ -301,29 +307,5 @@ func (s *smoother) emit(x, b []float64) float64 {
 		}
 		return 0
 	}
-	top := math.Inf(-1)
-	half := 0.5 * float64(len(x))
-	for j, o := range s.m.O {
-		if vd := s.em.vd; vd != nil {
-			var q float64
-			for u, xu := range x {
-				e := xu - o[u]
-				q += e * e / (2 * vd[j*len(x)+u])
-			}
-			b[j] = s.em.lnorm[j] - q
-			top = max(top, b[j])
-			continue
-		}
-		var dist float64
-		for u, xu := range x {
-			dist += (xu - o[u]) * (xu - o[u])
-		}
-		v := s.em.v[j]
-		b[j] = -dist/(2*v) - half*math.Log(2*math.Pi*v)
-		top = max(top, b[j])
-	}
-	for j := range b {
-		b[j] = math.Exp(b[j] - top)
-	}
-	return top
+	return gaussEmit(x, s.o, s.em.v, s.em.vd, s.em.lnorm, b)
 }
