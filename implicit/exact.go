@@ -223,7 +223,9 @@ func tripleArrays(a *TripleAcc, s0, s1, s3, s6 fixedScale) []fixedArray {
 		{name: "triple.g2", v: a.G2, scale: s0, field: &a.G2},
 		{name: "triple.g3", v: a.G3, scale: s0, field: &a.G3},
 		{name: "triple.z", v: a.Z, scale: s1, field: &a.Z},
-		{name: "triple.z2", v: a.Z2, scale: s1, field: &a.Z2},
+	}
+	if a.Z2 != nil {
+		arrays = append(arrays, fixedArray{name: "triple.z2", v: a.Z2, scale: s1, field: &a.Z2})
 	}
 	if a.Y3 != nil {
 		arrays = append(arrays, fixedArray{name: "triple.y3", v: a.Y3, scale: s3, field: &a.Y3})

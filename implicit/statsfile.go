@@ -209,7 +209,9 @@ func (s *TopicStats) sections() []statsfile.Section {
 			f("triple.cubesq", a.CubeSq)
 		}
 		f("triple.z", a.Z)
-		f("triple.z2", a.Z2)
+		if !a.NoPair {
+			f("triple.z2", a.Z2)
+		}
 		f("triple.g3", a.G3)
 		f("triple.g2", a.G2)
 		f("triple.m1", a.M1)
@@ -445,7 +447,10 @@ func (s *TopicStats) allocate(hasW bool) error {
 		}
 		a.CubeSq = nil
 		a.sampleSums()
-		a.Z, a.Z2 = make([]float64, d*c), make([]float64, d*c)
+		a.Z, a.Z2 = make([]float64, d*c), nil
+		if !a.NoPair {
+			a.Z2 = make([]float64, d*c)
+		}
 		a.G3, a.G2, a.M1 = make([]float64, d), make([]float64, d), make([]float64, d)
 	}
 	if hasW {

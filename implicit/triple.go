@@ -59,6 +59,11 @@ type TripleAcc struct {
 	// representations that keep the rows' cubes elsewhere (see OnRows).
 	// Moments then returns no E3. Set it through NewTripleAccNoCubes.
 	NoCubes bool `json:"no_cubes,omitempty"`
+	// NoPair leaves Z2 empty (nil, never allocated) and skips Σ c·y/n2, a
+	// third of a pass's work per entry, for a W inside the span of an
+	// earlier pass that measured Ê2 on that span (the power pass of a fit):
+	// the caller then gives Ê2·W to MomentsGiven. Set it through SkipPair.
+	NoPair bool `json:"no_pair,omitempty"`
 	// Cubes, when not every document (DocSample.All), is the sample of
 	// the documents whose cubes Y3 sums, each weighted by 1/Cubes.Rate:
 	// an unbiased estimate of the sum over all of them at that share of
@@ -117,13 +122,30 @@ func NewTripleAccNoCubes(d, k int) *TripleAcc {
 	}
 }
 
+// SkipPair makes a (empty) statistics without the pair sums Z2 (NoPair).
+func (a *TripleAcc) SkipPair() {
+	if a.Docs != 0 || a.Skipped != 0 {
+		panic("implicit: TripleAcc.SkipPair after documents were added")
+	}
+	a.NoPair, a.Z2 = true, nil
+}
+
+// ysWidth is the width of a batch's rows of [y/n3 | y/n2], or of y/n3
+// alone without the pair sums.
+func (a *TripleAcc) ysWidth() int {
+	if a.NoPair {
+		return a.K
+	}
+	return 2 * a.K
+}
+
 // triplePart is one worker's reduction of a batch.
 type triplePart[F real] struct {
 	*batch
 	w   []F       // W in precision F (shared by the parts of a pass)
 	y   []F       // usable documents × K: Wᵀc
 	y64 []float64 // y in float64 for OnRows, when F is float32
-	ys  []F       // usable documents × 2K: [y/n3 | y/n2]
+	ys  []F       // usable documents × 2K: [y/n3 | y/n2] (× K, y/n3, with NoPair)
 	y3  []F       // the batch's Y3
 	kr  []F       // Khatri–Rao scratch
 	ysC []F       // the cube sample's rows of y/(n3·rate) and of y
@@ -158,6 +180,9 @@ func (a *TripleAcc) pass(ctx context.Context, docs func(context.Context) iter.Se
 	if a.NoCubes != (a.Y3 == nil) {
 		panic("implicit: TripleAcc.NoCubes set without NewTripleAccNoCubes (or Y3 missing)")
 	}
+	if a.NoPair != (a.Z2 == nil) {
+		panic("implicit: TripleAcc.NoPair set without SkipPair (or Z2 missing)")
+	}
 	a.sampleSums()
 	if h := a.bc.fingerprint(w); a.Basis == 0 {
 		a.Basis = h
@@ -188,7 +213,7 @@ func triplePass[F real](ctx context.Context, a *TripleAcc, docs func(context.Con
 	exact := fold // nil: a plain pass
 	defer bufs.release()
 	err := ordered(ctx, docs, workers, func() *triplePart[F] {
-		return &triplePart[F]{batch: bufs.get(), w: w, tmp: scratchRows[F](max(1, workers), 2*a.K)}
+		return &triplePart[F]{batch: bufs.get(), w: w, tmp: scratchRows[F](max(1, workers), a.ysWidth())}
 	},
 		func(p *triplePart[F], b *stream.Docs) { p.compute(a, b) },
 		func(p *triplePart[F]) {
@@ -211,11 +236,14 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	k, n := a.K, p.n
 	p.y = grow(p.y, n*k)
 	gather(&p.tm, n, p.w, k, p.y, nil)
-	p.ys = grow(p.ys, n*2*k)
+	ws := a.ysWidth()
+	p.ys = grow(p.ys, n*ws)
 	for r := range n {
 		y := p.y[r*k : (r+1)*k]
-		scaleTo(p.ys[2*r*k:(2*r+1)*k], F(p.inv3[r]), y)
-		scaleTo(p.ys[(2*r+1)*k:(2*r+2)*k], F(p.inv2[r]), y)
+		scaleTo(p.ys[r*ws:r*ws+k], F(p.inv3[r]), y)
+		if !a.NoPair {
+			scaleTo(p.ys[r*ws+k:(r+1)*ws], F(p.inv2[r]), y)
+		}
 	}
 	if a.OnRows != nil {
 		if _, ok := any(p.y).([]float32); ok {
@@ -231,7 +259,7 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 	p.y3 = grow(p.y3, k*pairs(k))
 	clear(p.y3)
 	if a.Cubes.All() {
-		p.kr = addCubes(p.y3, p.ys, 2*k, p.y, nil, n, k, p.kr)
+		p.kr = addCubes(p.y3, p.ys, ws, p.y, nil, n, k, p.kr)
 		return
 	}
 	keeps, inv := a.Cubes.Keeps(), 1/a.Cubes.Rate
@@ -263,9 +291,11 @@ func (p *triplePart[F]) commit(a *TripleAcc, fold *batchFold) error {
 	k := a.K
 	a.Counts.Merge(p.Counts)
 	p.addScalars(fold, a.M1, a.G2, a.G3)
-	scatter(&p.tm, p.ys, 2*k, p.tmp, func(_, _ int, t int32, row []F) {
+	scatter(&p.tm, p.ys, a.ysWidth(), p.tmp, func(_, _ int, t int32, row []F) {
 		addTotal(fold, a.Z, int(t)*k, row[:k])
-		addTotal(fold, a.Z2, int(t)*k, row[k:2*k])
+		if !a.NoPair {
+			addTotal(fold, a.Z2, int(t)*k, row[k:2*k])
+		}
 	})
 	if !a.NoCubes {
 		addTotal(fold, a.Y3, 0, p.y3[:len(a.Y3)])
@@ -356,6 +386,9 @@ func (a *TripleAcc) Merge(o *TripleAcc) error {
 	}
 	if a.NoCubes != o.NoCubes {
 		return fmt.Errorf("implicit: cannot merge triple statistics with and without the cube sums Y3")
+	}
+	if a.NoPair != o.NoPair {
+		return fmt.Errorf("implicit: cannot merge triple statistics with and without the pair sums Z2")
 	}
 	if a.Cubes.All() != o.Cubes.All() || !a.Cubes.All() && a.Cubes != o.Cubes {
 		return fmt.Errorf("%w: triple statistics whose cubes sum other samples of the documents (%+v, %+v)", statsfile.ErrIncompatible, a.Cubes, o.Cubes)

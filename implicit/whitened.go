@@ -1,6 +1,7 @@
 package implicit
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/streamfit/streamfit/tensor"
@@ -87,13 +88,48 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 	if a.Docs == 0 {
 		return nil, ErrNoDocs
 	}
+	if a.NoPair {
+		return nil, errors.New("implicit: statistics without the pair sums (NoPair) need Ê2·W: use MomentsGiven")
+	}
+	return a.moments(w, nil, workers), nil
+}
+
+// MomentsGiven is Moments for statistics without the pair sums (NoPair):
+// e2w (d×K) is Ê2·W as measured over the same documents by another pass,
+// such as the power pass whose span holds W. With the pair sums it is
+// Moments, and e2w (which may be nil) is not read.
+func (a *TripleAcc) MomentsGiven(w, e2w *mat.Dense, workers int) (*Whitened, error) {
+	if r, c := w.Dims(); r != a.D || c != a.K {
+		panic(fmt.Sprintf("implicit: MomentsGiven(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
+	}
+	if a.Docs == 0 {
+		return nil, ErrNoDocs
+	}
+	if !a.NoPair {
+		return a.moments(w, nil, workers), nil
+	}
+	if e2w == nil {
+		return nil, errors.New("implicit: statistics without the pair sums (NoPair) need Ê2·W")
+	}
+	if r, c := e2w.Dims(); r != a.D || c != a.K {
+		panic(fmt.Sprintf("implicit: MomentsGiven(d=%d, k=%d) given Ê2·W of %d×%d", a.D, a.K, r, c))
+	}
+	return a.moments(w, mat.DenseCopyOf(e2w), workers), nil
+}
+
+// moments is Moments with Ê2·W given (e2w, owned by the result) or, nil,
+// formed from the pair sums.
+func (a *TripleAcc) moments(w, e2w *mat.Dense, workers int) *Whitened {
 	wd := contiguous(w) // read only
 	var e3 *tensor.Sym3
 	if !a.NoCubes {
 		e3 = a.cubes(wd, workers)
 	}
-	e2w, e2, m1, raw := a.pair(wd)
-	return &Whitened{Counts: a.Counts, M1: m1, E2: e2, E3: e3, RawM1: raw, E2W: e2w}, nil
+	if e2w == nil {
+		e2w = a.pairSums(wd)
+	}
+	e2, m1, raw := a.pair(wd, e2w)
+	return &Whitened{Counts: a.Counts, M1: m1, E2: e2, E3: e3, RawM1: raw, E2W: e2w}
 }
 
 // cubes returns Ê3(W,W,W) from Y3 and the W-terms.
@@ -121,16 +157,23 @@ func (a *TripleAcc) Aggregated(w *mat.Dense) (*Operator, error) {
 	return ta.Operator(w)
 }
 
-// pair returns Ê2·W = (Z2 − diag(G2) W)/N, WᵀÊ2W from it, WᵀM̂1 and M̂1.
-func (a *TripleAcc) pair(wd []float64) (e2w *mat.Dense, e2 *mat.SymDense, m1, raw []float64) {
+// pairSums returns Ê2·W = (Z2 − diag(G2) W)/N.
+func (a *TripleAcc) pairSums(wd []float64) *mat.Dense {
 	k, d := a.K, a.D
 	inv := 1 / float64(a.Docs)
-	e2w = mat.NewDense(d, k, nil)
+	e2w := mat.NewDense(d, k, nil)
 	for i := range d {
 		out := e2w.RawRowView(i)
 		floats.ScaleTo(out, inv, a.Z2[i*k:(i+1)*k])
 		floats.AddScaled(out, -a.G2[i]*inv, wd[i*k:(i+1)*k])
 	}
+	return e2w
+}
+
+// pair returns WᵀÊ2W from e2w = Ê2·W, WᵀM̂1 and M̂1.
+func (a *TripleAcc) pair(wd []float64, e2w *mat.Dense) (e2 *mat.SymDense, m1, raw []float64) {
+	k, d := a.K, a.D
+	inv := 1 / float64(a.Docs)
 	var g mat.Dense
 	g.Mul(mat.NewDense(d, k, wd).T(), e2w)
 	e2 = mat.NewSymDense(k, nil)
@@ -143,5 +186,5 @@ func (a *TripleAcc) pair(wd []float64) (e2w *mat.Dense, e2 *mat.SymDense, m1, ra
 	floats.ScaleTo(raw, inv, a.M1)
 	m1 = make([]float64, k)
 	mat.NewVecDense(k, m1).MulVec(mat.NewDense(d, k, wd).T(), mat.NewVecDense(d, raw))
-	return e2w, e2, m1, raw
+	return e2, m1, raw
 }

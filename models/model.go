@@ -44,10 +44,16 @@ type FitRecord struct {
 	// Whitening is "exact" (dense eigendecomposition) or "randomized".
 	Whitening string `json:"whitening"`
 	// M2Eigenvalues are the top-k eigenvalues of the (corrected) second moment
-	// within the whitening's span, measured in the third-moment pass, largest
-	// first; their spread is the conditioning of the fit, and a last one tiny
-	// against the first flags a topic the data barely support.
+	// within the whitening's span, measured in the third-moment pass (or in
+	// the power pass, with PairFromPower), largest first; their spread is
+	// the conditioning of the fit, and a last one tiny against the first
+	// flags a topic the data barely support.
 	M2Eigenvalues []float64 `json:"m2_eigenvalues"`
+	// PairFromPower reports that the second moment on the whitening's
+	// span (Ê2·W) came from the sums of the power pass, whose span holds W,
+	// rather than being summed again by the third-moment pass: the same
+	// quantity to rounding, at a third less work a document entry there.
+	PairFromPower bool `json:"pair_from_power,omitempty"`
 	// SketchTail is, for the randomized whitening, the last singular value
 	// of the first pass's sketch M̂2·Ω over its k-th: near 1 when the extra
 	// columns found no decay beyond the k-th direction, so the sketch may

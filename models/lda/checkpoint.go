@@ -151,7 +151,10 @@ func (t *tracker) exactPair(ctx context.Context, src stream.DocSource, acc *impl
 func (t *tracker) exactTriple(ctx context.Context, src stream.DocSource, acc *implicit.TripleAcc, w *mat.Dense, workers int, onBatch func(int)) error {
 	return t.accPass(ctx, src, acc.Fingerprint(w), workers, onBatch, accPass{
 		restore: func(st *implicit.TopicStats) bool {
-			if st.Triple == nil {
+			if st.Triple == nil || st.Triple.NoPair != acc.NoPair {
+				// (A checkpoint written with the pair sums when this fit
+				// takes them from its power pass, or without them when
+				// it does not, starts the pass over.)
 				return false
 			}
 			f32, keep := acc.Float32, acc.KeepRows

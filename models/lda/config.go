@@ -116,6 +116,9 @@ type Config struct {
 	// autoCubeTokens overrides the automatic cube sample's size in tests
 	// (0: the EM sample's default).
 	autoCubeTokens int64
+	// pairSums makes the third-moment pass sum Ê2·W even where the power
+	// pass measured it (basis.e2w), in tests.
+	pairSums bool
 }
 
 // cubeSample is the sample of the documents whose cubes the explicit

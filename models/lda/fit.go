@@ -379,7 +379,7 @@ func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Conf
 
 // thirdAndSolveOnce is one third-moment pass and its solve.
 func thirdAndSolveOnce(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
-	th, err := thirdPass(ctx, src, b.w, b.negative, cfg, track)
+	th, err := thirdPass(ctx, src, b, cfg, track)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +428,9 @@ func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, 
 		}
 	}
 	err = stage(ctx, "whitening", func(ctx context.Context) (err error) {
-		nb, err = whitenSketch(ctx, y, &qaq, q, cfg, nil, track, true, true)
+		if nb, err = whitenSketch(ctx, y, &qaq, q, cfg, nil, track, true, true); err == nil && nb.negative > 0 && !cfg.pairSums {
+			nb.e2w = pairOnSpan(y, q, nb.w, acc, cfg.m2Coef())
+		}
 		return err
 	})
 	if err != nil {
@@ -436,6 +438,26 @@ func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, 
 	}
 	nb.passes = b.passes + 1
 	return nb, true, nil
+}
+
+// pairOnSpan returns Ê2·W for a W inside the span of the orthonormal q,
+// from y = M̂2·q = Ê2·q − coef·M̂1(M̂1ᵀq) and the power pass's sums acc:
+// Ê2·W = y·(qᵀW) + coef·M̂1(M̂1ᵀW), since q·qᵀW = W. It costs two d×l×k
+// products, where the third-moment pass would sum Ê2·W over every entry.
+func pairOnSpan(y, q, w *mat.Dense, acc *implicit.PairAcc, coef float64) *mat.Dense {
+	d, k := w.Dims()
+	var c mat.Dense
+	c.Mul(q.T(), w)
+	e2w := mat.NewDense(d, k, nil)
+	e2w.Mul(y, &c)
+	if coef != 0 {
+		m1 := mat.NewVecDense(d, nil)
+		m1.ScaleVec(1/float64(acc.Docs), mat.NewVecDense(d, acc.M1))
+		var mw mat.VecDense
+		mw.MulVec(w.T(), m1)
+		e2w.RankOne(e2w, coef, m1, &mw)
+	}
+	return e2w
 }
 
 // rangeBasis is Q = [W·D^{1/2} | extra], an orthonormal basis of the first
@@ -483,11 +505,13 @@ func whitenedOnRange(qaq *mat.Dense, b *basis) ([]float64, error) {
 	return es.Values(nil), nil
 }
 
-// thirdPass runs the second pass into the representation cfg.Third: the
-// explicit triple statistics (triplePass), or statistics without cubes
-// whose row hook sketches the rows or stores them on disk. negative is the
-// whitening's count of negative directions of M̂2 (cubeSample).
-func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, negative int, cfg Config, track *tracker) (*third, error) {
+// thirdPass runs the second pass, whitened by b, into the representation
+// cfg.Third: the explicit triple statistics (triplePass), or statistics
+// without cubes whose row hook sketches the rows or stores them on disk.
+// b's count of negative directions of M̂2 decides the cubes' sample
+// (cubeSample); the pair sums are skipped where b holds Ê2·W already.
+func thirdPass(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*third, error) {
+	w, negative, noPair := b.w, b.negative, b.e2w != nil
 	d, k := w.Dims()
 	th := &third{}
 	switch cfg.Third {
@@ -502,7 +526,7 @@ func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, negative
 		}
 		th.rows, th.acc = rows, rows.TripleAcc
 	default:
-		acc, err := triplePass(ctx, src, w, cfg.cubeSample(track.tokens, d, k, negative), cfg, track)
+		acc, err := triplePass(ctx, src, w, cfg.cubeSample(track.tokens, d, k, negative), noPair, cfg, track)
 		if err != nil {
 			return nil, err
 		}
@@ -510,6 +534,9 @@ func thirdPass(ctx context.Context, src stream.DocSource, w *mat.Dense, negative
 		return th, nil
 	}
 	th.acc.Float32 = !cfg.float64Sums
+	if noPair {
+		th.acc.SkipPair()
+	}
 	if err := runThird(ctx, src, th.acc, w, cfg, track); err != nil {
 		th.close()
 		return nil, err

@@ -128,11 +128,15 @@ func pairPass(ctx context.Context, src stream.DocSource, omega mat.Matrix, cfg C
 }
 
 // triplePass runs one pass accumulating the whitened statistics for w, the
-// cubes over the sample cubes of the documents.
-func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cubes implicit.DocSample, cfg Config, track *tracker) (*implicit.TripleAcc, error) {
+// cubes over the sample cubes of the documents; with noPair, without the
+// pair sums (the caller has Ê2·W: implicit.TripleAcc.NoPair).
+func triplePass(ctx context.Context, src stream.DocSource, w *mat.Dense, cubes implicit.DocSample, noPair bool, cfg Config, track *tracker) (*implicit.TripleAcc, error) {
 	d, k := w.Dims()
 	pass := track.begin()
 	acc := implicit.NewTripleAcc(d, k)
+	if noPair {
+		acc.SkipPair()
+	}
 	acc.KeepRows = cfg.Implicit
 	acc.Float32 = cfg.tripleFloat32()
 	acc.Cubes = cubes

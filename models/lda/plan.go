@@ -121,6 +121,10 @@ type Cost struct {
 	// pass and the third-moment pass, a power pass, and the rest (the
 	// solve, the moments, the process).
 	pass, power, fixed float64
+	// pairSums is the share of pass that the pair sums of the
+	// third-moment pass take (Taken leaves it out for a fit that took them
+	// from its power pass: FitRecord.PairFromPower).
+	pairSums float64
 	// cubes is the cubes' share of pass over every document, and cubeRate
 	// the share of the documents pass assumes (cubeSample without a
 	// negative direction): Taken prices the sample the fit took.
@@ -498,6 +502,10 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	// The whitening passes (power passes cost more: a dense basis) and
 	// the third-moment pass's k-wide gathers and scatters.
 	thirdNS := slow*(nsPerNNZ+nsPerNNZK*k)*nnz + nsPerDocPass*n + again*nnz
+	// A third of that k-wide work is the pair sums, which a fit whose
+	// power pass found negative directions takes from that pass instead
+	// (basis.e2w).
+	pairSumsNS := slow * nsPerNNZK * k * nnz / 3
 	passNS := pairNS + first*nnz + float64(c.Passes-2)*powerNS + thirdNS
 	var live, ns, powerCubes float64
 	solverName := cfg.solverFor(t)
@@ -618,13 +626,13 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	if c.pass == 0 {
 		c.pass = (pairNS + first*nnz + thirdNS) / 1e9
 	}
-	c.power = powerNS / 1e9
+	c.power, c.pairSums = powerNS/1e9, pairSumsNS/1e9
 	c.fixed = ns/1e9 - c.pass - float64(c.Passes-2)*c.power
 	c.EM = emCost(cfg, d, k, n, nnz, float64(p.Tokens), again)
 	emSeconds := c.EM.Seconds(c.EM.passes())
 	c.CPUSeconds = ns/1e9 + emSeconds
 	if c.PowerPass {
-		c.CPUSecondsPower = (ns+powerNS+powerCubes)/1e9 + emSeconds
+		c.CPUSecondsPower = (ns+powerNS+powerCubes-pairSumsNS)/1e9 + emSeconds
 	}
 	if !known {
 		c.CPUSeconds, c.CPUSecondsPower = -1, -1
@@ -680,7 +688,7 @@ func (c *Cost) scaleCPU(f float64) {
 	}
 	c.CPUSeconds *= f
 	c.CPUSecondsPower *= f
-	c.pass, c.power, c.fixed, c.cubes = f*c.pass, f*c.power, f*c.fixed, f*c.cubes
+	c.pass, c.power, c.fixed, c.cubes, c.pairSums = f*c.pass, f*c.power, f*c.fixed, f*c.cubes, f*c.pairSums
 	if e := c.EM; e != nil {
 		e.PassSeconds, e.SampleSeconds, e.HalfSeconds = f*e.PassSeconds, f*e.SampleSeconds, f*e.HalfSeconds
 	}
@@ -905,6 +913,9 @@ func (p *Plan) Taken(m *models.Model) float64 {
 			rate = cs.Rate
 		}
 		pass += c.cubes * (rate - c.cubeRate)
+	}
+	if m.Fit.PairFromPower {
+		pass -= c.pairSums
 	}
 	return pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample, half)
 }

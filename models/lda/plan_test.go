@@ -539,4 +539,17 @@ func TestPlanCubeSample(t *testing.T) {
 	if got, want := auto.Taken(m(&models.CubeSample{Rate: rate, Redone: true}))-all, a.cubes*rate; math.Abs(got-want) > 1e-9*want {
 		t.Errorf("taken with the sample redone: %.4g s more, want %.4g", got, want)
 	}
+	// The power pass's case takes the pair sums from that pass: its
+	// forecast, and the passes taken by a fit that records it, leave them
+	// out of the third-moment pass.
+	if !(e.pairSums > 0 && e.pairSums < e.pass) {
+		t.Fatalf("pair sums %.4g s of a pass of %.4g", e.pairSums, e.pass)
+	}
+	if got, want := e.CPUSecondsPower-e.CPUSeconds, e.power-e.pairSums; math.Abs(got-want) > 1e-9*e.CPUSeconds {
+		t.Errorf("the power pass adds %.4g s, want the pass %.4g less the pair sums %.4g", got, e.power, e.pairSums)
+	}
+	pair := &models.Model{Fit: &models.FitRecord{Passes: 3, PairFromPower: true}}
+	if got := all - auto.Taken(pair); math.Abs(got-a.pairSums) > 1e-9*a.pairSums {
+		t.Errorf("taken with the pair sums from the power pass: %.4g s less, want %.4g", got, a.pairSums)
+	}
 }

@@ -31,7 +31,7 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	mom := th.mom // FitK's smaller k bring theirs (sweep.go)
 	if err := stage(ctx, "moments", func(context.Context) (err error) {
 		if mom == nil {
-			mom, err = acc.Moments(b.w, cfg.Workers)
+			mom, err = acc.MomentsGiven(b.w, b.e2w, cfg.Workers)
 		}
 		return err
 	}); err != nil {
@@ -93,6 +93,7 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 		fs.Whitening = "exact"
 	}
 	fs.M2Eigenvalues = ritzValues(g, b.values)
+	fs.PairFromPower = acc.NoPair
 	fs.SketchTail = b.tail
 	fs.WhitenedM2Eigenvalues = slices.Clone(gvals)
 	slices.Reverse(fs.WhitenedM2Eigenvalues)

@@ -237,7 +237,7 @@ func Phase2Stats(ctx context.Context, src stream.DocSource, basis *implicit.Topi
 	case basis.Pair != nil:
 		cubes = cfg.cubeSample(basis.Pair.Tokens, d, w.RawMatrix().Cols, negative)
 	}
-	acc, err := triplePass(ctx, src, w, cubes, cfg, track)
+	acc, err := triplePass(ctx, src, w, cubes, false, cfg, track)
 	if err != nil {
 		return nil, err
 	}

@@ -329,7 +329,7 @@ func (s *sweepSpectral) solve(ctx context.Context, th *third, b *basis, cfg Conf
 	var mom *implicit.Whitened
 	th.acc.Float32 = cfg.tripleFloat32()
 	if err := stage(ctx, "moments", func(context.Context) (err error) {
-		mom, err = th.acc.Moments(b.w, cfg.Workers)
+		mom, err = th.acc.MomentsGiven(b.w, b.e2w, cfg.Workers)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("lda: %w", err)

@@ -115,7 +115,7 @@ func TestSweepWhitening(t *testing.T) {
 	big = whiteningFor(t, src, cfg)
 	exact := whiteningFor(t, src, Config{K: 8, Alpha0: 1, Seed: 1, ExactDim: 1000})
 	cfg, _ = cfg.withDefaults(1000)
-	acc, err := triplePass(context.Background(), src, big.w, implicit.DocSample{}, cfg, newTracker(cfg))
+	acc, err := triplePass(context.Background(), src, big.w, implicit.DocSample{}, false, cfg, newTracker(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,11 @@ type basis struct {
 	// W then holds the Ritz vectors of the k largest positive Ritz values
 	// instead. 0 when none were, or without a power pass.
 	negative int
+	// e2w is Ê2·W (d×k) as the power pass measured it, when W lies in the
+	// span of that pass's basis (the Ritz vectors above): the third-moment
+	// pass then need not sum it again (implicit.TripleAcc.NoPair). nil
+	// otherwise.
+	e2w *mat.Dense
 	// positive is the number of positive Ritz values on that range (0
 	// without a power pass; for the exact whitening, the number of positive
 	// eigenvalues of M̂2).
