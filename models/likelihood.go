@@ -28,10 +28,10 @@ func CheckLikelihood(passes int, tol float64, ck Check, what, data string) (bool
 		return false, fmt.Errorf("--em-passes=%d: want 0 (the moment fit) or more", passes)
 	case !(tol > 0) || math.IsInf(tol, 0):
 		return false, fmt.Errorf("--em-tol=%g: want a finite tolerance > 0", tol)
-	case ck.FromStats && ck.Has("em-passes") && passes > 0:
-		return false, fmt.Errorf("--em-passes: a fit from merged statistics (--from-stats, a pipeline's) has no %s for the %s passes: fit from --input, or give --em-passes 0", data, what)
+	case ck.NoRows() && ck.Has("em-passes") && passes > 0:
+		return false, fmt.Errorf("--em-passes: a fit from merged statistics (--from-stats, a pipeline's) has no %s for the %s passes: give them with --input, or give --em-passes 0", data, what)
 	}
-	return passes > 0 && !ck.FromStats, nil
+	return passes > 0 && !ck.NoRows(), nil
 }
 
 // LikelihoodSummary is what a fit's summary adds for its likelihood

@@ -67,7 +67,15 @@ type Check struct {
 	Read *stream.Options
 	// FromStats says the fit is from statistics, not from an input.
 	FromStats bool
+	// Rows says, with FromStats, that the input's rows are at hand as well,
+	// for the likelihood passes that follow the moment fit (fit
+	// --from-stats --input).
+	Rows bool
 }
+
+// NoRows reports whether the fit has statistics but no rows to read: its
+// likelihood passes cannot run.
+func (c Check) NoRows() bool { return c.FromStats && !c.Rows }
 
 // Has reports whether the flag name was given.
 func (c Check) Has(name string) bool { return c.Given != nil && c.Given(name) }

@@ -201,7 +201,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"convert docword compression", "compression", []string{"convert", "--compression", "zstd", c, p("docword.x.txt")}},
 		{"convert unknown extension", "cannot tell the format", []string{"convert", c, p("x.foo")}},
 		{"convert layout weird", "weird", []string{"convert", "--layout", "weird", c, p("x.parquet")}},
-		{"fit gmm from-stats with input", "--input", []string{"fit", "gmm", "--input", c, "--k", "2", "--out", p("m.json"), "--from-stats", c}},
+		{"fit gmm from-stats with input, no EM passes", "--input", []string{"fit", "gmm", "--input", c, "--k", "2", "--em-passes", "0", "--out", p("m.json"), "--from-stats", c}},
 		{"fit from-stats em-passes without input", "--input", []string{"fit", "lda", "--from-stats", c, "--em-passes", "3", "--out", p("m.json")}},
 		{"fit em-passes -1", "em-passes", fit("--em-passes", "-1")},
 		{"fit em-tol 0", "em-tol", fit("--em-tol", "0")},

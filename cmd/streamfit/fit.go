@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -66,7 +67,7 @@ func newFitFlags(e *env, k models.Kind) *fitFlags {
 	fs.IntVar(&f.common.Restarts, "restarts", 0, "solver restarts per component (default: the solver's own)")
 	fs.IntVar(&f.common.Iters, "iters", 0, "solver iterations per phase (default: the solver's own)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command (Go pprof format) to `FILE`, for go tool pprof")
-	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (streamfit stats, merge) instead of passes over --input; lda/topic: with --input, the EM passes over it follow (the model of fit --input)")
+	fs.StringVar(&f.fromStats, "from-stats", "", "fit from merged statistics of the last pass (streamfit stats, merge) instead of passes over --input; lda/topic and the models with likelihood passes (gmm, hmm): with --input, those passes over it follow (the model of fit --input)")
 	fs.BoolVar(&f.noTiming, "no-timing", false, "leave the fit's wall time out of model.json, so the same input and seed give byte-identical files")
 	f.prog = addProgressFlag(fs)
 	if models.IsDense(k) {
@@ -140,7 +141,7 @@ func (e *env) parseFit(k models.Kind, args []string) (*fitFlags, error) {
 		return nil, usagef("--k %s: a list of k is for lda and topic; fit %s one k at a time", f.ks.String(), k.Name())
 	}
 	f.common.Workers = f.o.Workers
-	if err := f.settings.Check(models.Check{Given: f.given, Read: f.o, FromStats: f.fromStats != ""}); err != nil {
+	if err := f.settings.Check(models.Check{Given: f.given, Read: f.o, FromStats: f.fromStats != "", Rows: f.input != ""}); err != nil {
 		return nil, usageError{err.Error()}
 	}
 	return f, nil
@@ -168,7 +169,7 @@ func (f *fitFlags) given(name string) bool { return set(f.fs, name) }
 // absence, and a --solver that is no solver.
 func (f *fitFlags) checkInput() error {
 	switch {
-	case f.fromStats != "" && f.input != "":
+	case f.fromStats != "" && f.input != "" && !f.refines():
 		return usagef("--from-stats fits from the statistics alone; an --input (or INPUT) does not apply")
 	case f.input == "" && f.fromStats == "":
 		return usagef("--input is required")
@@ -200,9 +201,14 @@ func (e *env) fitDense(ctx context.Context, f *fitFlags, s models.DenseSettings)
 	f.o.Progress = p
 	ctx = models.WithPassLog(ctx, e.densePassLog(p, f.kind.Name(), start))
 	var m models.Fitted
-	if f.fromStats != "" {
-		m, err = fitDenseStats(ctx, f.fromStats, s, f.common)
-	} else {
+	switch {
+	case f.fromStats != "" && f.input != "":
+		m, err = refineDenseStats(ctx, f, s)
+	case f.fromStats != "":
+		if m, err = fitDenseStats(ctx, f.fromStats, s, f.common); err == nil && !f.given("em-passes") && f.refinesByDefault() {
+			e.warn("fit", fmt.Sprintf("the moment fit of %s alone: the likelihood passes that follow it in fit %s --input (the default) read the rows; give them with --input to run them (the model of fit --input), or --em-passes 0 for this one", f.fromStats, f.kind.Name()))
+		}
+	default:
 		m, err = fitDenseRows(ctx, f, s)
 	}
 	if err != nil {
@@ -224,15 +230,75 @@ func (e *env) fitDense(ctx context.Context, f *fitFlags, s models.DenseSettings)
 
 // fitDenseRows fits a model of dense rows from the rows of --input.
 func fitDenseRows(ctx context.Context, f *fitFlags, s models.DenseSettings) (models.Fitted, error) {
-	if g := s.Passes(f.common).Group; g != "" && f.o.GroupColumn == "" {
-		return nil, usagef("--group-column is required: it names the %s id of each row", g)
-	}
-	src, err := stream.OpenDense(f.input, *f.o)
+	src, err := openRows(f, s)
 	if err != nil {
 		return nil, err
 	}
 	defer stream.Close(src)
 	return s.Fit(ctx, src, f.common)
+}
+
+// openRows opens the rows of --input for a fit with s, which may need
+// the --group-column of their sequences or sets.
+func openRows(f *fitFlags, s models.DenseSettings) (stream.DenseSource, error) {
+	if g := s.Passes(f.common).Group; g != "" && f.o.GroupColumn == "" {
+		return nil, usagef("--group-column is required: it names the %s id of each row", g)
+	}
+	return stream.OpenDense(f.input, *f.o)
+}
+
+// refines reports whether the fit runs likelihood passes after its moment
+// fit (models.RefinementOf): a dense model's EM or Baum–Welch passes.
+func (f *fitFlags) refines() bool {
+	s, ok := f.settings.(models.DenseSettings)
+	return ok && models.RefinementOf(s, f.common) != nil
+}
+
+// refinesByDefault reports whether a fit of f's model at its default
+// settings runs likelihood passes after its moment fit.
+func (f *fitFlags) refinesByDefault() bool {
+	s, ok := f.kind.Settings(models.FitFlags).(models.DenseSettings)
+	if !ok {
+		return false
+	}
+	s.Flags(flag.NewFlagSet(f.kind.Name(), flag.ContinueOnError))
+	return models.RefinementOf(s, models.Common{}) != nil
+}
+
+// refineDenseStats fits a model of dense rows from the merged statistics of
+// its moment fit's last pass (--from-stats) and runs its likelihood passes
+// over the rows of --input: the model of fit --input.
+func refineDenseStats(ctx context.Context, f *fitFlags, s models.DenseSettings) (models.Fitted, error) {
+	st, err := implicit.ReadDenseStats(f.fromStats)
+	if err != nil {
+		return nil, err
+	}
+	// k is the statistics' unless given: a k above what the moments give
+	// (k > d for a mixture) was computed at fewer, and is the fit's to say.
+	switch c := &f.common; {
+	case !f.given("k"):
+		c.K = st.Header.K
+	case c.K < st.Header.K:
+		return nil, usagef("--k %d: %s holds the moments of %d components; give --k %d (or more: the likelihood passes start the components the moments do not give)", c.K, f.fromStats, st.Header.K, st.Header.K)
+	}
+	src, err := openRows(f, s)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close(src)
+	r := models.RefinementOf(s, f.common)
+	// The passes start from the moment fit the fit of --input takes,
+	// whose settings may differ from the moment fit alone's (gmm: a
+	// variance per component): statistics of another one would give
+	// another model.
+	if first, err := r.Moments().Plan(f.fromStats).First(st.Header.D); err == nil && !bytes.Equal(first.Header.Params, st.Header.Params) {
+		return nil, fmt.Errorf("%s: the statistics are of another moment fit (settings %s) than the one the likelihood passes of fit %s start from (%s): compute them with stats %s and those settings", f.fromStats, st.Header.Params, f.kind.Name(), first.Header.Params, f.kind.Name())
+	}
+	m, _, err := models.Refine(ctx, r, st, src, f.input, f.o.Workers)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.fromStats, err)
+	}
+	return m, nil
 }
 
 // fitDenseStats fits a model of dense rows from the merged statistics of

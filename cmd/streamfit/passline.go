@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/streamfit/streamfit/models"
@@ -30,7 +31,10 @@ func (e *env) passLine(p *stream.Progress, model string, pass int, stage string,
 // log-likelihood per row of the model the pass started from.
 func (e *env) densePassLog(p *stream.Progress, model string, start time.Time) func(models.PassDone) {
 	return func(d models.PassDone) {
-		tail := fmt.Sprintf("; log-likelihood %.5f per row", d.LogLik)
+		tail := ""
+		if !math.IsNaN(d.LogLik) {
+			tail = fmt.Sprintf("; log-likelihood %.5f per row", d.LogLik)
+		}
 		p.SetStage(fmt.Sprintf("pass %d (%s)%s", d.Pass, d.Stage, tail))
 		e.passLine(p, model, d.Pass, d.Stage, d.Took, time.Since(start), d.Rows, "rows", tail)
 		p.StartPass() // the next pass's line counts its own rows

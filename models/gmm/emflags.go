@@ -47,8 +47,8 @@ func checkCovariance(c *Config, ck models.Check) error {
 	switch {
 	case c.EM == nil || !c.EM.Diag:
 		return nil
-	case ck.FromStats:
-		return fmt.Errorf("--covariance diag: a fit from merged statistics (--from-stats, a pipeline's) is the moment fit, which is spherical; fit from --input for a diagonal mixture, or give --covariance spherical")
+	case ck.NoRows():
+		return fmt.Errorf("--covariance diag: a fit from merged statistics (--from-stats, a pipeline's) without the rows is the moment fit, which is spherical; give the rows with --input for a diagonal mixture, or give --covariance spherical")
 	case c.EM.Passes == 0:
 		return fmt.Errorf("--covariance diag with --em-passes 0: the moment fit is spherical, and the diagonal variances are fitted by the EM passes; give --em-passes N > 0 (default %d), or --covariance spherical for the moment fit alone", DefaultEMPasses)
 	}

@@ -38,32 +38,12 @@ func refined(t *testing.T, k models.Kind, src stream.DenseSource, c models.Commo
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, err := r.Start(ctx, st, src)
+	m, passes, err := models.Refine(ctx, r, st, src, "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for passes := 0; ; passes++ {
-		p, err := r.Pass(state, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == nil {
-			break
-		}
-		if passes == r.Cap() {
-			t.Fatalf("a pass beyond the cap of %d", r.Cap())
-		}
-		sums, err := p.Run(ctx, src.Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if state, err = r.Step(state, sums); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := r.Model(state)
-	if err != nil {
-		t.Fatal(err)
+	if passes > r.Cap() {
+		t.Fatalf("%d passes beyond the cap of %d", passes, r.Cap())
 	}
 	f, err := ds.Fit(ctx, src, c)
 	if err != nil {

@@ -62,8 +62,8 @@ func checkCovariance(c *Config, ck models.Check) error {
 		return nil
 	case c.Discrete:
 		return fmt.Errorf("--covariance diag with --discrete: one-hot symbols have no variances; --covariance is for Gaussian observations")
-	case ck.FromStats:
-		return fmt.Errorf("--covariance diag: a fit from merged statistics (--from-stats) is the moment fit, which gives no variances; fit from --input for diagonal Gaussian states, or give --covariance spherical")
+	case ck.NoRows():
+		return fmt.Errorf("--covariance diag: a fit from merged statistics (--from-stats) without the rows is the moment fit, which gives no variances; give the rows with --input for diagonal Gaussian states, or give --covariance spherical")
 	case c.EM.Passes == 0:
 		return fmt.Errorf("--covariance diag with --em-passes 0: the moment fit gives no variances, and the diagonal ones are fitted by the Baum–Welch passes; give --em-passes N > 0 (default %d), or --covariance spherical for the moment fit alone", DefaultEMPasses)
 	}

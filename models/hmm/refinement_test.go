@@ -65,29 +65,7 @@ func refineAsPipeline(t *testing.T, r models.Refinement, src *stream.MemoryDense
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, err := r.Start(ctx, st, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	passes := 0
-	for {
-		p, err := r.Pass(state, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == nil {
-			break
-		}
-		sums, err := p.Run(ctx, src.Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if state, err = r.Step(state, sums); err != nil {
-			t.Fatal(err)
-		}
-		passes++
-	}
-	m, err := r.Model(state)
+	m, passes, err := models.Refine(ctx, r, st, src, "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
