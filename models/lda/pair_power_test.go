@@ -2,6 +2,7 @@ package lda
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -69,5 +70,49 @@ func TestPairFromPower(t *testing.T) {
 	}
 	if clean.Fit.PairFromPower {
 		t.Errorf("a corpus without negative directions took Ê2·W from a power pass")
+	}
+}
+
+// TestPairFromPowerResume: a fit stopped inside its third-moment pass
+// without the pair sums resumes from its checkpoint to the model of an
+// uninterrupted fit, which took Ê2·W from its power pass.
+func TestPairFromPowerResume(t *testing.T) {
+	lda, _ := corpus(t, synth.LDAConfig{Docs: 20000, Vocab: 1000, K: 10, Alpha0: 1, DocLen: 50, Seed: 42, BatchRows: 500})
+	src := headerDocs{lda, 1}
+	cfg := Config{K: 10, Alpha0: 1, Seed: 1, Workers: 2, Third: Explicit, EM: EM{Passes: -1}}
+	ref, err := Fit(context.Background(), src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ref.Fit.PairFromPower || ref.Fit.Passes != 3 {
+		t.Fatalf("the reference fit: pair from the power pass %v, %d passes", ref.Fit.PairFromPower, ref.Fit.Passes)
+	}
+	cfg.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "header 43", Every: -1}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := cfg
+	stop.Progress = func(p Progress) {
+		if p.Pass == 3 && p.Docs >= 10000 {
+			cancel()
+		}
+	}
+	if _, err := Fit(ctx, src, stop); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fit stopped in pass 3: %v", err)
+	}
+	cancel()
+	read := 0
+	cfg.Progress = func(p Progress) {
+		if p.Pass == 3 && !p.Done {
+			read++
+		}
+	}
+	got, err := Fit(context.Background(), src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read == 0 || read >= 40 {
+		t.Errorf("the resumed fit read %d batches of pass 3, want fewer than all 40", read)
+	}
+	if !sameModel(got, ref) || !got.Fit.PairFromPower {
+		t.Errorf("the resumed fit differs from an uninterrupted one (pair from the power pass: %v)", got.Fit.PairFromPower)
 	}
 }
