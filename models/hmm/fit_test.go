@@ -101,7 +101,7 @@ func TestErrors(t *testing.T) {
 		{"short-last", mk([]int64{0, 0, 0, 0, 0, 7}, -1), 1, "sequence 7 has 1 rows", hmm.ErrShort},
 		{"k<1", mk([]int64{0, 0, 0}, -1), 0, "k=0, need at least one state", nil},
 		// Fewer states than k are fitted with a warning, but not none.
-		{"zero", zero, 2, "hmm: the cross moments support no component", nil},
+		{"zero", zero, 2, "hmm: the cross moments support not one state", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -58,6 +58,7 @@ func (p *Plan) triplePlan(d int) (*multiview.TriplePlan, error) {
 		// states of equal means): pass 2 and the fit take as many as the
 		// carried pass-1 totals support, with a warning (FitStats).
 		Fewer: true,
+		Unit:  "state",
 		Triples: func() func(*stream.Dense, func(x1, x2, x3 blas64.General), *float64, func() error) error {
 			r := newSeqReader(path, d, cfg.Windows)
 			return r.batch

@@ -46,6 +46,16 @@ type TriplePlan struct {
 	// totals alone, so every route finds the same. Without it such k is
 	// refused.
 	Fewer bool
+	// Unit names what the k are in messages ("state"; "" is "component").
+	Unit string
+}
+
+// unit is what the plan's k are, for messages.
+func (p *TriplePlan) unit() string {
+	if p.Unit == "" {
+		return "component"
+	}
+	return p.Unit
 }
 
 func (p *TriplePlan) header(phase int) statsfile.Header {
@@ -131,11 +141,15 @@ func (p *TriplePlan) stage(fixed []implicit.Fixed) (*crossStage, error) {
 	if !p.Fewer {
 		return newCrossStage(a12, a32, a31, int64(n[0]), p.Header.K)
 	}
-	cs, got, why, err := models.FitFewer(p.Header.K, min(d1, d2, d3), "a view is narrower than k", func(k int) (*crossStage, error) {
+	narrow := "a view is narrower than k"
+	if d1 == d2 && d2 == d3 {
+		narrow = fmt.Sprintf("k=%d exceeds the dimension d=%d", p.Header.K, d1)
+	}
+	cs, got, why, err := models.FitFewer(p.Header.K, min(d1, d2, d3), narrow, func(k int) (*crossStage, error) {
 		return newCrossStage(a12, a32, a31, int64(n[0]), k)
 	})
 	if err == nil && got == 0 {
-		err = fmt.Errorf("%s: the cross moments support no component (%s)", p.Header.Model, why)
+		err = fmt.Errorf("%s: the cross moments support not one %s (%s): the rows carry nothing the moments can use (are they all zero?)", p.Header.Model, p.unit(), why)
 	}
 	return cs, err
 }
