@@ -203,7 +203,10 @@ func (e *env) fitDense(ctx context.Context, f *fitFlags, s models.DenseSettings)
 	var m models.Fitted
 	switch {
 	case f.fromStats != "" && f.input != "":
-		m, err = refineDenseStats(ctx, f, s)
+		var warn string
+		if m, warn, err = refineDenseStats(ctx, f, s); warn != "" {
+			e.warn("fit", warn)
+		}
 	case f.fromStats != "":
 		if m, err = fitDenseStats(ctx, f.fromStats, s, f.common); err == nil && !f.given("em-passes") && f.refinesByDefault() {
 			e.warn("fit", fmt.Sprintf("the moment fit of %s alone: the likelihood passes that follow it in fit %s --input (the default) read the rows; give them with --input to run them (the model of fit --input), or --em-passes 0 for this one", f.fromStats, f.kind.Name()))
@@ -267,11 +270,13 @@ func (f *fitFlags) refinesByDefault() bool {
 
 // refineDenseStats fits a model of dense rows from the merged statistics of
 // its moment fit's last pass (--from-stats) and runs its likelihood passes
-// over the rows of --input: the model of fit --input.
-func refineDenseStats(ctx context.Context, f *fitFlags, s models.DenseSettings) (models.Fitted, error) {
+// over the rows of --input: the model of fit --input, when the statistics
+// are those of the moment fit it starts from; from others, a warning
+// says the start differs.
+func refineDenseStats(ctx context.Context, f *fitFlags, s models.DenseSettings) (models.Fitted, string, error) {
 	st, err := implicit.ReadDenseStats(f.fromStats)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// k is the statistics' unless given: a k above what the moments give
 	// (k > d for a mixture) was computed at fewer, and is the fit's to say.
@@ -279,26 +284,27 @@ func refineDenseStats(ctx context.Context, f *fitFlags, s models.DenseSettings) 
 	case !f.given("k"):
 		c.K = st.Header.K
 	case c.K < st.Header.K:
-		return nil, usagef("--k %d: %s holds the moments of %d components; give --k %d (or more: the likelihood passes start the components the moments do not give)", c.K, f.fromStats, st.Header.K, st.Header.K)
+		return nil, "", usagef("--k %d: %s holds the moments of %d components; give --k %d (or more: the likelihood passes start the components the moments do not give)", c.K, f.fromStats, st.Header.K, st.Header.K)
 	}
 	src, err := openRows(f, s)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer stream.Close(src)
 	r := models.RefinementOf(s, f.common)
 	// The passes start from the moment fit the fit of --input takes,
 	// whose settings may differ from the moment fit alone's (gmm: a
-	// variance per component): statistics of another one would give
-	// another model.
+	// variance per component). From another one they still refine, to
+	// a model that may differ from fit --input's.
+	var warn string
 	if first, err := r.Moments().Plan(f.fromStats).First(st.Header.D); err == nil && !bytes.Equal(first.Header.Params, st.Header.Params) {
-		return nil, fmt.Errorf("%s: the statistics are of another moment fit (settings %s) than the one the likelihood passes of fit %s start from (%s): compute them with stats %s and those settings", f.fromStats, st.Header.Params, f.kind.Name(), first.Header.Params, f.kind.Name())
+		warn = fmt.Sprintf("%s holds another moment fit (settings %s) than the one the likelihood passes of fit %s --input start from (%s): they start from it, and the model may differ from fit --input's; stats %s with those settings gives that start", f.fromStats, st.Header.Params, f.kind.Name(), first.Header.Params, f.kind.Name())
 	}
 	m, _, err := models.Refine(ctx, r, st, src, f.input, f.o.Workers)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.fromStats, err)
+		return nil, "", fmt.Errorf("%s: %w", f.fromStats, err)
 	}
-	return m, nil
+	return m, warn, nil
 }
 
 // fitDenseStats fits a model of dense rows from the merged statistics of
