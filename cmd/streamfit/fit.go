@@ -259,12 +259,17 @@ func (f *fitFlags) refines() bool {
 
 // refinesByDefault reports whether a fit of f's model at its default
 // settings runs likelihood passes after its moment fit.
-func (f *fitFlags) refinesByDefault() bool {
-	s, ok := f.kind.Settings(models.FitFlags).(models.DenseSettings)
+func (f *fitFlags) refinesByDefault() bool { return refinesByDefault(f.kind) }
+
+// refinesByDefault reports whether a fit of k at its default settings
+// runs likelihood passes after its moment fit (a dense model's EM or
+// Baum–Welch passes).
+func refinesByDefault(k models.Kind) bool {
+	s, ok := k.Settings(models.FitFlags).(models.DenseSettings)
 	if !ok {
 		return false
 	}
-	s.Flags(flag.NewFlagSet(f.kind.Name(), flag.ContinueOnError))
+	s.Flags(flag.NewFlagSet(k.Name(), flag.ContinueOnError))
 	return models.RefinementOf(s, models.Common{}) != nil
 }
 

@@ -29,7 +29,7 @@ func TestFitStatsThenRows(t *testing.T) {
 	} {
 		common := append(append([]string{}, c.fit...), "--batch-rows", "500", "--progress", "off")
 		mustRun(t, append([]string{"fit", c.model, "--input", c.input, "--no-timing", "--out", p(c.model + "-fit.json")}, common...)...)
-		var last string
+		var last, said string
 		for phase := 1; ; phase++ {
 			var shards []string
 			for i, docs := range []string{"0:" + c.cut, c.cut + ":"} {
@@ -46,6 +46,7 @@ func TestFitStatsThenRows(t *testing.T) {
 					}
 					t.Fatalf("%s phase %d: %s", c.model, phase, msg)
 				}
+				said += msg
 				shards = append(shards, out)
 			}
 			if len(shards) == 0 {
@@ -53,6 +54,9 @@ func TestFitStatsThenRows(t *testing.T) {
 			}
 			last = p(c.model + "-merged" + string(rune('0'+phase)) + ".stats")
 			mustRun(t, append([]string{"merge", "--out", last}, shards...)...)
+		}
+		if !strings.Contains(said, "--from-stats") || !strings.Contains(said, "--input ROWS") {
+			t.Errorf("%s: stats does not say the rows follow the last pass:\n%s", c.model, said)
 		}
 		code, _, msg := streamfit(t, append([]string{"fit", c.model, "--from-stats", last, "--input", c.input, "--no-timing", "--out", p(c.model + "-ref.json")}, common...)...)
 		if code != 0 {

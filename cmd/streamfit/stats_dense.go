@@ -121,6 +121,9 @@ func (e *env) denseNext(ctx context.Context, wf shard.Dense, st *implicit.DenseS
 	case err != nil:
 		e.printf("next, with the statistics merged over all the shards (here %s): %s, or, when stats on the merged file says it is the last pass, %s\n", quoteArg(out), next, fit)
 	case last:
+		if k, err := models.Lookup(st.Header.Model); err == nil && refinesByDefault(k) {
+			fit += " --input ROWS (the likelihood passes over the rows, as fit --input; without --input, the moment fit alone)"
+		}
 		e.printf("next (merged over all the shards): %s\n", fit)
 	default:
 		e.printf("next, on every shard (with these statistics merged over all the shards as --basis): %s\n", next)
