@@ -233,9 +233,9 @@ func columnArrays(ctx context.Context, path string, k kind, col string) iter.Seq
 					return err
 				}
 				defer r.Close()
-				blocks, _ := ipcBlocks(f, size(f))
+				blocks, blocksErr := ipcBlocks(f, size(f))
 				for i := range r.NumRecords() {
-					if err := checkBlock(f, blocks, i); err != nil {
+					if err := checkBlock(f, blocks, blocksErr, i); err != nil {
 						return err
 					}
 					rec, err := r.RecordBatch(i)

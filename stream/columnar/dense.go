@@ -160,7 +160,7 @@ func listWidth(t *table, col string) int {
 				return err
 			}
 			defer r.Close()
-			if err := checkBlock(f, t.blocks, 0); err != nil {
+			if err := checkBlock(f, t.blocks, t.blocksErr, 0); err != nil {
 				return err
 			}
 			rec, err := r.RecordBatchAt(0)

@@ -521,11 +521,16 @@ func checkCompressed(f io.ReaderAt, b ipcBlock) error {
 }
 
 // checkBlock checks the decompressed sizes of the buffers of record batch
-// i of an IPC file f whose footer lists blocks (nil when it did not read:
-// arrow-go reports that).
-func checkBlock(f io.ReaderAt, blocks []ipcBlock, i int) error {
-	if i < len(blocks) {
-		return checkCompressed(f, blocks[i])
+// i of an IPC file f whose footer lists blocks (ipcBlocks, whose error is
+// blocksErr). A footer that did not read that way, or lists fewer record
+// batches than arrow-go found, is refused here: arrow-go may still read
+// it, and would then allocate whatever size a damaged buffer claims.
+func checkBlock(f io.ReaderAt, blocks []ipcBlock, blocksErr error, i int) error {
+	switch {
+	case blocksErr != nil:
+		return fmt.Errorf("the footer's record batches do not read: %w", blocksErr)
+	case i >= len(blocks):
+		return fmt.Errorf("the footer lists %d record batches, and the file has more", len(blocks))
 	}
-	return nil
+	return checkCompressed(f, blocks[i])
 }

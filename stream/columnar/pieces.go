@@ -501,10 +501,8 @@ func arrowPieces(f stream.File, t *table) (split func(context.Context, func(piec
 		at = bytes.NewReader(mapped)
 	}
 	load = func(ctx context.Context, p piece, rows runRows, each func(loaded) error) error {
-		if p.idx < len(t.blocks) {
-			if err := checkCompressed(at, t.blocks[p.idx]); err != nil {
-				return err
-			}
+		if err := checkBlock(at, t.blocks, t.blocksErr, p.idx); err != nil {
+			return err
 		}
 		rec, err := r.RecordBatchAt(p.idx)
 		if err != nil {
