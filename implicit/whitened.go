@@ -82,16 +82,7 @@ func addWTerms[F real](a *TripleAcc, wd []float64, workers int, acc []float64) {
 // fixed pieces computed on workers goroutines and summed in order, so the
 // result does not depend on workers.
 func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
-	if r, c := w.Dims(); r != a.D || c != a.K {
-		panic(fmt.Sprintf("implicit: Moments(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
-	}
-	if a.Docs == 0 {
-		return nil, ErrNoDocs
-	}
-	if a.NoPair {
-		return nil, errors.New("implicit: statistics without the pair sums (NoPair) need Ê2·W: use MomentsGiven")
-	}
-	return a.moments(w, nil, workers), nil
+	return a.MomentsGiven(w, nil, workers)
 }
 
 // MomentsGiven is Moments for statistics without the pair sums (NoPair):
@@ -100,7 +91,7 @@ func (a *TripleAcc) Moments(w *mat.Dense, workers int) (*Whitened, error) {
 // Moments, and e2w (which may be nil) is not read.
 func (a *TripleAcc) MomentsGiven(w, e2w *mat.Dense, workers int) (*Whitened, error) {
 	if r, c := w.Dims(); r != a.D || c != a.K {
-		panic(fmt.Sprintf("implicit: MomentsGiven(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
+		panic(fmt.Sprintf("implicit: Moments(d=%d, k=%d) given W of %d×%d", a.D, a.K, r, c))
 	}
 	if a.Docs == 0 {
 		return nil, ErrNoDocs
@@ -109,7 +100,7 @@ func (a *TripleAcc) MomentsGiven(w, e2w *mat.Dense, workers int) (*Whitened, err
 		return a.moments(w, nil, workers), nil
 	}
 	if e2w == nil {
-		return nil, errors.New("implicit: statistics without the pair sums (NoPair) need Ê2·W")
+		return nil, errors.New("implicit: statistics without the pair sums (NoPair) need Ê2·W: give it to MomentsGiven")
 	}
 	if r, c := e2w.Dims(); r != a.D || c != a.K {
 		panic(fmt.Sprintf("implicit: MomentsGiven(d=%d, k=%d) given Ê2·W of %d×%d", a.D, a.K, r, c))

@@ -541,8 +541,8 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 		}
 		lo = hi
 	}
-	if t := scaledForwardBackward(f.pi, f.a, f.b, n, k, f.al, f.be, f.c); t >= 0 {
-		return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
+	if err := f.forwardBackward(n); err != nil {
+		return err
 	}
 	var ll float64
 	for _, v := range f.c[:n] {
@@ -563,18 +563,35 @@ func (f *forwardBackward) flush(out [][]float64, commit func() error) error {
 			}
 		}
 		if t+1 < n {
-			for i := range k {
-				ai := f.al[t*k+i] / f.c[t+1]
-				for j := range k {
-					out[1][i*k+j] += ai * f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
-				}
-			}
+			f.addTransitions(out[1], t)
 		}
 	}
 	out[3][0] += ll
 	out[4][0]++
 	f.idx, f.val, f.end = f.idx[:0], f.val[:0], f.end[:0]
 	return commit()
+}
+
+// forwardBackward runs the scaled recursions over the n steps whose
+// emissions f.b holds, naming the step a sequence of probability 0 stops
+// at.
+func (f *forwardBackward) forwardBackward(n int) error {
+	if t := scaledForwardBackward(f.pi, f.a, f.b, n, f.k, f.al, f.be, f.c); t >= 0 {
+		return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
+	}
+	return nil
+}
+
+// addTransitions adds to trans (k×k) the expected transitions ξ from step t
+// to t+1 of the scaled recursions.
+func (f *forwardBackward) addTransitions(trans []float64, t int) {
+	k := f.k
+	for i := range k {
+		ai := f.al[t*k+i] / f.c[t+1]
+		for j := range k {
+			trans[i*k+j] += ai * f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
+		}
+	}
 }
 
 // flushGaussian is flush for Gaussian rows: the emissions in log space,
@@ -630,8 +647,8 @@ func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) er
 		}
 		shift += top
 	}
-	if t := scaledForwardBackward(f.pi, f.a, f.b, n, k, f.al, f.be, f.c); t >= 0 {
-		return stream.Errorf(f.path, 0, f.start+int64(t), "", stream.ErrValue, "sequence %d has probability 0 under the model at this step (start from a model whose probabilities are positive: Start)", f.id)
+	if err := f.forwardBackward(n); err != nil {
+		return err
 	}
 	ll := shift
 	for _, v := range f.c[:n] {
@@ -664,12 +681,7 @@ func (f *forwardBackward) flushGaussian(out [][]float64, commit func() error) er
 			}
 		}
 		if t+1 < n {
-			for i := range k {
-				ai := f.al[t*k+i] / f.c[t+1]
-				for j := range k {
-					out[1][i*k+j] += ai * f.a[i*k+j] * f.b[(t+1)*k+j] * f.be[(t+1)*k+j]
-				}
-			}
+			f.addTransitions(out[1], t)
 		}
 	}
 	out[3][0] += ll

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfit/streamfit/implicit"
 	"github.com/streamfit/streamfit/models"
 	"github.com/streamfit/streamfit/models/hmm"
 	"github.com/streamfit/streamfit/stream"
@@ -165,7 +164,6 @@ func TestDiagBaumWelchRecovers(t *testing.T) {
 // spherical file does not; and the statistics of its passes over two
 // shards cut at a sequence boundary merge into those of the whole.
 func TestDiagBaumWelchDeterministicAndMerges(t *testing.T) {
-	ctx := context.Background()
 	src, truth := diagGenerated(9, 80, 10)
 	var first []byte
 	for _, args := range [][]string{{}, {"--em-memory", "0"}} {
@@ -189,42 +187,8 @@ func TestDiagBaumWelchDeterministicAndMerges(t *testing.T) {
 	}
 	start := &hmm.Model{Model: "hmm", K: 3, D: 6, O: truth.O, T: truth.T, Pi: truth.Pi, VarDiag: truth.VarDiag}
 	cut := 200 // sequence 20 starts at row 200
-	for _, tc := range []struct {
-		name string
-		sums []string
-		pass func() *implicit.Pass
-	}{
-		{"baum-welch", []string{"pi", "trans", "emit", "ll", "seqs", "occ", "sq"}, func() *implicit.Pass { return hmm.BWPass(start, 1, "") }},
-		{"start", []string{"resid_diag", "x", "sq_diag", "seqs"}, func() *implicit.Pass { return hmm.GaussianDiagStartPass(start, 1, "") }},
-	} {
-		p := tc.pass()
-		whole, err := p.Run(ctx, src.Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := p.Run(ctx, rowsOf(src, 0, cut).Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := p.Run(ctx, rowsOf(src, cut, src.All.Rows).Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Merge(b); err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range tc.sums {
-			x, y := a.Sum(name), whole.Sum(name)
-			if len(y) == 0 {
-				t.Fatalf("%s: no sums %q", tc.name, name)
-			}
-			for i := range y {
-				if x[i] != y[i] {
-					t.Fatalf("%s: %s[%d]: merged %v, whole %v", tc.name, name, i, x[i], y[i])
-				}
-			}
-		}
-	}
+	checkMergedPass(t, src, cut, "baum-welch", []string{"pi", "trans", "emit", "ll", "seqs", "occ", "sq"}, hmm.BWPass(start, 1, ""))
+	checkMergedPass(t, src, cut, "start", []string{"resid_diag", "x", "sq_diag", "seqs"}, hmm.GaussianDiagStartPass(start, 1, ""))
 }
 
 // The diagonal Baum–Welch passes a pipeline runs a stage per pass of

@@ -159,42 +159,42 @@ func TestGaussianBaumWelchDeterministicAndMerges(t *testing.T) {
 	}
 	start := &hmm.Model{Model: "hmm", K: 2, D: 4, O: truth.O, T: truth.T, Pi: truth.Pi, Var: []float64{0.4, 0.7}}
 	cut := 200 // sequence 20 starts at row 200
-	for _, tc := range []struct {
-		name string
-		sums []string
-		pass func() *implicit.Pass
-	}{
-		{"baum-welch", []string{"pi", "trans", "emit", "ll", "seqs", "occ", "sq"}, func() *implicit.Pass { return hmm.BWPass(start, 1, "") }},
-		{"start", []string{"resid", "x", "sq", "seqs"}, func() *implicit.Pass { return hmm.GaussianStartPass(start, 1, "") }},
-	} {
-		p := tc.pass()
-		whole, err := p.Run(ctx, src.Rows, 1)
-		if err != nil {
-			t.Fatal(err)
+	checkMergedPass(t, src, cut, "baum-welch", []string{"pi", "trans", "emit", "ll", "seqs", "occ", "sq"}, hmm.BWPass(start, 1, ""))
+	checkMergedPass(t, src, cut, "start", []string{"resid", "x", "sq", "seqs"}, hmm.GaussianStartPass(start, 1, ""))
+}
+
+// checkMergedPass runs pass p over the rows of src, and over them cut at
+// row cut (a sequence's first row) in two shards merged: the rows and the
+// sums named are the same bit for bit.
+func checkMergedPass(t *testing.T, src *stream.MemoryDense, cut int, name string, sums []string, p *implicit.Pass) {
+	t.Helper()
+	ctx := context.Background()
+	whole, err := p.Run(ctx, src.Rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := p.Run(ctx, rowsOf(src, 0, cut).Rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Run(ctx, rowsOf(src, cut, src.All.Rows).Rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Rows != whole.Rows {
+		t.Fatalf("%s: %d rows merged, %d whole", name, a.Rows, whole.Rows)
+	}
+	for _, s := range sums {
+		x, y := a.Sum(s), whole.Sum(s)
+		if len(y) == 0 {
+			t.Fatalf("%s: no sums %q", name, s)
 		}
-		a, err := p.Run(ctx, rowsOf(src, 0, cut).Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := p.Run(ctx, rowsOf(src, cut, src.All.Rows).Rows, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Merge(b); err != nil {
-			t.Fatal(err)
-		}
-		if a.Rows != whole.Rows {
-			t.Fatalf("%s: %d rows merged, %d whole", tc.name, a.Rows, whole.Rows)
-		}
-		for _, name := range tc.sums {
-			x, y := a.Sum(name), whole.Sum(name)
-			if len(y) == 0 {
-				t.Fatalf("%s: no sums %q", tc.name, name)
-			}
-			for i := range y {
-				if x[i] != y[i] {
-					t.Fatalf("%s: %s[%d]: merged %v, whole %v", tc.name, name, i, x[i], y[i])
-				}
+		for i := range y {
+			if x[i] != y[i] {
+				t.Fatalf("%s: %s[%d]: merged %v, whole %v", name, s, i, x[i], y[i])
 			}
 		}
 	}
