@@ -75,6 +75,13 @@ type TripleAcc struct {
 	// Σ ‖y⊗y⊗y/(n3·rate)‖²_F, from which CubeStdErr estimates the error the
 	// sample adds; nil with every document.
 	CubeSq []float64 `json:"cube_sq,omitempty"`
+	// Presampled takes every document a pass gives as one of Cubes'
+	// sample, without the membership test: the documents are the sample
+	// already, kept by an earlier pass over all of them (a fit that sums
+	// the cubes from memory after a pass that could not: Rebase). Each is
+	// weighed 1/Cubes.Rate as in a pass over all. Not part of the
+	// statistics.
+	Presampled bool `json:"-"`
 	// OnRows, when set, is called once per batch, in batch order whatever
 	// the number of workers, with the whitened rows y = Wᵀc of the batch's
 	// usable documents (n×K row-major, in document order) and their 1/n3
@@ -263,6 +270,9 @@ func (p *triplePart[F]) compute(a *TripleAcc, b *stream.Docs) {
 		return
 	}
 	keeps, inv := a.Cubes.Keeps(), 1/a.Cubes.Rate
+	if a.Presampled {
+		keeps = func(int64) bool { return true }
+	}
 	p.ysC, p.yC = grow(p.ysC, n*k), grow(p.yC, n*k)
 	m := 0
 	p.sq = 0

@@ -54,6 +54,11 @@ type FitRecord struct {
 	// rather than being summed again by the third-moment pass: the same
 	// quantity to rounding, at a third less work a document entry there.
 	PairFromPower bool `json:"pair_from_power,omitempty"`
+	// PowerFused reports that the power pass gathered the third moment's
+	// statistics too, over its basis, and the cubes were summed from the
+	// cube sample's documents it kept in memory: one pass over the data
+	// for the two (Passes counts one).
+	PowerFused bool `json:"power_fused,omitempty"`
 	// SketchTail is, for the randomized whitening, the last singular value
 	// of the first pass's sketch M̂2·Ω over its k-th: near 1 when the extra
 	// columns found no decay beyond the k-th direction, so the sketch may

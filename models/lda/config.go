@@ -119,6 +119,9 @@ type Config struct {
 	// pairSums makes the third-moment pass sum Ê2·W even where the power
 	// pass measured it (basis.e2w), in tests.
 	pairSums bool
+	// noFuse runs the power pass and the third-moment pass apart where
+	// they would be one pass (fused.go), in tests.
+	noFuse bool
 }
 
 // cubeSample is the sample of the documents whose cubes the explicit
@@ -256,7 +259,9 @@ const sketchZeta = sketch.DefaultSparsity
 // Progress reports the state of a fit.
 type Progress struct {
 	// Pass counts passes over the data from 1; Stage says what it computes:
-	// "second-moment" (products M2·Ω for the whitening), "third-moment",
+	// "second-moment" (products M2·Ω for the whitening), "third-moment"
+	// (with the power pass's products, where the two are one pass: see
+	// FitRecord.PowerFused),
 	// or "solve" for the contractions of a solve over rows on disk or a
 	// tensor sketch (each a pass over the rows or a set of FFTs, minutes
 	// apiece at large k; the packed tensor's solve is not reported).

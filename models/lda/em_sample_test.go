@@ -533,13 +533,20 @@ func TestAutoCubeSample(t *testing.T) {
 		if sum, want := m.Summary(), map[bool]string{true: "sample of the documents (error", false: "cubes from every document (a"}[c.keep]; !strings.Contains(sum, want) {
 			t.Errorf("summary %q, want it to say %q", sum, want)
 		}
+		// The sampled fit's power pass gathered the third moment's
+		// statistics too (fused.go): one pass fewer, and one more when the
+		// cubes are redone over every document, whitened alike to rounding.
 		if !c.keep {
-			if m.Fit.Passes != mAll.Fit.Passes+1 || !sameModel(m, mAll) {
-				t.Errorf("redone: %d passes (every document %d), the same model %v", m.Fit.Passes, mAll.Fit.Passes, sameModel(m, mAll))
+			apart := 0.0
+			for i := range m.Topics {
+				apart = max(apart, models.L1(m.Topics[i], mAll.Topics[i]))
+			}
+			if m.Fit.Passes != mAll.Fit.Passes || apart > 1e-4 {
+				t.Errorf("redone: %d passes (every document %d), topics apart by ℓ1 %.3g", m.Fit.Passes, mAll.Fit.Passes, apart)
 			}
 			continue
 		}
-		if m.Fit.Passes != mAll.Fit.Passes || strings.Contains(strings.Join(m.Fit.Warnings, "; "), "misfit") {
+		if m.Fit.Passes != mAll.Fit.Passes-1 || strings.Contains(strings.Join(m.Fit.Warnings, "; "), "misfit") {
 			t.Errorf("kept: %d passes (every document %d), warnings %q", m.Fit.Passes, mAll.Fit.Passes, m.Fit.Warnings)
 		}
 		// The statistics route: phase 1, the power statistics, phase 2.

@@ -321,11 +321,22 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 		negative = peeked
 	}
 	for {
+		var th *third
 		if negative && b.extra != nil {
 			// W from the first sketch holds a negative direction of M̂2:
 			// whiten again from a power pass over the sketch's whole range
-			// (unless the whole data show none, after a peek: keep W).
-			nb, holds, err := rangePass(ctx, b, cfg, src, track, peeked)
+			// (unless the whole data show none, after a peek: keep W),
+			// with the third moment's statistics where it can (fused.go).
+			var (
+				nb    *basis
+				holds bool
+				err   error
+			)
+			if sample, ok := fusedSample(cfg, track, d, len(b.values)); ok {
+				nb, th, holds, err = fusedRange(ctx, b, cfg, src, track, peeked, sample)
+			} else {
+				nb, holds, err = rangePass(ctx, b, cfg, src, track, peeked)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -334,7 +345,7 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 			}
 			peeked = false
 		}
-		m, err := thirdAndSolve(ctx, src, b, cfg, track)
+		m, err := thirdAndSolve(ctx, src, b, cfg, track, th)
 		var neg *negativeError
 		if !errors.As(err, &neg) || b.extra == nil || cfg.PowerIters != 0 {
 			if neg != nil && cfg.PowerIters < 0 && !b.exact {
@@ -354,8 +365,19 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 // nothing the model could use. (The statistics route, whose passes are
 // already summed, and a fit of several k, whose models share the pass,
 // warn instead.)
-func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
-	m, err := thirdAndSolveOnce(ctx, src, b, cfg, track)
+func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker, th *third) (*models.Model, error) {
+	var m *models.Model
+	var err error
+	if th != nil {
+		// The fused pass brought the statistics (fused.go).
+		th.track = track
+		err = stage(ctx, "solve", func(ctx context.Context) (err error) {
+			m, err = solveThird(ctx, th, b, cfg)
+			return err
+		})
+	} else {
+		m, err = thirdAndSolveOnce(ctx, src, b, cfg, track)
+	}
 	d, k := b.w.Dims()
 	var neg *negativeError
 	if cfg.CubeSample != 0 || track.sweep != nil || cfg.cubeSample(track.tokens, d, k, b.negative).All() || ctx.Err() != nil || errors.As(err, &neg) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamfit/streamfit/models"
+	"github.com/streamfit/streamfit/stream"
 	"github.com/streamfit/streamfit/stream/synth"
 )
 
@@ -88,20 +89,34 @@ func TestPairFromPowerResume(t *testing.T) {
 		t.Fatalf("the reference fit: pair from the power pass %v, %d passes", ref.Fit.PairFromPower, ref.Fit.Passes)
 	}
 	cfg.Checkpoint = Checkpoint{Dir: t.TempDir(), Key: "header 43", Every: -1}
+	got, read := stopAndResume(t, src, cfg, 3, 10000)
+	if read == 0 || read >= 40 {
+		t.Errorf("the resumed fit read %d batches of pass 3, want fewer than all 40", read)
+	}
+	if !sameModel(got, ref) || !got.Fit.PairFromPower {
+		t.Errorf("the resumed fit differs from an uninterrupted one (pair from the power pass: %v)", got.Fit.PairFromPower)
+	}
+}
+
+// stopAndResume runs cfg's fit (with a checkpoint) until pass has read
+// docs documents, stops it, and runs it again to its end from the
+// checkpoint: the resumed model, and the batches that run read in pass.
+func stopAndResume(t *testing.T, src stream.DocSource, cfg Config, pass int, docs int64) (*models.Model, int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := cfg
 	stop.Progress = func(p Progress) {
-		if p.Pass == 3 && p.Docs >= 10000 {
+		if p.Pass == pass && p.Docs >= docs {
 			cancel()
 		}
 	}
 	if _, err := Fit(ctx, src, stop); !errors.Is(err, context.Canceled) {
-		t.Fatalf("fit stopped in pass 3: %v", err)
+		t.Fatalf("fit stopped in pass %d: %v", pass, err)
 	}
 	cancel()
 	read := 0
 	cfg.Progress = func(p Progress) {
-		if p.Pass == 3 && !p.Done {
+		if p.Pass == pass && !p.Done {
 			read++
 		}
 	}
@@ -109,10 +124,5 @@ func TestPairFromPowerResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read == 0 || read >= 40 {
-		t.Errorf("the resumed fit read %d batches of pass 3, want fewer than all 40", read)
-	}
-	if !sameModel(got, ref) || !got.Fit.PairFromPower {
-		t.Errorf("the resumed fit differs from an uninterrupted one (pair from the power pass: %v)", got.Fit.PairFromPower)
-	}
+	return got, read
 }

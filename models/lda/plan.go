@@ -125,6 +125,13 @@ type Cost struct {
 	// third-moment pass take (Taken leaves it out for a fit that took them
 	// from its power pass: FitRecord.PairFromPower).
 	pairSums float64
+	// fused is what the power pass and the third-moment pass as one pass
+	// (fused.go) change against the two apart, negative: a decoding, the
+	// gathers and the regrouping of the third-moment pass saved, its cubes
+	// summed from the sample's documents in memory, a scatter of width
+	// cols added (CPUSecondsPower counts it; Taken for a fit that records
+	// FitRecord.PowerFused). 0 where the fit would not fuse them.
+	fused float64
 	// cubes is the cubes' share of pass over every document, and cubeRate
 	// the share of the documents pass assumes (cubeSample without a
 	// negative direction): Taken prices the sample the fit took.
@@ -553,6 +560,16 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 		c.pass = (pairNS + first*nnz + thirdNS + cubesNS*rate) / 1e9
 		c.cubes, c.cubeRate = cubesNS/1e9, rate
 		powerCubes = cubesNS * (ratePower - rate)
+		if fuses(cfg) && ratePower < 1 {
+			// The power pass gathers the third moment's statistics over
+			// its basis (one more scatter, of y/n3, cols wide); the
+			// third-moment pass then runs over the kept sample only, from
+			// memory (fused.go). The kept documents and the cols-wide sums
+			// are live meanwhile.
+			fusedNS := slow*nsPerNNZK*cols/3*nnz - (1-ratePower)*(thirdNS-pairSumsNS) - ratePower*again*nnz
+			c.fused = fusedNS / 1e9
+			live += ratePower*nnz*8 + 2*d*cols*8
+		}
 	case Rows:
 		rowBytes := 4*k + 8
 		c.DiskBytes = int64(n * rowBytes)
@@ -632,7 +649,7 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 	emSeconds := c.EM.Seconds(c.EM.passes())
 	c.CPUSeconds = ns/1e9 + emSeconds
 	if c.PowerPass {
-		c.CPUSecondsPower = (ns+powerNS+powerCubes-pairSumsNS)/1e9 + emSeconds
+		c.CPUSecondsPower = (ns+powerNS+powerCubes-pairSumsNS)/1e9 + c.fused + emSeconds
 	}
 	if !known {
 		c.CPUSeconds, c.CPUSecondsPower = -1, -1
@@ -688,7 +705,7 @@ func (c *Cost) scaleCPU(f float64) {
 	}
 	c.CPUSeconds *= f
 	c.CPUSecondsPower *= f
-	c.pass, c.power, c.fixed, c.cubes, c.pairSums = f*c.pass, f*c.power, f*c.fixed, f*c.cubes, f*c.pairSums
+	c.pass, c.power, c.fixed, c.cubes, c.pairSums, c.fused = f*c.pass, f*c.power, f*c.fixed, f*c.cubes, f*c.pairSums, f*c.fused
 	if e := c.EM; e != nil {
 		e.PassSeconds, e.SampleSeconds, e.HalfSeconds = f*e.PassSeconds, f*e.SampleSeconds, f*e.HalfSeconds
 	}
@@ -796,6 +813,9 @@ func (c Cost) line() string {
 	cpu := "CPU " + seconds(c.CPUSeconds)
 	if c.PowerPass {
 		passes = fmt.Sprintf("passes %d (+1 if the first sketch does not decay)", c.Passes)
+		if c.fused != 0 {
+			passes = fmt.Sprintf("passes %d (+1 if the first sketch does not decay, one with the third-moment pass where M2 has negative directions)", c.Passes)
+		}
 		if c.CPUSeconds >= 0 {
 			cpu = fmt.Sprintf("CPU %s (%s with the power pass)", seconds(c.CPUSeconds), seconds(c.CPUSecondsPower))
 		}
@@ -916,6 +936,11 @@ func (p *Plan) Taken(m *models.Model) float64 {
 	}
 	if m.Fit.PairFromPower {
 		pass -= c.pairSums
+	}
+	if m.Fit.PowerFused {
+		// One pass for the power pass and the third-moment pass.
+		spectral++
+		pass += c.fused
 	}
 	return pass + float64(max(spectral-2, 0))*c.power + c.fixed + c.EM.Seconds(full, sample, half)
 }

@@ -94,6 +94,7 @@ func solveThird(ctx context.Context, th *third, b *basis, cfg Config) (*models.M
 	}
 	fs.M2Eigenvalues = ritzValues(g, b.values)
 	fs.PairFromPower = acc.NoPair
+	fs.PowerFused = th.fused
 	fs.SketchTail = b.tail
 	fs.WhitenedM2Eigenvalues = slices.Clone(gvals)
 	slices.Reverse(fs.WhitenedM2Eigenvalues)
@@ -131,6 +132,8 @@ type third struct {
 	// mom, when set, is the moments of the pass for b.w, formed already
 	// (FitK's smaller k: a block of the largest k's); the solve consumes it.
 	mom *implicit.Whitened
+	// fused is set when the power pass gathered these statistics (fused.go).
+	fused bool
 }
 
 // kind is the representation th holds.

@@ -1,0 +1,198 @@
+package lda
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/streamfit/streamfit/implicit"
+	"github.com/streamfit/streamfit/stream"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The power pass and the third-moment pass as one (real text: W from the
+// first sketch held a negative direction of M̂2). Every statistic of the
+// third-moment pass but the cubes is linear in the whitened rows, and the
+// W the power pass whitens with lies in the span of its basis Q, so one
+// pass gathers the third-moment statistics over Q itself: their pair sums
+// are the power pass's Ê2·Q, and the rest become W's by the change of
+// basis C = QᵀW once the whitening is known (implicit.TripleAcc.Rebase).
+// The cubes, which are not linear and over Q would cost (l/k)³ times
+// W's, are a seeded sample of the documents (the automatic cube sample):
+// the pass keeps those documents in memory and their cubes are summed over
+// W from there. One read of the data where there were two, and the gather
+// and regrouping of one pass. Where the sample is not kept (every
+// document's cubes asked for, a sample too large to keep, a sweep over k,
+// another representation, a checkpointed pass resumed without it), the
+// two passes run as before.
+
+// fusedKeepShare bounds the entries the pass keeps for the cube sample: a
+// sample drawn at a rate is larger than expected by chance, and entries can
+// be as many as tokens.
+const fusedKeepShare = 1.25
+
+// fusedSample returns the cube sample a fused pass would keep for a W of k
+// columns that holds negative directions, and whether the pass can be
+// fused at all.
+func fusedSample(cfg Config, track *tracker, d, k int) (implicit.DocSample, bool) {
+	if !fuses(cfg) || track.sweep != nil || cfg.Third == Sketch || cfg.Third == Rows {
+		return implicit.DocSample{}, false
+	}
+	s := cfg.cubeSample(track.tokens, d, k, 1)
+	if s.All() {
+		return s, false
+	}
+	return s, true
+}
+
+// fuses reports whether cfg lets the fit fuse the two passes where its
+// cubes are a sample's.
+func fuses(cfg Config) bool { return !cfg.noFuse && !cfg.pairSums && !cfg.Implicit }
+
+// fusedRange is rangePass as one pass with the third moment's (see above):
+// it returns the whitening and the third-moment statistics for it, with
+// the cube sample's cubes; th is nil when the sample proved not kept
+// whole, or the whitening wants every document's cubes, and the caller
+// then runs the third-moment pass itself.
+func fusedRange(ctx context.Context, b *basis, cfg Config, src stream.DocSource, track *tracker, check bool, sample implicit.DocSample) (nb *basis, th *third, holds bool, err error) {
+	q := b.rangeBasis()
+	d, l := q.Dims()
+	k := len(b.values)
+	keep := &cubeKeeper{DocSource: track.third(src), keeps: sample.Keeps(),
+		limit: int64(fusedKeepShare * sample.Rate * float64(track.tokens))}
+	acc := implicit.NewTripleAccNoCubes(d, l)
+	acc.Float32 = cfg.tripleFloat32()
+	pass := track.begin()
+	if err := stage(ctx, passLabel(pass, "third-moment"), func(ctx context.Context) error {
+		return track.exactTriple(ctx, keep, acc, q, cfg.Workers, func(n int) { track.report(pass, "third-moment", n, false) })
+	}); err != nil {
+		return nil, nil, false, err
+	}
+	track.report(pass, "third-moment", 0, true)
+	// The pass's exact totals serve statistics files, not Fit (see Fit):
+	// free their l-wide arrays before the whitening and the cubes.
+	track.exact = nil
+
+	// The power pass's products, from the pair sums over Q.
+	pa := pairOfTriple(acc, q)
+	y, err := m2Times(pa, cfg.m2Coef(), q, true)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("lda: %w", err)
+	}
+	var qaq mat.Dense
+	qaq.Mul(q.T(), y)
+	nb, holds = b, true
+	if check {
+		if holds, err = negativeOnW(&qaq, b); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if holds {
+		err = stage(ctx, "whitening", func(ctx context.Context) (err error) {
+			if nb, err = whitenSketch(ctx, y, &qaq, q, cfg, nil, track, true, true); err == nil && nb.negative > 0 {
+				nb.e2w = pairOnSpan(y, q, nb.w, pa, cfg.m2Coef())
+			}
+			return err
+		})
+		if err != nil {
+			return nil, nil, false, err
+		}
+		nb.passes = b.passes + 1
+	}
+	if keep.over || keep.docs != acc.Docs+acc.Skipped || cfg.cubeSample(track.tokens, d, k, nb.negative) != sample {
+		return nb, nil, holds, nil
+	}
+	var c mat.Dense
+	c.Mul(q.T(), nb.w)
+	racc := acc.Rebase(&c, nb.w, nb.e2w == nil)
+	collect()
+	cubes := implicit.NewTripleAcc(d, k)
+	cubes.SkipPair()
+	cubes.Float32 = acc.Float32
+	cubes.Cubes, cubes.Presampled = sample, true
+	if err := stage(ctx, "cube-sample", func(ctx context.Context) error {
+		return cubes.Pass(ctx, memoryPass(keep.kept), cfg.Workers, nb.w, nil)
+	}); err != nil {
+		return nil, nil, false, err
+	}
+	if err := racc.TakeCubes(cubes); err != nil {
+		return nil, nil, false, fmt.Errorf("lda: %w", err)
+	}
+	return nb, &third{acc: racc, fused: true}, holds, nil
+}
+
+// pairOfTriple returns the pair statistics against q that a power pass
+// would have summed, from third-moment statistics whitened by q: its
+// Ê2·Q is Z2 − diag(G2)·Q, its M̂1 and counts the same.
+func pairOfTriple(a *implicit.TripleAcc, q *mat.Dense) *implicit.PairAcc {
+	d, l := q.Dims()
+	p := implicit.NewPairAcc(d, l)
+	p.Counts = a.Counts
+	copy(p.M1, a.M1)
+	copy(p.E2Omega, a.Z2)
+	for i := range d {
+		floats.AddScaled(p.E2Omega[i*l:(i+1)*l], -a.G2[i], q.RawRowView(i))
+	}
+	return p
+}
+
+// cubeKeeper is a source as the fused pass reads it, keeping a copy of the
+// documents of the cube sample (by their index in the source, as a pass
+// over all of them decides) up to limit entries.
+type cubeKeeper struct {
+	stream.DocSource
+	keeps func(int64) bool
+	limit int64
+	kept  []*stream.Docs
+	docs  int64 // documents seen in the last pass
+	nnz   int64
+	over  bool
+	in    []int32 // the sample's documents of a batch
+}
+
+func (k *cubeKeeper) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
+	return func(yield func(*stream.Docs, error) bool) {
+		k.kept, k.docs, k.nnz, k.over = nil, 0, 0, false
+		for b, err := range k.DocSource.Docs(ctx) {
+			if err == nil && b != nil {
+				k.keep(b)
+			}
+			if !yield(b, err) {
+				return
+			}
+		}
+	}
+}
+
+// keep copies b's documents of the sample.
+func (k *cubeKeeper) keep(b *stream.Docs) {
+	k.docs += int64(b.Len())
+	if k.over {
+		return
+	}
+	// The copy is sized exactly (it lives until the cubes are summed):
+	// the sample's documents first, then the copy.
+	k.in = k.in[:0]
+	docs, entries := 0, 0
+	for i := range b.Len() {
+		if in := k.keeps(b.Start + int64(i)); in {
+			k.in = append(k.in, int32(i))
+			docs++
+			entries += b.Offsets[i+1] - b.Offsets[i]
+		}
+	}
+	if docs == 0 {
+		return
+	}
+	if k.nnz += int64(entries); k.nnz > k.limit {
+		k.over, k.kept = true, nil
+		return
+	}
+	nb := &stream.Docs{Start: b.Start, Offsets: append(make([]int, 0, docs+1), 0),
+		Terms: make([]int32, 0, entries), Counts: make([]int32, 0, entries)}
+	for _, i := range k.in {
+		nb.AppendDoc(b.Doc(int(i)))
+	}
+	k.kept = append(k.kept, nb)
+}
