@@ -122,6 +122,9 @@ type Config struct {
 	// noFuse runs the power pass and the third-moment pass apart where
 	// they would be one pass (fused.go), in tests.
 	noFuse bool
+	// ownCubeCopy makes the fused pass keep its own copy of the cube
+	// sample where the EM passes keep the same documents, in tests.
+	ownCubeCopy bool
 }
 
 // cubeSample is the sample of the documents whose cubes the explicit

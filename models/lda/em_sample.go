@@ -150,6 +150,15 @@ func (t *emTap) source(src stream.DocSource, tokens int64) stream.DocSource {
 	return tappedSource{DocSource: src, docs: t.docs.tap(src.Docs)}
 }
 
+// sameSample returns the EM samples the last tapped pass kept when their
+// training sample is s (the same documents), else nil.
+func (t *emTap) sameSample(s implicit.DocSample) *emDocs {
+	if t == nil || t.docs == nil || !t.docs.sampled() || t.docs.train != s {
+		return nil
+	}
+	return t.docs
+}
+
 // tappedSource is a source whose passes are served by docs.
 type tappedSource struct {
 	stream.DocSource

@@ -332,7 +332,10 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 				holds bool
 				err   error
 			)
-			if sample, ok := fusedSample(cfg, track, d, len(b.values)); ok {
+			if sample, ok := fusedSample(cfg, plan, track, d, b.rangeCols(), len(b.values)); ok {
+				if cfg.OnPlan != nil && plan != nil {
+					cfg.OnPlan(plan.reviseFused(fusedBytes(sample, track.tokens, d, b.rangeCols())))
+				}
 				nb, th, holds, err = fusedRange(ctx, b, cfg, src, track, peeked, sample)
 			} else {
 				nb, holds, err = rangePass(ctx, b, cfg, src, track, peeked)
@@ -480,6 +483,12 @@ func pairOnSpan(y, q, w *mat.Dense, acc *implicit.PairAcc, coef float64) *mat.De
 		e2w.RankOne(e2w, coef, m1, &mw)
 	}
 	return e2w
+}
+
+// rangeCols is the number of columns of rangeBasis.
+func (b *basis) rangeCols() int {
+	_, e := b.extra.Dims()
+	return len(b.values) + e
 }
 
 // rangeBasis is Q = [W·D^{1/2} | extra], an orthonormal basis of the first

@@ -34,16 +34,31 @@ const fusedKeepShare = 1.25
 
 // fusedSample returns the cube sample a fused pass would keep for a W of k
 // columns that holds negative directions, and whether the pass can be
-// fused at all.
-func fusedSample(cfg Config, track *tracker, d, k int) (implicit.DocSample, bool) {
+// fused at all (and its memory fits plan's budget).
+func fusedSample(cfg Config, plan *Plan, track *tracker, d, l, k int) (implicit.DocSample, bool) {
 	if !fuses(cfg) || track.sweep != nil || cfg.Third == Sketch || cfg.Third == Rows {
 		return implicit.DocSample{}, false
 	}
 	s := cfg.cubeSample(track.tokens, d, k, 1)
-	if s.All() {
+	if s.All() || !plan.fusedFits(fusedBytes(s, track.tokens, d, l)) {
 		return s, false
 	}
 	return s, true
+}
+
+// fusedBytes is what a fused pass keeps beyond the passes apart: the
+// sample's documents (up to keepLimit entries of 8 bytes) and the pair
+// sums and third-moment sums over the basis (two d×l arrays with their
+// exact totals' low words, where the power pass held one), with the
+// heap's slack.
+func fusedBytes(s implicit.DocSample, tokens int64, d, l int) int64 {
+	return int64(gcSlack * float64(keepLimit(s, tokens)*8+2*int64(d)*int64(l)*8))
+}
+
+// keepLimit is the most entries a fused pass keeps for the sample s of a
+// corpus of tokens tokens.
+func keepLimit(s implicit.DocSample, tokens int64) int64 {
+	return int64(fusedKeepShare * s.Rate * float64(tokens))
 }
 
 // fuses reports whether cfg lets the fit fuse the two passes where its
@@ -59,8 +74,17 @@ func fusedRange(ctx context.Context, b *basis, cfg Config, src stream.DocSource,
 	q := b.rangeBasis()
 	d, l := q.Dims()
 	k := len(b.values)
-	keep := &cubeKeeper{DocSource: track.third(src), keeps: sample.Keeps(),
-		limit: int64(fusedKeepShare * sample.Rate * float64(track.tokens))}
+	keep := &cubeKeeper{DocSource: track.third(src), keeps: sample.Keeps(), limit: keepLimit(sample, track.tokens)}
+	// The default fit's EM passes keep their sample from this pass too
+	// (emTap), and by default it is the same documents (the same size and
+	// seed): the cubes then come from that copy, not a second one.
+	em := track.emTap.sameSample(sample)
+	if cfg.ownCubeCopy {
+		em = nil
+	}
+	if em != nil {
+		keep.keeps = nil
+	}
 	acc := implicit.NewTripleAccNoCubes(d, l)
 	acc.Float32 = cfg.tripleFloat32()
 	pass := track.begin()
@@ -100,7 +124,11 @@ func fusedRange(ctx context.Context, b *basis, cfg Config, src stream.DocSource,
 		}
 		nb.passes = b.passes + 1
 	}
-	if keep.over || keep.docs != acc.Docs+acc.Skipped || cfg.cubeSample(track.tokens, d, k, nb.negative) != sample {
+	kept, whole := keep.kept, !keep.over
+	if em != nil {
+		kept, whole = em.batch, em.full
+	}
+	if !whole || keep.docs != acc.Docs+acc.Skipped || cfg.cubeSample(track.tokens, d, k, nb.negative) != sample {
 		return nb, nil, holds, nil
 	}
 	var c mat.Dense
@@ -112,7 +140,7 @@ func fusedRange(ctx context.Context, b *basis, cfg Config, src stream.DocSource,
 	cubes.Float32 = acc.Float32
 	cubes.Cubes, cubes.Presampled = sample, true
 	if err := stage(ctx, "cube-sample", func(ctx context.Context) error {
-		return cubes.Pass(ctx, memoryPass(keep.kept), cfg.Workers, nb.w, nil)
+		return cubes.Pass(ctx, memoryPass(kept), cfg.Workers, nb.w, nil)
 	}); err != nil {
 		return nil, nil, false, err
 	}
@@ -139,7 +167,8 @@ func pairOfTriple(a *implicit.TripleAcc, q *mat.Dense) *implicit.PairAcc {
 
 // cubeKeeper is a source as the fused pass reads it, keeping a copy of the
 // documents of the cube sample (by their index in the source, as a pass
-// over all of them decides) up to limit entries.
+// over all of them decides) up to limit entries, and counting the
+// documents it read.
 type cubeKeeper struct {
 	stream.DocSource
 	keeps func(int64) bool
@@ -165,10 +194,11 @@ func (k *cubeKeeper) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
 	}
 }
 
-// keep copies b's documents of the sample.
+// keep copies b's documents of the sample (none without keeps: the pass
+// only counts them).
 func (k *cubeKeeper) keep(b *stream.Docs) {
 	k.docs += int64(b.Len())
-	if k.over {
+	if k.over || k.keeps == nil {
 		return
 	}
 	// The copy is sized exactly (it lives until the cubes are summed):

@@ -54,6 +54,10 @@ type Plan struct {
 	// Revised is set in a plan revised after the whitening (Revise): the
 	// first sketch did not decay and the fit took the power pass.
 	Revised bool `json:"revised,omitempty"`
+	// Fused is set in a plan revised when the fit took the power pass and
+	// the third-moment pass as one pass (FitRecord.PowerFused): the power
+	// pass's forecast, and the peak with the documents that pass keeps.
+	Fused bool `json:"fused,omitempty"`
 	// CPUScale is this machine's speed against the machine the cost model
 	// was fitted on (2: its work takes twice the CPU there), which the
 	// predicted CPU seconds include: measured by a probe of about 50 ms
@@ -568,7 +572,6 @@ func (p *Plan) cost(cfg Config, t Third) Cost {
 			// are live meanwhile.
 			fusedNS := slow*nsPerNNZK*cols/3*nnz - (1-ratePower)*(thirdNS-pairSumsNS) - ratePower*again*nnz
 			c.fused = fusedNS / 1e9
-			live += ratePower*nnz*8 + 2*d*cols*8
 		}
 	case Rows:
 		rowBytes := 4*k + 8
@@ -694,6 +697,15 @@ func (p *Plan) predict() {
 	}
 }
 
+// fusedFits reports whether the fit's peak with extra bytes more (what the
+// power pass and the third-moment pass as one keep: fusedBytes) fits p's
+// memory budget; a plan without a budget lets it. The plan's peak leaves
+// them out, so that the choice of the representation does not depend on
+// them: where they do not fit, the passes run apart.
+func (p *Plan) fusedFits(extra int64) bool {
+	return p == nil || p.Memory <= 0 || p.Predicted.PeakBytes+extra <= p.Memory
+}
+
 // scaled reports whether p's CPU figures are at a measured speed other
 // than the reference machine's.
 func (p *Plan) scaled() bool { return p.CPUScale > 0 && p.CPUScale != 1 }
@@ -769,6 +781,10 @@ func sketchLenFor(k, count int, fits func(b int) bool) (b int, need float64) {
 // prediction of every representation; for a revised plan (Revise), one
 // line with the new prediction of the chosen representation.
 func (p *Plan) String() string {
+	if p.Fused {
+		return fmt.Sprintf("plan revised: the second moment has negative directions, so the power pass also gathers the third moment and keeps the cube sample's documents: %s %s",
+			p.Third, p.Predicted.line())
+	}
 	if p.Revised {
 		return fmt.Sprintf("plan revised: the first sketch did not decay (σ_last/σ_k > %g), so the whitening took the power pass: %s %s",
 			autoPowerTail, p.Third, p.Predicted.line())
@@ -862,6 +878,23 @@ func (p *Plan) Revise(passes int) *Plan {
 	r.Options = nil
 	c.Passes, c.CPUSeconds, c.CPUSecondsPower, c.PowerPass = passes, c.CPUSecondsPower, 0, false
 	r.Predicted, r.Revised = c, true
+	return &r
+}
+
+// reviseFused returns the plan as it stands once the fit takes the power
+// pass and the third-moment pass as one pass (fused.go), which keeps extra
+// bytes beyond the plan's peak: the power pass's forecast, and that peak.
+// Fit hands it to Config.OnPlan (the command line raises its soft memory
+// limit to it).
+func (p *Plan) reviseFused(extra int64) *Plan {
+	r := *p
+	r.Options = nil
+	c := p.Predicted
+	if c.PowerPass {
+		c.CPUSeconds, c.CPUSecondsPower, c.PowerPass = c.CPUSecondsPower, 0, false
+	}
+	c.PeakBytes += extra
+	r.Predicted, r.Revised, r.Fused = c, true, true
 	return &r
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
 // badValue reports the first value a conversion rejected: its index in the
@@ -15,14 +16,28 @@ type badValue struct {
 	msg string
 }
 
-// firstNull is the index of a's first null, or -1.
+// firstNull is the index of a's first null, or -1. A null count without a
+// validity bitmap that covers the array (a damaged file arrow-go reads)
+// counts as a null at 0: scanning it would find none, and on a damaged
+// length would not end.
 func firstNull(a arrow.Array) int {
-	if a.NullN() > 0 {
-		for i := range a.Len() {
-			if a.IsNull(i) {
-				return i
-			}
+	if a.NullN() <= 0 {
+		return -1
+	}
+	bm, off, n := a.NullBitmapBytes(), a.Data().Offset(), a.Len()
+	if off < 0 || n < 0 || len(bm) < (off+n+7)/8 {
+		return 0
+	}
+	for i := 0; i < n; {
+		// Whole bytes of valid entries at a time.
+		if j := off + i; j%8 == 0 && i+8 <= n && bm[j/8] == 0xff {
+			i += 8
+			continue
 		}
+		if bitutil.BitIsNotSet(bm, off+i) {
+			return i
+		}
+		i++
 	}
 	return -1
 }
