@@ -208,7 +208,7 @@ func (e *env) fitDense(ctx context.Context, f *fitFlags, s models.DenseSettings)
 			e.warn("fit", warn)
 		}
 	case f.fromStats != "":
-		if m, err = fitDenseStats(ctx, f.fromStats, s, f.common); err == nil && !f.given("em-passes") && f.refinesByDefault() {
+		if m, err = fitDenseStats(ctx, f.fromStats, s, f.common); err == nil && !f.given("em-passes") && refinesByDefault(f.kind) {
 			e.warn("fit", fmt.Sprintf("the moment fit of %s alone: the likelihood passes that follow it in fit %s --input (the default) read the rows; give them with --input to run them (the model of fit --input), or --em-passes 0 for this one", f.fromStats, f.kind.Name()))
 		}
 	default:
@@ -256,10 +256,6 @@ func (f *fitFlags) refines() bool {
 	s, ok := f.settings.(models.DenseSettings)
 	return ok && models.RefinementOf(s, f.common) != nil
 }
-
-// refinesByDefault reports whether a fit of f's model at its default
-// settings runs likelihood passes after its moment fit.
-func (f *fitFlags) refinesByDefault() bool { return refinesByDefault(f.kind) }
 
 // refinesByDefault reports whether a fit of k at its default settings
 // runs likelihood passes after its moment fit (a dense model's EM or

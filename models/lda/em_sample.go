@@ -258,7 +258,6 @@ func (k *sampleKeeper) keep(b *stream.Docs) *stream.Docs {
 		// The copies are sized exactly (they live as long as the EM
 		// passes): which sample each document is in first, then the copy.
 		k.in = k.in[:0]
-		var docs, entries [3]int
 		for i := range b.Len() {
 			in := uint8(0)
 			switch doc := b.Start + int64(i); {
@@ -268,27 +267,36 @@ func (k *sampleKeeper) keep(b *stream.Docs) *stream.Docs {
 				in = 2
 			}
 			k.in = append(k.in, in)
-			docs[in]++
-			entries[in] += b.Offsets[i+1] - b.Offsets[i]
 		}
-		sized := func(in int) *stream.Docs {
-			return &stream.Docs{Start: b.Start, Offsets: append(make([]int, 0, docs[in]+1), 0),
-				Terms: make([]int32, 0, entries[in]), Counts: make([]int32, 0, entries[in])}
-		}
-		nb = sized(1)
-		hb := sized(2)
-		for i, in := range k.in {
-			switch in {
-			case 1:
-				nb.AppendDoc(b.Doc(i))
-			case 2:
-				hb.AppendDoc(b.Doc(i))
-			}
-		}
-		k.add(&e.held, hb)
+		copies := sampleCopies(b, k.in, 2)
+		nb = copies[0]
+		k.add(&e.held, copies[1])
 	}
 	k.add(&e.batch, nb)
 	return nb
+}
+
+// sampleCopies returns copies of b's documents by sample: for each sample
+// 1, …, n, a batch (Start b.Start) of the documents in puts in it (in[i]
+// is document i's sample, 0 for none), sized exactly, since such copies
+// live for the passes that read them.
+func sampleCopies(b *stream.Docs, in []uint8, n int) []*stream.Docs {
+	docs, entries := make([]int, n+1), make([]int, n+1)
+	for i, s := range in {
+		docs[s]++
+		entries[s] += b.Offsets[i+1] - b.Offsets[i]
+	}
+	out := make([]*stream.Docs, n)
+	for s := range out {
+		out[s] = &stream.Docs{Start: b.Start, Offsets: append(make([]int, 0, docs[s+1]+1), 0),
+			Terms: make([]int32, 0, entries[s+1]), Counts: make([]int32, 0, entries[s+1])}
+	}
+	for i, s := range in {
+		if s > 0 {
+			out[s-1].AppendDoc(b.Doc(i))
+		}
+	}
+	return out
 }
 
 // add appends b to *dst unless the copies outgrow the limit, which drops

@@ -327,19 +327,8 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 			// whiten again from a power pass over the sketch's whole range
 			// (unless the whole data show none, after a peek: keep W),
 			// with the third moment's statistics where it can (fused.go).
-			var (
-				nb    *basis
-				holds bool
-				err   error
-			)
-			if sample, ok := fusedSample(cfg, plan, track, d, b.rangeCols(), len(b.values)); ok {
-				if cfg.OnPlan != nil && plan != nil {
-					cfg.OnPlan(plan.reviseFused(fusedBytes(sample, track.tokens, d, b.rangeCols())))
-				}
-				nb, th, holds, err = fusedRange(ctx, b, cfg, src, track, peeked, sample)
-			} else {
-				nb, holds, err = rangePass(ctx, b, cfg, src, track, peeked)
-			}
+			nb, fused, holds, err := powerPass(ctx, b, cfg, plan, src, track, peeked)
+			th = fused
 			if err != nil {
 				return nil, err
 			}
@@ -369,18 +358,7 @@ func fitPasses(ctx context.Context, src stream.DocSource, cfg Config, plan *Plan
 // already summed, and a fit of several k, whose models share the pass,
 // warn instead.)
 func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker, th *third) (*models.Model, error) {
-	var m *models.Model
-	var err error
-	if th != nil {
-		// The fused pass brought the statistics (fused.go).
-		th.track = track
-		err = stage(ctx, "solve", func(ctx context.Context) (err error) {
-			m, err = solveThird(ctx, th, b, cfg)
-			return err
-		})
-	} else {
-		m, err = thirdAndSolveOnce(ctx, src, b, cfg, track)
-	}
+	m, err := thirdAndSolveOnce(ctx, src, b, cfg, track, th)
 	d, k := b.w.Dims()
 	var neg *negativeError
 	if cfg.CubeSample != 0 || track.sweep != nil || cfg.cubeSample(track.tokens, d, k, b.negative).All() || ctx.Err() != nil || errors.As(err, &neg) {
@@ -395,23 +373,27 @@ func thirdAndSolve(ctx context.Context, src stream.DocSource, b *basis, cfg Conf
 	}
 	every := cfg
 	every.CubeSample = -1
-	m, err = thirdAndSolveOnce(ctx, src, b, every, track)
+	m, err = thirdAndSolveOnce(ctx, src, b, every, track, nil)
 	if err == nil && tried != nil {
 		m.Fit.CubeSample = &models.CubeSample{Rate: tried.Rate, StdErr: tried.StdErr, Redone: true}
 	}
 	return m, err
 }
 
-// thirdAndSolveOnce is one third-moment pass and its solve.
-func thirdAndSolveOnce(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker) (*models.Model, error) {
-	th, err := thirdPass(ctx, src, b, cfg, track)
-	if err != nil {
-		return nil, err
+// thirdAndSolveOnce is one third-moment pass and its solve; with th (the
+// statistics of a power pass that gathered them: fused.go), the solve
+// alone.
+func thirdAndSolveOnce(ctx context.Context, src stream.DocSource, b *basis, cfg Config, track *tracker, th *third) (*models.Model, error) {
+	if th == nil {
+		var err error
+		if th, err = thirdPass(ctx, src, b, cfg, track); err != nil {
+			return nil, err
+		}
 	}
 	defer th.close()
 	th.track = track
 	var m *models.Model
-	err = stage(ctx, "solve", func(ctx context.Context) (err error) {
+	err := stage(ctx, "solve", func(ctx context.Context) (err error) {
 		if track.sweep != nil {
 			m, err = track.sweep.solve(ctx, th, b, cfg)
 			return err
@@ -439,6 +421,15 @@ func rangePass(ctx context.Context, b *basis, cfg Config, src stream.DocSource, 
 	if err != nil {
 		return nil, false, err
 	}
+	return whitenRange(ctx, b, q, acc, cfg, track, check)
+}
+
+// whitenRange is the whitening of a power pass over q = b.rangeBasis()
+// whose pair sums are acc (rangePass; or the fused pass's, fused.go):
+// with check, b itself (holds false) when WᵀM̂2W is positive definite,
+// else the Ritz whitening, with Ê2·W from the same sums where it lies in
+// q's span.
+func whitenRange(ctx context.Context, b *basis, q *mat.Dense, acc *implicit.PairAcc, cfg Config, track *tracker, check bool) (nb *basis, holds bool, err error) {
 	// M̂2·Q and QᵀM̂2Q once, for the check and the whitening.
 	y, err := m2Times(acc, cfg.m2Coef(), q, true)
 	if err != nil {

@@ -32,18 +32,37 @@ import (
 // be as many as tokens.
 const fusedKeepShare = 1.25
 
+// powerPass is the power pass over b's range (rangePass), or that pass and
+// the third-moment pass as one (fusedRange) where the fit can fuse them:
+// then th holds the third-moment statistics for nb (nil when the caller
+// is to run that pass), and the plan is revised (Config.OnPlan) with the
+// memory the fused pass keeps.
+func powerPass(ctx context.Context, b *basis, cfg Config, plan *Plan, src stream.DocSource, track *tracker, check bool) (nb *basis, th *third, holds bool, err error) {
+	sample, extra, ok := fusedSample(cfg, plan, track, src.Info().Terms, b.rangeCols(), len(b.values))
+	if !ok {
+		nb, holds, err = rangePass(ctx, b, cfg, src, track, check)
+		return nb, nil, holds, err
+	}
+	if cfg.OnPlan != nil && plan != nil {
+		cfg.OnPlan(plan.reviseFused(extra))
+	}
+	return fusedRange(ctx, b, cfg, src, track, check, sample)
+}
+
 // fusedSample returns the cube sample a fused pass would keep for a W of k
-// columns that holds negative directions, and whether the pass can be
-// fused at all (and its memory fits plan's budget).
-func fusedSample(cfg Config, plan *Plan, track *tracker, d, l, k int) (implicit.DocSample, bool) {
+// columns that holds negative directions over a basis of l, the memory it
+// would keep beyond the passes apart (fusedBytes), and whether the passes
+// can be fused at all (and that memory fits plan's budget).
+func fusedSample(cfg Config, plan *Plan, track *tracker, d, l, k int) (implicit.DocSample, int64, bool) {
 	if !fuses(cfg) || track.sweep != nil || cfg.Third == Sketch || cfg.Third == Rows {
-		return implicit.DocSample{}, false
+		return implicit.DocSample{}, 0, false
 	}
 	s := cfg.cubeSample(track.tokens, d, k, 1)
-	if s.All() || !plan.fusedFits(fusedBytes(s, track.tokens, d, l)) {
-		return s, false
+	if s.All() {
+		return s, 0, false
 	}
-	return s, true
+	extra := fusedBytes(s, track.tokens, d, l)
+	return s, extra, plan.fusedFits(extra)
 }
 
 // fusedBytes is what a fused pass keeps beyond the passes apart: the
@@ -98,36 +117,18 @@ func fusedRange(ctx context.Context, b *basis, cfg Config, src stream.DocSource,
 	// free their l-wide arrays before the whitening and the cubes.
 	track.exact = nil
 
-	// The power pass's products, from the pair sums over Q.
-	pa := pairOfTriple(acc, q)
-	y, err := m2Times(pa, cfg.m2Coef(), q, true)
+	// The power pass's whitening, from the pair sums over Q.
+	nb, holds, err = whitenRange(ctx, b, q, pairOfTriple(acc, q), cfg, track, check)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("lda: %w", err)
-	}
-	var qaq mat.Dense
-	qaq.Mul(q.T(), y)
-	nb, holds = b, true
-	if check {
-		if holds, err = negativeOnW(&qaq, b); err != nil {
-			return nil, nil, false, err
-		}
-	}
-	if holds {
-		err = stage(ctx, "whitening", func(ctx context.Context) (err error) {
-			if nb, err = whitenSketch(ctx, y, &qaq, q, cfg, nil, track, true, true); err == nil && nb.negative > 0 {
-				nb.e2w = pairOnSpan(y, q, nb.w, pa, cfg.m2Coef())
-			}
-			return err
-		})
-		if err != nil {
-			return nil, nil, false, err
-		}
-		nb.passes = b.passes + 1
+		return nil, nil, false, err
 	}
 	kept, whole := keep.kept, !keep.over
 	if em != nil {
 		kept, whole = em.batch, em.full
 	}
+	// (A checkpoint that held the whole pass read no document here: the
+	// cubes then take their own pass, as does a sample the whitening does
+	// not keep.)
 	if !whole || keep.docs != acc.Docs+acc.Skipped || cfg.cubeSample(track.tokens, d, k, nb.negative) != sample {
 		return nb, nil, holds, nil
 	}
@@ -177,7 +178,7 @@ type cubeKeeper struct {
 	docs  int64 // documents seen in the last pass
 	nnz   int64
 	over  bool
-	in    []int32 // the sample's documents of a batch
+	in    []uint8 // which documents of a batch are the sample's
 }
 
 func (k *cubeKeeper) Docs(ctx context.Context) iter.Seq2[*stream.Docs, error] {
@@ -201,28 +202,22 @@ func (k *cubeKeeper) keep(b *stream.Docs) {
 	if k.over || k.keeps == nil {
 		return
 	}
-	// The copy is sized exactly (it lives until the cubes are summed):
-	// the sample's documents first, then the copy.
 	k.in = k.in[:0]
-	docs, entries := 0, 0
+	some := false
 	for i := range b.Len() {
-		if in := k.keeps(b.Start + int64(i)); in {
-			k.in = append(k.in, int32(i))
-			docs++
-			entries += b.Offsets[i+1] - b.Offsets[i]
+		in := uint8(0)
+		if k.keeps(b.Start + int64(i)) {
+			in, some = 1, true
 		}
+		k.in = append(k.in, in)
 	}
-	if docs == 0 {
+	if !some {
 		return
 	}
-	if k.nnz += int64(entries); k.nnz > k.limit {
+	nb := sampleCopies(b, k.in, 1)[0]
+	if k.nnz += int64(nb.NNZ()); k.nnz > k.limit {
 		k.over, k.kept = true, nil
 		return
-	}
-	nb := &stream.Docs{Start: b.Start, Offsets: append(make([]int, 0, docs+1), 0),
-		Terms: make([]int32, 0, entries), Counts: make([]int32, 0, entries)}
-	for _, i := range k.in {
-		nb.AppendDoc(b.Doc(int(i)))
 	}
 	k.kept = append(k.kept, nb)
 }

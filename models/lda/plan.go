@@ -874,10 +874,21 @@ func (p *Plan) Revise(passes int) *Plan {
 	if !c.PowerPass || passes != c.Passes+1 {
 		return nil
 	}
+	r := p.revised()
+	r.Predicted.Passes = passes
+	return r
+}
+
+// revised is a copy of p as it stands once the fit took the power pass: its
+// forecast with that pass, and no other representation.
+func (p *Plan) revised() *Plan {
 	r := *p
 	r.Options = nil
-	c.Passes, c.CPUSeconds, c.CPUSecondsPower, c.PowerPass = passes, c.CPUSecondsPower, 0, false
-	r.Predicted, r.Revised = c, true
+	c := &r.Predicted
+	if c.PowerPass {
+		c.CPUSeconds, c.CPUSecondsPower, c.PowerPass = c.CPUSecondsPower, 0, false
+	}
+	r.Revised = true
 	return &r
 }
 
@@ -887,15 +898,10 @@ func (p *Plan) Revise(passes int) *Plan {
 // Fit hands it to Config.OnPlan (the command line raises its soft memory
 // limit to it).
 func (p *Plan) reviseFused(extra int64) *Plan {
-	r := *p
-	r.Options = nil
-	c := p.Predicted
-	if c.PowerPass {
-		c.CPUSeconds, c.CPUSecondsPower, c.PowerPass = c.CPUSecondsPower, 0, false
-	}
-	c.PeakBytes += extra
-	r.Predicted, r.Revised, r.Fused = c, true, true
-	return &r
+	r := p.revised()
+	r.Predicted.PeakBytes += extra
+	r.Fused = true
+	return r
 }
 
 func seconds(s float64) string {
